@@ -1,0 +1,188 @@
+"""Cards: integer codes, parsing and formatting.
+
+A card is an ``int`` code:
+
+* ``0..51`` -- a French-deck card, ``code = suit * 13 + rank`` with ranks
+  ``0..12`` standing for ``2 3 4 5 6 7 8 9 T J Q K A`` and suits ``0..3`` for
+  clubs, diamonds, hearts, spades (``♣ ♦ ♥ ♠``).
+* ``52`` and ``53`` -- the first and second joker (distinct codes, so that no
+  code ever appears twice on a board).
+* ``-1`` (:data:`EMPTY`) -- an empty cell.
+
+Parsing accepts the spellings people actually write: ``T♠``, ``10♠``, ``Ts``,
+``10s``, ``t♠``, Russian ranks ``В`` (jack), ``Д`` (queen), ``К`` (king),
+``Т`` (ace), and ``JK`` for a joker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "EMPTY",
+    "JOKERS",
+    "NUM_CODES",
+    "NUM_STANDARD",
+    "RANKS",
+    "SUITS",
+    "card",
+    "format_card",
+    "format_cards",
+    "full_deck",
+    "is_joker",
+    "parse_card",
+    "parse_cards",
+    "rank_of",
+    "suit_of",
+]
+
+EMPTY = -1
+NUM_STANDARD = 52
+JOKERS = (52, 53)
+NUM_CODES = 54  # 52 cards + 2 jokers
+RANKS = "23456789TJQKA"
+SUITS = "♣♦♥♠"
+SUIT_LETTERS = "cdhs"
+
+_RANK_ALIASES = {r: i for i, r in enumerate(RANKS)}
+_RANK_ALIASES.update({r.lower(): i for i, r in enumerate(RANKS)})
+_RANK_ALIASES.update(
+    {
+        "10": 8,
+        # Russian ranks (Cyrillic letters): валет, дама, король, туз.
+        "В": 9, "в": 9,
+        "Д": 10, "д": 10,
+        "К": 11, "к": 11,
+        "Т": 12, "т": 12,
+    }
+)
+
+_SUIT_ALIASES = {}
+for _i, (_sym, _letter) in enumerate(zip(SUITS, SUIT_LETTERS)):
+    _SUIT_ALIASES[_sym] = _i
+    _SUIT_ALIASES[_letter] = _i
+    _SUIT_ALIASES[_letter.upper()] = _i
+# Outline suit symbols and the variation selector some editors add.
+_SUIT_ALIASES.update({"♧": 0, "♢": 1, "♡": 2, "♤": 3})
+
+_JOKER_WORDS = {"jk", "joker", "jkr", "*", "🃏"}
+
+
+def card(rank: int, suit: int) -> int:
+    """The code of the card with rank index ``rank`` (0=2 .. 12=A) and suit ``suit``."""
+    if not 0 <= int(rank) < 13:
+        raise ValueError(f"rank index {rank!r} out of range: expected 0..12 (0 = two, 12 = ace)")
+    if not 0 <= int(suit) < 4:
+        raise ValueError(f"suit index {suit!r} out of range: expected 0..3 (♣ ♦ ♥ ♠)")
+    return int(suit) * 13 + int(rank)
+
+
+def rank_of(code: int) -> int:
+    """The rank index (0 = two .. 12 = ace) of a non-joker card code."""
+    return code % 13
+
+
+def suit_of(code: int) -> int:
+    """The suit index (0 = ♣, 1 = ♦, 2 = ♥, 3 = ♠) of a non-joker card code."""
+    return code // 13
+
+
+def is_joker(code: int) -> bool:
+    """Whether ``code`` is a joker."""
+    return code >= NUM_STANDARD
+
+
+def _check_code(code: int) -> int:
+    if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
+        raise TypeError(f"card code {code!r} is not an integer: expected 0..53")
+    code = int(code)
+    if not 0 <= code < NUM_CODES:
+        raise ValueError(f"card code {code!r} out of range: expected 0..51 for cards, 52..53 for jokers")
+    return code
+
+
+def parse_card(text: str) -> int:
+    """The code of one card written as text, e.g. ``'T♠'``, ``'10s'``, ``'Д♥'``, ``'JK'``."""
+    if not isinstance(text, str):
+        raise TypeError(f"card {text!r} is not a string: expected text such as 'T♠', '10s' or 'JK'")
+    token = text.strip().replace("\ufe0f", "")
+    if token.lower() in _JOKER_WORDS:
+        return JOKERS[0]
+    if token.lower() in ("jk1", "jk2"):
+        return JOKERS[int(token[-1]) - 1]
+    if len(token) >= 2:
+        rank_text, suit_text = token[:-1], token[-1]
+        if rank_text in _RANK_ALIASES and suit_text in _SUIT_ALIASES:
+            return card(_RANK_ALIASES[rank_text], _SUIT_ALIASES[suit_text])
+    raise ValueError(
+        f"bad card {text!r}: expected a rank (2-9, 10 or T, J Q K A, or Russian В Д К Т) "
+        f"followed by a suit (♣♦♥♠ or c d h s), or 'JK' for a joker"
+    )
+
+
+def parse_cards(text: str | Iterable[str]) -> list[int]:
+    """Codes of a whitespace-separated list of cards (``/`` and ``,`` also separate).
+
+    Successive jokers get successive joker codes, so ``'JK JK'`` is ``[52, 53]``.
+    """
+    if isinstance(text, str):
+        tokens = text.replace("/", " ").replace(",", " ").split()
+    else:
+        tokens = list(text)
+    codes: list[int] = []
+    jokers_seen = 0
+    for token in tokens:
+        code = parse_card(token)
+        if is_joker(code) and token.strip().lower() not in ("jk1", "jk2"):
+            if jokers_seen >= len(JOKERS):
+                raise ValueError(f"bad card list {text!r}: more than {len(JOKERS)} jokers")
+            code = JOKERS[jokers_seen]
+        if is_joker(code):
+            jokers_seen += 1
+        codes.append(code)
+    return codes
+
+
+def format_card(code: int) -> str:
+    """The text of a card code, e.g. ``'T♠'``; a joker is ``'JK'`` and an empty cell ``'..'``."""
+    if code is not None and not isinstance(code, bool) and isinstance(code, (int, np.integer)) and int(code) == EMPTY:
+        return ".."
+    code = _check_code(code)
+    if is_joker(code):
+        return "JK"
+    return RANKS[rank_of(code)] + SUITS[suit_of(code)]
+
+
+def format_cards(codes: Iterable[int], sep: str = " ") -> str:
+    """The text of several card codes joined by ``sep``."""
+    return sep.join(format_card(c) for c in codes)
+
+
+def full_deck(jokers: int = 0) -> np.ndarray:
+    """All card codes of a deck with ``jokers`` jokers (0, 1 or 2), in code order."""
+    if jokers not in (0, 1, 2):
+        raise ValueError(f"jokers={jokers!r}: expected 0, 1 or 2")
+    return np.arange(NUM_STANDARD + jokers, dtype=np.int64)
+
+
+def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str = "cards") -> list[int]:
+    """Validated integer card codes (``EMPTY`` allowed if ``allow_empty``); no card twice."""
+    out: list[int] = []
+    seen: set[int] = set()
+    for i, c in enumerate(codes):
+        if isinstance(c, str):
+            c = parse_card(c)
+        if allow_empty and not isinstance(c, bool) and isinstance(c, (int, np.integer)) and int(c) == EMPTY:
+            out.append(EMPTY)
+            continue
+        try:
+            c = _check_code(c)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{where}[{i}]: {exc}") from None
+        if c in seen:
+            raise ValueError(f"{where}[{i}]: card {format_card(c)} (code {c}) appears twice")
+        seen.add(c)
+        out.append(c)
+    return out

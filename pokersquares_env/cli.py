@@ -1,0 +1,77 @@
+"""The ``pokersquares`` command line: one entry point, a sub-command per job.
+
+Each sub-command lives in its own module exposing ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int``.  Modules are imported only
+when their command runs (or for ``--help``), so heavy optional dependencies
+(torch, Ray, Pillow) load only where needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: sub-command -> module implementing it
+COMMANDS: dict[str, str] = {
+    "demo": "pokersquares_env.demo",
+    "evaluate": "agents.evaluate",
+    "play": "pokersquares_env.play",
+    "replay": "pokersquares_env.replay",
+    "train": "agents.train",
+    "experiment": "agents.experiments.cli",
+    "sweep": "agents.sweep",
+    "solve": "pokersquares_env.shuffle.cli",
+    "soliter": "pokersquares_env.soliter.cli",
+}
+
+
+def _load(name: str):
+    try:
+        return importlib.import_module(COMMANDS[name])
+    except ModuleNotFoundError as exc:
+        if exc.name and COMMANDS[name].startswith(exc.name):
+            return None
+        raise
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (``only`` loads just one sub-command's module)."""
+    parser = argparse.ArgumentParser(prog="pokersquares", description="Poker Squares environments, agents and experiments.")
+    from pokersquares_env import __version__
+
+    parser.add_argument("--version", action="version", version=f"pokersquares_env {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name, add_help=False)
+            continue
+        module = _load(name)
+        if module is None:
+            continue
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(only)
+    args = parser.parse_args(argv)
+    if not getattr(args, "_module", None):
+        if only is not None:
+            parser.error(f"command {only!r} is not available in this install (module {COMMANDS[only]} missing)")
+        parser.print_help()
+        return 0 if not argv else 2
+    try:
+        return int(args._module.run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

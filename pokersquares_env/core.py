@@ -1,0 +1,413 @@
+"""The Poker Squares game core: rules, state, legal cells, placement and score.
+
+No Gymnasium here.  The Gymnasium env, the vector env, the PettingZoo
+multiplayer env, Poker Shuffle and the search agents all play through
+:class:`PokerSquaresGame`, which works over a plain :class:`GameState`.
+
+The state keeps running statistics for each of the 10 lines (cards, jokers,
+equal-rank pairs, rank and suit bit sets), so placing a card and scoring the
+lines it completes costs a few integer operations and one table look-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pokersquares_env.cards import EMPTY, JOKERS, NUM_CODES, NUM_STANDARD, check_codes, format_card, parse_cards
+from pokersquares_env.scoring import (
+    CATEGORY_KEYS,
+    CELL_LINES,
+    LINE_CELLS,
+    NO_HAND_KEY,
+    FLUSHABLE,
+    WINDOW,
+    PointSystem,
+    line_key,
+    point_system,
+)
+
+_WINDOW = WINDOW.tolist()
+_FLUSHABLE = FLUSHABLE.tolist()
+
+
+def _scalar_key(t: int, k: int, pairs: int, rank_bits: int, suit_bits: int) -> int:
+    """``scoring.line_key`` on plain ints (list look-ups: several times faster than numpy scalars)."""
+    return (((t * 3 + k) * 11 + pairs) * 4 + _WINDOW[rank_bits]) * 2 + _FLUSHABLE[suit_bits]
+
+__all__ = [
+    "ADJACENT",
+    "FIRST_CELLS",
+    "GameState",
+    "IllegalActionError",
+    "NUM_CELLS",
+    "PokerSquaresGame",
+    "Rules",
+    "cell_name",
+    "parse_cell",
+    "shuffled_deck",
+]
+
+NUM_CELLS = 25
+CENTER = 12
+TOP_LEFT = 0
+FIRST_CELLS = {"center": CENTER, "centre": CENTER, "top-left": TOP_LEFT, "top_left": TOP_LEFT}
+
+
+def _neighbours(cell: int) -> int:
+    r, c = divmod(cell, 5)
+    bits = 0
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            rr, cc = r + dr, c + dc
+            if (dr or dc) and 0 <= rr < 5 and 0 <= cc < 5:
+                bits |= 1 << (rr * 5 + cc)
+    return bits
+
+
+#: ADJACENT[cell]: bit set of the up to 8 cells touching ``cell`` by a side or a corner.
+ADJACENT = tuple(_neighbours(c) for c in range(NUM_CELLS))
+ALL_CELLS = (1 << NUM_CELLS) - 1
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the current state."""
+
+
+def cell_name(cell: int) -> str:
+    """Board coordinates of a cell index: columns a-e, rows 1-5 (cell 12 is ``'c3'``)."""
+    r, c = divmod(int(cell), 5)
+    return f"{'abcde'[c]}{r + 1}"
+
+
+def parse_cell(text: str | int) -> int:
+    """The cell index of ``'c3'``-style coordinates (or of an index 0..24)."""
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+        if 0 <= int(text) < NUM_CELLS:
+            return int(text)
+        raise ValueError(f"cell {text!r} out of range: expected 0..24 (row-major)")
+    if isinstance(text, str):
+        token = text.strip().lower()
+        if len(token) == 2 and token[0] in "abcde" and token[1] in "12345":
+            return (int(token[1]) - 1) * 5 + "abcde".index(token[0])
+        if token.isdigit() and 0 <= int(token) < NUM_CELLS:
+            return int(token)
+    raise ValueError(f"bad cell {text!r}: expected a column a-e and a row 1-5 such as 'c3', or an index 0..24")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Rule options of a Poker Squares game (point systems are separate: see ``PointSystem``).
+
+    * ``jokers``: 0, 1 or 2 wild jokers in the deck.
+    * ``placement``: ``'free'`` (any empty cell) or ``'adjacent'`` (every card
+      after the first must touch a placed card by a side or a corner).
+    * ``first_cell``: where the first card must go -- ``'center'`` (Russian
+      rule, cell c3), ``'top-left'`` (Finnish rule, cell a1), a cell index or
+      coordinates, or ``None`` for anywhere.
+    """
+
+    jokers: int = 0
+    placement: str = "free"
+    first_cell: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.jokers, bool) or self.jokers not in (0, 1, 2):
+            raise ValueError(f"jokers={self.jokers!r}: expected 0, 1 or 2")
+        if self.placement not in ("free", "adjacent"):
+            raise ValueError(f"placement={self.placement!r}: expected 'free' or 'adjacent'")
+        fc = self.first_cell
+        if fc is not None:
+            if isinstance(fc, str) and fc.strip().lower() in FIRST_CELLS:
+                fc = FIRST_CELLS[fc.strip().lower()]
+            else:
+                try:
+                    fc = parse_cell(fc)
+                except ValueError:
+                    raise ValueError(
+                        f"first_cell={self.first_cell!r}: expected 'center', 'top-left', None, "
+                        f"a cell index 0..24 or coordinates such as 'c3'"
+                    ) from None
+            object.__setattr__(self, "first_cell", fc)
+
+    @property
+    def deck_size(self) -> int:
+        """Number of cards in the deck (52 plus jokers)."""
+        return NUM_STANDARD + self.jokers
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready description (``Rules(**d)`` reads it back)."""
+        return {"jokers": self.jokers, "placement": self.placement, "first_cell": self.first_cell}
+
+
+def shuffled_deck(rng: np.random.Generator, rules: Rules) -> np.ndarray:
+    """A uniformly shuffled deck of the rules' cards (argsort of uniform keys, so it batches the same way)."""
+    return np.argsort(rng.random(rules.deck_size), kind="stable").astype(np.int64)
+
+
+@dataclass
+class GameState:
+    """A plain, copyable game state.
+
+    ``deck`` is the draw order (the first 25 cards are played), ``board`` the
+    25 cells row-major (``-1`` empty), ``placements`` the cells filled so far
+    in order.  The ``line_*`` lists are running statistics of the 10 lines
+    (rows 0-4, then columns 0-4) used for table-driven scoring.
+    """
+
+    deck: tuple[int, ...]
+    board: list[int] = field(default_factory=lambda: [EMPTY] * NUM_CELLS)
+    placements: list[int] = field(default_factory=list)
+    occupied: int = 0
+    frontier: int = 0
+    line_t: list[int] = field(default_factory=lambda: [0] * 10)
+    line_k: list[int] = field(default_factory=lambda: [0] * 10)
+    line_pairs: list[int] = field(default_factory=lambda: [0] * 10)
+    line_ranks: list[int] = field(default_factory=lambda: [0] * 10)
+    line_suits: list[int] = field(default_factory=lambda: [0] * 10)
+    rank_counts: list[int] = field(default_factory=lambda: [0] * 130)
+
+    @property
+    def num_placed(self) -> int:
+        """How many cards are on the board."""
+        return len(self.placements)
+
+    @property
+    def card(self) -> int:
+        """The drawn card waiting to be placed (``-1`` once the board is full)."""
+        n = len(self.placements)
+        return self.deck[n] if n < NUM_CELLS else EMPTY
+
+    @property
+    def terminal(self) -> bool:
+        """Whether all 25 cells are filled."""
+        return len(self.placements) >= NUM_CELLS
+
+    def copy(self) -> "GameState":
+        """An independent copy (for search)."""
+        return GameState(
+            self.deck,
+            self.board.copy(),
+            self.placements.copy(),
+            self.occupied,
+            self.frontier,
+            self.line_t.copy(),
+            self.line_k.copy(),
+            self.line_pairs.copy(),
+            self.line_ranks.copy(),
+            self.line_suits.copy(),
+            self.rank_counts.copy(),
+        )
+
+    def line_keys(self) -> list[int]:
+        """``LINE_MASK`` indices of the 10 lines as they stand."""
+        return [
+            _scalar_key(self.line_t[i], self.line_k[i], self.line_pairs[i], self.line_ranks[i], self.line_suits[i])
+            for i in range(10)
+        ]
+
+    def seen(self) -> set[int]:
+        """Codes of the cards seen so far: the board and the drawn card."""
+        s = set(self.deck[: min(len(self.placements) + 1, NUM_CELLS)])
+        return s
+
+    def grid(self) -> np.ndarray:
+        """The board as a 5x5 array of codes."""
+        return np.array(self.board, dtype=np.int64).reshape(5, 5)
+
+
+class PokerSquaresGame:
+    """The rules of Poker Squares as pure functions over :class:`GameState`.
+
+    ``init(deck)`` starts a game; ``legal_mask``/``legal_cells`` give the cells
+    the drawn card may go to; ``step`` returns a new state (``apply`` changes
+    a state in place, for speed); ``line_points``, ``score`` and ``hands``
+    read the board under the game's point system (or any other).
+    """
+
+    def __init__(self, rules: Rules | None = None, system: Any = "american") -> None:
+        self.rules = rules if rules is not None else Rules()
+        self.system: PointSystem = point_system(system)
+        self._line_points = self.system.line_points_table.tolist()
+
+    # ---- dealing ---------------------------------------------------------
+    def check_deck(self, deck: Sequence[Any]) -> tuple[int, ...]:
+        """A validated draw order: at least 25 distinct cards of the rules' deck."""
+        if isinstance(deck, str):
+            deck = parse_cards(deck)
+        codes = check_codes(list(np.asarray(deck).reshape(-1).tolist()) if not isinstance(deck, list) else deck,
+                            where="deck")
+        if len(codes) < NUM_CELLS:
+            raise ValueError(f"deck has {len(codes)} cards: expected at least 25")
+        jokers = [c for c in codes if c >= NUM_STANDARD]
+        allowed = JOKERS[: self.rules.jokers]
+        bad = [c for c in jokers if c not in allowed]
+        if bad:
+            raise ValueError(
+                f"deck holds joker code {bad[0]} but the rules allow {self.rules.jokers} joker(s) "
+                f"(codes {list(allowed) or 'none'})"
+            )
+        return tuple(codes)
+
+    def deal(self, rng: np.random.Generator) -> tuple[int, ...]:
+        """A shuffled deck drawn from ``rng``."""
+        return tuple(shuffled_deck(rng, self.rules).tolist())
+
+    def init(self, deck: Sequence[Any], *, validate: bool = True) -> GameState:
+        """A new game that will draw ``deck`` in order (``validate=False`` trusts a deck from ``deal``)."""
+        return GameState(self.check_deck(deck) if validate else tuple(deck))
+
+    # ---- legality --------------------------------------------------------
+    def legal_mask(self, state: GameState) -> int:
+        """Bit set of the cells where the drawn card may go (0 once the board is full)."""
+        n = len(state.placements)
+        if n >= NUM_CELLS:
+            return 0
+        free = ALL_CELLS & ~state.occupied
+        if not n:
+            fc = self.rules.first_cell
+            return free & (1 << fc) if fc is not None else free
+        if self.rules.placement == "adjacent":
+            return free & state.frontier
+        return free
+
+    def legal_cells(self, state: GameState) -> list[int]:
+        """The cells where the drawn card may go, in increasing order."""
+        mask = self.legal_mask(state)
+        cells = []
+        while mask:
+            low = mask & -mask
+            cells.append(low.bit_length() - 1)
+            mask ^= low
+        return cells
+
+    def action_mask(self, state: GameState) -> np.ndarray:
+        """The legal cells as an int8 array of shape (25,)."""
+        mask = self.legal_mask(state)
+        return np.array([(mask >> c) & 1 for c in range(NUM_CELLS)], dtype=np.int8)
+
+    def why_illegal(self, state: GameState, cell: Any) -> str | None:
+        """Why ``cell`` is not a legal action now, or ``None`` if it is."""
+        if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)):
+            if isinstance(cell, np.ndarray) and cell.shape == () and np.issubdtype(cell.dtype, np.integer):
+                cell = int(cell)
+            else:
+                return f"action {cell!r} is not an integer cell index 0..24"
+        cell = int(cell)
+        if state.terminal:
+            return "the game is over: all 25 cells are filled"
+        if not 0 <= cell < NUM_CELLS:
+            return f"cell {cell} is out of range 0..24"
+        name = f"cell {cell} ({cell_name(cell)})"
+        if state.occupied >> cell & 1:
+            return f"{name} is occupied by {format_card(state.board[cell])}"
+        if not self.legal_mask(state) >> cell & 1:
+            if not state.placements:
+                fc = self.rules.first_cell
+                return f"{name} is not the first cell: the first card must go on cell {fc} ({cell_name(fc)})"
+            return f"{name} touches no placed card (placement='adjacent')"
+        return None
+
+    # ---- transitions -----------------------------------------------------
+    def apply(self, state: GameState, cell: int) -> tuple[float, list[int]]:
+        """Place the drawn card on ``cell`` in place; the points and indices of the lines it completes.
+
+        Raises :class:`IllegalActionError` (naming the cell and the reason) and
+        leaves ``state`` untouched if the move is illegal.
+        """
+        if type(cell) is not int or not (self.legal_mask(state) >> cell & 1) or cell < 0:
+            reason = self.why_illegal(state, cell)
+            if reason is not None:
+                raise IllegalActionError(reason)
+        return self._apply_legal(state, int(cell))
+
+    def _apply_legal(self, state: GameState, cell: int) -> tuple[float, list[int]]:
+        code = state.deck[len(state.placements)]
+        state.board[cell] = code
+        state.placements.append(cell)
+        state.occupied |= 1 << cell
+        state.frontier |= ADJACENT[cell]
+        points = 0.0
+        completed: list[int] = []
+        for line in CELL_LINES[cell]:
+            state.line_t[line] += 1
+            if code >= NUM_STANDARD:
+                state.line_k[line] += 1
+            else:
+                rank, suit = code % 13, code // 13
+                idx = line * 13 + rank
+                state.line_pairs[line] += state.rank_counts[idx]
+                state.rank_counts[idx] += 1
+                state.line_ranks[line] |= 1 << rank
+                state.line_suits[line] |= 1 << suit
+            if state.line_t[line] == 5:
+                completed.append(line)
+                points += self._line_points[self._key(state, line)]
+        return points, completed
+
+    @staticmethod
+    def _key(state: GameState, line: int) -> int:
+        return _scalar_key(
+            state.line_t[line],
+            state.line_k[line],
+            state.line_pairs[line],
+            state.line_ranks[line],
+            state.line_suits[line],
+        )
+
+    def step(self, state: GameState, cell: int) -> tuple[GameState, float]:
+        """The state after placing the drawn card on ``cell``, and the points of the lines it completes."""
+        nxt = state.copy()
+        points, _ = self.apply(nxt, cell)
+        return nxt, points
+
+    # ---- reading the board ----------------------------------------------
+    def line_points(self, state: GameState, system: Any = None, *, partial: bool = False) -> list[float]:
+        """Points of the 10 lines (rows then columns) under ``system`` (default: the game's).
+
+        Incomplete lines score 0 unless ``partial`` is set, in which case they
+        score the rank groups they hold (the Finnish timed-play rule).
+        """
+        table = self.system.line_points_table if system is None else point_system(system).line_points_table
+        keys = state.line_keys()
+        return [
+            float(table[k]) if (partial or state.line_t[i] == 5) else 0.0 for i, k in enumerate(keys)
+        ]
+
+    def score(self, state: GameState, system: Any = None, *, partial: bool = False) -> float:
+        """Total points of the board under ``system`` (default: the game's)."""
+        return float(sum(self.line_points(state, system, partial=partial)))
+
+    def hands(self, state: GameState, system: Any = None, *, partial: bool = False) -> list[str]:
+        """Category keys of the 10 lines; ``'none'`` for a line not yet scored."""
+        table = self.system.line_category_table if system is None else point_system(system).line_category_table
+        out = []
+        for i, k in enumerate(state.line_keys()):
+            c = int(table[k])
+            out.append(CATEGORY_KEYS[c] if c >= 0 and (partial or state.line_t[i] == 5) else NO_HAND_KEY)
+        return out
+
+    def unseen(self, state: GameState) -> list[int]:
+        """Codes of the deck's cards not yet seen (not on the board, not the drawn card)."""
+        seen = state.seen()
+        return [c for c in range(self.rules.deck_size) if c not in seen]
+
+    def is_terminal(self, state: GameState) -> bool:
+        """Whether the game is over."""
+        return state.terminal
+
+
+def line_cells(line: int) -> list[int]:
+    """The 5 cells of line ``line`` (0-4 rows, 5-9 columns)."""
+    return LINE_CELLS[line].tolist()
+
+
+def line_name(line: int) -> str:
+    """A human name for a line: ``'row 1'`` .. ``'col e'``."""
+    return f"row {line + 1}" if line < 5 else f"col {'abcde'[line - 5]}"
+
+
+_ = NUM_CODES  # re-exported for adapters that size observations

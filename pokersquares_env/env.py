@@ -1,0 +1,312 @@
+"""``PokerSquares-v0``: the Gymnasium environment of Poker Squares (poker solitaire)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
+from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
+from pokersquares_env.scoring import expected_random_score, point_system
+
+__all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES"]
+
+CARD_FEATURES = 18  # 13 rank flags, 4 suit flags, 1 joker flag
+BOARD_OFFSET = 0
+CARD_OFFSET = NUM_CELLS * CARD_FEATURES  # 450
+UNSEEN_OFFSET = CARD_OFFSET + CARD_FEATURES  # 468
+OBS_SIZE = UNSEEN_OFFSET + NUM_CODES  # 522
+
+
+def _feature_slots(code: int) -> tuple[int, ...]:
+    if code >= NUM_STANDARD:
+        return (17,)
+    return (code % 13, 13 + code // 13)
+
+
+#: FEATURE_SLOTS[code]: the positions (within an 18-wide card block) set for a card code.
+FEATURE_SLOTS = tuple(_feature_slots(c) for c in range(NUM_CODES))
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int8)
+
+
+def mask_array(bits: int) -> np.ndarray:
+    """A 25-bit cell set as an int8 array of shape (25,)."""
+    return _BYTE_BITS[[bits & 255, bits >> 8 & 255, bits >> 16 & 255, bits >> 24 & 255]].reshape(-1)[:NUM_CELLS]
+
+
+def encode_observation(game: PokerSquaresGame, state: GameState) -> np.ndarray:
+    """The flat uint8 observation of ``state`` (see :class:`PokerSquaresEnv` for the layout)."""
+    obs = np.zeros(OBS_SIZE, dtype=np.uint8)
+    for cell, code in enumerate(state.board):
+        if code != EMPTY:
+            for slot in FEATURE_SLOTS[code]:
+                obs[BOARD_OFFSET + cell * CARD_FEATURES + slot] = 1
+    if not state.terminal:
+        for slot in FEATURE_SLOTS[state.card]:
+            obs[CARD_OFFSET + slot] = 1
+    for code in game.unseen(state):
+        obs[UNSEEN_OFFSET + code] = 1
+    return obs
+
+
+class PokerSquaresEnv(gym.Env):
+    """Poker Squares: place 25 drawn cards on a 5x5 grid to make poker hands in its rows and columns.
+
+    ## Description
+    A shuffled deck (52 cards, plus 0-2 wild jokers) is turned up one card at a
+    time.  Each card must be placed on a free cell of a 5x5 grid as it is drawn
+    and never moves again.  When the grid is full its 5 rows and 5 columns are
+    scored as poker hands under the American or English point system (or any
+    custom table).  Sources: the Russian and Finnish rules in ``shared/seeds``;
+    Neller's Poker Squares contests for the research record.
+
+    ## Action Space
+    ``Discrete(25)``: the cell for the drawn card, row-major (cell ``5 * row + col``;
+    cell 12 is the centre, ``c3`` in board coordinates).  Only empty cells are
+    legal; with ``placement="adjacent"`` only cells touching a placed card; with
+    ``first_cell`` set, the first card must go there.  Legal cells are given by
+    ``info["action_mask"]`` and ``action_masks()``.
+
+    ## Observation Space
+    ``Box(0, 1, (522,), uint8)``, one flat vector that SB3's ``MlpPolicy`` takes as it is:
+
+    * ``[0, 450)``: the board, 18 numbers per cell (row-major), cell ``c`` at
+      ``18 * c``: 13 rank flags (2, 3, ..., K, A), 4 suit flags (♣ ♦ ♥ ♠) and a joker
+      flag.  An empty cell is all zeros.
+    * ``[450, 468)``: the drawn card in the same 18-number code (all zeros after the last step).
+    * ``[468, 522)``: the unseen cards, one flag per card code 0..53 (code =
+      ``13 * suit + rank``; 52 and 53 are the jokers): 1 if the card is in the
+      deck and has not been seen (neither on the board nor the drawn card).
+      Card counting changes the value of every partial line.
+
+    ## Starting State
+    An empty board and the first card of a deck shuffled with ``self.np_random``
+    (or the deck given in ``reset(options={"deck": [...]})``, drawn in that order).
+
+    ## Rewards
+    * ``reward_mode="line"`` (default): on the step that completes a row or a
+      column, that line's points (both lines' when one card completes two).
+    * ``reward_mode="terminal"``: the whole score on the last step, 0 before.
+
+    Either way the rewards of an episode add up to its score (times
+    ``reward_scale``).  ``reward_scale`` is a number, or ``"normalized"`` to divide
+    by the exact expected score of random play under the active system
+    (14.415 American, 7.676 English), so American and English runs share a scale.
+    With ``illegal_action="penalty"`` an illegal action ends the episode with
+    reward ``illegal_penalty`` (not scaled).
+
+    ## Episode End
+    Terminates after the 25th placement (or on an illegal action under
+    ``illegal_action="penalty"``).  Never truncated.
+
+    ## Information
+    Every step: ``action_mask`` (int8, (25,)), ``card`` (code of the card to
+    place next, -1 when over).  At the end also ``score`` (active system),
+    ``scores`` (``{"american": ..., "english": ...}``, always both), ``hands``
+    (10 category keys, rows then columns), ``board`` (25 codes row-major),
+    ``placements`` (cells in play order) and ``won`` (score at or above the
+    win threshold).  An illegal-action ending adds ``illegal_action`` (the reason);
+    its scores count the completed lines only.
+
+    ## Arguments
+    * ``scoring``: ``"american"`` (default), ``"english"``, a mapping of category
+      to points, a JSON file path or a ``PointSystem``.
+    * ``jokers``: 0 (default), 1 or 2 wild jokers in the deck.
+    * ``placement``: ``"free"`` (default) or ``"adjacent"``; ``first_cell``:
+      ``"center"``, ``"top-left"``, a cell index, or ``None`` (default).
+    * ``reward_mode``: ``"line"`` or ``"terminal"``; ``reward_scale``: float or ``"normalized"``.
+    * ``illegal_action``: ``"raise"`` (default: raise ``IllegalActionError``, which
+      names the cell and why, and leave the state untouched) or ``"penalty"``;
+      ``illegal_penalty``: the reward of an illegal action (default -10).
+    * ``win_threshold``: overrides the system's threshold (100 American, 70 English).
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+
+    ## Version History
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        scoring: Any = "american",
+        jokers: int = 0,
+        reward_mode: str = "line",
+        reward_scale: float | str = 1.0,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -10.0,
+        placement: str = "free",
+        first_cell: Any = None,
+        win_threshold: Any = "default",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = Rules(jokers=jokers, placement=placement, first_cell=first_cell)
+        system = point_system(scoring) if win_threshold == "default" else point_system(scoring, win_threshold=win_threshold)
+        self.game = PokerSquaresGame(self.rules, system)
+        self.point_system = system
+        if reward_mode not in ("line", "terminal"):
+            raise ValueError(f"reward_mode={reward_mode!r}: expected 'line' or 'terminal'")
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
+        self.reward_mode = reward_mode
+        self.reward_scale = self._resolve_scale(reward_scale)
+        self.illegal_action = illegal_action
+        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
+            raise TypeError(f"illegal_penalty={illegal_penalty!r}: expected a number")
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(NUM_CELLS)
+        self.observation_space = spaces.Box(0, 1, shape=(OBS_SIZE,), dtype=np.uint8)
+        self.state: GameState | None = None
+        self._obs = np.zeros(OBS_SIZE, dtype=np.uint8)
+        self._done = False
+        self._mask_bits = 0
+        self._mask = np.zeros(NUM_CELLS, dtype=np.int8)
+        self._renderer = None
+
+    def _resolve_scale(self, reward_scale: float | str) -> float:
+        if reward_scale == "normalized":
+            expected = expected_random_score(self.point_system, self.rules.jokers)
+            if expected <= 0:
+                raise ValueError(
+                    f"reward_scale='normalized' divides by the expected random-play score, which is "
+                    f"{expected:.3f} under {self.point_system.name!r}: pass a positive number instead"
+                )
+            return 1.0 / expected
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
+            raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
+        return float(reward_scale)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start a game: a fresh shuffle, or ``options["deck"]`` drawn in the given order."""
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"deck"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'deck'")
+        if options.get("deck") is not None:
+            state = self.game.init(options["deck"])
+        else:
+            state = self.game.init(self.game.deal(self.np_random), validate=False)
+        self.state = state
+        self._done = False
+        obs = self._obs
+        obs[:] = 0
+        obs[UNSEEN_OFFSET : UNSEEN_OFFSET + self.rules.deck_size] = 1
+        first = state.card
+        for slot in FEATURE_SLOTS[first]:
+            obs[CARD_OFFSET + slot] = 1
+        obs[UNSEEN_OFFSET + first] = 0
+        self._mask_bits = self.game.legal_mask(state)
+        self._mask = mask_array(self._mask_bits)
+        info = {"action_mask": self._mask.copy(), "card": first}
+        if self.render_mode == "human":
+            self.render()
+        return obs.copy(), info
+
+    def step(self, action: Any):
+        """Place the drawn card on cell ``action``."""
+        state = self.state
+        if state is None or self._done:
+            raise gym.error.ResetNeeded("call reset() before step(): the episode is over or has not started")
+        game = self.game
+        if type(action) is not int:
+            if isinstance(action, (np.integer,)) or (
+                isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer)
+            ):
+                action = int(np.asarray(action).reshape(-1)[0])
+        if type(action) is not int or action < 0 or not (self._mask_bits >> action & 1):
+            reason = game.why_illegal(state, action) or f"action {action!r} is not legal"
+            if self.illegal_action == "raise":
+                raise IllegalActionError(reason)
+            return self._illegal_end(reason)
+        code = state.card
+        points, _completed = game._apply_legal(state, action)
+        obs = self._obs
+        base = BOARD_OFFSET + action * CARD_FEATURES
+        for slot in FEATURE_SLOTS[code]:
+            obs[base + slot] = 1
+            obs[CARD_OFFSET + slot] = 0
+        terminated = len(state.placements) >= NUM_CELLS
+        if terminated:
+            self._done = True
+            info = self._final_info()
+            reward = info["score"] if self.reward_mode == "terminal" else points
+        else:
+            nxt = state.deck[len(state.placements)]
+            for slot in FEATURE_SLOTS[nxt]:
+                obs[CARD_OFFSET + slot] = 1
+            obs[UNSEEN_OFFSET + nxt] = 0
+            bits = game.legal_mask(state)
+            changed = bits ^ self._mask_bits
+            mask = self._mask
+            while changed:  # usually one cell; a few under the adjacency rule
+                low = changed & -changed
+                cell = low.bit_length() - 1
+                mask[cell] = bits >> cell & 1
+                changed ^= low
+            self._mask_bits = bits
+            info = {"action_mask": mask.copy(), "card": nxt}
+            reward = points if self.reward_mode == "line" else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return obs.copy(), reward * self.reward_scale, terminated, False, info
+
+    def _illegal_end(self, reason: str):
+        self._done = True
+        info = self._final_info()
+        info["illegal_action"] = reason
+        return self._obs.copy(), self.illegal_penalty, True, False, info
+
+    def _final_info(self) -> dict[str, Any]:
+        state, game = self.state, self.game
+        american = game.score(state, "american")
+        english = game.score(state, "english")
+        score = game.score(state)
+        threshold = self.point_system.win_threshold
+        return {
+            "action_mask": np.zeros(NUM_CELLS, dtype=np.int8),
+            "card": EMPTY,
+            "score": score,
+            "scores": {"american": american, "english": english},
+            "hands": game.hands(state),
+            "board": list(state.board),
+            "placements": list(state.placements),
+            "won": bool(threshold is not None and score >= threshold),
+        }
+
+    def action_masks(self) -> np.ndarray:
+        """Legal cells as a bool array of shape (25,) (the hook sb3-contrib's MaskablePPO calls)."""
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self._mask.astype(bool) if not self._done else np.zeros(NUM_CELLS, dtype=bool)
+
+    def render(self):
+        """Render per ``render_mode``: text for ``"ansi"``, an RGB frame for ``"rgb_array"``, a window for ``"human"``."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to make()")
+            return None
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            from pokersquares_env.text import board_text
+
+            return board_text(self.game, self.state, legal=self.rules.placement == "adjacent")
+        from pokersquares_env import render as _render
+
+        if self._renderer is None:
+            self._renderer = _render.Renderer(self.render_mode, title="PokerSquares-v0")
+        frame = _render.draw_poker_squares(self.game, self.state)
+        return self._renderer.show(frame)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

@@ -1,0 +1,72 @@
+"""Plain-text views of a Poker Squares board (used by ``render_mode='ansi'`` and the terminal game)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pokersquares_env.cards import EMPTY, format_card
+from pokersquares_env.core import GameState, PokerSquaresGame
+from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
+
+
+def _hand_label(key: str) -> str:
+    return HandCategory.from_key(key).label if key in CATEGORY_KEYS else "-"
+
+
+def _fmt_points(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False, color: bool = False) -> str:
+    """The board with coordinates (columns a-e, rows 1-5), each line's hand and points, and the total.
+
+    Lines are scored as they stand (incomplete lines show the rank groups they
+    hold, in brackets, and count nothing towards the total until complete).
+    ``legal`` marks playable empty cells with ``()``; ``color`` adds ANSI colours
+    to red suits.
+    """
+    partial_pts = game.line_points(state, partial=True)
+    partial_hands = game.hands(state, partial=True)
+    mask = game.legal_mask(state) if legal else 0
+
+    def card_str(code: int, cell: int) -> str:
+        if code == EMPTY:
+            return "()" if mask >> cell & 1 else ".."
+        text = format_card(code)
+        if color and code < 52 and code // 13 in (1, 2):
+            return f"\x1b[31m{text}\x1b[0m"
+        return text
+
+    def line_label(i: int) -> str:
+        complete = state.line_t[i] == 5
+        hand = _hand_label(partial_hands[i]) if state.line_t[i] else "-"
+        pts = _fmt_points(partial_pts[i])
+        return f"{hand} {pts}" if complete else (f"({hand})" if state.line_t[i] else "")
+
+    lines = ["     a    b    c    d    e"]
+    for r in range(5):
+        cells = "  ".join(f"{card_str(state.board[r * 5 + c], r * 5 + c):>3}" for c in range(5))
+        lines.append(f"{r + 1}  {cells}   {line_label(r)}")
+    lines.append("")
+    for c in range(5):
+        label = line_label(5 + c)
+        if label:
+            lines.append(f"col {'abcde'[c]}: {label}")
+    total = game.score(state)
+    lines.append(f"score ({game.system.name}): {_fmt_points(total)}   cards placed: {state.num_placed}/25")
+    if not state.terminal:
+        lines.append(f"card to place: {card_str(state.card, -1)}   cards left after it: {24 - state.num_placed}")
+    return "\n".join(lines)
+
+
+def summary_text(game: PokerSquaresGame, state: GameState, systems: Any = ("american", "english")) -> str:
+    """Every line's hand and the final score under each system."""
+    out = []
+    hands = game.hands(state)
+    points = game.line_points(state)
+    for i in range(10):
+        name = f"row {i + 1}" if i < 5 else f"col {'abcde'[i - 5]}"
+        out.append(f"{name:6} {_hand_label(hands[i]):16} {_fmt_points(points[i]):>4}")
+    for system in systems:
+        out.append(f"total {system}: {_fmt_points(game.score(state, system))}")
+    return "\n".join(out)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv (if needed) and install the package with every extra.
+# torch==2.13.0 goes in first, so that no later requirement pulls a CUDA build of several GB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.pokersquares-installed
+want=$(cat pyproject.toml | sha256sum | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
+  .venv/bin/python -m pip install -q -e ".[all,test]"
+  echo "$want" > "$stamp"
+fi

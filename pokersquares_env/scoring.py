@@ -340,7 +340,7 @@ class PointSystem:
 
     def as_dict(self) -> dict[str, float]:
         """The table as ``{category key: points}``."""
-        return {c.key: self.points[c] for c in HandCategory}
+        return {c.key: (int(self.points[c]) if float(self.points[c]).is_integer() else self.points[c]) for c in HandCategory}
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description that :func:`point_system` reads back."""

@@ -1,0 +1,273 @@
+"""Game records: a versioned JSON form of a Poker Squares game, with loading, validation and replay.
+
+A record holds the rules and point system, the seed, the deck order, each
+placement in order, and the final board, hands and both scores::
+
+    {
+      "format": "pokersquares-record", "version": 1, "game": "PokerSquares-v0",
+      "rules": {"jokers": 0, "placement": "free", "first_cell": null},
+      "point_system": {"name": "american", "points": {...}, "win_threshold": 100},
+      "seed": 7, "agent": "greedy",
+      "deck": ["T♠", "4♦", ...],                       # draw order, >= 25 cards
+      "placements": [{"card": "T♠", "cell": "c3"}, ...],  # in play order
+      "finished": true,
+      "board": ["8♠", ...],                             # 25 cells row-major, ".." empty
+      "hands": ["flush", ...],                          # rows 1-5 then columns a-e
+      "scores": {"american": 302, "english": 113}, "score": 302,
+      "meta": {}
+    }
+
+Loading replays every placement through the game core, so a damaged or
+hand-edited record is rejected with a :class:`RecordError` that names the
+field (and the move number for an illegal placement); the recorded board,
+hands and scores must match what the placements give.  Saving writes a
+temporary file and renames it, so an interrupted save never leaves a
+half-written record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pokersquares_env.cards import format_card, parse_card
+from pokersquares_env.core import GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name, parse_cell
+from pokersquares_env.scoring import point_system
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "GameRecord",
+    "RecordError",
+    "load_record",
+    "load_records",
+    "save_record",
+    "append_record",
+]
+
+FORMAT = "pokersquares-record"
+VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record that cannot be read: names the field (and the move) at fault."""
+
+
+def _jsonable_number(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+@dataclass
+class GameRecord:
+    """One Poker Squares game: rules, point system, deck order and placements (see the module docstring)."""
+
+    rules: Rules
+    system: Any  # PointSystem
+    deck: list[int]
+    placements: list[int]
+    seed: int | None = None
+    agent: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # ---- building --------------------------------------------------------
+    @classmethod
+    def from_game(
+        cls,
+        game: PokerSquaresGame,
+        state: GameState,
+        *,
+        seed: int | None = None,
+        agent: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> "GameRecord":
+        """The record of a game played through ``game`` up to ``state``."""
+        return cls(game.rules, game.system, list(state.deck), list(state.placements), seed, agent, dict(meta or {}))
+
+    def replay(self) -> tuple[PokerSquaresGame, GameState]:
+        """Play the placements through the game core; the game and the final state."""
+        game = PokerSquaresGame(self.rules, self.system)
+        state = game.init(self.deck)
+        for cell in self.placements:
+            game.apply(state, cell)
+        return game, state
+
+    def states(self) -> Iterator[tuple[int, GameState]]:
+        """Every state of the game in order, with the move number (0 = the empty board)."""
+        game = PokerSquaresGame(self.rules, self.system)
+        state = game.init(self.deck)
+        yield 0, state.copy()
+        for i, cell in enumerate(self.placements, start=1):
+            game.apply(state, cell)
+            yield i, state.copy()
+
+    # ---- JSON --------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (see the module docstring)."""
+        game, state = self.replay()
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "game": "PokerSquares-v0",
+            "rules": self.rules.to_json(),
+            "point_system": self.system.to_json(),
+            "seed": self.seed,
+            "agent": self.agent,
+            "deck": [format_card(c) for c in self.deck],
+            "placements": [
+                {"card": format_card(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
+            ],
+            "finished": state.terminal,
+            "board": [format_card(c) for c in state.board],
+            "hands": game.hands(state),
+            "scores": {
+                "american": _jsonable_number(game.score(state, "american")),
+                "english": _jsonable_number(game.score(state, "english")),
+            },
+            "score": _jsonable_number(game.score(state)),
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "record") -> "GameRecord":
+        """A validated record from its JSON form; raises :class:`RecordError` naming the bad field."""
+
+        def fail(where: str, msg: str) -> RecordError:
+            return RecordError(f"{source}: field {where!r}: {msg}")
+
+        if not isinstance(data, dict):
+            raise RecordError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        if data.get("format") != FORMAT:
+            raise fail("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+        if data.get("version") != VERSION:
+            raise fail("version", f"expected {VERSION}, got {data.get('version')!r} (this library reads version {VERSION})")
+        for key in ("rules", "point_system", "deck", "placements"):
+            if key not in data:
+                raise fail(key, "missing")
+        try:
+            rules_data = data["rules"]
+            if not isinstance(rules_data, dict):
+                raise ValueError(f"expected an object, got {type(rules_data).__name__}")
+            unknown = set(rules_data) - {"jokers", "placement", "first_cell"}
+            if unknown:
+                raise ValueError(f"unknown rule options {sorted(unknown)}")
+            rules = Rules(**rules_data)
+        except (TypeError, ValueError) as exc:
+            raise fail("rules", str(exc)) from None
+        try:
+            system = point_system(data["point_system"])
+        except (TypeError, ValueError) as exc:
+            raise fail("point_system", str(exc)) from None
+        if not isinstance(data["deck"], list):
+            raise fail("deck", "expected a list of cards")
+        deck = []
+        for i, text in enumerate(data["deck"]):
+            try:
+                deck.append(parse_card(text) if isinstance(text, str) else int(text))
+            except (TypeError, ValueError) as exc:
+                raise fail(f"deck[{i}]", str(exc)) from None
+        game = PokerSquaresGame(rules, system)
+        try:
+            state = game.init(deck)
+        except (TypeError, ValueError) as exc:
+            raise fail("deck", str(exc)) from None
+        if not isinstance(data["placements"], list):
+            raise fail("placements", "expected a list of {card, cell} objects")
+        cells = []
+        for i, move in enumerate(data["placements"]):
+            where = f"placements[{i}]"
+            if not isinstance(move, dict) or "cell" not in move:
+                raise fail(where, "expected an object with 'card' and 'cell'")
+            try:
+                cell = parse_cell(move["cell"])
+            except ValueError as exc:
+                raise fail(f"{where}.cell", f"move {i + 1}: {exc}") from None
+            if i >= len(deck):
+                raise fail(where, f"move {i + 1}: the deck has only {len(deck)} cards")
+            if "card" in move:
+                try:
+                    card = parse_card(move["card"]) if isinstance(move["card"], str) else int(move["card"])
+                except (TypeError, ValueError) as exc:
+                    raise fail(f"{where}.card", f"move {i + 1}: {exc}") from None
+                if card != deck[i]:
+                    raise fail(
+                        f"{where}.card",
+                        f"move {i + 1} places {format_card(card)} but the deck deals {format_card(deck[i])}",
+                    )
+            try:
+                game.apply(state, cell)
+            except IllegalActionError as exc:
+                raise fail(f"{where}.cell", f"illegal placement at move {i + 1}: {exc}") from None
+            cells.append(cell)
+        seed = data.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise fail("seed", f"expected an integer or null, got {seed!r}")
+        meta = data.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise fail("meta", "expected an object")
+        record = cls(rules, system, deck, cells, seed, data.get("agent"), meta)
+        # The stored results must be what the placements give.
+        expected = record.to_dict()
+        for key in ("board", "hands", "scores", "score", "finished"):
+            if key in data and data[key] != expected[key]:
+                raise fail(key, f"the record says {data[key]!r} but its placements give {expected[key]!r}")
+        return record
+
+
+# ---- files -------------------------------------------------------------------
+
+
+def save_record(record: GameRecord, path: str | os.PathLike) -> None:
+    """Write a record as JSON atomically (a temporary file renamed into place)."""
+    path = os.fspath(path)
+    text = json.dumps(record.to_dict(), ensure_ascii=False, indent=1)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def append_record(record: GameRecord, path: str | os.PathLike) -> None:
+    """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line)."""
+    line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+
+
+def load_record(path: str | os.PathLike) -> GameRecord:
+    """Read and validate one JSON record file."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
+    return GameRecord.from_dict(data, source=path)
+
+
+def load_records(path: str | os.PathLike) -> list[GameRecord]:
+    """Read and validate every record of a JSONL file (one record per line)."""
+    path = os.fspath(path)
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
+            out.append(GameRecord.from_dict(data, source=f"{path}:{lineno}"))
+    return out

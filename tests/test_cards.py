@@ -1,0 +1,77 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pokersquares_env.cards import (
+    EMPTY,
+    JOKERS,
+    check_codes,
+    format_card,
+    format_cards,
+    full_deck,
+    parse_card,
+    parse_cards,
+)
+
+
+@pytest.mark.parametrize("text", ["T♠", "10♠", "Ts", "10s", "t♠", "TS", "10S", "t\u2660\ufe0f", " T♠ "])
+def test_ten_of_spades_spellings(text):
+    assert parse_card(text) == 3 * 13 + 8
+    assert format_card(parse_card(text)) == "T♠"
+
+
+def test_russian_ranks_are_cyrillic():
+    assert format_card(parse_card("В♣")) == "J♣"
+    assert format_card(parse_card("Д♥")) == "Q♥"
+    assert format_card(parse_card("К♦")) == "K♦"
+    assert format_card(parse_card("Т♠")) == "A♠"  # Cyrillic Т is the ace ...
+    assert format_card(parse_card("T♠")) == "T♠"  # ... Latin T is the ten
+
+
+def test_jokers():
+    assert parse_card("JK") == JOKERS[0]
+    assert parse_cards("JK 2c JK") == [52, 0, 53]
+    assert format_card(53) == "JK"
+    with pytest.raises(ValueError, match="more than 2 jokers"):
+        parse_cards("JK JK JK")
+
+
+@pytest.mark.parametrize("bad", ["", "1♠", "Tx", "11s", "ZZ", "T", "♠", "JK3", "10"])
+def test_bad_card_names_the_token(bad):
+    with pytest.raises(ValueError) as err:
+        parse_card(bad)
+    assert repr(bad) in str(err.value)
+
+
+def test_bad_card_in_list_names_the_token():
+    with pytest.raises(ValueError, match="'Xq'"):
+        parse_cards("2c 3d Xq 4h")
+
+
+def test_non_string_rejected():
+    with pytest.raises(TypeError):
+        parse_card(5)
+
+
+@given(st.integers(0, 53))
+def test_format_parse_roundtrip(code):
+    text = format_card(code)
+    back = parse_card(text)
+    assert back == code or (code in JOKERS and back == JOKERS[0])
+
+
+def test_full_deck_and_formatting():
+    assert len(full_deck()) == 52 and len(full_deck(2)) == 54
+    assert format_cards([0, 12, 51]) == "2♣ A♣ A♠"
+    assert format_card(EMPTY) == ".."
+    with pytest.raises(ValueError):
+        full_deck(3)
+
+
+def test_check_codes_rejects_duplicates_and_range():
+    with pytest.raises(ValueError, match="appears twice"):
+        check_codes([1, 2, 1])
+    with pytest.raises(ValueError, match="out of range"):
+        check_codes([1, 54])
+    with pytest.raises(TypeError, match="not an integer"):
+        check_codes([1, 2.5])

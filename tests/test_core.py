@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.core import (
+    ADJACENT,
+    IllegalActionError,
+    PokerSquaresGame,
+    Rules,
+    cell_name,
+    parse_cell,
+    shuffled_deck,
+)
+from pokersquares_env.scoring import score_grid
+
+
+def test_cell_coordinates():
+    assert parse_cell("c3") == 12 and cell_name(12) == "c3"
+    assert parse_cell("a1") == 0 and parse_cell("E5") == 24 and parse_cell(7) == 7
+    for bad in ("f1", "a6", "c", "", 25, -1):
+        with pytest.raises(ValueError):
+            parse_cell(bad)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2]))
+def test_step_is_pure_and_apply_matches_score(seed, jokers):
+    rng = np.random.default_rng(seed)
+    game = PokerSquaresGame(Rules(jokers=jokers), "english")
+    state = game.init(game.deal(rng))
+    total = 0.0
+    while not state.terminal:
+        cell = int(rng.choice(game.legal_cells(state)))
+        before = state.copy()
+        nxt, points = game.step(state, cell)
+        assert state == before  # step does not touch its input
+        state = nxt
+        total += points
+    assert total == game.score(state) == score_grid(state.board, "english")
+    assert sorted(state.placements) == list(range(25))
+    assert len(game.unseen(state)) == 52 + jokers - 25
+
+
+def test_unseen_excludes_the_drawn_card():
+    game = PokerSquaresGame()
+    deck = parse_cards("2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc Ac 2d 3d 4d 5d 6d 7d 8d 9d Td Jd Qd Kd")
+    state = game.init(deck)
+    assert deck[0] not in game.unseen(state) and len(game.unseen(state)) == 51
+    game.apply(state, 0)
+    assert deck[1] not in game.unseen(state) and len(game.unseen(state)) == 50
+
+
+def test_adjacency_tables():
+    assert bin(ADJACENT[12]).count("1") == 8
+    assert bin(ADJACENT[0]).count("1") == 3
+    assert ADJACENT[0] == (1 << 1) | (1 << 5) | (1 << 6)
+
+
+def test_rules_validation():
+    assert Rules(first_cell="center").first_cell == 12
+    assert Rules(first_cell="top-left").first_cell == 0
+    assert Rules(first_cell="b2").first_cell == 6
+    with pytest.raises(ValueError, match="jokers"):
+        Rules(jokers=True)
+
+
+def test_illegal_first_cell_message():
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
+    state = game.init(list(range(25)))
+    assert game.legal_cells(state) == [12]
+    with pytest.raises(IllegalActionError, match="first card must go on cell 12 \\(c3\\)"):
+        game.apply(state, 0)
+    game.apply(state, 12)
+    with pytest.raises(IllegalActionError, match="touches no placed card"):
+        game.apply(state, 0)
+
+
+def test_shuffled_deck_is_a_permutation():
+    deck = shuffled_deck(np.random.default_rng(0), Rules(jokers=1))
+    assert sorted(deck.tolist()) == list(range(53))

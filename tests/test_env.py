@@ -1,0 +1,210 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers the envs)
+from pokersquares_env.cards import NUM_STANDARD, parse_cards
+from pokersquares_env.core import IllegalActionError
+from pokersquares_env.env import CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, encode_observation
+from pokersquares_env.scoring import expected_random_score, score_grid
+
+RUSSIAN_EXAMPLE = parse_cards("8♠ Д♠ 10♠ 4♠ 2♠ / 9♣ Д♣ 10♣ В♣ К♣ / Т♦ 8♦ 10♦ 4♣ 5♣ / Т♥ Д♥ 10♥ В♥ К♥ / 3♠ 6♥ 7♦ 4♥ 5♠")
+
+
+def play(env, policy, seed=None, options=None):
+    """Play one episode; the list of (obs, reward, terminated, info) and the reset info."""
+    obs, info = env.reset(seed=seed, options=options)
+    steps = []
+    done = False
+    while not done:
+        mask = info["action_mask"]
+        assert mask.dtype == np.int8 and mask.shape == (25,) and mask.any(), "live state with no legal cell"
+        obs, reward, done, truncated, info = env.step(policy(obs, info))
+        assert not truncated
+        steps.append((obs, reward, done, info))
+    return steps
+
+
+def first_legal(obs, info):
+    return int(np.flatnonzero(info["action_mask"])[0])
+
+
+def make_random_policy(seed):
+    rng = np.random.default_rng(seed)
+    return lambda obs, info: int(rng.choice(np.flatnonzero(info["action_mask"])))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"scoring": "english"}, {"jokers": 2, "reward_mode": "terminal"}, {"reward_scale": "normalized"}],
+)
+def test_passes_gymnasium_and_sb3_env_checkers(kwargs):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(gym.make("PokerSquares-v0", **kwargs).unwrapped, skip_render_check=True)
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    # SB3's checker steps with random actions, so illegal cells must end the episode instead of raising.
+    sb3_checker.check_env(gym.make("PokerSquares-v0", illegal_action="penalty", **kwargs))
+
+
+def test_worked_example_through_the_env():
+    env = gym.make("PokerSquares-v0", scoring="english")
+    steps = play(env, lambda obs, info: len(env.unwrapped.state.placements), options={"deck": RUSSIAN_EXAMPLE})
+    info = steps[-1][3]
+    assert info["score"] == 113 and info["scores"] == {"american": 302, "english": 113}
+    assert sum(s[1] for s in steps) == 113
+    assert info["hands"][3] == "royal_flush" and info["board"] == RUSSIAN_EXAMPLE
+    assert info["won"] is True  # 113 >= 70
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    scoring=st.sampled_from(["american", "english"]),
+    reward_mode=st.sampled_from(["line", "terminal"]),
+    jokers=st.sampled_from([0, 1, 2]),
+)
+def test_rewards_sum_to_the_score_and_no_card_appears_twice(seed, scoring, reward_mode, jokers):
+    env = gym.make("PokerSquares-v0", scoring=scoring, reward_mode=reward_mode, jokers=jokers)
+    steps = play(env, make_random_policy(seed), seed=seed)
+    info = steps[-1][3]
+    assert len(steps) == 25
+    assert sum(s[1] for s in steps) == pytest.approx(info["score"])
+    assert info["score"] == score_grid(info["board"], scoring)
+    assert len(set(info["board"])) == 25 and min(info["board"]) >= 0
+    assert max(info["board"]) < NUM_STANDARD + jokers
+    if reward_mode == "terminal":
+        assert all(s[1] == 0 for s in steps[:-1])
+
+
+def test_normalized_reward_scale():
+    env = gym.make("PokerSquares-v0", scoring="english", reward_scale="normalized")
+    steps = play(env, first_legal, seed=3)
+    assert sum(s[1] for s in steps) == pytest.approx(steps[-1][3]["score"] / expected_random_score("english"))
+
+
+def test_incremental_observation_matches_a_fresh_encoding():
+    env = gym.make("PokerSquares-v0", jokers=2)
+    obs, info = env.reset(seed=11)
+    u = env.unwrapped
+    assert obs.shape == (OBS_SIZE,) and obs.dtype == np.uint8
+    assert np.array_equal(obs, encode_observation(u.game, u.state))
+    assert obs[UNSEEN_OFFSET:].sum() == 53 and obs[CARD_OFFSET : CARD_OFFSET + 18].sum() in (1, 2)
+    policy = make_random_policy(0)
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(policy(obs, info))
+        assert np.array_equal(obs, encode_observation(u.game, u.state))
+        assert env.observation_space.contains(obs)
+
+
+def test_same_seed_same_deal_and_deck_option():
+    env = gym.make("PokerSquares-v0")
+    a = [s[3].get("card") for s in play(env, first_legal, seed=5)]
+    b = [s[3].get("card") for s in play(env, first_legal, seed=5)]
+    c = [s[3].get("card") for s in play(env, first_legal, seed=6)]
+    assert a == b and a != c
+    deck = list(range(51, 26, -1))
+    steps = play(env, first_legal, options={"deck": deck})
+    assert steps[-1][3]["board"] == deck
+
+
+@pytest.mark.parametrize(
+    "deck, message",
+    [
+        (list(range(24)), "at least 25"),
+        ([0] + list(range(24)), "appears twice"),
+        (list(range(24)) + [52], "allow 0 joker"),
+        (list(range(24)) + ["Zz"], "'Zz'"),
+    ],
+)
+def test_bad_decks_are_refused(deck, message):
+    env = gym.make("PokerSquares-v0")
+    with pytest.raises(ValueError, match=message):
+        env.reset(options={"deck": deck})
+
+
+def test_illegal_actions_raise_and_leave_the_state_untouched():
+    env = gym.make("PokerSquares-v0")
+    obs, info = env.reset(seed=0)
+    obs, *_ = env.step(7)
+    state = env.unwrapped.state.copy()
+    for bad, message in [(7, "cell 7 \\(c2\\) is occupied"), (25, "out of range"), (-1, "out of range"),
+                         (3.5, "not an integer"), ("a1", "not an integer")]:
+        with pytest.raises(IllegalActionError, match=message):
+            env.step(bad)
+        assert env.unwrapped.state == state
+    obs2, *_ = env.step(np.int64(8))  # numpy integers are fine
+    assert obs2[8 * 18 : 9 * 18].sum() > 0
+
+
+def test_penalty_mode_ends_the_episode():
+    env = gym.make("PokerSquares-v0", illegal_action="penalty", illegal_penalty=-5)
+    env.reset(seed=0)
+    env.step(0)
+    obs, reward, terminated, truncated, info = env.step(0)
+    assert terminated and reward == -5 and "occupied" in info["illegal_action"]
+    assert info["score"] == 0 and info["scores"] == {"american": 0, "english": 0}
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(1)
+
+
+def test_final_info_and_win_threshold():
+    env = gym.make("PokerSquares-v0", win_threshold=0)
+    info = play(env, first_legal, seed=1)[-1][3]
+    assert set(info) >= {"score", "scores", "hands", "board", "won", "action_mask", "placements"}
+    assert len(info["hands"]) == 10 and info["won"] is True and not info["action_mask"].any()
+    env = gym.make("PokerSquares-v0", win_threshold=10_000)
+    assert play(env, first_legal, seed=1)[-1][3]["won"] is False
+
+
+def test_action_masks_reach_through_gym_make_wrappers():
+    env = gym.make("PokerSquares-v0")
+    _, info = env.reset(seed=0)
+    masks = env.get_wrapper_attr("action_masks")()
+    assert masks.dtype == bool and np.array_equal(masks, info["action_mask"].astype(bool))
+    sb3_utils = pytest.importorskip("sb3_contrib.common.maskable.utils")
+    assert np.array_equal(sb3_utils.get_action_masks(env), masks)
+
+
+def test_maskable_ppo_trains_a_few_steps():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = gym.make("PokerSquares-v0")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=50, batch_size=25, n_epochs=1, seed=0, device="cpu")
+    model.learn(100)
+    obs, info = env.reset(seed=0)
+    for _ in range(25):
+        action, _ = model.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)
+        assert info["action_mask"][int(action)] == 1
+        obs, _, done, _, info = env.step(int(action))
+    assert done
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"scoring": "klingon"}, "unknown point system"),
+        ({"jokers": 3}, "jokers=3"),
+        ({"reward_mode": "dense"}, "reward_mode='dense'"),
+        ({"illegal_action": "ignore"}, "illegal_action='ignore'"),
+        ({"reward_scale": -1}, "reward_scale=-1"),
+        ({"placement": "diagonal"}, "placement='diagonal'"),
+        ({"first_cell": "middle"}, "first_cell='middle'"),
+        ({"render_mode": "bogus"}, "render_mode='bogus'"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gym.make("PokerSquares-v0", **kwargs)
+
+
+def test_ansi_render_shows_the_card_and_lines():
+    env = gym.make("PokerSquares-v0", render_mode="ansi")
+    env.reset(options={"deck": RUSSIAN_EXAMPLE})
+    for cell in range(5):
+        env.step(cell)
+    text = env.render()
+    assert "8♠" in text and "Flush 20" in text and "a    b    c    d    e" in text
+    assert "card to place: 9♣" in text

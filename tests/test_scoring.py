@@ -1,0 +1,222 @@
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import achievable, best_points, concrete_category
+
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.scoring import (
+    CATEGORY_KEYS,
+    POINT_SYSTEMS,
+    HandCategory,
+    PointSystem,
+    expected_random_score,
+    grid_hands,
+    hand_category,
+    line_points,
+    point_system,
+    score_grid,
+    score_grids,
+    score_hand,
+)
+
+RUSSIAN_EXAMPLE = "8♠ Д♠ 10♠ 4♠ 2♠ / 9♣ Д♣ 10♣ В♣ К♣ / Т♦ 8♦ 10♦ 4♣ 5♣ / Т♥ Д♥ 10♥ В♥ К♥ / 3♠ 6♥ 7♦ 4♥ 5♠"
+H = HandCategory
+
+
+def test_worked_example_from_the_russian_source():
+    assert score_grid(RUSSIAN_EXAMPLE, "english") == 113
+    assert score_grid(RUSSIAN_EXAMPLE, "american") == 302
+    assert grid_hands(RUSSIAN_EXAMPLE) == [
+        "flush", "straight_flush", "high_card", "royal_flush", "straight",
+        "one_pair", "three_of_a_kind", "four_of_a_kind", "full_house", "two_pair",
+    ]
+    assert line_points(RUSSIAN_EXAMPLE, "english") == [5, 30, 0, 30, 12, 1, 6, 16, 10, 3]
+
+
+def test_point_tables_match_the_sources():
+    am, en = POINT_SYSTEMS["american"], POINT_SYSTEMS["english"]
+    assert [am[k] for k in ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush",
+                            "straight", "three_of_a_kind", "two_pair", "one_pair")] == [100, 75, 50, 25, 20, 15, 10, 5, 2]
+    assert [en[k] for k in ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush",
+                            "straight", "three_of_a_kind", "two_pair", "one_pair")] == [30, 30, 16, 10, 5, 12, 6, 3, 1]
+    assert en["five_of_a_kind"] == 20
+    assert set(am) == set(CATEGORY_KEYS) == set(en)
+
+
+@pytest.mark.parametrize(
+    "hand, category",
+    [
+        ("Ts Js Qs Ks As", H.ROYAL_FLUSH),
+        ("9s Ts Js Qs Ks", H.STRAIGHT_FLUSH),
+        ("As 2s 3s 4s 5s", H.STRAIGHT_FLUSH),  # steel wheel
+        ("7c 7d 7h 7s 2c", H.FOUR_OF_A_KIND),
+        ("7c 7d 7h 2s 2c", H.FULL_HOUSE),
+        ("7c 7d 2h 2s 3c", H.TWO_PAIR),
+        ("2c 9c Jc 4c 6c", H.FLUSH),
+        ("Ah 2c 3d 4s 5h", H.STRAIGHT),  # wheel: ace low
+        ("Th Jc Qd Ks Ah", H.STRAIGHT),  # broadway: ace high
+        ("Qh Kc Ad 2s 3h", H.HIGH_CARD),  # no wrap-around
+        ("Kh Ac 2d 3s 4h", H.HIGH_CARD),
+        ("7c 7d 7h 2s 3c", H.THREE_OF_A_KIND),
+        ("7c 7d 9h 2s 3c", H.ONE_PAIR),
+        ("7c 8d 9h Js Qc", H.HIGH_CARD),
+    ],
+)
+def test_categories_and_edge_cases(hand, category):
+    assert hand_category(hand) == category
+    assert hand_category(hand) == concrete_category(parse_cards(hand))
+    assert score_hand(hand, "american") == POINT_SYSTEMS["american"][category.key]
+
+
+def test_royal_is_not_scored_as_straight_flush():
+    assert score_hand("Ts Js Qs Ks As", "american") == 100
+    assert score_hand("9s Ts Js Qs Ks", "american") == 75
+
+
+def test_joker_five_of_a_kind():
+    assert hand_category("7c 7d 7h 7s JK") == H.FIVE_OF_A_KIND
+    assert score_hand("7c 7d 7h 7s JK", "english") == 20
+    assert score_hand("7c 7d 7h JK JK", "english") == 20
+
+
+def test_joker_plays_the_best_card_of_the_line():
+    assert hand_category("2s 3s 4s 9s JK", "english") == H.FLUSH  # no straight window holds 2,3,4,9
+    assert hand_category("2h 3h 4h 6d JK", "english") == H.STRAIGHT  # joker as a 5; no flush (6♦)
+    assert hand_category("5s 6s 8s JK JK", "english") == H.STRAIGHT_FLUSH  # jokers as 7♠ and 9♠
+    assert hand_category("Ts Js Qs JK JK") == H.ROYAL_FLUSH
+    assert hand_category("5h 5d 6c 7s JK") == H.THREE_OF_A_KIND  # a pair rules out the straight
+    assert hand_category("5h 5d 6c 6s JK") == H.FULL_HOUSE
+
+
+def test_joker_prefers_straight_under_english_and_flush_under_american():
+    # Two jokers with 2♠ 3♠ 4♥: straight (12 English / 15 American) or trips (6 / 10) -- no flush.
+    # With three suited cards the jokers can make a flush (5 / 20) or a straight flush; use a table
+    # where straight-flush is impossible: 2♠ 3♠ 9♠ can flush but not straight.
+    # The decisive case: a custom table where straight > flush vs flush > straight.
+    line = "2s 3s 4s 6h JK"  # straight (joker as 5) or pair; flush impossible
+    assert score_hand(line, "english") == 12
+    mixed = {"straight": 12, "flush": 20, "straight_flush": 0, "royal_flush": 0, "four_of_a_kind": 16,
+             "full_house": 10, "three_of_a_kind": 6, "two_pair": 3, "one_pair": 1}
+    line = "2s 3s 4s 6s JK"  # joker: 5♠ makes a straight flush (worth 0 here), 5♥ a straight, K♠ a flush
+    assert hand_category(line, mixed) == H.FLUSH
+    assert score_hand(line, mixed) == 20
+    mixed2 = dict(mixed, flush=5)
+    assert hand_category(line, mixed2) == H.STRAIGHT
+    assert score_hand(line, mixed2) == 12
+
+
+cards_without_repeats = st.lists(st.integers(0, 53), min_size=0, max_size=5, unique=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cards_without_repeats)
+def test_tables_agree_with_the_plain_definition(cards):
+    # Every line of 0-5 cards, jokers included: the table's category set equals brute force.
+    from pokersquares_env.scoring import LINE_MASK, line_keys
+
+    padded = np.array(cards + [-1] * (5 - len(cards)))
+    mask = int(LINE_MASK[int(line_keys(padded))])
+    assert {HandCategory(c) for c in range(11) if mask >> c & 1} == achievable(cards)
+    for name in ("american", "english"):
+        assert score_hand(cards, name) == best_points(cards, POINT_SYSTEMS[name])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 53), min_size=5, max_size=5, unique=True),
+       st.dictionaries(st.sampled_from(CATEGORY_KEYS), st.integers(-50, 50)))
+def test_custom_tables_take_the_best_joker_choice(cards, overrides):
+    table = dict(POINT_SYSTEMS["english"], **overrides)
+    assert score_hand(cards, table) == best_points(cards, table)
+
+
+grids = st.permutations(list(range(54))).map(lambda p: p[:25])
+
+
+@settings(max_examples=100, deadline=None)
+@given(grids, st.permutations(range(5)), st.permutations(range(5)))
+def test_grid_score_invariant_under_row_column_permutation_and_transpose(cards, rows, cols):
+    g = np.array(cards).reshape(5, 5)
+    for system in ("american", "english"):
+        base = score_grid(g, system)
+        assert score_grid(g[list(rows)], system) == base
+        assert score_grid(g[:, list(cols)], system) == base
+        assert score_grid(g.T, system) == base
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(grids, min_size=1, max_size=8))
+def test_score_grids_matches_score_grid(boards):
+    arr = np.array(boards)
+    for system in ("american", "english"):
+        assert score_grids(arr, system).tolist() == [score_grid(b, system) for b in boards]
+        assert score_grids(arr.reshape(-1, 5, 5), system).tolist() == [score_grid(b, system) for b in boards]
+
+
+def test_incomplete_grids_score_rank_groups_only():
+    grid = [-1] * 25
+    for cell, card in zip(range(4), parse_cards("7c 7d 7h 2s")):
+        grid[cell] = card  # four cards of row 1: trips
+    grid[5:10] = parse_cards("2c 3c 4c 5c")[:4] + [-1]  # four-card straight flush draw: nothing
+    assert line_points(grid, "american")[:2] == [10, 0]
+    assert grid_hands(grid)[2] == "none"  # an empty line has no hand
+    assert score_grid(grid, "american") == 10
+
+
+def test_random_play_expectation_matches_neller():
+    # Published: 14.415 American, 7.676 English (Neller; exact expectation of random play).
+    assert expected_random_score("american") == pytest.approx(14.415, abs=5e-4)
+    assert expected_random_score("english") == pytest.approx(7.676, abs=5e-4)
+
+
+def test_point_system_specs(tmp_path):
+    assert point_system("American").name == "american"
+    ps = point_system("english", win_threshold=60)
+    assert ps.win_threshold == 60 and ps["straight"] == 12
+    assert point_system("american").win_threshold == 100 and point_system("english").win_threshold == 70
+    table = {k: 1 for k in CATEGORY_KEYS if k not in ("high_card", "five_of_a_kind")}
+    custom = point_system(table)
+    assert custom["high_card"] == 0 and custom["five_of_a_kind"] == custom["four_of_a_kind"]
+    path = tmp_path / "pps.json"
+    path.write_text(json.dumps({"name": "flat", "points": table, "win_threshold": 5}))
+    loaded = point_system(str(path))
+    assert loaded.name == "flat" and loaded.win_threshold == 5
+    assert point_system(loaded.to_json()) == loaded
+    assert isinstance(PointSystem.from_spec("english"), PointSystem)
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ({"royal_flush": 1}, "missing hand categories"),
+        (dict(POINT_SYSTEMS["american"], bogus=3), "unknown hand category 'bogus'"),
+        (dict(POINT_SYSTEMS["american"], flush="many"), "'many' is not a number"),
+        (dict(POINT_SYSTEMS["american"], flush=float("nan")), "not finite"),
+        (dict(POINT_SYSTEMS["american"], flush=True), "not a number"),
+    ],
+)
+def test_invalid_tables_raise_clear_errors(table, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        point_system(table)
+
+
+def test_unknown_system_name_and_broken_file(tmp_path):
+    with pytest.raises(ValueError, match="unknown point system 'klingon'"):
+        point_system("klingon")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        point_system(str(bad))
+
+
+def test_bad_grids_raise():
+    with pytest.raises(ValueError, match="expected 25"):
+        score_grid(list(range(24)))
+    with pytest.raises(ValueError, match="appears twice"):
+        score_grid([0] * 25)
+    with pytest.raises(ValueError, match="out of range"):
+        score_grid(list(range(24)) + [99])
+    with pytest.raises(ValueError):
+        score_grids(np.zeros((3, 24), dtype=int))

@@ -128,7 +128,7 @@ class PokerSquaresEnv(gym.Env):
     * v0: first release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
 
     def __init__(
         self,

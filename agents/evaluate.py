@@ -1,0 +1,80 @@
+"""``pokersquares evaluate``: play agents on common seeded deals and report their scores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "evaluate agents on common seeded deals (summary, per-game records, hand frequencies, paired comparisons)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the command's options to ``parser``."""
+    parser.add_argument("--agent", action="append", required=True, metavar="SPEC",
+                        help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
+                             "ppo:PATH, ...")
+    parser.add_argument("--games", type=int, default=100, help="number of deals (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="deal seed: deal i of seed S is the same for every agent")
+    parser.add_argument("--scoring", default="american",
+                        help="point system the agents play for: american, english or a JSON file "
+                             "(every game is also scored under American and English)")
+    parser.add_argument("--scoring-set", "--pps", dest="scoring_set", nargs="?", const="pps", default=None,
+                        metavar="SET",
+                        help="Parameterized Poker Squares: evaluate under a set of point systems, normalised per "
+                             "system; 'pps' (American, English, random, hypercorner, single-hand) or a "
+                             "comma-separated list of names/JSON files")
+    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="wild jokers in the deck")
+    parser.add_argument("--placement", default="free", choices=("free", "adjacent"), help="placement rule")
+    parser.add_argument("--first-cell", default=None, help="where the first card goes: center, top-left or a cell")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="write games.jsonl, summary.md/.csv/.json, hands.json/.csv, paired.json, PNG plots")
+    parser.add_argument("--format", default="table", choices=("table", "json"),
+                        help="stdout: a Markdown table or one JSON object per agent")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation; 0 on success, 1 if any game raised."""
+    from agents.evaluation import evaluate, evaluate_pps
+    from pokersquares_env.core import Rules
+
+    try:
+        rules = Rules(jokers=args.jokers, placement=args.placement, first_cell=args.first_cell).to_json()
+    except ValueError as exc:
+        print(f"pokersquares evaluate: {exc}", file=sys.stderr)
+        return 2
+    common = dict(games=args.games, seed=args.seed, rules=rules, jobs=args.jobs, progress=not args.no_progress,
+                  backend=args.backend, out_dir=args.out)
+    try:
+        if args.scoring_set:
+            systems = "pps" if args.scoring_set == "pps" else [s.strip() for s in args.scoring_set.split(",")]
+            result = evaluate_pps(args.agent, systems=systems, **common)
+            if args.format == "json":
+                for row in result.summary:
+                    print(json.dumps(row))
+            else:
+                print(result.table(), end="")
+            errors = [e for r in result.results.values() for e in r.errors]
+        else:
+            result = evaluate(args.agent, scoring=args.scoring, **common)
+            if args.format == "json":
+                print(result.json_lines(), end="")
+            else:
+                print(result.table("markdown"), end="")
+                if len(args.agent) > 1:
+                    print()
+                    for p in result.paired():
+                        print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} +- {p['ci95']:.3f} "
+                              f"over {p['deals']} common deals")
+            errors = result.errors
+    except (ValueError, TypeError, ImportError) as exc:
+        print(f"pokersquares evaluate: {exc}", file=sys.stderr)
+        return 2
+    for e in errors[:20]:
+        print(f"error: agent {e['agent']} on deal {e['deal']}: {e['error']}", file=sys.stderr)
+    if len(errors) > 20:
+        print(f"... and {len(errors) - 20} more errors", file=sys.stderr)
+    return 1 if errors else 0

@@ -1,0 +1,615 @@
+"""Common-deal evaluation of agents: the Python API behind ``pokersquares evaluate``.
+
+Design (so that other back ends plug in):
+
+1. Deal ``i`` of seed ``S`` is the deck drawn from ``numpy.random.default_rng([S, i])``
+   (:func:`deal_deck`); every agent plays the same deals (common random numbers),
+   and the agent's own generator is re-seeded per deal from ``[S, i, 1]``, so a
+   game's result does not depend on how deals are split over processes.
+2. Work is cut into chunks; each chunk is the pure function
+   :func:`run_chunk` ``(agent_spec, deals, config) -> list of per-game records``,
+   which builds the agent itself (so it runs in any process or on any Ray worker).
+3. A back end maps chunks to records: ``"local"`` runs them in this process
+   (``jobs=1``) or in a ``multiprocessing`` pool.  :func:`register_backend` adds
+   others (``"ray"`` is looked up in ``agents.ray_backend:run_chunks`` when asked for).
+4. :class:`EvaluationResult` computes every figure from the records alone.
+
+A game that raises is recorded with ``"error"`` (the message and the deal);
+the agent goes on with the next deal and the other agents are unaffected.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import json
+import math
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pokersquares_env.core import PokerSquaresGame, Rules
+from pokersquares_env.scoring import CATEGORY_KEYS, point_system
+
+__all__ = [
+    "EvalConfig",
+    "EvaluationResult",
+    "deal_deck",
+    "evaluate",
+    "PPSResult",
+    "evaluate_pps",
+    "make_chunks",
+    "pps_systems",
+    "register_backend",
+    "run_chunk",
+    "summarize",
+]
+
+Z95 = 1.959963984540054
+
+
+# --------------------------------------------------------------------------- deals and chunks
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything a chunk needs besides the agent spec: JSON-ready, so it crosses process boundaries."""
+
+    seed: int = 0
+    scoring: Any = "american"  # a point-system spec; stored as its JSON form
+    rules: dict[str, Any] = field(default_factory=dict)
+
+    def game(self) -> PokerSquaresGame:
+        """The game these deals are played in."""
+        return PokerSquaresGame(Rules(**self.rules), point_system(self.scoring))
+
+
+def deal_deck(seed: int, index: int, rules: Rules | dict[str, Any] | None = None) -> tuple[int, ...]:
+    """The deck of deal ``index`` under ``seed`` (identical for every agent and every back end)."""
+    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    return PokerSquaresGame(rules).deal(np.random.default_rng([int(seed), int(index)]))
+
+
+def _agent_seed(seed: int, index: int) -> int:
+    return int(np.random.SeedSequence([int(seed), int(index), 1]).generate_state(1)[0])
+
+
+def run_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[str, Any]) -> list[dict[str, Any]]:
+    """Play ``agent_spec`` on the given deal indices; one record per deal (pure: depends on its arguments only).
+
+    A record holds ``agent, deal, deck, placements, score, scores {american,
+    english}, hands, seconds`` and, when the game raised, ``error``.
+    """
+    from agents.registry import make_agent
+    from pokersquares_env.env import encode_observation, mask_array
+
+    if isinstance(config, dict):
+        config = EvalConfig(**config)
+    game = config.game()
+    records: list[dict[str, Any]] = []
+    try:
+        agent = make_agent(agent_spec, system=game.system, rules=game.rules, seed=config.seed)
+    except Exception as exc:  # noqa: BLE001 - reported per deal, other agents go on
+        msg = f"could not build agent {agent_spec!r}: {type(exc).__name__}: {exc}"
+        return [_error_record(agent_spec, i, deal_deck(config.seed, i, game.rules), [], msg, 0.0) for i in deals]
+    for i in deals:
+        deck = deal_deck(config.seed, i, game.rules)
+        state = game.init(deck, validate=False)
+        start = time.perf_counter()
+        try:
+            agent.seed(_agent_seed(config.seed, i))
+            agent.reset()
+            while not state.terminal:
+                mask = game.legal_mask(state)
+                obs = encode_observation(game, state) if agent.uses_obs else None
+                info = {"action_mask": mask_array(mask), "card": state.card}
+                cell = agent.act(obs, info, game, state.copy())
+                game.apply(state, int(cell) if isinstance(cell, (int, np.integer)) else cell)
+        except Exception as exc:  # noqa: BLE001
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+            msg = f"{type(exc).__name__}: {exc}{where} (deal {i}, move {state.num_placed + 1})"
+            records.append(_error_record(agent_spec, i, deck, state.placements, msg, time.perf_counter() - start))
+            continue
+        seconds = time.perf_counter() - start
+        records.append(
+            {
+                "agent": agent_spec,
+                "deal": int(i),
+                "deck": list(deck),
+                "placements": list(state.placements),
+                "score": game.score(state),
+                "scores": {"american": game.score(state, "american"), "english": game.score(state, "english")},
+                "hands": game.hands(state),
+                "seconds": seconds,
+            }
+        )
+    return records
+
+
+def _error_record(agent: str, i: int, deck: Sequence[int], placements: Sequence[int], msg: str, secs: float) -> dict:
+    return {"agent": agent, "deal": int(i), "deck": list(deck), "placements": list(placements), "error": msg,
+            "seconds": secs}
+
+
+def make_chunks(agent_specs: Sequence[str], games: int, chunk_size: int) -> list[tuple[str, list[int]]]:
+    """``(agent_spec, deal indices)`` work units covering every agent and deal."""
+    out = []
+    for spec in agent_specs:
+        for lo in range(0, games, chunk_size):
+            out.append((spec, list(range(lo, min(games, lo + chunk_size)))))
+    return out
+
+
+# --------------------------------------------------------------------------- back ends
+
+ChunkTask = tuple[str, list[int], dict[str, Any]]
+Backend = Callable[..., Iterator[list[dict[str, Any]]]]
+_BACKENDS: dict[str, Any] = {"ray": "agents.ray_backend:run_chunks"}
+
+
+def register_backend(name: str, target: str | Backend) -> None:
+    """Add a back end: ``target(tasks, *, jobs) -> iterator of record lists`` (``"module:function"`` or a callable).
+
+    ``tasks`` is a list of ``(agent_spec, deal indices, config dict)``; each
+    must be run through :func:`run_chunk`.  Results may come in any order.
+    """
+    _BACKENDS[name] = target
+
+
+def _call_chunk(task: ChunkTask) -> list[dict[str, Any]]:
+    return run_chunk(*task)
+
+
+def _local(tasks: list[ChunkTask], *, jobs: int = 1) -> Iterator[list[dict[str, Any]]]:
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield _call_chunk(task)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
+    with ctx.Pool(processes=min(jobs, len(tasks))) as pool:
+        yield from pool.imap_unordered(_call_chunk, tasks)
+
+
+def _backend(name: str) -> Backend:
+    if name == "local":
+        return _local
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown backend {name!r}: expected one of {', '.join(['local', *_BACKENDS])}")
+    target = _BACKENDS[name]
+    if callable(target):
+        return target
+    module, func = target.split(":")
+    try:
+        return getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(
+            f"backend {name!r} ({target}) is not available: {exc}; for Ray: pip install \"pokersquares_env[distributed]\""
+        ) from exc
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _stats(values: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=np.float64)
+    n = a.size
+    if n == 0:
+        return {"mean": math.nan, "std": math.nan, "ci95": math.nan, "min": math.nan, "max": math.nan}
+    std = float(a.std(ddof=1)) if n > 1 else 0.0
+    return {
+        "mean": float(a.mean()),
+        "std": std,
+        "ci95": Z95 * std / math.sqrt(n) if n > 1 else math.nan,
+        "min": float(a.min()),
+        "max": float(a.max()),
+    }
+
+
+def summarize(records: Iterable[dict[str, Any]], agent: str, system: Any) -> dict[str, Any]:
+    """The summary row of one agent's records under ``system`` (the point system the games were played for)."""
+    ps = point_system(system)
+    recs = [r for r in records if r["agent"] == agent]
+    ok = [r for r in recs if "error" not in r]
+    scores = [r["score"] for r in ok]
+    row: dict[str, Any] = {"agent": agent, "games": len(ok), "errors": len(recs) - len(ok), "scoring": ps.name}
+    row.update(_stats(scores))
+    thr = ps.win_threshold
+    row["win_rate"] = float(np.mean([s >= thr for s in scores])) if scores and thr is not None else math.nan
+    row["seconds_per_game"] = float(np.mean([r["seconds"] for r in ok])) if ok else math.nan
+    for name in ("american", "english"):
+        st = _stats([r["scores"][name] for r in ok])
+        row[f"mean_{name}"] = st["mean"]
+        row[f"ci95_{name}"] = st["ci95"]
+    return row
+
+
+@dataclass
+class EvaluationResult:
+    """Per-game records of an evaluation and every figure computed from them."""
+
+    agents: list[str]
+    records: list[dict[str, Any]]
+    config: dict[str, Any]
+    games: int
+
+    @property
+    def system(self):
+        """The point system the games were played for."""
+        return point_system(self.config["scoring"])
+
+    @property
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per agent: agent, games, errors, scoring, mean, std, ci95, min, max, win_rate,
+        seconds_per_game, mean_american, ci95_american, mean_english, ci95_english."""
+        return [summarize(self.records, a, self.system) for a in self.agents]
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """``{agent, deal, error}`` of every game that raised."""
+        return [{"agent": r["agent"], "deal": r["deal"], "error": r["error"]} for r in self.records if "error" in r]
+
+    def scores(self, agent: str, system: str | None = None) -> dict[int, float]:
+        """Deal index -> score of ``agent`` (under the played system, or ``'american'``/``'english'``)."""
+        return {
+            r["deal"]: (r["score"] if system is None else r["scores"][system])
+            for r in self.records
+            if r["agent"] == agent and "error" not in r
+        }
+
+    def hand_frequencies(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Per agent, per line kind (``rows``, ``columns``, ``all``): share of lines ending in each hand category."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for agent in self.agents:
+            counts = {kind: dict.fromkeys(CATEGORY_KEYS, 0) for kind in ("rows", "columns", "all")}
+            n = 0
+            for r in self.records:
+                if r["agent"] != agent or "error" in r:
+                    continue
+                n += 1
+                for i, hand in enumerate(r["hands"]):
+                    counts["rows" if i < 5 else "columns"][hand] += 1
+                    counts["all"][hand] += 1
+            out[agent] = {
+                kind: {h: (c / (n * (10 if kind == "all" else 5)) if n else math.nan) for h, c in cnt.items()}
+                for kind, cnt in counts.items()
+            }
+        return out
+
+    def paired(self, system: str | None = None) -> list[dict[str, Any]]:
+        """Mean score difference of every pair of agents on their common deals, with a 95% CI."""
+        out = []
+        for i, a in enumerate(self.agents):
+            for b in self.agents[i + 1:]:
+                sa, sb = self.scores(a, system), self.scores(b, system)
+                common = sorted(set(sa) & set(sb))
+                d = np.array([sa[k] - sb[k] for k in common], dtype=np.float64)
+                st = _stats(d)
+                out.append({
+                    "a": a, "b": b, "deals": len(common), "scoring": system or self.system.name,
+                    "mean_diff": st["mean"], "std_diff": st["std"], "ci95": st["ci95"],
+                    "a_better": int((d > 0).sum()), "ties": int((d == 0).sum()), "b_better": int((d < 0).sum()),
+                })
+        return out
+
+    # ---- output --------------------------------------------------------------
+    def table(self, fmt: str = "markdown") -> str:
+        """The summary as a Markdown table (``fmt="markdown"``) or CSV (``fmt="csv"``)."""
+        rows = self.summary
+        cols = ["agent", "games", "errors", "scoring", "mean", "std", "ci95", "min", "max", "win_rate",
+                "seconds_per_game", "mean_american", "ci95_american", "mean_english", "ci95_english"]
+        if fmt == "csv":
+            buf = io.StringIO()
+            w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+            return buf.getvalue()
+        if fmt != "markdown":
+            raise ValueError(f"fmt={fmt!r}: expected 'markdown' or 'csv'")
+
+        def cell(v: Any) -> str:
+            return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+
+    def json_lines(self) -> str:
+        """One JSON object per agent (the summary rows), one per line."""
+        return "".join(json.dumps(_jsonable(r)) + "\n" for r in self.summary)
+
+    def game_records(self) -> Iterator[dict[str, Any]]:
+        """Per-game records in the package's game-record JSON form (plus ``deal`` and ``seconds`` in ``meta``)."""
+        from pokersquares_env.records import GameRecord
+
+        game = EvalConfig(**self.config).game()
+        for r in sorted(self.records, key=lambda r: (self.agents.index(r["agent"]), r["deal"])):
+            meta = {"deal": r["deal"], "seconds": r["seconds"], "eval_seed": self.config["seed"]}
+            if "error" in r:
+                meta["error"] = r["error"]
+            rec = GameRecord(game.rules, game.system, list(r["deck"]), list(r["placements"]), seed=None,
+                             agent=r["agent"], meta=meta)
+            yield rec.to_dict()
+
+    def save(self, out_dir: str | os.PathLike, *, plots: bool = True) -> list[str]:
+        """Write records (JSONL), summary (Markdown, CSV, JSON), hand frequencies, paired comparisons and plots."""
+        os.makedirs(out_dir, exist_ok=True)
+        written = []
+
+        def write(name: str, text: str) -> None:
+            path = os.path.join(out_dir, name)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            written.append(path)
+
+        write("games.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.game_records()))
+        write("summary.md", self.table("markdown"))
+        write("summary.csv", self.table("csv"))
+        write("summary.json", json.dumps(_jsonable(self.summary), indent=2) + "\n")
+        write("hands.json", json.dumps(_jsonable(self.hand_frequencies()), indent=2) + "\n")
+        write("hands.csv", self._hands_csv())
+        paired = self.paired() + (
+            [p for s in ("american", "english") for p in self.paired(s)] if len(self.agents) > 1 else [])
+        write("paired.json", json.dumps(_jsonable(paired), indent=2) + "\n")
+        write("errors.json", json.dumps(self.errors, indent=2) + "\n")
+        if plots:
+            written += self.plot(out_dir)
+        return written
+
+    def _hands_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["agent", "lines", *CATEGORY_KEYS])
+        for agent, kinds in self.hand_frequencies().items():
+            for kind, freq in kinds.items():
+                w.writerow([agent, kind, *(f"{freq[h]:.5f}" for h in CATEGORY_KEYS)])
+        return buf.getvalue()
+
+    def plot(self, out_dir: str | os.PathLike) -> list[str]:
+        """Save ``scores.png`` (score distribution per agent) and ``hands.png`` (hand frequencies)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from exc
+        paths = []
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        data = [list(self.scores(a).values()) for a in self.agents]
+        lo = min((min(d) for d in data if d), default=0)
+        hi = max((max(d) for d in data if d), default=1)
+        bins = np.linspace(lo, hi + 1, 40)
+        for agent, d in zip(self.agents, data):
+            if d:
+                ax.hist(d, bins=bins, alpha=0.5, label=f"{agent} (mean {np.mean(d):.1f})")
+        ax.set_xlabel(f"score ({self.system.name})")
+        ax.set_ylabel("games")
+        ax.set_title(f"Score distribution, {self.games} common deals, seed {self.config['seed']}")
+        ax.legend()
+        fig.tight_layout()
+        paths.append(os.path.join(out_dir, "scores.png"))
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+
+        freqs = self.hand_frequencies()
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        cats = list(CATEGORY_KEYS)
+        width = 0.8 / max(1, len(self.agents))
+        x = np.arange(len(cats))
+        for j, agent in enumerate(self.agents):
+            ax.bar(x + j * width, [freqs[agent]["all"][c] for c in cats], width, label=agent)
+        ax.set_xticks(x + 0.4 - width / 2, [c.replace("_", " ") for c in cats], rotation=30, ha="right")
+        ax.set_ylabel("share of lines")
+        ax.set_yscale("log")
+        ax.set_title("Hand frequencies per line")
+        ax.legend()
+        fig.tight_layout()
+        paths.append(os.path.join(out_dir, "hands.png"))
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+        return paths
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return None if math.isnan(x) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def evaluate(
+    agent_specs: str | Sequence[str],
+    *,
+    games: int = 100,
+    seed: int = 0,
+    scoring: Any = "american",
+    rules: dict[str, Any] | None = None,
+    jobs: int = 1,
+    out_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+    backend: str = "local",
+    chunk_size: int | None = None,
+) -> EvaluationResult:
+    """Play every agent on the same ``games`` seeded deals; the records and summaries.
+
+    ``scoring`` is the point system the agents play for (every game is also
+    scored under American and English); ``rules`` holds ``Rules`` fields
+    (``jokers``, ``placement``, ``first_cell``).  ``jobs`` processes share the
+    work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).
+    """
+    specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
+    if not specs:
+        raise ValueError("agent_specs is empty: expected at least one agent spec")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise ValueError(f"games={games!r}: expected a positive integer")
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    from agents.registry import check_spec
+
+    for spec in specs:
+        check_spec(spec)  # fail early on unknown names and options
+    rules = dict(Rules(**(rules or {})).to_json())
+    system = point_system(scoring)
+    config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
+    size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
+    tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size)]
+    records: list[dict[str, Any]] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(specs) * int(games), desc="evaluate", unit="game")
+    try:
+        for chunk in _backend(backend)(tasks, jobs=int(jobs)):
+            records.extend(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
+    records.sort(key=lambda r: (specs.index(r["agent"]), r["deal"]))
+    result = EvaluationResult(specs, records, config, int(games))
+    if out_dir is not None:
+        result.save(out_dir)
+    return result
+
+
+# --------------------------------------------------------------------------- Parameterized Poker Squares
+
+_PPS_HANDS = [k for k in CATEGORY_KEYS if k != "five_of_a_kind"]  # the 10 hands of the challenge
+
+
+def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, single_hand: int = 2) -> list[Any]:
+    """The Parameterized Poker Squares set: American, English, random tables, hypercorner and single-hand systems.
+
+    Following the EAAI-2016 challenge: a random table gives each of the 10 hands
+    (high card included) an integer in [-128, 127]; a hypercorner table gives
+    each hand -1 or +1; a single-hand table gives one hand 1 and the rest 0.
+    Five of a kind (jokers only) scores as four of a kind.  Drawn from ``seed``.
+    """
+    from pokersquares_env.scoring import PointSystem
+
+    rng = np.random.default_rng([int(seed), 2016])
+    out: list[Any] = [point_system("american"), point_system("english")]
+
+    def table(name: str, values: Sequence[float]) -> Any:
+        pts = dict(zip(_PPS_HANDS, (float(v) for v in values)))
+        return PointSystem(name, tuple(point_system(pts).points), None)
+
+    for j in range(random_tables):
+        out.append(table(f"random-{j + 1}", rng.integers(-128, 128, len(_PPS_HANDS))))
+    for j in range(hypercorner):
+        out.append(table(f"hypercorner-{j + 1}", rng.choice([-1, 1], len(_PPS_HANDS))))
+    hands = rng.permutation(len(_PPS_HANDS))[:single_hand]
+    for h in hands:
+        out.append(table(f"single-{_PPS_HANDS[h]}", [1 if i == h else 0 for i in range(len(_PPS_HANDS))]))
+    return out
+
+
+@dataclass
+class PPSResult:
+    """Results of an evaluation over several point systems, normalised per system."""
+
+    results: dict[str, EvaluationResult]
+
+    @property
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per (agent, system): mean, ci95, the exact random-play expectation and the normalised score.
+
+        ``normalized = (mean - random) / (best - random)``, where ``random`` is the
+        exact expected score of random play under that system and ``best`` the
+        highest mean of any evaluated agent on it: 0 is random play, 1 the best
+        agent of the field (the 2016 challenge ranked players on scores
+        normalised per system so that every system weighs the same).
+        """
+        from pokersquares_env.scoring import expected_random_score
+
+        rows = []
+        for name, res in self.results.items():
+            base = expected_random_score(res.system, res.config["rules"]["jokers"])
+            summ = res.summary
+            best = max(r["mean"] for r in summ)
+            for r in summ:
+                span = best - base
+                rows.append({
+                    "agent": r["agent"], "system": name, "games": r["games"], "errors": r["errors"],
+                    "mean": r["mean"], "ci95": r["ci95"], "random_expected": base,
+                    "normalized": (r["mean"] - base) / span if span > 0 else math.nan,
+                    "seconds_per_game": r["seconds_per_game"],
+                })
+        return rows
+
+    def overall(self) -> list[dict[str, Any]]:
+        """Per agent: the mean normalised score over the systems (the challenge's ranking figure)."""
+        rows: dict[str, list[float]] = {}
+        for r in self.summary:
+            rows.setdefault(r["agent"], []).append(r["normalized"])
+        return [{"agent": a, "systems": len(v), "normalized": float(np.nanmean(v))} for a, v in rows.items()]
+
+    def table(self) -> str:
+        """A Markdown table: one row per agent and system, then the overall normalised score."""
+        lines = ["| agent | system | games | mean | ci95 | random | normalized |", "|---|---|---|---|---|---|---|"]
+        for r in self.summary:
+            lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['mean']:.3f} | {r['ci95']:.3f} | "
+                         f"{r['random_expected']:.3f} | {r['normalized']:.3f} |")
+        lines += ["", "| agent | systems | mean normalized |", "|---|---|---|"]
+        lines += [f"| {r['agent']} | {r['systems']} | {r['normalized']:.3f} |" for r in self.overall()]
+        return "\n".join(lines) + "\n"
+
+    def save(self, out_dir: str | os.PathLike) -> list[str]:
+        """Write each system's outputs in a sub-folder and the normalised table as ``pps.md``/``pps.json``."""
+        os.makedirs(out_dir, exist_ok=True)
+        written = []
+        for name, res in self.results.items():
+            written += res.save(os.path.join(out_dir, name), plots=False)
+        for fname, text in (("pps.md", self.table()),
+                            ("pps.json", json.dumps(_jsonable({"systems": self.summary, "overall": self.overall()}),
+                                                    indent=2) + "\n")):
+            path = os.path.join(out_dir, fname)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            written.append(path)
+        return written
+
+
+def evaluate_pps(
+    agent_specs: str | Sequence[str],
+    *,
+    systems: str | Sequence[Any] = "pps",
+    games: int = 100,
+    seed: int = 0,
+    out_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> PPSResult:
+    """Evaluate agents under each point system of ``systems`` (``"pps"`` = :func:`pps_systems` of ``seed``).
+
+    Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
+    """
+    systems = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
+    results = {}
+    for spec in systems:
+        ps = point_system(spec)
+        results[ps.name] = evaluate(agent_specs, games=games, seed=seed, scoring=ps, **kwargs)
+    out = PPSResult(results)
+    if out_dir is not None:
+        out.save(out_dir)
+    return out

@@ -1,0 +1,180 @@
+"""Agents by name: ``make_agent("mc:rollouts=200")``, ``make_agent("ppo:runs/ppo.zip")``.
+
+A spec is ``NAME`` or ``NAME:ARG``.  Two kinds of entries exist:
+
+* ``params`` agents read ``ARG`` as comma-separated ``key=value`` options
+  (``expectimax:ply=2,tables=PATH``); values are parsed as int, float,
+  ``true``/``false``/``none`` or else kept as text.  The factory is called as
+  ``factory(system=..., rules=..., seed=..., **options)``.
+* ``path`` agents (learned policies) read ``ARG`` as one path, passed as is:
+  ``factory(ARG, system=..., rules=..., seed=...)``.
+
+Entries are ``"module:function"`` strings imported only when used, so a
+learned-policy loader that needs torch costs nothing until it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from agents.base import Agent
+
+__all__ = ["available_agents", "check_spec", "make_agent", "parse_spec", "register_agent"]
+
+# name -> (target "module:function" or callable, kind)
+_REGISTRY: dict[str, tuple[Any, str]] = {}
+_KINDS = ("params", "path")
+
+
+def register_agent(name: str, target: str | Callable[..., Agent], *, kind: str = "path") -> None:
+    """Make ``name`` (or ``name:ARG``) build an agent through ``target`` (``"module:function"`` or a callable).
+
+    ``kind="path"`` (the default, for learned policies) passes ``ARG`` as a path;
+    ``kind="params"`` parses it as ``key=value`` options.
+    """
+    if not isinstance(name, str) or not name or ":" in name or "," in name or name != name.strip():
+        raise ValueError(f"agent name {name!r}: expected a non-empty name without ':', ',' or surrounding spaces")
+    if kind not in _KINDS:
+        raise ValueError(f"kind={kind!r}: expected one of {', '.join(_KINDS)}")
+    if isinstance(target, str):
+        if target.count(":") != 1 or not all(target.split(":")):
+            raise ValueError(f"agent target {target!r}: expected 'module:function'")
+    elif not callable(target):
+        raise TypeError(f"agent target {target!r}: expected 'module:function' or a callable")
+    _REGISTRY[name] = (target, kind)
+
+
+def available_agents() -> list[str]:
+    """The registered agent names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def _value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
+    """``(name, raw ARG or None, options)`` of an agent spec (options only for ``params`` agents)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec {spec!r}: expected a name such as {', '.join(available_agents())}")
+    name, sep, arg = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}: expected one of {', '.join(available_agents())}")
+    kind = _REGISTRY[name][1]
+    if kind == "path":
+        return name, (arg if sep else None), {}
+    options: dict[str, Any] = {}
+    if sep and arg.strip():
+        for item in arg.split(","):
+            key, eq, val = item.partition("=")
+            key = key.strip()
+            if not eq or not key.isidentifier():
+                raise ValueError(f"agent spec {spec!r}: option {item!r} is not of the form key=value")
+            options[key] = _value(val)
+    return name, (arg if sep else None), options
+
+
+def _resolve(name: str) -> Callable[..., Agent]:
+    target = _REGISTRY[name][0]
+    if callable(target):
+        return target
+    module_name, func_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ImportError(
+            f"agent {name!r} needs module {module_name!r}, which could not be imported ({exc}); "
+            f"learned policies need the training extra: pip install \"pokersquares_env[train]\""
+        ) from exc
+    try:
+        return getattr(module, func_name)
+    except AttributeError:
+        raise ImportError(f"agent {name!r}: module {module_name!r} has no {func_name!r}") from None
+
+
+def _check_options(spec: str, name: str, factory: Callable[..., Agent], options: dict[str, Any]) -> None:
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # no signature: let the call decide
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [n for n, p in params.items()
+                if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                and n not in ("system", "rules", "seed", "self")]
+    unknown = [k for k in options if k not in accepted]
+    if unknown:
+        raise ValueError(
+            f"agent spec {spec!r}: unknown option(s) {', '.join(unknown)}; "
+            f"{name!r} accepts {', '.join(accepted) or 'no options'}"
+        )
+
+
+def check_spec(spec: str) -> None:
+    """Raise ``ValueError`` naming the problem if ``spec`` names no agent or an unknown option (builds nothing)."""
+    name, arg, options = parse_spec(spec)
+    if _REGISTRY[name][1] == "path":
+        if not arg:
+            raise ValueError(f"agent spec {spec!r}: expected {name}:PATH (the saved model to load)")
+        return
+    _check_options(spec, name, _resolve(name), options)
+
+
+def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> Agent:
+    """The agent a spec names, set up for ``system`` (point system spec) and ``rules`` (``Rules`` or dict).
+
+    Unknown names and options raise ``ValueError`` listing what exists.
+    """
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    name, arg, options = parse_spec(spec)
+    kind = _REGISTRY[name][1]
+    ps = point_system("american" if system is None else system)
+    if rules is None:
+        rules = Rules()
+    elif isinstance(rules, dict):
+        rules = Rules(**rules)
+    elif not isinstance(rules, Rules):
+        raise TypeError(f"rules={rules!r}: expected a Rules, a dict of Rules fields or None")
+    factory = _resolve(name)
+    if kind == "path":
+        if not arg:
+            raise ValueError(f"agent spec {spec!r}: expected {name}:PATH (the saved model to load)")
+        agent = factory(arg, system=ps, rules=rules, seed=seed)
+    else:
+        _check_options(spec, name, factory, options)
+        agent = factory(system=ps, rules=rules, seed=seed, **options)
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent factory for {name!r} returned {type(agent).__name__}: expected an agents.Agent")
+    if getattr(agent, "spec", None) is None:
+        agent.spec = spec.strip()
+    return agent
+
+
+# Built-in agents.
+register_agent("random", "agents.simple:RandomAgent", kind="params")
+register_agent("greedy", "agents.simple:GreedyAgent", kind="params")
+register_agent("rules", "agents.simple:RuleAgent", kind="params")
+register_agent("mc", "agents.mc:MonteCarloAgent", kind="params")
+register_agent("expectimax", "agents.expectimax:ExpectimaxAgent", kind="params")
+# Learned policies (written by the training work; loaded lazily, need the "train" extra).
+register_agent("ppo", "agents.learned:load_ppo")
+register_agent("dqn", "agents.learned:load_dqn")
+register_agent("fastppo", "agents.learned:load_fastppo")

@@ -47,4 +47,9 @@ def _register(env_id: str, **kwargs) -> None:
         register(id=env_id, **kwargs)
 
 
-_register("PokerSquares-v0", entry_point="pokersquares_env.env:PokerSquaresEnv")
+_register(
+    "PokerSquares-v0",
+    entry_point="pokersquares_env.env:PokerSquaresEnv",
+    vector_entry_point="pokersquares_env.vector:PokerSquaresVectorEnv",
+)
+_register("Soliter-v0", entry_point="pokersquares_env.soliter.env:SoliterEnv")

@@ -1,0 +1,539 @@
+"""``PokerSquares-v0`` as a native numpy vector env: N games advanced by a handful of array operations.
+
+``gymnasium.make_vec("PokerSquares-v0", num_envs=N, vectorization_mode="vector_entry_point", **rules)``
+returns :class:`PokerSquaresVectorEnv`.  Each sub-env plays exactly the game of
+:class:`pokersquares_env.env.PokerSquaresEnv` with the same observation,
+rewards, masks and final scores; only the bookkeeping is batched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, format_card, parse_cards
+from pokersquares_env.core import ADJACENT, NUM_CELLS, IllegalActionError, Rules, cell_name
+from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv
+from pokersquares_env.scoring import CATEGORY_KEYS, FLUSHABLE, NO_HAND_KEY, WINDOW, point_system
+
+__all__ = ["PokerSquaresVectorEnv"]
+
+# ---------------------------------------------------------------------------- lookup tables
+# A line's running statistics live in two numbers per line:
+#   lin   = 264 * t + 88 * k + 8 * pairs   (the linear part of ``scoring.line_key``)
+#   combo = rank_bits << 4 | suit_bits      (real cards only)
+# so that ``scoring.line_key(t, k, pairs, rank_bits, suit_bits) == lin + WINDOW_FLUSH[combo]``.
+_T_STEP, _K_STEP, _PAIR_STEP = 264, 88, 8
+_COMPLETE = 5 * _T_STEP  # keys >= 1320 belong to lines of 5 cards
+_CODES = np.arange(NUM_CODES)
+_IS_REAL = (_CODES < NUM_STANDARD).astype(np.uint8)
+#: Counter slot of a card in a line's 14 rank counters (13 ranks, then a joker slot that stays 0).
+_RANK_SLOT = np.where(_CODES < NUM_STANDARD, _CODES % 13, 13).astype(np.int64)
+_LIN_STEP = np.where(_CODES < NUM_STANDARD, _T_STEP, _T_STEP + _K_STEP).astype(np.int16)
+_COMBO_BITS = np.where(
+    _CODES < NUM_STANDARD, (1 << (_CODES % 13 + 4)) | (1 << (_CODES // 13 % 4)), 0
+).astype(np.int32)
+_WINDOW_FLUSH = (2 * WINDOW[np.arange(1 << 17) >> 4] + FLUSHABLE[np.arange(1 << 17) & 15]).astype(np.int16)
+#: The two positions (within an 18-wide card block) set by a card code; a joker sets slot 17 twice.
+_SLOT_A = np.where(_CODES < NUM_STANDARD, _CODES % 13, 17).astype(np.int64)
+_SLOT_B = np.where(_CODES < NUM_STANDARD, 13 + _CODES // 13 % 4, 17).astype(np.int64)
+_ROW_OF = np.arange(NUM_CELLS, dtype=np.int64) // 5
+_COL_OF = 5 + np.arange(NUM_CELLS, dtype=np.int64) % 5
+_ADJACENT_ROWS = np.array([[c >> j & 1 for j in range(NUM_CELLS)] for c in ADJACENT], dtype=bool)
+_HAND_NAMES = np.array(CATEGORY_KEYS + (NO_HAND_KEY,))  # index -1 is 'none'
+# Illegal-action reasons, worded exactly as ``PokerSquaresGame.why_illegal`` words them.
+_OCCUPIED_MSG = np.array(
+    [[f"cell {c} ({cell_name(c)}) is occupied by {format_card(code)}" for code in range(NUM_CODES)] for c in range(25)],
+    dtype=object,
+)
+_ADJACENT_MSG = np.array([f"cell {c} ({cell_name(c)}) touches no placed card (placement='adjacent')" for c in range(25)],
+                         dtype=object)
+
+
+def _complete_points(system) -> np.ndarray:
+    """``line_points_table`` with every key of an incomplete line set to 0 (so no completeness test is needed)."""
+    table = system.line_points_table.astype(np.float64).copy()
+    table[:_COMPLETE] = 0.0
+    return table
+
+
+def _sum_lines(points: np.ndarray) -> np.ndarray:
+    """Row sums of an (M, 10) array added left to right, as Python's ``sum`` adds a list (bit-identical)."""
+    total = np.zeros(points.shape[0], dtype=np.float64)
+    for line in range(points.shape[1]):
+        total += points[:, line]
+    return total
+
+
+class PokerSquaresVectorEnv(VectorEnv):
+    """N games of Poker Squares stepped together in numpy (``PokerSquares-v0``'s ``vector_entry_point``).
+
+    ## Description
+    Each sub-env is the game of :class:`~pokersquares_env.env.PokerSquaresEnv`:
+    place 25 drawn cards on a 5x5 grid; rows and columns score as poker hands.
+    ``step`` and ``reset`` advance all N games with a fixed number of numpy
+    gather/scatter operations (no Python loop over sub-envs).  Each of the 10
+    lines of every board keeps running statistics (cards, jokers, equal-rank
+    pairs, rank and suit bit sets, rank counts) so that scoring a completed line
+    is one look-up in the shared scoring tables (``scoring.line_key`` and
+    ``PointSystem.line_points_table``), and the observation is updated in place.
+
+    ## Action Space
+    ``MultiDiscrete([25] * N)``: one cell per sub-env, an integer array of shape
+    ``(N,)``.  Legal cells are ``info["action_mask"]`` (``(N, 25)`` int8) and
+    ``action_masks()`` (``(N, 25)`` bool).
+
+    ## Observation Space
+    ``Box(0, 1, (N, 522), uint8)``: row ``i`` is sub-env ``i``'s observation,
+    encoded exactly as the single env's (board 25x18, drawn card 18, unseen 54).
+
+    ## Starting State
+    Each sub-env starts from an empty board and a deck shuffled from
+    ``self.np_random`` (see Seeding), or the deck given in
+    ``reset(options={"deck": decks})``, an integer array of shape ``(N, >=25)``.
+
+    ## Rewards
+    As the single env: line points on the step that completes lines
+    (``reward_mode="line"``) or the whole score on the last step
+    (``"terminal"``), times ``reward_scale``; ``illegal_penalty`` (unscaled) for an
+    illegal action under ``illegal_action="penalty"``.  Rewards are float64.
+
+    ## Episode End
+    A sub-env terminates after its 25th placement (or an illegal action under
+    ``"penalty"``); never truncated.  Autoreset is ``NEXT_STEP``
+    (``metadata["autoreset_mode"]``): the step after a sub-env terminates resets
+    it, ignoring its action, and returns its first observation with reward 0
+    and ``terminated=False``.
+
+    ## Information
+    Every step (and reset): ``action_mask`` (``(N, 25)`` int8) and ``card``
+    (``(N,)`` int64: the card to place next, -1 when over), each with its
+    Gymnasium ``_key`` presence array (all True).  For the sub-envs that end on
+    this step, these keys are filled in and flagged in their ``_key`` arrays:
+    ``score`` (float64), ``scores`` (``{"american": ..., "english": ...}`` with
+    ``_american``/``_english``), ``hands`` (``(N, 10)`` str: category keys, rows
+    then columns), ``board`` (``(N, 25)`` int64 codes, -1 empty), ``placements``
+    (``(N, 25)`` int64 cells in play order, -1 padded after an early end),
+    ``won`` (bool) and, for an illegal-action ending, ``illegal_action`` (object
+    array of reasons).  Values at unflagged positions are 0 / ``""`` / ``None``.
+
+    ## Seeding
+    All decks come from the one generator ``self.np_random``: a reset deals the
+    sub-envs being reset, in increasing index, one row of
+    ``np_random.random(deck_size)`` each, and a deck is the stable argsort of
+    its row -- exactly ``core.shuffled_deck``.  So the decks of a vector env
+    reset with ``seed=s`` are the decks that a single ``PokerSquares-v0`` reset
+    with ``seed=s`` and then reset again without a seed deals, in turn: sub-env
+    0's first game, sub-env 1's first game, ..., then the autoresets in index
+    order.  (``SyncVectorEnv`` instead seeds sub-env ``i`` with ``s + i``; that
+    needs one generator per sub-env, which does not batch.)
+
+    ## Arguments
+    ``num_envs`` plus every argument of the single env: ``scoring``, ``jokers``,
+    ``reward_mode``, ``reward_scale``, ``illegal_action`` (``"raise"`` raises
+    :class:`IllegalActionError` naming the sub-env and why, before any sub-env
+    moves), ``illegal_penalty``, ``placement``, ``first_cell``,
+    ``win_threshold``.  ``copy`` (default True): return fresh observation
+    arrays; ``False`` returns a read-only view of the internal buffer, which the
+    next ``step`` overwrites (faster for learners that copy anyway).
+    ``render_mode`` must be ``None``.  ``max_episode_steps`` (passed by
+    ``make_vec``) is accepted and must be ``None`` or at least 25: games end by
+    themselves after 25 steps.
+
+    ``reset(options=...)`` takes ``deck`` (``(N, >=25)`` codes, or N card
+    strings) and ``reset_mask`` (``(N,)`` bool: reset only these sub-envs, now,
+    leaving the others as they are -- what SB3-style same-step resets need).
+
+    ## Version History
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        scoring: Any = "american",
+        jokers: int = 0,
+        reward_mode: str = "line",
+        reward_scale: float | str = 1.0,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -10.0,
+        placement: str = "free",
+        first_cell: Any = None,
+        win_threshold: Any = "default",
+        render_mode: str | None = None,
+        copy: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r}: expected a positive integer")
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r}: the vector env does not render; expected None")
+        if max_episode_steps is not None and max_episode_steps < NUM_CELLS:
+            raise ValueError(f"max_episode_steps={max_episode_steps!r}: expected None or >= 25 (a game is 25 steps)")
+        # The single env validates and resolves every rule option; share its results.
+        proto = PokerSquaresEnv(
+            scoring=scoring, jokers=jokers, reward_mode=reward_mode, reward_scale=reward_scale,
+            illegal_action=illegal_action, illegal_penalty=illegal_penalty, placement=placement,
+            first_cell=first_cell, win_threshold=win_threshold,
+        )
+        self.num_envs = n = int(num_envs)
+        self.rules: Rules = proto.rules
+        self.point_system = proto.point_system
+        self.reward_mode = proto.reward_mode
+        self.reward_scale = proto.reward_scale
+        self.illegal_action = proto.illegal_action
+        self.illegal_penalty = proto.illegal_penalty
+        self.render_mode = None
+        self.copy = bool(copy)
+        self.single_action_space = spaces.Discrete(NUM_CELLS)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.single_observation_space = proto.observation_space
+        self.observation_space = batch_space(self.single_observation_space, n)
+
+        self._points = _complete_points(self.point_system)
+        self._american = _complete_points(point_system("american"))
+        self._english = _complete_points(point_system("english"))
+        self._categories = self.point_system.line_category_table
+        self._deck_size = self.rules.deck_size
+        self._has_jokers = self.rules.jokers > 0
+        self._adjacent = self.rules.placement == "adjacent"
+        self._first_cell = self.rules.first_cell
+        first_mask = np.ones(NUM_CELLS, dtype=np.int8)
+        if self._first_cell is not None:
+            first_mask[:] = 0
+            first_mask[self._first_cell] = 1
+        self._first_mask = first_mask
+        fc = self._first_cell
+        self._first_msg = np.array(
+            [f"cell {c} ({cell_name(c)}) is not the first cell: the first card must go on cell {fc} ({cell_name(fc)})"
+             for c in range(NUM_CELLS)] if fc is not None else [""] * NUM_CELLS,
+            dtype=object,
+        )
+
+        # Flat bases: sub-env i's block starts at i * width in each flat array.
+        self._ids = np.arange(n, dtype=np.int64)
+        self._obs_base = self._ids * OBS_SIZE
+        self._deck_base = self._ids * (NUM_CELLS + 1)
+        self._line_base = self._ids * 10
+        self._cell_base = self._ids * NUM_CELLS
+
+        self._obs = np.zeros((n, OBS_SIZE), dtype=np.uint8)
+        # Column 25 repeats card 24, so "write the next card" needs no branch for finished games.
+        self._deck = np.zeros((n, NUM_CELLS + 1), dtype=np.int64)
+        self._board = np.full((n, NUM_CELLS), -1, dtype=np.int64)
+        self._placements = np.full((n, NUM_CELLS), -1, dtype=np.int64)
+        self._placed = np.zeros(n, dtype=np.int64)
+        self._mask = np.zeros((n, NUM_CELLS), dtype=np.int8)
+        self._frontier = np.zeros((n, NUM_CELLS), dtype=bool)
+        self._lin = np.zeros((n, 10), dtype=np.int16)
+        self._combo = np.zeros((n, 10), dtype=np.int32)
+        self._rank_counts = np.zeros((n, 10, 14), dtype=np.uint8)
+        self._prev_done = np.zeros(n, dtype=bool)
+        self._card = np.full(n, -1, dtype=np.int64)
+        self._all_true = np.ones(n, dtype=bool)
+        self._started = False
+        self.closed = False
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start new games in all sub-envs (or those in ``options["reset_mask"]``); see Seeding."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise TypeError(
+                f"seed={seed!r}: expected an int or None (one generator deals every sub-env; see the class docstring)"
+            )
+        super().reset(seed=None if seed is None else int(seed))
+        options = options or {}
+        unknown = set(options) - {"deck", "reset_mask"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'deck' and 'reset_mask'")
+        rows = self._ids
+        if options.get("reset_mask") is not None:
+            reset_mask = np.asarray(options["reset_mask"])
+            if reset_mask.shape != (self.num_envs,) or reset_mask.dtype != np.bool_:
+                raise ValueError(
+                    f"options['reset_mask'] has shape {reset_mask.shape} and dtype {reset_mask.dtype}: "
+                    f"expected a bool array of shape ({self.num_envs},)"
+                )
+            if not self._started and not reset_mask.all():
+                raise ValueError("options['reset_mask'] needs a first reset of every sub-env: call reset() first")
+            rows = np.flatnonzero(reset_mask)
+        if options.get("deck") is not None:
+            decks = self._check_decks(options["deck"])[rows]
+        else:
+            decks = self._deal(len(rows))
+        self._reset_rows(rows, decks)
+        self._started = True
+        return self._observation(), self._info()
+
+    def _deal(self, count: int) -> np.ndarray:
+        """``count`` decks (first 25 cards) from ``self.np_random``, as ``core.shuffled_deck`` deals them."""
+        keys = self.np_random.random((count, self._deck_size))
+        return np.argsort(keys, axis=1, kind="stable")[:, :NUM_CELLS]
+
+    def _check_decks(self, decks: Any) -> np.ndarray:
+        """A validated (N, 25) array of the first 25 cards of each given deck."""
+        if isinstance(decks, (list, tuple)) and decks and isinstance(decks[0], str):
+            decks = [parse_cards(d) for d in decks]  # input conversion, not game logic
+        try:
+            arr = np.asarray(decks)
+        except ValueError:
+            raise ValueError("options['deck']: expected an integer array of shape (N, >=25) (ragged rows given)") from None
+        if arr.ndim != 2 or arr.shape[0] != self.num_envs or arr.shape[1] < NUM_CELLS:
+            raise ValueError(f"options['deck'] has shape {arr.shape}: expected ({self.num_envs}, >=25)")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"options['deck'] has dtype {arr.dtype}: expected integer card codes")
+        arr = arr.astype(np.int64)
+        bad = (arr < 0) | (arr >= self._deck_size)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(
+                f"options['deck'][{i}][{j}] = {arr[i, j]}: expected a code of the rules' deck, 0..{self._deck_size - 1} "
+                f"({self.rules.jokers} joker(s))"
+            )
+        ordered = np.sort(arr, axis=1)
+        dup = ordered[:, 1:] == ordered[:, :-1]
+        if dup.any():
+            i, j = np.argwhere(dup)[0]
+            raise ValueError(f"options['deck'][{i}] holds card {format_card(int(ordered[i, j]))} twice: expected distinct cards")
+        return arr[:, :NUM_CELLS]
+
+    def _reset_rows(self, rows: np.ndarray, decks: np.ndarray) -> None:
+        """Start the games of sub-envs ``rows`` with ``decks`` (first 25 cards each)."""
+        self._deck[rows, :NUM_CELLS] = decks
+        self._deck[rows, NUM_CELLS] = decks[:, NUM_CELLS - 1]
+        self._board[rows] = -1
+        self._placements[rows] = -1
+        self._placed[rows] = 0
+        self._lin[rows] = 0
+        self._combo[rows] = 0
+        self._rank_counts[rows] = 0
+        self._frontier[rows] = False
+        self._mask[rows] = self._first_mask
+        self._prev_done[rows] = False
+        first = decks[:, 0]
+        self._card[rows] = first
+        obs = self._obs
+        obs[rows] = 0
+        obs[rows, UNSEEN_OFFSET : UNSEEN_OFFSET + self._deck_size] = 1
+        obs[rows, CARD_OFFSET + _SLOT_A[first]] = 1
+        obs[rows, CARD_OFFSET + _SLOT_B[first]] = 1
+        obs[rows, UNSEEN_OFFSET + first] = 0
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: Any):
+        """Place each sub-env's drawn card on its cell in ``actions`` (sub-envs that ended last step reset instead)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        actions = self._check_actions(actions)
+        n = self.num_envs
+        reward = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=bool)
+        prev_done = self._prev_done
+        if prev_done.any():
+            resetting = np.flatnonzero(prev_done)
+            rows = np.flatnonzero(~prev_done)
+        else:
+            resetting, rows = None, self._ids
+        cells = actions[rows] if resetting is not None else actions
+
+        illegal = illegal_reasons = None
+        legal = self._mask.reshape(-1)[self._cell_base[rows] + np.clip(cells, 0, NUM_CELLS - 1)] == 1
+        legal &= (cells >= 0) & (cells < NUM_CELLS)
+        if not legal.all():
+            bad = np.flatnonzero(~legal)
+            reasons = self._why_illegal(rows[bad], cells[bad])
+            if self.illegal_action == "raise":
+                raise IllegalActionError(f"sub-env {int(rows[bad[0]])}: {reasons[0]}")
+            illegal, illegal_reasons = rows[bad], reasons
+            rows, cells = rows[legal], cells[legal]
+
+        points, finished = self._advance(rows, cells)
+        if self.reward_mode == "line":
+            reward[rows] = points * self.reward_scale
+        done_rows = rows[finished]
+        if illegal is not None:
+            done_rows = np.concatenate((done_rows, illegal))
+        if illegal is not None:  # an illegal action ends the game where it stands
+            self._mask[illegal] = 0
+            self._card[illegal] = -1
+        if resetting is not None:
+            self._reset_rows(resetting, self._deal(len(resetting)))
+
+        info = self._info()
+        if len(done_rows):
+            score = self._final_info(info, done_rows)
+            if self.reward_mode == "terminal":
+                reward[done_rows] = score * self.reward_scale
+            if illegal is not None:
+                reward[illegal] = self.illegal_penalty
+                reasons = np.full(n, None, dtype=object)
+                reasons[illegal] = illegal_reasons
+                present = np.zeros(n, dtype=bool)
+                present[illegal] = True
+                info["illegal_action"], info["_illegal_action"] = reasons, present
+            terminated[done_rows] = True
+            self._prev_done[done_rows] = True
+        return self._observation(), reward, terminated, np.zeros(n, dtype=bool), info
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        arr = np.asarray(actions)
+        if arr.shape != (self.num_envs,):
+            if arr.size == self.num_envs:
+                arr = arr.reshape(self.num_envs)
+            else:
+                raise ValueError(f"actions have shape {arr.shape}: expected ({self.num_envs},), one cell per sub-env")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"actions have dtype {arr.dtype}: expected integer cell indices 0..24")
+        return arr.astype(np.int64, copy=False)
+
+    def _advance(self, rows: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Place the drawn cards of sub-envs ``rows`` on legal ``cells``; their line points and which finished."""
+        placed = self._placed[rows]
+        code = self._deck.reshape(-1)[self._deck_base[rows] + placed]
+        cell_index = self._cell_base[rows] + cells
+        self._board.reshape(-1)[cell_index] = code
+        self._placements.reshape(-1)[self._cell_base[rows] + placed] = cells
+        placed += 1
+        self._placed[rows] = placed
+        nxt = self._deck.reshape(-1)[self._deck_base[rows] + placed]
+
+        # Observation: the card goes onto its cell; the next card is drawn.
+        obs = self._obs.reshape(-1)
+        base = self._obs_base[rows]
+        slot_a, slot_b = _SLOT_A[code], _SLOT_B[code]
+        cell_at = base + cells * CARD_FEATURES
+        obs[cell_at + slot_a] = 1
+        obs[cell_at + slot_b] = 1
+        card_at = base + CARD_OFFSET
+        obs[card_at + slot_a] = 0
+        obs[card_at + slot_b] = 0
+        obs[card_at + _SLOT_A[nxt]] = 1
+        obs[card_at + _SLOT_B[nxt]] = 1
+        obs[base + UNSEEN_OFFSET + nxt] = 0
+
+        # Lines: both lines through the cell take the card; complete ones score.
+        line_base = self._line_base[rows]
+        row_points = self._add_to_line(line_base + _ROW_OF[cells], code)
+        col_points = self._add_to_line(line_base + _COL_OF[cells], code)
+        points = 0.0 + row_points + col_points  # same additions, in the same order, as the single env
+
+        # Legal cells.
+        mask = self._mask.reshape(-1)
+        if self._adjacent:
+            self._frontier[rows] |= _ADJACENT_ROWS[cells]
+            self._mask[rows] = self._frontier[rows] & (self._board[rows] < 0)
+        else:
+            mask[cell_index] = 0
+            if self._first_cell is not None:
+                second = rows[placed == 1]
+                if len(second):
+                    self._mask[second] = self._board[second] < 0
+
+        finished = placed == NUM_CELLS
+        self._card[rows] = nxt
+        if finished.any():
+            done = rows[finished]
+            self._card[done] = -1
+            self._obs[done, CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # no drawn card at the end
+        return points, finished
+
+    def _add_to_line(self, lines: np.ndarray, code: np.ndarray) -> np.ndarray:
+        """Add one card to each of ``lines`` (flat line indices); the points of those it completes (else 0)."""
+        counts = self._rank_counts.reshape(-1)
+        slot = lines * 14 + _RANK_SLOT[code]
+        same_rank = counts[slot]
+        counts[slot] = same_rank + _IS_REAL[code]
+        lin = self._lin.reshape(-1)
+        key = lin[lines] + _LIN_STEP[code] + same_rank.astype(np.int16) * _PAIR_STEP
+        lin[lines] = key
+        combo = self._combo.reshape(-1)
+        bits = combo[lines] | _COMBO_BITS[code]
+        combo[lines] = bits
+        return self._points[key + _WINDOW_FLUSH[bits]]
+
+    def _why_illegal(self, rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """The reasons (worded as the single env's) why ``cells`` are illegal in sub-envs ``rows``."""
+        out_of_range = (cells < 0) | (cells >= NUM_CELLS)
+        safe = np.where(out_of_range, 0, cells)
+        occupant = self._board[rows, safe]
+        reasons = np.where(
+            occupant >= 0,
+            _OCCUPIED_MSG[safe, np.maximum(occupant, 0)],
+            _ADJACENT_MSG[safe],
+        )
+        if self._first_cell is not None:
+            first = (self._placed[rows] == 0) & (occupant < 0)
+            reasons = np.where(first, self._first_msg[safe], reasons)
+        if out_of_range.any():
+            reasons = np.where(
+                out_of_range,
+                np.char.add(np.char.add("cell ", cells.astype(str)), " is out of range 0..24").astype(object),
+                reasons,
+            )
+        return reasons
+
+    # ------------------------------------------------------------------ outputs
+    def _observation(self) -> np.ndarray:
+        if self.copy:
+            return self._obs.copy()
+        view = self._obs.view()
+        view.flags.writeable = False
+        return view
+
+    def _info(self) -> dict[str, Any]:
+        present = self._all_true.copy()
+        return {
+            "action_mask": self._mask.copy(),
+            "_action_mask": present,
+            "card": self._card.copy(),
+            "_card": present.copy(),
+        }
+
+    def _final_info(self, info: dict[str, Any], rows: np.ndarray) -> np.ndarray:
+        """Add the final scores of sub-envs ``rows`` to ``info``; return their scores under the active system."""
+        n = self.num_envs
+        keys = self._lin[rows].astype(np.int64) + _WINDOW_FLUSH[self._combo[rows]]
+        score = _sum_lines(self._points[keys])
+        american = _sum_lines(self._american[keys])
+        english = _sum_lines(self._english[keys])
+        categories = np.where(keys >= _COMPLETE, self._categories[keys], -1)
+        present = np.zeros(n, dtype=bool)
+        present[rows] = True
+
+        def full(values: np.ndarray, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+            array = np.zeros((n, *shape), dtype=dtype)
+            array[rows] = values
+            return array
+
+        threshold = self.point_system.win_threshold
+        won = score >= threshold if threshold is not None else np.zeros(len(rows), dtype=bool)
+        info["score"], info["_score"] = full(score, np.float64), present
+        info["scores"] = {
+            "american": full(american, np.float64),
+            "_american": present.copy(),
+            "english": full(english, np.float64),
+            "_english": present.copy(),
+        }
+        info["_scores"] = present.copy()
+        info["hands"], info["_hands"] = full(_HAND_NAMES[categories], _HAND_NAMES.dtype, (10,)), present.copy()
+        info["board"], info["_board"] = full(self._board[rows], np.int64, (NUM_CELLS,)), present.copy()
+        info["placements"] = full(self._placements[rows], np.int64, (NUM_CELLS,))
+        info["_placements"] = present.copy()
+        info["won"], info["_won"] = full(won, bool), present.copy()
+        return score
+
+    def action_masks(self) -> np.ndarray:
+        """Legal cells of every sub-env as a bool array of shape (N, 25) (the hook MaskablePPO calls)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self._mask.astype(bool)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release: the env holds only numpy arrays."""

@@ -1,0 +1,250 @@
+"""The native vector env plays exactly the games of N single envs (obs, rewards, ends, infos, autoreset)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
+from pokersquares_env.core import IllegalActionError
+from pokersquares_env.env import PokerSquaresEnv
+from pokersquares_env.scoring import score_grids
+from pokersquares_env.vector import PokerSquaresVectorEnv
+
+FINAL_KEYS = ("score", "scores", "hands", "board", "placements", "won")
+
+
+class DeckDealer:
+    """The decks a single env seeded with ``seed`` deals, one reset after another."""
+
+    def __init__(self, seed: int, **rules) -> None:
+        self.env = PokerSquaresEnv(**rules)
+        self.seed = seed
+
+    def next(self) -> list[int]:
+        if self.seed is not None:
+            self.env.reset(seed=self.seed)
+            self.seed = None
+        else:
+            self.env.reset()
+        return list(self.env.state.deck)
+
+
+def check_info(vinfo: dict, i: int, info: dict) -> None:
+    """Sub-env ``i`` of the vector info holds exactly the single env's info."""
+    np.testing.assert_array_equal(vinfo["action_mask"][i], info["action_mask"])
+    assert vinfo["action_mask"].dtype == np.int8
+    assert vinfo["_action_mask"][i] and vinfo["_card"][i]
+    assert vinfo["card"][i] == info["card"]
+    final = "score" in info
+    for key in FINAL_KEYS:
+        assert (key in vinfo and bool(vinfo[f"_{key}"][i])) == final, key
+    if final:
+        assert vinfo["score"][i] == info["score"]
+        assert vinfo["scores"]["american"][i] == info["scores"]["american"]
+        assert vinfo["scores"]["english"][i] == info["scores"]["english"]
+        assert vinfo["scores"]["_american"][i] and vinfo["scores"]["_english"][i]
+        assert vinfo["hands"][i].tolist() == info["hands"]
+        assert vinfo["board"][i].tolist() == info["board"]
+        placements = vinfo["placements"][i].tolist()
+        assert placements[: len(info["placements"])] == info["placements"]
+        assert all(c == -1 for c in placements[len(info["placements"]) :])
+        assert bool(vinfo["won"][i]) == info["won"]
+    if "illegal_action" in info:
+        assert vinfo["_illegal_action"][i] and vinfo["illegal_action"][i] == info["illegal_action"]
+    elif "illegal_action" in vinfo:
+        assert not vinfo["_illegal_action"][i]
+
+
+def play_both(num_envs: int, steps: int, rules: dict, *, seed: int = 0, policy_seed: int = 1,
+              illegal_rate: float = 0.0, use_decks: bool = False) -> int:
+    """Step a vector env and N single envs side by side with the same decks; return how many games ended."""
+    venv = PokerSquaresVectorEnv(num_envs, **rules)
+    singles = [PokerSquaresEnv(**rules) for _ in range(num_envs)]
+    # Autoresets deal from the vector env's generator, seeded with ``seed``; given decks come from elsewhere.
+    dealer = DeckDealer(seed, **rules)
+    if use_decks:
+        other = DeckDealer(seed + 1000, **rules)
+        decks = [other.next() for _ in range(num_envs)]
+        obs, vinfo = venv.reset(seed=seed, options={"deck": np.array(decks)})
+    else:
+        decks = [dealer.next() for _ in range(num_envs)]
+        obs, vinfo = venv.reset(seed=seed)
+    infos = []
+    for i, env in enumerate(singles):
+        o, info = env.reset(options={"deck": decks[i]})
+        np.testing.assert_array_equal(obs[i], o)
+        check_info(vinfo, i, info)
+        infos.append(info)
+    rng = np.random.default_rng(policy_seed)
+    done = np.zeros(num_envs, dtype=bool)
+    ended = 0
+    for _ in range(steps):
+        actions = np.zeros(num_envs, dtype=np.int64)
+        for i in range(num_envs):
+            legal = np.flatnonzero(infos[i]["action_mask"])
+            if illegal_rate and rng.random() < illegal_rate:
+                actions[i] = rng.integers(-2, 27)
+            elif len(legal):
+                actions[i] = rng.choice(legal)
+        obs, reward, term, trunc, vinfo = venv.step(actions)
+        assert reward.dtype == np.float64 and term.dtype == bool and not trunc.any()
+        for i, env in enumerate(singles):
+            if done[i]:  # NEXT_STEP autoreset: this step resets sub-env i and ignores its action
+                o, info = env.reset(options={"deck": dealer.next()})
+                r, t = 0.0, False
+            else:
+                o, r, t, _, info = env.step(int(actions[i]))
+            np.testing.assert_array_equal(obs[i], o)
+            assert reward[i] == r and term[i] == t
+            check_info(vinfo, i, info)
+            infos[i] = info
+            ended += t
+        done = term.copy()
+        np.testing.assert_array_equal(venv.action_masks(), np.array([e.action_masks() for e in singles]))
+    return ended
+
+
+def test_make_vec_returns_native_env():
+    venv = gym.make_vec("PokerSquares-v0", num_envs=3, vectorization_mode="vector_entry_point", jokers=1)
+    assert isinstance(venv, PokerSquaresVectorEnv)
+    assert venv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+    assert venv.rules.jokers == 1 and venv.num_envs == 3
+    obs, info = venv.reset(seed=3)
+    assert obs.shape == (3, 522) and obs.dtype == np.uint8 and venv.observation_space.contains(obs)
+    assert info["action_mask"].shape == (3, 25) and info["action_mask"].dtype == np.int8
+    assert venv.action_masks().dtype == bool
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {},
+        {"jokers": 2, "scoring": "english", "reward_mode": "terminal"},
+        {"placement": "adjacent", "first_cell": "center", "jokers": 1, "reward_scale": "normalized"},
+    ],
+)
+def test_same_trajectories_as_single_envs_seeded(rules):
+    # 3 games and a bit per sub-env: covers the autoresets, which deal from the same generator.
+    assert play_both(4, 80, rules, seed=7) == 12
+
+
+def test_same_trajectories_given_decks():
+    assert play_both(3, 60, {"first_cell": "top-left"}, seed=5, use_decks=True) >= 6
+
+
+def test_illegal_actions_penalty_match_single_envs():
+    rules = {"illegal_action": "penalty", "illegal_penalty": -3.5, "placement": "adjacent",
+             "first_cell": 12, "jokers": 2}
+    ended = play_both(5, 70, rules, seed=11, illegal_rate=0.08)
+    assert ended > 10  # many games end early on an illegal action, at different times
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    num_envs=st.integers(1, 4),
+    jokers=st.integers(0, 2),
+    placement=st.sampled_from(["free", "adjacent"]),
+    first_cell=st.sampled_from([None, "center", "top-left", 7]),
+    reward_mode=st.sampled_from(["line", "terminal"]),
+    scoring=st.sampled_from(["american", "english", {"royal_flush": 7.25, "straight_flush": -3, "four_of_a_kind": 0.1,
+                                                      "full_house": 1.7, "flush": 0.3, "straight": 2.2,
+                                                      "three_of_a_kind": -0.7, "two_pair": 0.9, "one_pair": 0.35}]),
+    illegal=st.sampled_from([0.0, 0.05]),
+    seed=st.integers(0, 2**31),
+)
+def test_property_same_trajectories(num_envs, jokers, placement, first_cell, reward_mode, scoring, illegal, seed):
+    rules = {"jokers": jokers, "placement": placement, "first_cell": first_cell, "reward_mode": reward_mode,
+             "scoring": scoring, "reward_scale": 0.3}
+    if illegal:
+        rules["illegal_action"] = "penalty"
+    play_both(num_envs, 55, rules, seed=seed, policy_seed=seed + 1, illegal_rate=illegal)
+
+
+def test_final_scores_agree_with_score_grids():
+    venv = PokerSquaresVectorEnv(64, scoring="english")
+    obs, info = venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(25):
+        mask = info["action_mask"].astype(float)
+        actions = np.argmax(mask * rng.random(mask.shape), axis=1)
+        obs, reward, term, trunc, info = venv.step(actions)
+    assert term.all() and info["_score"].all()
+    np.testing.assert_array_equal(info["score"], score_grids(info["board"], "english"))
+    np.testing.assert_array_equal(info["scores"]["american"], score_grids(info["board"], "american"))
+    assert not info["action_mask"].any() and (info["card"] == -1).all()
+    # The next step resets every sub-env, ignoring the actions.
+    obs, reward, term, trunc, info = venv.step(np.full(64, 99))
+    assert not reward.any() and not term.any() and "score" not in info
+    assert (obs[:, 468:522].sum(1) == 51).all() and info["action_mask"].all()
+
+
+def test_illegal_action_raise_names_sub_env_and_leaves_state():
+    venv = PokerSquaresVectorEnv(3, first_cell="center")
+    obs, info = venv.reset(seed=1)
+    with pytest.raises(IllegalActionError, match=r"sub-env 1: cell 0 \(a1\) is not the first cell"):
+        venv.step(np.array([12, 0, 12]))
+    with pytest.raises(IllegalActionError, match=r"sub-env 2: cell 30 is out of range 0..24"):
+        venv.step(np.array([12, 12, 30]))
+    obs2, *_ = venv.step(np.array([12, 12, 12]))
+    assert (obs2[:, 12 * 18 : 13 * 18].sum(1) >= 1).all()
+    with pytest.raises(IllegalActionError, match=r"sub-env 0: cell 12 \(c3\) is occupied by"):
+        venv.step(np.array([12, 0, 0]))
+
+
+def test_bad_inputs_are_named():
+    venv = PokerSquaresVectorEnv(2)
+    with pytest.raises(gym.error.ResetNeeded):
+        venv.step(np.zeros(2, dtype=int))
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions have shape \(3,\)"):
+        venv.step(np.zeros(3, dtype=int))
+    with pytest.raises(TypeError, match="float"):
+        venv.step(np.zeros(2))
+    with pytest.raises(ValueError, match=r"options\['deck'\] has shape \(1, 52\)"):
+        venv.reset(options={"deck": np.arange(52)[None]})
+    with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\] = 52"):
+        venv.reset(options={"deck": np.stack([np.arange(52), np.r_[52, np.arange(51)]])})
+    with pytest.raises(ValueError, match="twice"):
+        venv.reset(options={"deck": np.stack([np.arange(25), np.zeros(25, dtype=int)])})
+    with pytest.raises(ValueError, match="unknown reset options"):
+        venv.reset(options={"decks": 1})
+    with pytest.raises(TypeError, match="seed"):
+        venv.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="num_envs"):
+        PokerSquaresVectorEnv(0)
+    with pytest.raises(ValueError, match="reward_mode"):
+        PokerSquaresVectorEnv(2, reward_mode="dense")
+
+
+def test_reset_mask_resets_only_those_sub_envs_and_decks_as_text():
+    venv = PokerSquaresVectorEnv(2)
+    text = ["Ac Kc Qc Jc Tc " + " ".join(f"{r}d" for r in "23456789TJQKA") + " " + " ".join(
+        f"{r}h" for r in "23456789TJQ"), "2s 3s 4s 5s 6s " + " ".join(f"{r}h" for r in "23456789TJQKA") + " " + " ".join(
+        f"{r}d" for r in "23456789TJQ")]
+    obs, info = venv.reset(options={"deck": text})
+    assert info["card"].tolist() == [12, 39]
+    venv.step(np.array([0, 0]))
+    obs, info = venv.reset(options={"reset_mask": np.array([False, True])})
+    assert info["action_mask"][0, 0] == 0 and info["action_mask"][1].all()
+    assert info["card"][0] == 11  # sub-env 0 goes on with its game
+
+
+def test_seeded_resets_are_reproducible():
+    a, b = PokerSquaresVectorEnv(8), PokerSquaresVectorEnv(8)
+    oa, _ = a.reset(seed=42)
+    ob, _ = b.reset(seed=42)
+    np.testing.assert_array_equal(oa, ob)
+    oc, _ = a.reset(seed=43)
+    assert not np.array_equal(oa, oc)
+
+
+def test_copy_false_returns_read_only_view():
+    venv = PokerSquaresVectorEnv(2, copy=False)
+    obs, _ = venv.reset(seed=0)
+    assert not obs.flags.writeable
+    venv.step(np.argmax(venv.action_masks(), axis=1))
+    assert obs[:, :450].sum() == 4  # the view follows the env: one placed card (2 flags) per sub-env

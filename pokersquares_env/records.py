@@ -57,6 +57,11 @@ class RecordError(ValueError):
     """A record that cannot be read: names the field (and the move) at fault."""
 
 
+def _card_text(code: int) -> str:
+    """A card as text; the two jokers as ``JK1``/``JK2`` so that a deck round-trips exactly."""
+    return f"JK{code - 51}" if code >= 52 else format_card(code)
+
+
 def _jsonable_number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else float(x)
 
@@ -116,12 +121,12 @@ class GameRecord:
             "point_system": self.system.to_json(),
             "seed": self.seed,
             "agent": self.agent,
-            "deck": [format_card(c) for c in self.deck],
+            "deck": [_card_text(c) for c in self.deck],
             "placements": [
-                {"card": format_card(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
+                {"card": _card_text(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
             ],
             "finished": state.terminal,
-            "board": [format_card(c) for c in state.board],
+            "board": [_card_text(c) for c in state.board],
             "hands": game.hands(state),
             "scores": {
                 "american": _jsonable_number(game.score(state, "american")),
@@ -164,11 +169,18 @@ class GameRecord:
         if not isinstance(data["deck"], list):
             raise fail("deck", "expected a list of cards")
         deck = []
+        jokers_seen = 0
         for i, text in enumerate(data["deck"]):
             try:
-                deck.append(parse_card(text) if isinstance(text, str) else int(text))
+                code = parse_card(text) if isinstance(text, str) else int(text)
             except (TypeError, ValueError) as exc:
                 raise fail(f"deck[{i}]", str(exc)) from None
+            # Both jokers are written "JK": successive ones get successive joker codes (as parse_cards does).
+            if isinstance(text, str) and code >= 52 and text.strip().lower() not in ("jk1", "jk2"):
+                code = 52 + min(jokers_seen, 1)
+            if code >= 52:
+                jokers_seen += 1
+            deck.append(code)
         game = PokerSquaresGame(rules, system)
         try:
             state = game.init(deck)
@@ -192,7 +204,7 @@ class GameRecord:
                     card = parse_card(move["card"]) if isinstance(move["card"], str) else int(move["card"])
                 except (TypeError, ValueError) as exc:
                     raise fail(f"{where}.card", f"move {i + 1}: {exc}") from None
-                if card != deck[i]:
+                if card != deck[i] and not (card >= 52 and deck[i] >= 52):  # the two jokers are alike
                     raise fail(
                         f"{where}.card",
                         f"move {i + 1} places {format_card(card)} but the deck deals {format_card(deck[i])}",

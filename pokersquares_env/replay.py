@@ -1,0 +1,197 @@
+"""``pokersquares replay FILE``: a game record move by move, as text, an animated GIF or a final image.
+
+``FILE`` is a JSON record (:mod:`pokersquares_env.records`) or a JSONL file of
+records (``--index`` picks one).  Without ``--gif``/``--png`` the game is
+printed move by move: the card, the cell, the lines each move completes with
+their points, the running total, and at the end the board with every line's
+hand and both scores (``--boards`` prints the board after every move too).
+``--gif OUT.gif`` renders every move as a frame of an animated GIF and
+``--png OUT.png`` the final board (both need Pillow: the extra ``render``).
+
+A damaged or hand-edited record is rejected with the :class:`RecordError`
+message, which names the field (and the move), and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, TextIO
+
+HELP = "Replay a game record: print it move by move, or render it to an animated GIF or a final PNG."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``pokersquares replay``."""
+    parser.add_argument("file", help="a JSON game record, or a JSONL file of records")
+    parser.add_argument("--index", type=int, default=0, help="which record of a JSONL file (default 0, the first)")
+    parser.add_argument("--gif", metavar="OUT.gif", default=None, help="write an animated GIF, one frame per move")
+    parser.add_argument("--png", metavar="OUT.png", default=None, help="write a PNG of the final board")
+    parser.add_argument("--fps", type=float, default=2.0, help="GIF frames per second (default 2)")
+    parser.add_argument("--boards", action="store_true", help="print the board after every move")
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def load(path: str, index: int = 0) -> Any:
+    """The record at ``path`` (the ``index``-th of a JSONL file); raises ``RecordError`` or ``OSError``."""
+    from pokersquares_env.records import RecordError, load_record, load_records
+
+    if path.endswith(".jsonl"):
+        records = load_records(path)
+        if not -len(records) <= index < len(records):
+            raise RecordError(f"{path}: --index {index} is out of range: the file holds {len(records)} record(s)")
+        return records[index]
+    return load_record(path)
+
+
+def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False) -> None:
+    """Print a record move by move, then the final board, every line's hand and both scores."""
+    from pokersquares_env.cards import format_card
+    from pokersquares_env.core import PokerSquaresGame, cell_name, line_name
+    from pokersquares_env.scoring import HandCategory
+    from pokersquares_env.text import board_text
+
+    out = sys.stdout if out is None else out
+    rules = record.rules
+    game = PokerSquaresGame(record.rules, record.system)
+    state = None
+    heading = [f"{record.system.name} points"]
+    if record.seed is not None:
+        heading.append(f"seed {record.seed}")
+    if record.agent:
+        heading.append(f"played by {record.agent}")
+    if rules.jokers:
+        heading.append(f"{rules.jokers} joker(s)")
+    if rules.placement != "free":
+        heading.append(f"{rules.placement} placement")
+    if rules.first_cell is not None:
+        heading.append(f"first card on {cell_name(rules.first_cell)}")
+    out.write("Poker Squares game record: " + ", ".join(heading) + "\n")
+    total = 0.0
+    previous = None
+    for move, st in record.states():
+        if move == 0:
+            previous = st
+            continue
+        cell = st.placements[-1]
+        card = format_card(st.board[cell])
+        hands = game.hands(st)
+        before = game.line_points(previous)
+        after = game.line_points(st)
+        done = [i for i in range(10) if st.line_t[i] == 5 and previous.line_t[i] < 5]
+        gained = sum(after[i] - before[i] for i in done)
+        total += gained
+        line = f"{move:2d}. {card:>3} -> {cell_name(cell)}"
+        if done:
+            names = ", ".join(f"{line_name(i)} {HandCategory.from_key(hands[i]).label}" for i in done)
+            line += f"   {names}: +{_fmt(gained)}"
+        out.write(f"{line:<58} total {_fmt(total)}\n")
+        if boards:
+            out.write(board_text(game, st) + "\n\n")
+        previous, state = st, st
+    if state is None:
+        out.write("(no moves)\n")
+        return
+    out.write("\n" + board_text(game, state) + "\n")
+    scores = [f"{s} {_fmt(game.score(state, s))}" for s in ("american", "english")]
+    if record.system.name not in ("american", "english"):
+        scores.insert(0, f"{record.system.name} {_fmt(game.score(state))}")
+    out.write("Scores: " + ", ".join(scores) + ("" if state.terminal else "  (unfinished game)") + "\n")
+    vs = record.meta.get("vs") if isinstance(record.meta, dict) else None
+    if isinstance(vs, dict) and "agent" in vs:
+        out.write(f"Opponent {vs['agent']}: {_fmt(vs.get('score', 0))} points\n")
+
+
+def frames(record: Any) -> list[Any]:
+    """One RGB frame per state of the game (the empty board first)."""
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.render import draw_poker_squares
+
+    game = PokerSquaresGame(record.rules, record.system)
+    who = f" · {record.agent}" if record.agent else ""
+    seed = f" · seed {record.seed}" if record.seed is not None else ""
+    return [
+        draw_poker_squares(game, state, title=f"Replay{who}{seed} · move {move}/{len(record.placements)}")
+        for move, state in record.states()
+    ]
+
+
+def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
+    """Write the game as an animated GIF (the last frame held 3 s); the number of frames."""
+    from pokersquares_env.render import _pil
+
+    Image = _pil()[0]
+    if not fps > 0:
+        raise ValueError(f"fps={fps!r}: expected a positive number")
+    images = [Image.fromarray(f) for f in frames(record)]
+    step = int(round(1000 / fps))
+    durations = [step] * (len(images) - 1) + [max(step, 3000)]
+    _atomic_image_save(path, lambda fh: images[0].save(
+        fh, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0))
+    return len(images)
+
+
+def save_png(record: Any, path: str) -> None:
+    """Write the final board as a PNG."""
+    from pokersquares_env.render import _pil, draw_poker_squares
+
+    Image = _pil()[0]
+    game, state = record.replay()
+    title = f"{record.agent or 'Game'}" + (f" · seed {record.seed}" if record.seed is not None else "")
+    image = Image.fromarray(draw_poker_squares(game, state, title=title))
+    _atomic_image_save(path, lambda fh: image.save(fh, format="PNG"))
+
+
+def _atomic_image_save(path: str, write: Any) -> None:
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=directory)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; an image is for everyone who may read the folder
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``pokersquares replay``."""
+    from pokersquares_env.records import RecordError
+
+    try:
+        record = load(args.file, args.index)
+    except RecordError as exc:
+        print(f"pokersquares replay: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"pokersquares replay: cannot read {args.file!r}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if not args.gif and not args.png:
+        try:
+            print_replay(record, boards=args.boards)
+            sys.stdout.flush()
+        except BrokenPipeError:  # e.g. piped into head: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    try:
+        if args.gif:
+            n = save_gif(record, args.gif, args.fps)
+            print(f"wrote {args.gif} ({n} frames)")
+        if args.png:
+            save_png(record, args.png)
+            print(f"wrote {args.png}")
+    except (OSError, ValueError) as exc:
+        print(f"pokersquares replay: {exc}", file=sys.stderr)
+        return 2
+    return 0

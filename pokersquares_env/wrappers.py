@@ -1,0 +1,138 @@
+"""Gymnasium wrappers of the package.
+
+* :class:`RecordGames` saves every finished episode of a Poker Squares env as
+  a game record (:mod:`pokersquares_env.records`), one JSON file per game in a
+  folder and/or one line per game in a JSONL file::
+
+      env = RecordGames(gym.make("PokerSquares-v0"), "runs/games", jsonl=True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["RecordGames"]
+
+
+class RecordGames(gym.Wrapper):
+    """Record every finished episode of a Poker Squares env as a game record in ``folder``.
+
+    A finished episode (terminated or truncated) is saved as
+    ``folder/{name_prefix}-{episode:06d}.json`` (atomically: an interrupted
+    save leaves no half-written file) and, with ``jsonl``, appended as one line
+    to ``folder/{name_prefix}s.jsonl`` (``jsonl=True``) or to the path given.
+    Episodes abandoned by a ``reset()`` before they end are not recorded.
+
+    The record holds the seed passed to the episode's ``reset`` (``None`` when
+    the episode was not seeded), ``agent`` and ``meta`` as given, plus
+    ``meta["episode"]`` and, for an episode ended by an illegal action under
+    ``illegal_action="penalty"``, ``meta["illegal_action"]`` (such a record is
+    unfinished).  The final step's info gets ``record_path`` (the JSON file, or
+    the JSONL file when ``json_files=False``).
+
+    The wrapped env must be a Poker Squares env: its ``unwrapped`` either has
+    ``game_record(seed=, agent=, meta=)`` returning a
+    :class:`~pokersquares_env.records.GameRecord`, or ``game`` (a
+    ``PokerSquaresGame``) and ``state`` (its ``GameState``), as
+    ``PokerSquares-v0`` does.
+
+    Args:
+        env: the env to record.
+        folder: where the records go (created if missing).
+        name_prefix: file name prefix (default ``"game"``).
+        jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path.
+        json_files: write one JSON file per game (default ``True``).
+        episode_trigger: ``episode -> bool``, which episodes (0-based) to record; default all.
+        agent: the agent name stored in every record.
+        meta: extra JSON-ready data stored in every record's ``meta``.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        folder: str | os.PathLike,
+        *,
+        name_prefix: str = "game",
+        jsonl: bool | str | os.PathLike = False,
+        json_files: bool = True,
+        episode_trigger: Callable[[int], bool] | None = None,
+        agent: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(env)
+        base = env.unwrapped
+        if not callable(getattr(base, "game_record", None)) and not (hasattr(base, "game") and hasattr(base, "state")):
+            raise TypeError(
+                f"RecordGames needs a Poker Squares env (one with .game and .state, or .game_record()); "
+                f"got {type(base).__name__}"
+            )
+        if not isinstance(name_prefix, str) or not name_prefix or os.sep in name_prefix:
+            raise ValueError(f"name_prefix={name_prefix!r}: expected a non-empty file name prefix without {os.sep!r}")
+        if not json_files and not jsonl:
+            raise ValueError("json_files=False and jsonl=False would record nothing: enable one of them")
+        if meta is not None and not isinstance(meta, dict):
+            raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
+        self.folder = os.fspath(folder)
+        os.makedirs(self.folder, exist_ok=True)
+        self.name_prefix = name_prefix
+        if jsonl is True:
+            self.jsonl_path: str | None = os.path.join(self.folder, f"{name_prefix}s.jsonl")
+        elif jsonl:
+            self.jsonl_path = os.fspath(jsonl)
+        else:
+            self.jsonl_path = None
+        self.json_files = bool(json_files)
+        self.episode_trigger = episode_trigger
+        self.agent = agent
+        self.meta = dict(meta or {})
+        self.episode_id = -1
+        self.recorded: list[str] = []
+        self._seed: int | None = None
+        self._active = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and start a new episode."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.episode_id += 1
+        self._seed = seed
+        self._active = self.episode_trigger is None or bool(self.episode_trigger(self.episode_id))
+        return obs, info
+
+    def step(self, action: Any):
+        """Step the env; save the record when the episode ends."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if (terminated or truncated) and self._active:
+            self._active = False
+            info = dict(info)
+            info["record_path"] = self._save(info)
+        return obs, reward, terminated, truncated, info
+
+    def _record(self, info: dict[str, Any]) -> Any:
+        from pokersquares_env.records import GameRecord
+
+        meta = dict(self.meta)
+        meta["episode"] = self.episode_id
+        if "illegal_action" in info:
+            meta["illegal_action"] = str(info["illegal_action"])
+        base = self.env.unwrapped
+        if callable(getattr(base, "game_record", None)):
+            return base.game_record(seed=self._seed, agent=self.agent, meta=meta)
+        return GameRecord.from_game(base.game, base.state, seed=self._seed, agent=self.agent, meta=meta)
+
+    def _save(self, info: dict[str, Any]) -> str:
+        from pokersquares_env.records import append_record, save_record
+
+        record = self._record(info)
+        path = None
+        if self.json_files:
+            path = os.path.join(self.folder, f"{self.name_prefix}-{self.episode_id:06d}.json")
+            save_record(record, path)
+        if self.jsonl_path is not None:
+            append_record(record, self.jsonl_path)
+            path = path or self.jsonl_path
+        self.recorded.append(path)
+        return path

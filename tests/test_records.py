@@ -1,0 +1,288 @@
+"""Game records: round trips, replays that reproduce the scores, corrupted records, the recording wrapper."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers the envs)
+from pokersquares_env.core import PokerSquaresGame, Rules
+from pokersquares_env.records import GameRecord, RecordError, load_record, load_records, save_record
+from pokersquares_env.replay import print_replay
+from pokersquares_env.wrappers import RecordGames
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def play_random(seed: int, rules: Rules | None = None, system: str = "american", moves: int = 25):
+    """A game played by uniformly random legal cells."""
+    game = PokerSquaresGame(rules or Rules(), system)
+    rng = np.random.default_rng(seed)
+    state = game.init(game.deal(rng))
+    for _ in range(moves):
+        cells = game.legal_cells(state)
+        game.apply(state, cells[int(rng.integers(len(cells)))])
+    return game, state
+
+
+@pytest.fixture
+def record_dict():
+    game, state = play_random(11)
+    return GameRecord.from_game(game, state, seed=11, agent="random").to_dict()
+
+
+# ---- round trips ------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    jokers=st.sampled_from([0, 1, 2]),
+    placement=st.sampled_from(["free", "adjacent"]),
+    system=st.sampled_from(["american", "english"]),
+    moves=st.integers(0, 25),
+)
+def test_round_trip_preserves_game(seed, jokers, placement, system, moves):
+    rules = Rules(jokers=jokers, placement=placement, first_cell="center" if placement == "adjacent" else None)
+    game, state = play_random(seed, rules, system, moves)
+    record = GameRecord.from_game(game, state, seed=seed, agent="random", meta={"note": "x"})
+    data = json.loads(json.dumps(record.to_dict(), ensure_ascii=False))
+    back = GameRecord.from_dict(data)
+    assert back.rules == rules
+    assert back.system.points == game.system.points and back.system.name == game.system.name
+    assert back.deck == list(state.deck) and back.placements == list(state.placements)
+    assert back.seed == seed and back.agent == "random" and back.meta == {"note": "x"}
+    assert back.to_dict() == data
+    g2, s2 = back.replay()
+    assert s2.board == state.board
+    assert data["finished"] == (moves == 25)
+    assert data["scores"]["american"] == game.score(state, "american")
+    assert data["scores"]["english"] == game.score(state, "english")
+
+
+def test_save_and_load_files(tmp_path):
+    game, state = play_random(5)
+    record = GameRecord.from_game(game, state, seed=5)
+    path = tmp_path / "sub" / "game.json"
+    save_record(record, path)
+    assert load_record(path).to_dict() == record.to_dict()
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == ["game.json"]  # no temporary left behind
+
+
+# ---- replays ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("system", ["american", "english"])
+def test_replay_reproduces_scores(tmp_path, system):
+    game, state = play_random(21, system=system)
+    record = GameRecord.from_game(game, state, seed=21)
+    path = tmp_path / "g.json"
+    save_record(record, path)
+    loaded = load_record(path)
+    g2, s2 = loaded.replay()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert g2.score(s2) == data["score"]
+    assert {"american": g2.score(s2, "american"), "english": g2.score(s2, "english")} == data["scores"]
+    # The printed replay ends with both scores, and its running total reaches the score.
+    import io
+
+    buf = io.StringIO()
+    print_replay(loaded, buf)
+    text = buf.getvalue()
+    fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:.2f}"  # noqa: E731
+    assert f"Scores: american {fmt(data['scores']['american'])}, english {fmt(data['scores']['english'])}" in text
+    moves = [line for line in text.splitlines() if re.match(r"\s*\d+\. ", line)]
+    assert len(moves) == 25
+    assert moves[-1].endswith(f"total {fmt(data['score'])}")
+
+
+def test_replay_cli_text_gif_png(tmp_path):
+    game, state = play_random(3)
+    path = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=3, agent="random"), path)
+    gif, png = tmp_path / "out.gif", tmp_path / "out.png"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pokersquares_env", "replay", str(path), "--gif", str(gif), "--png", str(png)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    from PIL import Image
+
+    with Image.open(gif) as im:
+        assert im.n_frames == 26
+        assert im.size == (720, 592)
+    with Image.open(png) as im:
+        assert im.size == (720, 592)
+
+
+def test_replay_jsonl_index(tmp_path, capsys):
+    from pokersquares_env.records import append_record
+    from pokersquares_env.replay import load
+
+    path = tmp_path / "games.jsonl"
+    records = []
+    for seed in (1, 2):
+        game, state = play_random(seed)
+        records.append(GameRecord.from_game(game, state, seed=seed))
+        append_record(records[-1], path)
+    assert load(str(path), 1).seed == 2
+    with pytest.raises(RecordError, match="out of range"):
+        load(str(path), 2)
+
+
+# ---- corrupted records ----------------------------------------------------------------
+
+
+def _write(tmp_path, data, name="bad.json"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_bad_json_rejected(tmp_path):
+    path = _write(tmp_path, '{"format": "pokersquares-record", "version": 1,')
+    with pytest.raises(RecordError, match="not valid JSON"):
+        load_record(path)
+
+
+def test_wrong_version_rejected(tmp_path, record_dict):
+    record_dict["version"] = 99
+    with pytest.raises(RecordError, match="field 'version'.*99"):
+        load_record(_write(tmp_path, record_dict))
+
+
+def test_bad_card_rejected(tmp_path, record_dict):
+    record_dict["deck"][4] = "Z♠"
+    with pytest.raises(RecordError, match=r"field 'deck\[4\]'.*Z♠"):
+        load_record(_write(tmp_path, record_dict))
+
+
+def test_card_not_dealt_rejected(record_dict):
+    record_dict["placements"][2]["card"] = record_dict["deck"][7]
+    with pytest.raises(RecordError, match=r"placements\[2\]\.card.*move 3"):
+        GameRecord.from_dict(record_dict)
+
+
+def test_illegal_placement_names_move(record_dict):
+    record_dict["placements"][6]["cell"] = record_dict["placements"][2]["cell"]  # an occupied cell
+    with pytest.raises(RecordError, match=r"placements\[6\]\.cell.*illegal placement at move 7.*occupied"):
+        GameRecord.from_dict(record_dict)
+
+
+def test_malformed_cell_rejected(record_dict):
+    record_dict["placements"][0]["cell"] = "z9"
+    with pytest.raises(RecordError, match=r"placements\[0\]\.cell.*move 1"):
+        GameRecord.from_dict(record_dict)
+
+
+@pytest.mark.parametrize("field", ["score", "scores", "board", "hands"])
+def test_tampered_results_rejected(record_dict, field):
+    if field == "score":
+        record_dict["score"] += 100
+    elif field == "scores":
+        record_dict["scores"]["english"] += 1
+    elif field == "board":
+        record_dict["board"][0], record_dict["board"][1] = record_dict["board"][1], record_dict["board"][0]
+    else:
+        record_dict["hands"][0] = "royal_flush" if record_dict["hands"][0] != "royal_flush" else "one_pair"
+    with pytest.raises(RecordError, match=f"field '{field}'.*placements give"):
+        GameRecord.from_dict(record_dict)
+
+
+def test_replay_cli_bad_record_exit_2_no_traceback(tmp_path, record_dict):
+    record_dict["score"] = 12345
+    path = _write(tmp_path, record_dict)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pokersquares_env", "replay", str(path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "field 'score'" in proc.stderr and "12345" in proc.stderr
+    assert proc.stdout == ""
+
+
+# ---- the recording wrapper -----------------------------------------------------------------
+
+
+def test_record_games_wrapper_records_every_episode(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0", scoring="english"), tmp_path / "games", jsonl=True, agent="random")
+    rng = np.random.default_rng(0)
+    finals = []
+    for episode in range(3):
+        obs, info = env.reset(seed=100 + episode if episode != 1 else None)
+        done = False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            obs, reward, done, truncated, info = env.step(action)
+        finals.append(info)
+    env.close()
+    files = sorted(os.listdir(tmp_path / "games"))
+    assert files == ["game-000000.json", "game-000001.json", "game-000002.json", "games.jsonl"]
+    lines = load_records(tmp_path / "games" / "games.jsonl")
+    for episode, info in enumerate(finals):
+        record = load_record(info["record_path"])
+        assert info["record_path"].endswith(files[episode])
+        assert record.seed == (100 + episode if episode != 1 else None)
+        assert record.agent == "random" and record.meta["episode"] == episode
+        game, state = record.replay()
+        assert game.system.name == "english"
+        assert state.board == info["board"] and state.placements == info["placements"]
+        assert game.score(state) == info["score"]
+        assert lines[episode].to_dict() == record.to_dict()
+
+
+def test_record_games_seeded_record_replays_env_deck(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, episode_trigger=lambda e: e == 1)
+    for episode in range(2):
+        obs, info = env.reset(seed=9)
+        done = False
+        while not done:
+            obs, r, done, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert ("record_path" in info) == (episode == 1)
+    record = load_record(info["record_path"])
+    fresh = PokerSquaresGame()
+    assert tuple(record.deck) == fresh.deal(np.random.default_rng(9))  # the seed reproduces the deck
+
+
+def test_record_games_illegal_penalty_episode(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0", illegal_action="penalty"), tmp_path)
+    env.reset(seed=1)
+    env.step(0)
+    _, _, done, _, info = env.step(0)  # occupied: the episode ends
+    assert done
+    record = load_record(info["record_path"])
+    assert record.placements == [0] and record.meta["illegal_action"].startswith("cell 0")
+    assert record.to_dict()["finished"] is False
+
+
+def test_record_games_rejects_other_envs(tmp_path):
+    with pytest.raises(TypeError, match="Poker Squares env"):
+        RecordGames(gym.make("CartPole-v1"), tmp_path)
+    with pytest.raises(ValueError, match="record nothing"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path, json_files=False)
+
+
+def test_two_jokers_round_trip_and_plain_jk_text():
+    rules = Rules(jokers=2)
+    game = PokerSquaresGame(rules)
+    deck = [53, 52] + [c for c in range(52)]
+    state = game.init(deck)
+    for cell in range(25):
+        game.apply(state, cell)
+    data = GameRecord.from_game(game, state).to_dict()
+    assert data["deck"][:2] == ["JK2", "JK1"]
+    assert GameRecord.from_dict(data).deck == deck  # exact, joker identities included
+    # Records that write both jokers as "JK" still load: successive jokers get successive codes.
+    plain = json.loads(json.dumps(data).replace('"JK1"', '"JK"').replace('"JK2"', '"JK"'))
+    back = GameRecord.from_dict({k: v for k, v in plain.items() if k != "board"})
+    assert back.deck[:2] == [52, 53] and back.replay()[0].score(back.replay()[1]) == data["score"]

@@ -1,0 +1,437 @@
+"""``pokersquares play``: Poker Squares for a person at a terminal.
+
+The board is printed with coordinates (columns a-e, rows 1-5, so ``c3`` is
+the centre), the drawn card, how many cards are left, and each line's hand
+and points so far.  The player types a cell such as ``b4``; a malformed or
+illegal cell is refused with the reason and the game goes on.  ``q`` quits
+(after asking), ``h`` shows help, ``hint`` asks the hint agent again.
+
+* ``--hint AGENT`` shows the agent's choice for every card, with its value
+  estimates where it has them (any spec ``agents.make_agent`` accepts).
+* ``--vs AGENT`` plays the multiplayer rule of the sources: the agent places
+  the same cards on its own hidden board; at the end both boards are shown
+  side by side with the winner.
+* ``--record FILE`` saves the finished game as a JSON game record
+  (:mod:`pokersquares_env.records`).  The file is written only when the game
+  is over, atomically, so quitting, Ctrl-C or the end of the input never
+  leave a half-written record.
+
+Output is plain lines (no cursor movement), so the game works in an 80x24
+terminal and through a pipe (``printf 'c3\\nb2\\n...' | pokersquares play``).
+Red suits and highlights are coloured only when standard output is a
+terminal and ``NO_COLOR`` is unset (``--color always|never`` overrides).
+The same ``--seed`` deals the same deck as ``env.reset(seed=...)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import numpy as np
+
+HELP = "Play Poker Squares at the terminal (with hints from an agent, or against one)."
+
+_CELL = re.compile(r"^\s*([a-e])\s*([1-5])\s*$|^\s*([1-5])\s*([a-e])\s*$")
+_QUIT = {"q", "quit", "exit"}
+_HELP_WORDS = {"h", "help", "?"}
+
+HELP_TEXT = """\
+Type the cell for the drawn card: a column a-e and a row 1-5, e.g. c3 (the centre) or b4.
+  hint    ask the hint agent again (needs --hint AGENT)
+  board   print the board again
+  h       this help
+  q       quit (asks first; nothing is recorded)
+Each row and column scores as a poker hand once it holds five cards."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``pokersquares play``."""
+    parser.add_argument("--scoring", default="american",
+                        help="point system: american (default), english, or a JSON file of points per hand")
+    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="wild jokers in the deck (default 0)")
+    parser.add_argument("--placement", default="free", choices=("free", "adjacent"),
+                        help="'adjacent': every card after the first must touch a placed card (default free)")
+    parser.add_argument("--first-cell", default=None,
+                        help="where the first card must go: center, top-left or a cell such as c3 (default anywhere)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="deal seed (the same deck as env.reset(seed=S)); default: a fresh one, printed")
+    parser.add_argument("--record", metavar="FILE", default=None, help="save the finished game as a JSON record")
+    parser.add_argument("--hint", metavar="AGENT", default=None, help="show this agent's choice for every card")
+    parser.add_argument("--vs", metavar="AGENT", default=None,
+                        help="play against this agent on the same cards (the multiplayer rule)")
+    parser.add_argument("--color", default="auto", choices=("auto", "always", "never"),
+                        help="colours: auto (only on a terminal without NO_COLOR), always or never")
+
+
+# ---- presentation ------------------------------------------------------------------
+
+
+class _Style:
+    """ANSI colours, or nothing."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def bold(self, text: str) -> str:
+        """Bold text."""
+        return self._wrap("1", text)
+
+    def red(self, text: str) -> str:
+        """Red text (red suits, refusals)."""
+        return self._wrap("31", text)
+
+    def green(self, text: str) -> str:
+        """Green text (points, the winner)."""
+        return self._wrap("32", text)
+
+    def dim(self, text: str) -> str:
+        """Faint text (hints of lesser importance)."""
+        return self._wrap("2", text)
+
+    def card(self, code: int, width: int = 3) -> str:
+        """A card padded to ``width`` columns, red suits in red."""
+        from pokersquares_env.cards import NUM_STANDARD, format_card
+
+        text = format_card(code).rjust(width)
+        return self.red(text) if 0 <= code < NUM_STANDARD and code // 13 in (1, 2) else text
+
+
+def use_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
+    """Whether to colour the output: ``always``, ``never``, or ``auto`` (a terminal and no ``NO_COLOR``)."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    stream = sys.stdout if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def _hand_label(key: str) -> str:
+    from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
+
+    return HandCategory.from_key(key).label if key in CATEGORY_KEYS else "-"
+
+
+def parse_move(text: str) -> int | None:
+    """The cell of ``'b4'`` (or ``'4b'``), or ``None`` if ``text`` is not a cell."""
+    m = _CELL.match(text.lower())
+    if not m:
+        return None
+    col, row = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return (int(row) - 1) * 5 + "abcde".index(col)
+
+
+def side_by_side(game: Any, states: list[Any], names: list[str], style: _Style | None = None) -> str:
+    """Several finished (or unfinished) boards next to each other, then every line's hand and points, and the totals."""
+    from pokersquares_env.core import line_name
+
+    style = style or _Style(False)
+    width = 24
+    out = ["".join(f"{name[:width - 2]:<{width}}" for name in names).rstrip()]
+    out.append("".join(f"{'   a   b   c   d   e':<{width}}" for _ in names).rstrip())
+    for r in range(5):
+        row = []
+        for s in states:
+            cells = " ".join(style.card(s.board[r * 5 + c]) for c in range(5))
+            row.append(f"{r + 1} {cells}" + " " * (width - 2 - 19))
+        out.append("".join(row).rstrip())
+    out.append("")
+    col = 24
+    out.append("line   " + "".join(f"{name[:col - 2]:<{col}}" for name in names).rstrip())
+    hands = [game.hands(s) for s in states]
+    points = [game.line_points(s) for s in states]
+    for i in range(10):
+        cells = "".join(f"{_hand_label(h[i]):<16}{_fmt(p[i]):>4}    " for h, p in zip(hands, points))
+        out.append(f"{line_name(i):<7}{cells}".rstrip())
+    for system in dict.fromkeys((game.system.name, "american", "english")):
+        try:
+            totals = [game.score(s, system if system in ("american", "english") else None) for s in states]
+        except ValueError:
+            continue
+        label = f"total {system}"[:22]
+        out.append(f"{label:<23}" + "".join(f"{_fmt(t):>4}{'':20}" for t in totals).rstrip())
+    return "\n".join(out)
+
+
+# ---- the game ---------------------------------------------------------------------
+
+
+class _Quit(Exception):
+    """The player chose to stop."""
+
+
+class TerminalGame:
+    """One game of Poker Squares at a terminal (see the module docstring).
+
+    ``read`` is called with a prompt and returns a line (``input`` by
+    default; it raises ``EOFError`` at the end of the input), ``out`` is the
+    text stream written to.
+    """
+
+    def __init__(
+        self,
+        game: Any,
+        deck: Any,
+        *,
+        seed: int | None = None,
+        hint: Any = None,
+        vs: Any = None,
+        record: str | None = None,
+        color: bool = False,
+        read: Callable[[str], str] = input,
+        out: TextIO | None = None,
+    ) -> None:
+        self.game = game
+        self.state = game.init(deck)
+        self.seed = seed
+        self.hint_agent = hint
+        self.vs_agent = vs
+        self.vs_state = game.init(deck) if vs is not None else None
+        self.record_path = record
+        self.style = _Style(color)
+        self.read = read
+        self.out = out if out is not None else sys.stdout
+        self._restricted = game.rules.placement == "adjacent" or game.rules.first_cell is not None
+
+    def say(self, text: str = "") -> None:
+        """Write a line (or several)."""
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    # -- agents
+    def _agent_inputs(self, state: Any, agent: Any) -> tuple[Any, dict[str, Any]]:
+        from pokersquares_env.env import encode_observation
+
+        info = {"action_mask": self.game.action_mask(state), "card": state.card}
+        obs = encode_observation(self.game, state) if getattr(agent, "uses_obs", True) else None
+        return obs, info
+
+    def hint_text(self) -> str:
+        """The hint agent's choice for the drawn card, with its value estimates where it has them."""
+        agent, game, state = self.hint_agent, self.game, self.state
+        from pokersquares_env.core import cell_name
+
+        obs, info = self._agent_inputs(state, agent)
+        choice = int(agent.act(obs, info, game, state.copy()))
+        name = getattr(agent, "spec", None) or getattr(agent, "name", "agent")
+        text = f"hint ({name}): {self.style.bold(cell_name(choice))}"
+        values = agent.action_values(obs, info, game, state.copy())
+        if values is not None:
+            values = np.asarray(values, dtype=float).reshape(-1)
+            legal = [c for c in game.legal_cells(state) if c < values.size and np.isfinite(values[c])]
+            legal.sort(key=lambda c: -values[c])
+            # As many of the best cells as fit an 80-column line.
+            plain = f"hint ({name}): {cell_name(choice)}"
+            for top in range(min(5, len(legal)), 0, -1):
+                shown = "  ".join(f"{cell_name(c)} {values[c]:.1f}" for c in legal[:top])
+                more = f" (best {top} of {len(legal)})" if len(legal) > top else ""
+                if len(plain) + len(shown) + len(more) + 3 <= 79:
+                    text += f"   {shown}{more}"
+                    break
+        return text
+
+    def _agent_move(self) -> None:
+        agent, game, state = self.vs_agent, self.game, self.vs_state
+        obs, info = self._agent_inputs(state, agent)
+        cell = int(agent.act(obs, info, game, state.copy()))
+        reason = game.why_illegal(state, cell)
+        if reason is not None:
+            raise RuntimeError(f"agent {getattr(agent, 'spec', agent)!r} chose an illegal cell: {reason}")
+        game.apply(state, cell)
+
+    # -- the loop
+    def show_board(self) -> None:
+        """Print the board, the drawn card and the lines so far."""
+        from pokersquares_env.text import board_text
+
+        n = self.state.num_placed
+        self.say(self.style.bold(f"-- card {n + 1} of 25 --"))
+        self.say(board_text(self.game, self.state, legal=self._restricted, color=self.style.enabled))
+
+    def ask_cell(self) -> int:
+        """Read lines until one names a legal cell (raises ``_Quit``, ``EOFError`` or ``KeyboardInterrupt``)."""
+        from pokersquares_env.cards import format_card
+
+        game, state = self.game, self.state
+        prompt = f"Place {format_card(state.card)} on (a-e 1-5, h help, q quit): "
+        while True:
+            text = self.read(prompt).strip()
+            low = text.lower()
+            if not low:
+                continue
+            if low in _QUIT:
+                answer = self.read("Quit this game? Nothing will be recorded. [y/N] ").strip().lower()
+                if answer in ("y", "yes"):
+                    raise _Quit
+                continue
+            if low in _HELP_WORDS:
+                self.say(HELP_TEXT)
+                continue
+            if low in ("b", "board"):
+                self.show_board()
+                continue
+            if low == "hint":
+                self.say(self.hint_text() if self.hint_agent is not None else "no hint agent: start the game with --hint AGENT")
+                continue
+            cell = parse_move(low)
+            if cell is None:
+                self.say(self.style.red(
+                    f"{text!r} is not a cell: type a column a-e and a row 1-5, such as c3 (h for help)"))
+                continue
+            reason = game.why_illegal(state, cell)
+            if reason is not None:
+                self.say(self.style.red(f"not allowed: {reason}"))
+                continue
+            return cell
+
+    def play(self) -> int:
+        """Play to the end; the exit status (0 finished or quit, 1 input ended, 130 interrupted)."""
+        game = self.game
+        system = game.system
+        self.say(self.style.bold("Poker Squares") + f" -- {system.name} points"
+                 + (f", seed {self.seed}" if self.seed is not None else "")
+                 + (f", {game.rules.jokers} joker(s)" if game.rules.jokers else "")
+                 + (", adjacent placement" if game.rules.placement == "adjacent" else ""))
+        if self.vs_agent is not None:
+            name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
+            self.say(f"Against {name}: it places the same cards on its own board, hidden until the end.")
+        self.say("Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit.")
+        try:
+            while not self.state.terminal:
+                self.say()
+                self.show_board()
+                if self.hint_agent is not None:
+                    self.say(self.hint_text())
+                cell = self.ask_cell()
+                points, completed = game.apply(self.state, cell)
+                if completed:
+                    from pokersquares_env.core import line_name
+
+                    hands = game.hands(self.state)
+                    done = ", ".join(f"{line_name(i)} {_hand_label(hands[i])}" for i in completed)
+                    self.say(self.style.green(f"{done}: +{_fmt(points)} points"))
+                if self.vs_agent is not None:
+                    self._agent_move()
+        except _Quit:
+            self.say("Game abandoned; nothing recorded.")
+            return 0
+        except EOFError:
+            self.say("\nThe input ended before the game was over; nothing recorded.")
+            return 1
+        except KeyboardInterrupt:
+            self.say("\nInterrupted; nothing recorded.")
+            return 130
+        return self.finish()
+
+    def finish(self) -> int:
+        """Print the final board, every line's hand and the scores; save the record."""
+        from pokersquares_env.text import board_text
+
+        game, state = self.game, self.state
+        self.say()
+        self.say(self.style.bold("== Game over =="))
+        meta: dict[str, Any] = {}
+        if self.vs_agent is None:
+            self.say(board_text(game, state, color=self.style.enabled))
+            totals = [f"{game.system.name} {_fmt(game.score(state))}"]
+            totals += [f"{s} {_fmt(game.score(state, s))}" for s in ("american", "english") if s != game.system.name]
+            self.say(self.style.bold("Scores: " + ", ".join(totals)))
+            score = game.score(state)
+            threshold = game.system.win_threshold
+            if threshold is not None:
+                self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if score >= threshold
+                         else f"{_fmt(score)} points: {_fmt(threshold)} wins under {game.system.name} points.")
+        else:
+            name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
+            self.say(side_by_side(game, [state, self.vs_state], ["you", name], self.style))
+            mine, theirs = game.score(state), game.score(self.vs_state)
+            if mine > theirs:
+                verdict = self.style.green(f"You win, {_fmt(mine)} to {_fmt(theirs)}.")
+                winner = "you"
+            elif theirs > mine:
+                verdict = f"{name} wins, {_fmt(theirs)} to {_fmt(mine)}."
+                winner = name
+            else:
+                verdict = f"A tie at {_fmt(mine)}."
+                winner = None
+            self.say(verdict)
+            from pokersquares_env.core import cell_name
+
+            meta["vs"] = {
+                "agent": name,
+                "placements": [cell_name(c) for c in self.vs_state.placements],
+                "score": theirs,
+                "scores": {"american": game.score(self.vs_state, "american"),
+                           "english": game.score(self.vs_state, "english")},
+                "winner": winner,
+            }
+        if self.record_path:
+            from pokersquares_env.records import GameRecord, save_record
+
+            record = GameRecord.from_game(game, state, seed=self.seed, agent="human", meta=meta)
+            try:
+                save_record(record, self.record_path)
+            except OSError as exc:
+                self.say(f"could not write the record {self.record_path!r}: {exc}")
+                return 1
+            self.say(f"Record written to {self.record_path}")
+        return 0
+
+
+def _echoing_input(prompt: str) -> str:
+    """``input``, echoing the line read (input from a pipe is not echoed, so a transcript would lose it)."""
+    line = input(prompt)
+    sys.stdout.write(line + "\n")
+    return line
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``pokersquares play``."""
+    from pokersquares_env.core import PokerSquaresGame, Rules
+    from pokersquares_env.scoring import point_system
+
+    try:
+        rules = Rules(jokers=args.jokers, placement=args.placement, first_cell=args.first_cell)
+        system = point_system(args.scoring)
+    except (TypeError, ValueError) as exc:
+        print(f"pokersquares play: {exc}", file=sys.stderr)
+        return 2
+    game = PokerSquaresGame(rules, system)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    deck = game.deal(np.random.default_rng(seed))
+    hint = vs = None
+    if args.hint or args.vs:
+        try:
+            from agents import make_agent
+        except ImportError as exc:
+            print(f"pokersquares play: --hint/--vs need the agents package, which could not be imported ({exc})",
+                  file=sys.stderr)
+            return 2
+        try:
+            if args.hint:
+                hint = make_agent(args.hint, system=system, rules=rules, seed=seed)
+                hint.reset()
+            if args.vs:
+                vs = make_agent(args.vs, system=system, rules=rules, seed=seed)
+                vs.reset()
+        except (ImportError, TypeError, ValueError) as exc:
+            print(f"pokersquares play: {exc}", file=sys.stderr)
+            return 2
+    read = input if sys.stdin.isatty() else _echoing_input
+    session = TerminalGame(game, deck, seed=seed, hint=hint, vs=vs, record=args.record, color=use_color(args.color),
+                           read=read)
+    return session.play()

@@ -1,0 +1,186 @@
+"""The terminal game ``pokersquares play``: a whole game through a pseudo-terminal, pipes, quitting, EOF and Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+
+import pexpect
+import pytest
+
+from pokersquares_env.play import TerminalGame, parse_move, use_color
+from pokersquares_env.records import load_record
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CELLS = [f"{c}{r}" for r in "12345" for c in "abcde"]  # row by row
+PROMPT = r"Place \S+ on \(a-e 1-5, h help, q quit\): "
+
+
+def spawn(*args: str, env: dict | None = None) -> pexpect.spawn:
+    """``python -m pokersquares_env play ARGS`` in an 80x24 pseudo-terminal."""
+    environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    environ.update(env or {})
+    return pexpect.spawn(
+        sys.executable, ["-m", "pokersquares_env", "play", *args], cwd=ROOT, env=environ,
+        encoding="utf-8", timeout=60, dimensions=(24, 80),
+    )
+
+
+def no_temporaries(folder) -> bool:
+    return not [n for n in os.listdir(folder) if n.startswith(".record-")]
+
+
+def test_parse_move():
+    assert parse_move("c3") == 12 and parse_move(" B4 ") == 16 and parse_move("4b") == 16
+    assert parse_move("a1") == 0 and parse_move("e5") == 24
+    for bad in ("", "f1", "a6", "a0", "12", "c 3x", "cc"):
+        assert parse_move(bad) is None
+
+
+def test_use_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color("auto", Tty()) and not use_color("auto", io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color("auto", Tty())
+    assert use_color("always", io.StringIO()) and not use_color("never", Tty())
+
+
+def test_whole_game_through_a_pty(tmp_path):
+    record = tmp_path / "game.json"
+    child = spawn("--seed", "7", "--record", str(record))
+    child.logfile_read = transcript = io.StringIO()
+    child.expect("c3 is the centre")
+    for i, cell in enumerate(CELLS):
+        child.expect(PROMPT)
+        if i == 1:  # one illegal entry, refused with the reason; then a malformed one
+            child.sendline("a1")
+            child.expect(r"not allowed: cell 0 \(a1\) is occupied by")
+            child.expect(PROMPT)
+            child.sendline("zz")
+            child.expect("'zz' is not a cell")
+            child.expect(PROMPT)
+        child.sendline(cell)
+    child.expect(r"Scores: american (\d+), english (\d+)")
+    american, english = int(child.match.group(1)), int(child.match.group(2))
+    child.expect("Record written to")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "\x1b[31m" in transcript.getvalue()  # red suits on a terminal
+    assert "\x1b[2J" not in transcript.getvalue() and "\x1b[H" not in transcript.getvalue()  # no cursor tricks
+    rec = load_record(record)
+    game, state = rec.replay()
+    assert [c for c in rec.placements] == list(range(25))
+    assert rec.seed == 7 and rec.agent == "human"
+    assert game.score(state, "american") == american and game.score(state, "english") == english
+    assert no_temporaries(tmp_path)
+
+
+@pytest.mark.parametrize("how", ["eof", "ctrl-c"])
+def test_eof_and_ctrl_c_leave_no_record(tmp_path, how):
+    record = tmp_path / "game.json"
+    child = spawn("--seed", "3", "--record", str(record), env={"NO_COLOR": "1"})
+    child.logfile_read = transcript = io.StringIO()
+    for cell in CELLS[:4]:
+        child.expect(PROMPT)
+        child.sendline(cell)
+    child.expect(PROMPT)
+    if how == "eof":
+        child.sendeof()
+        child.expect("input ended before the game was over; nothing recorded")
+    else:
+        child.sendintr()
+        child.expect("Interrupted; nothing recorded")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == (1 if how == "eof" else 130)
+    assert "Traceback" not in child.before
+    assert not record.exists() and no_temporaries(tmp_path)
+    assert "\x1b[" not in transcript.getvalue()  # NO_COLOR turns colours off
+
+
+def test_quit_asks_first(tmp_path):
+    lines = ["q", "n", "c3", "q", "y"]
+    game, out = _scripted(lines, tmp_path / "g.json")
+    assert out.count("Quit this game?") == 2
+    assert "Game abandoned; nothing recorded." in out
+    assert game.state.num_placed == 1 and not (tmp_path / "g.json").exists()
+
+
+def _scripted(lines, record=None, **kwargs):
+    from pokersquares_env.core import PokerSquaresGame, Rules
+
+    feed = iter(lines)
+
+    def read(prompt):
+        out.write(prompt)
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    out = io.StringIO()
+    game = PokerSquaresGame(Rules(**kwargs))
+    import numpy as np
+
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), seed=0, record=str(record) if record else None,
+                           read=read, out=out)
+    session.status = session.play()
+    return session, out.getvalue()
+
+
+def test_adjacency_rule_refuses_with_reason():
+    session, out = _scripted(["a1", "c3", "e5", "b2", "q", "y"], placement="adjacent", first_cell="center")
+    assert "not allowed: cell 0 (a1) is not the first cell" in out
+    assert "not allowed: cell 24 (e5) touches no placed card" in out
+    assert session.state.placements == [12, 6]
+    assert "()" in out  # playable cells are marked
+
+
+def test_piped_game_against_an_agent_with_hints(tmp_path):
+    record = tmp_path / "vs.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pokersquares_env", "play", "--seed", "5", "--vs", "greedy", "--hint", "greedy",
+         "--scoring", "english", "--record", str(record)],
+        input="\n".join(CELLS) + "\n", capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "NO_COLOR"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "\x1b[" not in out  # no colours through a pipe
+    assert max(len(line) for line in out.splitlines() if not line.startswith("Record written")) <= 80
+    assert len(re.findall(r"^hint \(greedy\): [a-e][1-5]", out, re.M)) == 25
+    assert re.search(r"^line\s+you\s+greedy", out, re.M)
+    assert re.search(r"(You win|greedy wins|A tie)", out)
+    rec = load_record(record)
+    vs = rec.meta["vs"]
+    assert vs["agent"] == "greedy" and len(vs["placements"]) == 25
+    # The opponent played the same cards: replaying its cells on the record's deck gives its score.
+    from pokersquares_env.core import PokerSquaresGame, parse_cell
+
+    game = PokerSquaresGame(rec.rules, rec.system)
+    state = game.init(rec.deck)
+    for cell in vs["placements"]:
+        game.apply(state, parse_cell(cell))
+    assert game.score(state) == vs["score"]
+    mine = game.score(rec.replay()[1])
+    winner = "you" if mine > vs["score"] else ("greedy" if vs["score"] > mine else None)
+    assert vs["winner"] == winner
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(["--scoring", "nope"], "unknown point system 'nope'"), (["--vs", "nobody"], "unknown agent 'nobody'"),
+     (["--first-cell", "z9"], "first_cell='z9'")],
+)
+def test_bad_options_exit_2(args, message):
+    proc = subprocess.run([sys.executable, "-m", "pokersquares_env", "play", *args], input="", capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,191 @@
+"""Frames: shape and dtype for every env, what they show, human mode, missing extras, speed."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import pokersquares_env  # noqa: F401  (registers the envs)
+from pokersquares_env import render
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.core import PokerSquaresGame, Rules
+
+RED = np.array(render.RED)
+EXAMPLE = "8♠ Q♠ T♠ 4♠ 2♠ 9♣ Q♣ T♣ J♣ K♣ A♦ 8♦ T♦ 4♣ 5♣ A♥ Q♥ T♥ J♥ K♥ 3♠ 6♥ 7♦ 4♥ 5♠"  # the Russian example, 302
+
+
+def cell_patch(frame, cell):
+    x, y = render._cell_xy(cell)
+    return frame[y : y + render.CARD_H, x : x + render.CARD_W]
+
+
+def red_pixels(patch):
+    return int((np.abs(patch.astype(int) - RED).sum(-1) < 60).sum())
+
+
+def play(env, seed=0, steps=25):
+    obs, info = env.reset(seed=seed)
+    frames = [env.render()]
+    for _ in range(steps):
+        obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        frames.append(env.render())
+        if term:
+            break
+    return frames
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"jokers": 2, "scoring": "english"}, {"placement": "adjacent", "first_cell": "center"}]
+)
+def test_rgb_array_frames_of_poker_squares(kwargs):
+    env = gym.make("PokerSquares-v0", render_mode="rgb_array", **kwargs)
+    frames = play(env)
+    assert len(frames) == 26
+    for f in frames:
+        assert isinstance(f, np.ndarray) and f.dtype == np.uint8 and f.shape == render.FRAME_SHAPE
+    assert not np.array_equal(frames[0], frames[1])  # a card appeared
+    env.close()
+
+
+def test_example_board_shows_cards_lines_and_total():
+    game = PokerSquaresGame()
+    state = game.init(parse_cards(EXAMPLE))
+    for cell in range(25):
+        game.apply(state, cell)
+    frame = render.draw_poker_squares(game, state)
+    # Red suits are red, black suits are not; empty slots differ from cards.
+    assert red_pixels(cell_patch(frame, 10)) > 30  # A♦
+    assert red_pixels(cell_patch(frame, 0)) == 0  # 8♠
+    # The picture depends on the total: the same board under English points differs only in the labels.
+    english = render.draw_poker_squares(PokerSquaresGame(system="english"), state)
+    assert np.array_equal(cell_patch(frame, 0), cell_patch(english, 0))
+    assert not np.array_equal(frame[:, render.PANEL_X :], english[:, render.PANEL_X :])
+
+
+def test_every_card_has_its_own_picture():
+    pics = {c: np.asarray(render.card_image(c)).tobytes() for c in range(54)}
+    assert len(set(pics.values())) == 53 and pics[52] == pics[53]  # the two jokers look alike
+    with pytest.raises(ValueError, match="card code 54"):
+        render.card_image(54)
+
+
+def test_adjacency_marks_playable_cells():
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
+    state = game.init(game.deal(np.random.default_rng(1)))
+    game.apply(state, 12)
+    marked = render.draw_poker_squares(game, state)
+    plain = render.draw_poker_squares(game, state, legal=False)
+    legal = game.legal_mask(state)
+    for cell in range(25):
+        differs = not np.array_equal(cell_patch(marked, cell), cell_patch(plain, cell))
+        assert differs == bool(legal >> cell & 1), cell
+
+
+def test_poker_shuffle_frame_shows_remaining_cards():
+    game = PokerSquaresGame()
+    cards = parse_cards(EXAMPLE)
+    board = [-1] * 25
+    board[:10] = cards[:10]
+    frame = render.draw_poker_shuffle(game, board, cards[10:])
+    fewer = render.draw_poker_shuffle(game, board, cards[10:12])
+    assert frame.shape == render.FRAME_SHAPE and frame.dtype == np.uint8
+    assert not np.array_equal(frame[:, render.PANEL_X :], fewer[:, render.PANEL_X :])
+    partial = render.draw_poker_shuffle(game, board, cards[10:], partial=True)
+    assert not np.array_equal(partial, frame)  # incomplete lines now score their rank groups
+
+
+def test_tile_frames_side_by_side():
+    a = np.zeros((4, 5, 3), np.uint8)
+    b = np.full((4, 5, 3), 255, np.uint8)
+    out = render.tile_frames([a, b], gap=2)
+    assert out.shape == (4, 12, 3) and (out[:, :5] == 0).all() and (out[:, 7:] == 255).all()
+    with pytest.raises(ValueError, match="frame 1"):
+        render.tile_frames([a, np.zeros((3, 5, 3), np.uint8)])
+
+
+def test_bad_inputs_named():
+    with pytest.raises(ValueError, match="board cell 3 holds card code 99"):
+        render.draw_board([-1, -1, -1, 99] + [-1] * 21)
+    with pytest.raises(ValueError, match="render_mode='video'"):
+        render.Renderer("video")
+    with pytest.raises(ValueError, match="render_mode='rgb'"), pytest.warns(UserWarning):
+        gym.make("PokerSquares-v0", render_mode="rgb")
+
+
+def test_human_mode_with_dummy_display(monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = gym.make("PokerSquares-v0", render_mode="human")
+    env.reset(seed=0)
+    assert env.render() is None
+    env.step(0)
+    renderer = env.unwrapped._renderer
+    assert renderer._window.get_size() == (render.WIDTH, render.HEIGHT)
+    env.close()
+
+
+@pytest.mark.parametrize("module, extra", [("pygame", "human"), ("PIL", "render")])
+def test_missing_extra_is_named(monkeypatch, module, extra):
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
+    if module == "PIL":
+        monkeypatch.setitem(sys.modules, "PIL.Image", None)
+    with pytest.raises(ImportError, match=rf'pip install "pokersquares_env\[{extra}\]"'):
+        render.Renderer("human" if module == "pygame" else "rgb_array")
+
+
+def test_frames_are_fast_enough_for_video():
+    game = PokerSquaresGame(Rules(jokers=1))
+    state = game.init(game.deal(np.random.default_rng(2)))
+    for cell in range(12):
+        game.apply(state, cell)
+    render.draw_poker_squares(game, state)  # warm the caches
+    start = time.perf_counter()
+    for _ in range(20):
+        render.draw_poker_squares(game, state)
+    per_frame = (time.perf_counter() - start) / 20
+    assert per_frame < 0.1, f"{per_frame * 1000:.1f} ms per frame"
+
+
+def _optional(name):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            return None
+        raise
+
+
+def test_poker_shuffle_env_frames():
+    if _optional("pokersquares_env.shuffle.env") is None:
+        pytest.skip("PokerShuffle-v0 not built yet")
+    env = gym.make("PokerShuffle-v0", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    env.close()
+
+
+def test_multiplayer_env_frames():
+    mp = _optional("pokersquares_env.multiplayer")
+    if mp is None:
+        pytest.skip("multiplayer env not built yet")
+    env = mp.parallel_env(num_players=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    env.close()
+
+
+def test_docs_screenshot_exists():
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "images", "board.png")
+    if not os.path.exists(path):
+        pytest.skip("docs screenshot not generated")
+    from PIL import Image
+
+    with Image.open(path) as im:
+        assert im.size == (render.WIDTH, render.HEIGHT)

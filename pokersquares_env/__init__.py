@@ -53,3 +53,4 @@ _register(
     vector_entry_point="pokersquares_env.vector:PokerSquaresVectorEnv",
 )
 _register("Soliter-v0", entry_point="pokersquares_env.soliter.env:SoliterEnv")
+_register("PokerShuffle-v0", entry_point="pokersquares_env.shuffle.env:PokerShuffleEnv")

@@ -1,0 +1,455 @@
+"""``PokerShuffle-v0``: Poker Squares with all 25 cards dealt face up (the Finnish and PySol variants)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from pokersquares_env.cards import EMPTY, format_card, format_cards
+from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
+from pokersquares_env.env import CARD_FEATURES, FEATURE_SLOTS, mask_array
+from pokersquares_env.scoring import expected_random_score, point_system
+from pokersquares_env.shuffle.solver import SWAP_PAIRS, check_cards
+
+__all__ = [
+    "ARRANGE_ACTIONS",
+    "ARRANGE_OBS_SIZE",
+    "PokerShuffleEnv",
+    "STOP",
+    "SWAP_ACTIONS",
+    "SWAP_OBS_SIZE",
+    "arrange_action",
+    "layout_state",
+    "swap_action",
+    "swap_cells",
+]
+
+MODES = ("arrange", "swap")
+ARRANGE_ACTIONS = NUM_CELLS * NUM_CELLS  # 625: 25 * card slot + cell
+STOP = len(SWAP_PAIRS)  # 300: the swap-mode action that ends the game
+SWAP_ACTIONS = STOP + 1  # 301
+BOARD_SIZE = NUM_CELLS * CARD_FEATURES  # 450
+ARRANGE_OBS_SIZE = 2 * BOARD_SIZE + NUM_CELLS + 1  # 926: board, cards to place, one-hot placements left
+SWAP_BITS = 16
+SWAP_OBS_SIZE = BOARD_SIZE + SWAP_BITS  # 466: board, swaps left in binary
+MAX_SWAP_BUDGET = (1 << SWAP_BITS) - 1
+PYSOL_WIN = 200  # PySol's Poker Shuffle threshold, American points
+_PAIR_INDEX = {(int(i), int(j)): a for a, (i, j) in enumerate(SWAP_PAIRS)}
+
+
+def arrange_action(slot: int, cell: int) -> int:
+    """The arrange-mode action placing dealt card ``slot`` (0..24) on ``cell`` (0..24)."""
+    if not (0 <= int(slot) < NUM_CELLS and 0 <= int(cell) < NUM_CELLS):
+        raise ValueError(f"slot {slot!r}, cell {cell!r}: expected both in 0..24")
+    return int(slot) * NUM_CELLS + int(cell)
+
+
+def swap_action(i: int, j: int) -> int:
+    """The swap-mode action exchanging cells ``i`` and ``j`` (any order, i != j)."""
+    key = (min(int(i), int(j)), max(int(i), int(j)))
+    if key not in _PAIR_INDEX:
+        raise ValueError(f"cells {i!r}, {j!r}: expected two different cells in 0..24")
+    return _PAIR_INDEX[key]
+
+
+def swap_cells(action: int) -> tuple[int, int] | None:
+    """The two cells a swap-mode action exchanges (``None`` for the stop action)."""
+    if not 0 <= int(action) < SWAP_ACTIONS:
+        raise ValueError(f"swap-mode action {action!r} out of range 0..{STOP}")
+    if int(action) == STOP:
+        return None
+    i, j = SWAP_PAIRS[int(action)]
+    return int(i), int(j)
+
+
+def layout_state(game: PokerSquaresGame, board: list[int]) -> GameState:
+    """A core game state with the 25 codes of ``board`` laid on their cells (row-major)."""
+    state = game.init(list(board), validate=False)
+    for cell in range(NUM_CELLS):
+        game._apply_legal(state, cell)
+    return state
+
+
+class PokerShuffleEnv(gym.Env):
+    """Poker Shuffle: all 25 cards are dealt face up; arrange them on a 5x5 grid for the best poker hands.
+
+    ## Description
+    Poker Squares with full information.  25 cards (from 52, plus 0-2 wild
+    jokers) are dealt face up at once and scored, as in ``PokerSquares-v0``,
+    by the poker hands of the 5 rows and 5 columns.  Two modes from the sources:
+
+    * ``mode="arrange"`` (Finnish rule: each player is dealt 25 cards and lays
+      them out; a placed card never moves).  Each step places one of the
+      remaining dealt cards on a free cell.  The placement rules of
+      ``PokerSquares-v0`` (``placement="adjacent"``, ``first_cell``) apply.
+    * ``mode="swap"`` (Russian rule and PySol's "Poker Shuffle": cards may be
+      moved after they are laid).  The cards start laid out in deal order
+      (card ``i`` on cell ``i``); each step swaps two cells, or stops.
+
+    ``budget`` is the Finnish "agreed time" after which play is checked
+    whether finished or not: in arrange mode the number of placements (the
+    board is then scored as it stands: a line of fewer than five cards scores
+    the pairs, two pairs, threes and fours of a kind it holds; flushes,
+    straights and full houses need five cards -- ``score_grid`` scores
+    incomplete grids the same way); in swap mode the number of swaps.
+
+    ## Action Space
+    * arrange: ``Discrete(625)``, action ``25 * slot + cell`` places dealt card
+      ``slot`` (its index in ``info["cards"]``) on ``cell`` (row-major, cell 12
+      is the centre ``c3``).  See :func:`arrange_action`.
+    * swap: ``Discrete(301)``, action ``a < 300`` swaps the cells of
+      ``SWAP_PAIRS[a]`` (all pairs ``i < j`` in order), action 300 stops.
+      See :func:`swap_action` and :func:`swap_cells`.
+
+    Legal actions are given by ``info["action_mask"]`` (int8) and ``action_masks()``.
+
+    ## Observation Space
+    Flat ``Box(0, 1, uint8)`` vectors in ``PokerSquares-v0``'s 18-number card
+    code (13 rank flags, 4 suit flags ♣ ♦ ♥ ♠, 1 joker flag):
+
+    * arrange, ``(926,)``: ``[0, 450)`` the board, 18 per cell row-major;
+      ``[450, 900)`` the dealt cards still to place, 18 per slot (zeros once
+      placed); ``[900, 926)`` one-hot of the placements left before the board
+      is checked (0..25).
+    * swap, ``(466,)``: ``[0, 450)`` the board; ``[450, 466)`` the swaps left,
+      16 bits, least significant first.
+
+    ## Starting State
+    25 cards drawn from a deck shuffled with ``self.np_random`` (or
+    ``reset(options={"cards": [...]})``): an empty board in arrange mode, the
+    cards on cells 0..24 in deal order in swap mode.
+
+    ## Rewards
+    * arrange, ``reward_mode="line"`` (default): the points of the lines a
+      placement completes; on the step that ends the game by the budget, also
+      the points of the incomplete lines (rank groups only).  The rewards add
+      up to the final score.
+    * swap, ``reward_mode="line"``: the change of the board's score made by
+      the swap (0 for stop).  The rewards add up to the final score minus the
+      score of the dealt layout (``info["dealt_score"]``).
+    * ``reward_mode="terminal"``: the whole final score on the last step, 0 before.
+
+    Rewards are multiplied by ``reward_scale`` (a number, or ``"normalized"``
+    to divide by the expected score of random play, as in ``PokerSquares-v0``).
+    With ``illegal_action="penalty"`` an illegal action ends the episode with
+    reward ``illegal_penalty`` (not scaled).
+
+    ## Episode End
+    Terminates when the board is full (arrange), on the stop action (swap),
+    when the budget is spent (the budget is a rule of the game -- the board is
+    checked -- not a time limit, so this is termination), or on an illegal
+    action under ``illegal_action="penalty"``.  Never truncated.
+
+    ## Information
+    Every step: ``action_mask`` (int8), ``cards`` (the 25 dealt codes, slot
+    order), ``budget_left``.  Swap mode also ``dealt_score`` (score of the
+    dealt layout).  At the end also ``score`` (active system, incomplete lines
+    by the rank-group rule), ``scores`` (``{"american": ..., "english": ...}``),
+    ``hands`` (10 category keys, rows then columns; ``'none'`` for an empty
+    line), ``board`` (25 codes, -1 empty), ``complete`` (board full),
+    ``placements`` (arrange: cells in play order) or ``swaps`` (swap: the
+    ``(i, j)`` pairs), and ``won``.  An illegal-action ending adds
+    ``illegal_action`` (the reason).
+
+    ## Arguments
+    * ``mode``: ``"arrange"`` (default) or ``"swap"``.
+    * ``scoring``: ``"american"`` (default), ``"english"``, a mapping, a JSON path or a ``PointSystem``.
+    * ``jokers``: 0 (default), 1 or 2 wild jokers in the deck the 25 cards come from.
+    * ``budget``: arrange: placements before the board is checked (1..25,
+      default ``None`` = 25); swap: swaps allowed (1..65535, default 100).
+    * ``placement``, ``first_cell``: arrange-mode placement rules, as in ``PokerSquares-v0``.
+    * ``reward_mode``: ``"line"`` or ``"terminal"``; ``reward_scale``: float or ``"normalized"``.
+    * ``illegal_action``: ``"raise"`` (default, raises ``IllegalActionError``
+      naming the action and why) or ``"penalty"``; ``illegal_penalty`` (default -10).
+    * ``win_threshold``: score that wins; default 200 under American (PySol's
+      Poker Shuffle) and none under other systems.
+    * ``render_mode``: ``None`` or ``"ansi"``.
+
+    ## Version History
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        mode: str = "arrange",
+        scoring: Any = "american",
+        jokers: int = 0,
+        budget: int | None = None,
+        reward_mode: str = "line",
+        reward_scale: float | str = 1.0,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -10.0,
+        placement: str = "free",
+        first_cell: Any = None,
+        win_threshold: Any = "default",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r}: expected 'arrange' or 'swap'")
+        if mode == "swap" and (placement != "free" or first_cell is not None):
+            raise ValueError(
+                f"placement={placement!r}, first_cell={first_cell!r}: placement rules apply to mode='arrange' "
+                f"only (in swap mode every card is already on the board)"
+            )
+        self.mode = mode
+        self.rules = Rules(jokers=jokers, placement=placement, first_cell=first_cell)
+        system = point_system(scoring)
+        if win_threshold == "default":
+            system = point_system(system, win_threshold=PYSOL_WIN if system.name == "american" else None)
+        else:
+            system = point_system(system, win_threshold=win_threshold)
+        self.point_system = system
+        self.game = PokerSquaresGame(self.rules, system)
+        self.budget = self._check_budget(budget)
+        if reward_mode not in ("line", "terminal"):
+            raise ValueError(f"reward_mode={reward_mode!r}: expected 'line' or 'terminal'")
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
+        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
+            raise TypeError(f"illegal_penalty={illegal_penalty!r}: expected a number")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
+        self.reward_mode = reward_mode
+        self.reward_scale = self._resolve_scale(reward_scale)
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        if mode == "arrange":
+            self.action_space = spaces.Discrete(ARRANGE_ACTIONS)
+            self.observation_space = spaces.Box(0, 1, shape=(ARRANGE_OBS_SIZE,), dtype=np.uint8)
+        else:
+            self.action_space = spaces.Discrete(SWAP_ACTIONS)
+            self.observation_space = spaces.Box(0, 1, shape=(SWAP_OBS_SIZE,), dtype=np.uint8)
+        self.state: GameState | None = None
+        self.cards: list[int] = []
+        self._placed = [False] * NUM_CELLS  # arrange: dealt slot already on the board
+        self._swaps: list[tuple[int, int]] = []
+        self._left = 0
+        self._done = False
+        self._score = 0.0
+        self._dealt_score = 0.0
+        self._renderer = None
+
+    def _check_budget(self, budget: Any) -> int:
+        limit = NUM_CELLS if self.mode == "arrange" else MAX_SWAP_BUDGET
+        if budget is None:
+            return NUM_CELLS if self.mode == "arrange" else 100
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not 1 <= budget <= limit:
+            what = "placements" if self.mode == "arrange" else "swaps"
+            raise ValueError(f"budget={budget!r}: expected None or an integer 1..{limit} ({what} in mode={self.mode!r})")
+        return int(budget)
+
+    def _resolve_scale(self, reward_scale: Any) -> float:
+        if reward_scale == "normalized":
+            expected = expected_random_score(self.point_system, self.rules.jokers)
+            if expected <= 0:
+                raise ValueError(f"reward_scale='normalized' needs a positive expected score, got {expected:.3f}")
+            return 1.0 / expected
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
+            raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
+        return float(reward_scale)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal 25 cards face up: a fresh shuffle, or ``options["cards"]`` in the given order."""
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"cards"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'cards'")
+        if options.get("cards") is not None:
+            cards = check_cards(options["cards"])
+            self.game.check_deck(cards)  # jokers must be allowed by the rules
+        else:
+            cards = list(self.game.deal(self.np_random)[:NUM_CELLS])
+        self.cards = cards
+        self._done = False
+        self._swaps = []
+        self._left = self.budget
+        if self.mode == "arrange":
+            self._placed = [False] * NUM_CELLS
+            self.state = self.game.init(cards, validate=False)
+            self._score = 0.0
+        else:
+            self.state = layout_state(self.game, cards)
+            self._score = self._dealt_score = self.game.score(self.state)
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), self._info()
+
+    def _mask_bits(self) -> np.ndarray:
+        if self._done:
+            return np.zeros(self.action_space.n, dtype=np.int8)
+        if self.mode == "swap":
+            return np.ones(SWAP_ACTIONS, dtype=np.int8)
+        cells = mask_array(self.game.legal_mask(self.state))
+        slots = np.array([0 if p else 1 for p in self._placed], dtype=np.int8)
+        return np.outer(slots, cells).reshape(-1).astype(np.int8)
+
+    def _observe(self) -> np.ndarray:
+        obs = np.zeros(self.observation_space.shape, dtype=np.uint8)
+        for cell, code in enumerate(self.state.board):
+            if code != EMPTY:
+                for s in FEATURE_SLOTS[code]:
+                    obs[cell * CARD_FEATURES + s] = 1
+        if self.mode == "arrange":
+            for slot, code in enumerate(self.cards):
+                if not self._placed[slot]:
+                    for s in FEATURE_SLOTS[code]:
+                        obs[BOARD_SIZE + slot * CARD_FEATURES + s] = 1
+            obs[2 * BOARD_SIZE + self._left] = 1
+        else:
+            for b in range(SWAP_BITS):
+                obs[BOARD_SIZE + b] = self._left >> b & 1
+        return obs
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"action_mask": self._mask_bits(), "cards": list(self.cards), "budget_left": self._left}
+        if self.mode == "swap":
+            info["dealt_score"] = self._dealt_score
+        return info
+
+    def why_illegal(self, action: Any) -> str | None:
+        """Why ``action`` is not legal now, or ``None`` if it is."""
+        if self.state is None or self._done:
+            return "the game is over"
+        n = self.action_space.n
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            return f"action {action!r} is not an integer 0..{n - 1}"
+        action = int(action)
+        if not 0 <= action < n:
+            return f"action {action} is out of range 0..{n - 1} (mode={self.mode!r})"
+        if self.mode == "swap":
+            return None
+        slot, cell = divmod(action, NUM_CELLS)
+        if self._placed[slot]:
+            where = self.state.placements[self.state.deck.index(self.cards[slot])]
+            return f"action {action}: card slot {slot} ({format_card(self.cards[slot])}) is already on cell {where} ({cell_name(where)})"
+        reason = self.game.why_illegal(self.state, cell)
+        return None if reason is None else f"action {action} (slot {slot}, {format_card(self.cards[slot])}): {reason}"
+
+    def step(self, action: Any):
+        """Arrange: place a dealt card on a cell; swap: exchange two cells or stop."""
+        if self.state is None or self._done:
+            raise gym.error.ResetNeeded("call reset() before step(): the episode is over or has not started")
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+            action = int(action.reshape(-1)[0])
+        reason = self.why_illegal(action)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(reason)
+            self._done = True
+            info = self._final_info()
+            info["illegal_action"] = reason
+            return self._observe(), self.illegal_penalty, True, False, info
+        action = int(action)
+        return self._arrange(action) if self.mode == "arrange" else self._swap(action)
+
+    def _arrange(self, action: int):
+        slot, cell = divmod(action, NUM_CELLS)
+        state, code = self.state, self.cards[slot]
+        n = state.num_placed
+        # The core plays its deck in order: put the chosen card next in the draw order.
+        rest = [c for c in state.deck[n:] if c != code]
+        state.deck = state.deck[:n] + (code,) + tuple(rest)
+        points, _ = self.game.apply(state, cell)
+        self._placed[slot] = True
+        self._left -= 1
+        terminated = self._left == 0 or state.terminal
+        if terminated:
+            self._done = True
+            final = self.game.score(state, partial=True)
+            points += final - self.game.score(state)  # incomplete lines, checked as they stand
+            reward = final if self.reward_mode == "terminal" else points
+            info = self._final_info()
+        else:
+            reward = points if self.reward_mode == "line" else 0.0
+            info = self._info()
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), reward * self.reward_scale, terminated, False, info
+
+    def _swap(self, action: int):
+        pair = swap_cells(action)
+        before = self._score
+        if pair is not None:
+            i, j = pair
+            board = list(self.state.board)
+            board[i], board[j] = board[j], board[i]
+            self.state = layout_state(self.game, board)
+            self._score = self.game.score(self.state)
+            self._swaps.append(pair)
+            self._left -= 1
+        terminated = pair is None or self._left == 0
+        if terminated:
+            self._done = True
+            info = self._final_info()
+            reward = self._score if self.reward_mode == "terminal" else self._score - before
+        else:
+            info = self._info()
+            reward = self._score - before if self.reward_mode == "line" else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), reward * self.reward_scale, terminated, False, info
+
+    def _final_info(self) -> dict[str, Any]:
+        state, game = self.state, self.game
+        score = game.score(state, partial=True)
+        threshold = self.point_system.win_threshold
+        info = self._info()
+        info.update(
+            score=score,
+            scores={s: game.score(state, s, partial=True) for s in ("american", "english")},
+            hands=game.hands(state, partial=True),
+            board=list(state.board),
+            complete=state.terminal,
+            won=bool(threshold is not None and score >= threshold),
+        )
+        if self.mode == "arrange":
+            info["placements"] = list(state.placements)
+        else:
+            info["swaps"] = list(self._swaps)
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self._mask_bits().astype(bool)
+
+    def render(self):
+        """Render per ``render_mode``: the board and the cards still to place (or swaps left) as text for ``"ansi"``."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to make()")
+            return None
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            from pokersquares_env.text import board_text
+
+            text = board_text(self.game, self.state, legal=self.mode == "arrange" and self.rules.placement == "adjacent")
+            lines = [ln for ln in text.splitlines() if not ln.startswith("card to place")]
+            if self.mode == "arrange":
+                todo = [c for c, p in zip(self.cards, self._placed) if not p]
+                lines.append(f"cards to place: {format_cards(todo) or '-'}")
+                lines.append(f"placements left before the check: {self._left}")
+            else:
+                lines.append(f"dealt layout scored {self._dealt_score:g}; swaps left: {self._left}")
+            return "\n".join(lines)
+        from pokersquares_env import render as _render
+
+        if self._renderer is None:
+            self._renderer = _render.Renderer(self.render_mode, title="PokerShuffle-v0")
+        frame = _render.draw_poker_shuffle(self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode)
+        return self._renderer.show(frame)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

@@ -1,0 +1,343 @@
+"""Training configuration: one documented field per option, validated before any training starts.
+
+``TrainConfig`` is the single description of a training run, shared by the three
+trainers (``maskable-ppo``, ``dqn`` and ``fast-ppo``) in the CleanRL ``Args``
+style.  Options left as ``None`` take the chosen algorithm's default when the
+config is resolved (:meth:`TrainConfig.resolved`); the resolved config is what a
+run folder stores as ``config.json``, so a run can be repeated or resumed exactly.
+Configs round-trip through JSON and YAML (:meth:`TrainConfig.save`, :meth:`TrainConfig.load`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS"]
+
+#: training algorithms: name -> one-line description
+ALGOS: dict[str, str] = {
+    "maskable-ppo": "MaskablePPO from sb3-contrib on PokerSquares-v0 (masks at training and inference)",
+    "dqn": "masked double DQN (single file, torch): argmax and bootstrap targets over legal cells only",
+    "fast-ppo": "single-file CleanRL-style masked PPO stepping the native vector env",
+}
+
+NETS = ("mlp", "lines")
+VECTORIZATION = ("native", "sync")
+
+
+class ConfigError(ValueError):
+    """A training option has a bad value (the message names the option, the value and what was expected)."""
+
+
+#: per-algorithm defaults for the options left as ``None``
+ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
+    "maskable-ppo": dict(
+        net="mlp", hidden=[256, 256], learning_rate=3e-4, num_envs=8, num_steps=256, minibatch_size=256,
+        update_epochs=4, ent_coef=0.01, gamma=1.0,
+    ),
+    "dqn": dict(
+        net="lines", hidden=[128, 128], learning_rate=5e-4, num_envs=64, num_steps=1, minibatch_size=256,
+        update_epochs=1, ent_coef=0.0, gamma=1.0,
+    ),
+    "fast-ppo": dict(
+        net="lines", hidden=[128, 128], learning_rate=1e-3, num_envs=512, num_steps=50, minibatch_size=3200,
+        update_epochs=4, ent_coef=0.01, gamma=1.0,
+    ),
+}
+
+
+@dataclass
+class TrainConfig:
+    """Every option of a training run (``pokersquares train --help`` lists the same ones)."""
+
+    # --- what to train --------------------------------------------------------
+    algo: str = "maskable-ppo"
+    """training algorithm: 'maskable-ppo', 'dqn' or 'fast-ppo'"""
+    scoring: str = "american"
+    """point system used as reward: 'american', 'english' or a JSON file of category -> points"""
+    jokers: int = 0
+    """wild jokers in the deck (0, 1 or 2)"""
+    placement: str = "free"
+    """placement rule: 'free' or 'adjacent'"""
+    first_cell: Any = None
+    """cell the first card must go to: None, 'center', 'top-left' or a cell index 0-24"""
+    reward_mode: str = "line"
+    """'line' (a line's points when it completes) or 'terminal' (the whole score at the end)"""
+    reward_scale: Any = "normalized"
+    """reward multiplier, or 'normalized' (divide by the expected random-play score of the system)"""
+    timesteps: int = 100_000
+    """total environment steps (card placements) to train for"""
+    seed: int = 0
+    """seed of the environments, the network initialisation and the sampling"""
+    out: str = "runs/run"
+    """run folder: model, config.json, TensorBoard logs, checkpoints, curve.csv, evaluation"""
+
+    # --- network and optimiser (None: the algorithm's default) ------------------
+    net: str | None = None
+    """network: 'mlp' (flat observation) or 'lines' (row/column-structured, shared across cells); SB3 uses mlp"""
+    hidden: list[int] | None = None
+    """hidden layer sizes"""
+    learning_rate: float | None = None
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    num_envs: int | None = None
+    """parallel games"""
+    num_steps: int | None = None
+    """PPO: steps per game per rollout; DQN: environment steps between gradient steps"""
+    minibatch_size: int | None = None
+    """samples per gradient step"""
+    update_epochs: int | None = None
+    """PPO: passes over each rollout; DQN: gradient steps per training round"""
+    gamma: float | None = None
+    """discount factor (1.0 suits this fixed-length, 25-step game)"""
+    gae_lambda: float = 0.95
+    """PPO: GAE lambda"""
+    clip_coef: float = 0.2
+    """PPO: surrogate clipping coefficient"""
+    ent_coef: float | None = None
+    """PPO: entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """PPO: value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+
+    # --- DQN only ---------------------------------------------------------------
+    buffer_size: int = 200_000
+    """DQN: replay buffer capacity (transitions)"""
+    learning_starts: int = 5_000
+    """DQN: environment steps before learning starts"""
+    target_tau: float = 0.01
+    """DQN: soft target-network update rate per gradient step"""
+    epsilon_start: float = 1.0
+    """DQN: initial exploration rate (random legal cell)"""
+    epsilon_end: float = 0.02
+    """DQN: final exploration rate"""
+    exploration_fraction: float = 0.3
+    """DQN: fraction of the run over which epsilon decays linearly"""
+
+    # --- evaluation, logging, checkpoints ----------------------------------------
+    eval_every: int = 50_000
+    """evaluate the greedy policy every this many steps (0: never during training)"""
+    eval_games: int = 200
+    """games (fixed seeded deals) per evaluation during training"""
+    eval_seed: int = 10_000
+    """seed of the evaluation deals"""
+    checkpoint_every: int = 100_000
+    """save a checkpoint every this many steps (0: never)"""
+    final_eval_games: int = 1_000
+    """games of the final evaluation through the harness on common deals (0: skip)"""
+    final_eval_seed: int = 0
+    """seed of the final evaluation's common deals"""
+    vectorization: str = "native"
+    """fast-ppo/dqn: 'native' (the batched vector env) or 'sync' (gymnasium's SyncVectorEnv of single envs)"""
+    time_limit: float = 0.0
+    """stop training after this many wall-clock seconds (0: no limit); the model is saved and evaluated as usual"""
+    torch_threads: int = 1
+    """torch CPU threads (keep small on shared machines)"""
+    progress: bool = True
+    """show a tqdm progress bar"""
+
+    # ------------------------------------------------------------------ helpers
+    def rules_kwargs(self) -> dict[str, Any]:
+        """The environment keyword arguments of the game rules and reward."""
+        return dict(
+            scoring=self.scoring, jokers=self.jokers, placement=self.placement, first_cell=self.first_cell,
+            reward_mode=self.reward_mode, reward_scale=self.reward_scale,
+        )
+
+    def resolved(self) -> "TrainConfig":
+        """A validated copy with every ``None`` option set to the algorithm's default."""
+        self.validate_algo()
+        defaults = ALGO_DEFAULTS[self.algo]
+        cfg = dataclasses.replace(self, hidden=list(self.hidden) if self.hidden is not None else None)
+        for name, value in defaults.items():
+            if getattr(cfg, name) is None:
+                setattr(cfg, name, list(value) if isinstance(value, list) else value)
+        cfg.validate()
+        return cfg
+
+    def validate_algo(self) -> None:
+        """Check the algorithm name."""
+        if self.algo not in ALGOS:
+            raise ConfigError(f"algo={self.algo!r}: expected one of {sorted(ALGOS)}")
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` naming the first bad option (call before any training starts)."""
+        self.validate_algo()
+        _check_scoring(self.scoring)
+        if self.jokers not in (0, 1, 2) or isinstance(self.jokers, bool):
+            raise ConfigError(f"jokers={self.jokers!r}: expected 0, 1 or 2")
+        if self.placement not in ("free", "adjacent"):
+            raise ConfigError(f"placement={self.placement!r}: expected 'free' or 'adjacent'")
+        try:
+            from pokersquares_env.core import Rules
+
+            Rules(jokers=self.jokers, placement=self.placement, first_cell=self.first_cell)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"first_cell={self.first_cell!r}: {exc}") from None
+        if self.reward_mode not in ("line", "terminal"):
+            raise ConfigError(f"reward_mode={self.reward_mode!r}: expected 'line' or 'terminal'")
+        if self.reward_scale != "normalized" and not _positive(self.reward_scale):
+            raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")
+        _int(self, "timesteps", 1)
+        _int(self, "seed", 0)
+        if not isinstance(self.out, str) or not self.out:
+            raise ConfigError(f"out={self.out!r}: expected a folder path")
+        if self.net is not None and self.net not in NETS:
+            raise ConfigError(f"net={self.net!r}: expected one of {list(NETS)}")
+        if self.algo == "maskable-ppo" and self.net not in (None, "mlp"):
+            raise ConfigError(f"net={self.net!r}: maskable-ppo (SB3) supports only 'mlp'")
+        if self.hidden is not None:
+            if (
+                not isinstance(self.hidden, (list, tuple))
+                or not self.hidden
+                or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in self.hidden)
+            ):
+                raise ConfigError(f"hidden={self.hidden!r}: expected a non-empty list of positive layer sizes")
+        for name in ("learning_rate", "gamma", "ent_coef"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "ent_coef":
+                ok = _number(value) and value >= 0
+            elif name == "gamma":
+                ok = _number(value) and 0 < value <= 1
+            else:
+                ok = _positive(value)
+            if not ok:
+                raise ConfigError(f"{name}={value!r}: expected {_EXPECT[name]}")
+        for name in ("num_envs", "num_steps", "minibatch_size", "update_epochs"):
+            if getattr(self, name) is not None:
+                _int(self, name, 1)
+        if not (_number(self.gae_lambda) and 0 <= self.gae_lambda <= 1):
+            raise ConfigError(f"gae_lambda={self.gae_lambda!r}: expected a number in [0, 1]")
+        for name in ("clip_coef", "vf_coef", "max_grad_norm"):
+            if not _positive(getattr(self, name)):
+                raise ConfigError(f"{name}={getattr(self, name)!r}: expected a positive number")
+        _int(self, "buffer_size", 1)
+        _int(self, "learning_starts", 0)
+        for name in ("target_tau", "epsilon_start", "epsilon_end", "exploration_fraction"):
+            value = getattr(self, name)
+            if not (_number(value) and 0 <= value <= 1):
+                raise ConfigError(f"{name}={value!r}: expected a number in [0, 1]")
+        for name in ("eval_every", "checkpoint_every", "final_eval_games", "eval_seed", "final_eval_seed"):
+            _int(self, name, 0)
+        _int(self, "eval_games", 1)
+        _int(self, "torch_threads", 1)
+        if not (_number(self.time_limit) and self.time_limit >= 0):
+            raise ConfigError(f"time_limit={self.time_limit!r}: expected a number of seconds >= 0 (0: no limit)")
+        if self.vectorization not in VECTORIZATION:
+            raise ConfigError(f"vectorization={self.vectorization!r}: expected one of {list(VECTORIZATION)}")
+        if not isinstance(self.anneal_lr, bool) or not isinstance(self.progress, bool):
+            bad = "anneal_lr" if not isinstance(self.anneal_lr, bool) else "progress"
+            raise ConfigError(f"{bad}={getattr(self, bad)!r}: expected true or false")
+        if self.algo in ("fast-ppo", "maskable-ppo") and self.minibatch_size is not None and self.num_envs and self.num_steps:
+            if self.minibatch_size > self.num_envs * self.num_steps:
+                raise ConfigError(
+                    f"minibatch_size={self.minibatch_size}: expected at most num_envs * num_steps = "
+                    f"{self.num_envs * self.num_steps}"
+                )
+        # the environment itself is the final judge of the rule and reward options
+        try:
+            import gymnasium as gym
+
+            import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
+
+            gym.make("PokerSquares-v0", **self.rules_kwargs()).close()
+        except (ValueError, TypeError, OSError) as exc:
+            raise ConfigError(f"bad rule or reward option: {exc}") from None
+
+    # ------------------------------------------------------------ round trip
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a plain JSON-compatible dict."""
+        out = dataclasses.asdict(self)
+        if out["hidden"] is not None:
+            out["hidden"] = list(out["hidden"])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "config") -> "TrainConfig":
+        """A config from a dict; unknown keys are an error naming them."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping of option -> value, got {type(data).__name__}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"{where}: unknown option(s) {unknown}; expected some of {sorted(names)}")
+        data = dict(data)
+        if isinstance(data.get("hidden"), tuple):
+            data["hidden"] = list(data["hidden"])
+        return cls(**data)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the config as JSON, or YAML when the file name ends in .yaml/.yml."""
+        path = Path(path)
+        if path.suffix in (".yaml", ".yml"):
+            yaml = _yaml()
+            path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        else:
+            path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "TrainConfig":
+        """Read a config saved by :meth:`save` (JSON or YAML by file extension)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} does not exist")
+        text = path.read_text()
+        try:
+            if path.suffix in (".yaml", ".yml"):
+                data = _yaml().safe_load(text)
+            else:
+                data = json.loads(text)
+        except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
+            raise ConfigError(f"config file {str(path)!r} could not be parsed: {exc}") from None
+        return cls.from_dict(data, where=f"config file {str(path)!r}")
+
+
+_EXPECT = {
+    "learning_rate": "a positive number",
+    "gamma": "a number in (0, 1]",
+    "ent_coef": "a non-negative number",
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive(value: Any) -> bool:
+    return _number(value) and value > 0
+
+
+def _int(cfg: TrainConfig, name: str, minimum: int) -> None:
+    value = getattr(cfg, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name}={value!r}: expected an integer >= {minimum}")
+
+
+def _check_scoring(spec: Any) -> None:
+    from pokersquares_env.scoring import point_system
+
+    if not isinstance(spec, str) or not spec:
+        raise ConfigError(f"scoring={spec!r}: expected 'american', 'english' or a JSON file path")
+    try:
+        point_system(spec)
+    except (ValueError, TypeError, OSError, KeyError) as exc:
+        raise ConfigError(f"scoring={spec!r}: {exc}") from None
+
+
+def _yaml():
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - pyyaml ships with the train extra
+        raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]"') from None
+    return yaml

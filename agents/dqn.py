@@ -1,0 +1,157 @@
+"""Masked double DQN in one file (CleanRL style) on the vector env.
+
+The value-based counterpart of :mod:`agents.fast_ppo`, sharing its networks: the
+network's 25 per-cell scores are Q-values.  Masks enter in three places, and
+only there:
+
+* acting: the greedy cell is the argmax over legal cells, and exploration draws a
+  uniformly random *legal* cell;
+* the bootstrap target: ``r + gamma * Q_target(s', argmax_{a' legal in s'} Q(s', a'))``
+  (double DQN), with the legal cells of ``s'`` stored in the replay buffer;
+* evaluation and play (:class:`agents.learned.TorchPolicyAgent`).
+
+The transition of the vector env's reset step (NEXT_STEP autoreset) is never
+stored.  ``--resume`` restores the networks, the optimiser and the step count; the
+replay buffer is not saved, so a resumed run refills ``learning_starts`` steps first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.config import TrainConfig
+from agents.fast_ppo import _greedy_policy, _final_scores, make_env, make_net, masked_logits, save_model, torch
+
+__all__ = ["train", "ReplayBuffer"]
+
+nn = torch.nn
+
+
+class ReplayBuffer:
+    """A ring buffer of transitions (obs, cell, reward, next obs, next legal cells, terminated)."""
+
+    def __init__(self, capacity: int, obs_size: int, seed: int):
+        self.capacity = capacity
+        self.obs = np.zeros((capacity, obs_size), dtype=np.uint8)
+        self.next_obs = np.zeros((capacity, obs_size), dtype=np.uint8)
+        self.next_mask = np.zeros((capacity, 25), dtype=bool)
+        self.action = np.zeros(capacity, dtype=np.int64)
+        self.reward = np.zeros(capacity, dtype=np.float32)
+        self.done = np.zeros(capacity, dtype=np.float32)
+        self.size = 0
+        self.pos = 0
+        self.rng = np.random.default_rng(seed)
+
+    def add(self, obs, action, reward, next_obs, next_mask, done) -> None:
+        """Append a batch of transitions (overwriting the oldest when full)."""
+        n = len(action)
+        idx = (self.pos + np.arange(n)) % self.capacity
+        self.obs[idx], self.action[idx], self.reward[idx] = obs, action, reward
+        self.next_obs[idx], self.next_mask[idx], self.done[idx] = next_obs, next_mask, done
+        self.pos = int((self.pos + n) % self.capacity)
+        self.size = min(self.capacity, self.size + n)
+
+    def sample(self, n: int) -> tuple["torch.Tensor", ...]:
+        """``n`` transitions drawn uniformly with replacement, as tensors."""
+        idx = self.rng.integers(0, self.size, n)
+        return tuple(
+            torch.as_tensor(a[idx])
+            for a in (self.obs, self.action, self.reward, self.next_obs, self.next_mask, self.done)
+        )
+
+
+def train(cfg: TrainConfig, run: Any) -> "nn.Module":
+    """Train with masked double DQN; ``run`` (an :class:`agents.train.RunFolder`) logs, evaluates and checkpoints."""
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    N = cfg.num_envs
+    q_net = make_net(cfg.net, cfg.hidden)
+    target = make_net(cfg.net, cfg.hidden)
+    optimizer = torch.optim.Adam(q_net.parameters(), lr=cfg.learning_rate)
+    global_step = 0
+    state = run.load_checkpoint()
+    if state is not None:
+        q_net.load_state_dict(state["state_dict"])
+        optimizer.load_state_dict(state["optimizer"])
+        global_step = state["global_step"]
+        target.load_state_dict(state["target"])
+    else:
+        target.load_state_dict(q_net.state_dict())
+    resumed_at = global_step
+    policy = _greedy_policy(q_net)
+    buffer = ReplayBuffer(cfg.buffer_size, 522, cfg.seed + global_step)
+
+    envs = make_env(cfg, N)
+    obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
+    mask = info["action_mask"].astype(bool)
+    reset_step = np.zeros(N, dtype=bool)
+    explore_steps = max(1, int(cfg.exploration_fraction * cfg.timesteps))
+    run.start(total=cfg.timesteps, done=global_step)
+    iteration = 0
+    losses: list[float] = []
+    try:
+        while global_step < cfg.timesteps:
+            frac = min(1.0, global_step / explore_steps)
+            epsilon = cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
+            # ---- act: greedy among legal cells, or a random legal cell ----------------
+            with torch.no_grad():
+                q, _ = q_net(torch.as_tensor(obs))
+                greedy = masked_logits(q, torch.as_tensor(mask)).argmax(-1).numpy()
+            legal = mask | ~mask.any(1, keepdims=True)
+            random_cell = (rng.random((N, 25)) * legal).argmax(1)  # uniform over legal cells
+            action = np.where(rng.random(N) < epsilon, random_cell, greedy)
+            next_obs, reward, terminated, truncated, info = envs.step(action)
+            done = np.logical_or(terminated, truncated)
+            next_mask = info["action_mask"].astype(bool)
+            keep = ~reset_step  # the reset step's transition is not a move of the game
+            if keep.any():
+                buffer.add(obs[keep], action[keep], reward[keep], next_obs[keep], next_mask[keep], terminated[keep])
+            if done.any():
+                run.episodes(_final_scores(info, done))
+            obs, mask, reset_step = next_obs, next_mask, done
+            global_step += N
+            iteration += 1
+            # ---- learn: double-DQN targets over the legal cells of the next state -------
+            if global_step - resumed_at >= cfg.learning_starts and iteration % cfg.num_steps == 0:
+                if cfg.anneal_lr:
+                    optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(0.02, 1.0 - run.progress_fraction(global_step))
+                for _ in range(cfg.update_epochs):
+                    b_obs, b_act, b_rew, b_next, b_nmask, b_done = buffer.sample(cfg.minibatch_size)
+                    with torch.no_grad():
+                        q_next_online, _ = q_net(b_next)
+                        best = masked_logits(q_next_online, b_nmask).argmax(-1, keepdim=True)
+                        q_next, _ = target(b_next)
+                        y = b_rew + cfg.gamma * (1.0 - b_done) * q_next.gather(1, best).squeeze(1)
+                    q_all, _ = q_net(b_obs)
+                    q_taken = q_all.gather(1, b_act[:, None]).squeeze(1)
+                    loss = nn.functional.smooth_l1_loss(q_taken, y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm * 20)
+                    optimizer.step()
+                    with torch.no_grad():
+                        for p, tp in zip(q_net.parameters(), target.parameters()):
+                            tp.mul_(1.0 - cfg.target_tau).add_(p, alpha=cfg.target_tau)
+                    losses.append(loss.item())
+            if iteration % 25 == 0:
+                if losses:
+                    run.scalars(global_step, {"td_loss": float(np.mean(losses)), "epsilon": epsilon})
+                    losses = []
+                run.step(global_step, policy)
+                run.maybe_checkpoint(
+                    global_step,
+                    lambda path: save_model(
+                        path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
+                        global_step=global_step,
+                    ),
+                )
+                if run.stop_requested or run.out_of_time():
+                    break
+    finally:
+        envs.close()
+    run.step(global_step, None)
+    run.save_final(lambda path: save_model(path, q_net, cfg, global_step=global_step))
+    return q_net

@@ -1,0 +1,317 @@
+"""Fast masked PPO in one file (CleanRL style), stepping the native vector env with many games at once.
+
+Read it top to bottom: the networks, ``make_env``, then one linear training loop
+(:func:`train`).  It differs from CleanRL's ``ppo.py`` in three places only:
+
+* illegal cells get a logit of ``-inf`` (the mask comes from ``info["action_mask"]``),
+  both when sampling and when computing log-probabilities and entropy;
+* the vector env resets a finished game on the *next* ``step`` (gymnasium's
+  NEXT_STEP autoreset), so that step's transition is marked invalid and left out of
+  the loss, and advantages stop at every ``terminated``;
+* the default network (``net="lines"``) scores each cell from the contents of its
+  row and its column before and after the drawn card goes there, with weights
+  shared by all cells and lines, so the policy is equivariant to permuting rows or
+  columns (the score is).  ``net="mlp"`` is the plain CleanRL network on the flat observation.
+
+The run folder matches the other trainers (see :mod:`agents.train`).  Run it with
+``pokersquares train --algo fast-ppo ...`` or :func:`agents.train.train`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.config import TrainConfig
+
+__all__ = ["LinesNet", "MlpNet", "make_net", "make_env", "train", "masked_logits", "load_policy"]
+
+CARD = 18
+BOARD = 25 * CARD  # 450
+UNSEEN = 54
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch ships with the train extra
+        raise ImportError('the fast trainer needs torch: pip install "pokersquares_env[train]"') from None
+    return torch
+
+
+torch = _torch()
+nn = torch.nn
+
+
+def _mlp(sizes: list[int], final_act: bool = True) -> "nn.Sequential":
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or final_act:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def _line_index() -> tuple[list[list[int]], list[int], list[int]]:
+    lines = [[5 * r + c for c in range(5)] for r in range(5)] + [[5 * r + c for r in range(5)] for c in range(5)]
+    return lines, [cell // 5 for cell in range(25)], [5 + cell % 5 for cell in range(25)]
+
+
+class LinesNet(nn.Module):
+    """Per-cell scores (logits or Q-values) from row/column summaries, plus a state value.
+
+    Each of the 10 lines is summarised by the counts of its ranks, suits and jokers
+    before and after the drawn card is added; a shared MLP embeds each summary; a
+    cell's score is a shared MLP of its row's and column's embeddings and a global
+    embedding of the unseen cards, the drawn card and the mean line embedding.
+    """
+
+    def __init__(self, hidden: list[int]):
+        super().__init__()
+        lines, rows, cols = _line_index()
+        incidence = torch.zeros(10, 25)
+        for i, cells in enumerate(lines):
+            incidence[i, cells] = 1.0
+        self.register_buffer("incidence", incidence, persistent=False)  # line x cell
+        h = hidden[0]
+        hc = hidden[-1]
+        self.line = _mlp([2 * (CARD + 1), *hidden[:-1], h])
+        self.glob = _mlp([UNSEEN + CARD + 1 + h, h])
+        # the cell head's first layer acts on concat(row, column, global); it is split into three
+        # linear maps so each line is projected once, not once per cell (same function, 5x cheaper)
+        self.cell_row = nn.Linear(h, hc)
+        self.cell_col = nn.Linear(h, hc, bias=False)
+        self.cell_glob = nn.Linear(h, hc, bias=False)
+        self.cell_out = nn.Linear(hc, 1)
+        self.value = _mlp([2 * h, hc, 1], final_act=False)
+
+    def forward(self, obs: "torch.Tensor") -> tuple["torch.Tensor", "torch.Tensor"]:
+        """(scores of the 25 cells, state value) for a batch of flat observations."""
+        x = obs.float()
+        board = x[:, :BOARD].view(-1, 25, CARD)
+        card = x[:, BOARD : BOARD + CARD]
+        unseen = x[:, BOARD + CARD :]
+        lines = torch.matmul(self.incidence, board)  # (B, 10, 18): rank, suit and joker counts per line
+        count = lines[..., :13].sum(-1, keepdim=True) + lines[..., 17:18]
+        before = torch.cat([lines, count], -1)
+        after = before + torch.cat([card, card.new_ones(card.shape[0], 1)], -1)[:, None, :]
+        emb = self.line(torch.cat([before, after], -1))  # (B, 10, h)
+        pooled = emb.mean(1)
+        placed = count[:, :5].sum(1) / 25.0
+        g = self.glob(torch.cat([unseen, card, placed, pooled], -1))
+        row = self.cell_row(emb[:, :5])  # (B, 5, hc)
+        col = self.cell_col(emb[:, 5:])  # (B, 5, hc)
+        hidden = torch.relu(row[:, :, None, :] + col[:, None, :, :] + self.cell_glob(g)[:, None, None, :])
+        scores = self.cell_out(hidden).reshape(-1, 25)  # cell 5 * r + c
+        value = self.value(torch.cat([g, pooled], -1)).squeeze(-1)
+        return scores, value
+
+
+class MlpNet(nn.Module):
+    """Separate actor and critic MLPs on the flat 522-number observation (CleanRL's network)."""
+
+    def __init__(self, hidden: list[int], obs_size: int = BOARD + CARD + UNSEEN):
+        super().__init__()
+        self.actor = _mlp([obs_size, *hidden, 25], final_act=False)
+        self.critic = _mlp([obs_size, *hidden, 1], final_act=False)
+
+    def forward(self, obs: "torch.Tensor") -> tuple["torch.Tensor", "torch.Tensor"]:
+        """(scores of the 25 cells, state value) for a batch of flat observations."""
+        x = obs.float()
+        return self.actor(x), self.critic(x).squeeze(-1)
+
+
+def make_net(net: str, hidden: list[int]) -> "nn.Module":
+    """The network called ``net`` ('lines' or 'mlp') with the given hidden sizes."""
+    if net == "lines":
+        return LinesNet(list(hidden))
+    if net == "mlp":
+        return MlpNet(list(hidden))
+    raise ValueError(f"net={net!r}: expected 'lines' or 'mlp'")
+
+
+def masked_logits(scores: "torch.Tensor", mask: "torch.Tensor") -> "torch.Tensor":
+    """Scores with illegal cells set to -inf (rows without a legal cell are left unmasked)."""
+    mask = mask.bool()
+    mask = mask | ~mask.any(-1, keepdim=True)
+    return scores.masked_fill(~mask, float("-inf"))
+
+
+def make_env(cfg: TrainConfig, num_envs: int):
+    """The vector env of ``num_envs`` games under the config's rules and reward."""
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
+
+    mode = "vector_entry_point" if cfg.vectorization == "native" else "sync"
+    try:
+        return gym.make_vec("PokerSquares-v0", num_envs=num_envs, vectorization_mode=mode, **cfg.rules_kwargs())
+    except gym.error.Error as exc:
+        if mode == "vector_entry_point":
+            raise RuntimeError(
+                f"the native vector env is not available ({exc}); train with vectorization='sync'"
+            ) from None
+        raise
+
+
+def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
+    """The network and saved metadata of a torch model file (fast-ppo or dqn ``model.pt``)."""
+    blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    model = make_net(blob["net"], blob["hidden"])
+    model.load_state_dict(blob["state_dict"])
+    model.eval()
+    return model, blob
+
+
+def save_model(path: Path, model: "nn.Module", cfg: TrainConfig, **extra: Any) -> None:
+    """Write a torch model file holding the weights and what is needed to rebuild the network."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(
+        {"algo": cfg.algo, "net": cfg.net, "hidden": list(cfg.hidden), "config": cfg.to_dict(),
+         "state_dict": model.state_dict(), **extra},
+        tmp,
+    )
+    tmp.replace(path)
+
+
+def train(cfg: TrainConfig, run: Any) -> "nn.Module":
+    """Train with masked PPO; ``run`` (an :class:`agents.train.RunFolder`) logs, evaluates and checkpoints."""
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    N, T = cfg.num_envs, cfg.num_steps
+    batch = N * T
+    num_updates = max(1, cfg.timesteps // batch)
+    model = make_net(cfg.net, cfg.hidden)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    start_update, global_step = 0, 0
+    state = run.load_checkpoint()
+    if state is not None:
+        model.load_state_dict(state["state_dict"])
+        optimizer.load_state_dict(state["optimizer"])
+        start_update, global_step = state["update"], state["global_step"]
+        torch.set_rng_state(state["torch_rng"])
+    policy = _greedy_policy(model)
+
+    envs = make_env(cfg, N)
+    obs_np, info = envs.reset(seed=cfg.seed + 7919 * start_update)
+    obs = torch.as_tensor(obs_np)
+    mask = torch.as_tensor(info["action_mask"]).bool()
+    reset_step = torch.zeros(N, dtype=torch.bool)  # the next step only resets these games
+
+    b_obs = torch.zeros((T, N, obs.shape[1]), dtype=torch.uint8)
+    b_mask = torch.zeros((T, N, 25), dtype=torch.bool)
+    b_act = torch.zeros((T, N), dtype=torch.long)
+    b_logp = torch.zeros((T, N))
+    b_rew = torch.zeros((T, N))
+    b_done = torch.zeros((T, N))
+    b_val = torch.zeros((T, N))
+    b_valid = torch.zeros((T, N), dtype=torch.bool)
+
+    run.start(total=num_updates * batch, done=global_step)
+    try:
+        for update in range(start_update, num_updates):
+            if cfg.anneal_lr:
+                optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(0.02, 1.0 - run.progress_fraction(global_step))
+            # ---- rollout ---------------------------------------------------------
+            for t in range(T):
+                b_obs[t] = obs
+                b_mask[t] = mask
+                b_valid[t] = ~reset_step
+                with torch.no_grad():
+                    scores, value = model(obs)
+                    dist = torch.distributions.Categorical(logits=masked_logits(scores, mask), validate_args=False)
+                    action = dist.sample()
+                b_act[t], b_logp[t], b_val[t] = action, dist.log_prob(action), value
+                obs_np, reward, terminated, truncated, info = envs.step(action.numpy())
+                done = np.logical_or(terminated, truncated)
+                b_rew[t] = torch.as_tensor(reward, dtype=torch.float32)
+                b_done[t] = torch.as_tensor(done, dtype=torch.float32)
+                obs = torch.as_tensor(obs_np)
+                mask = torch.as_tensor(info["action_mask"]).bool()
+                reset_step = torch.as_tensor(done)
+                if done.any():
+                    run.episodes(_final_scores(info, done))
+            global_step += batch
+            # ---- advantages (GAE; an episode's end cuts the recursion) -------------
+            with torch.no_grad():
+                _, next_value = model(obs)
+                adv = torch.zeros((T, N))
+                last = torch.zeros(N)
+                for t in reversed(range(T)):
+                    nxt = next_value if t == T - 1 else b_val[t + 1]
+                    nonterminal = 1.0 - b_done[t]
+                    delta = b_rew[t] + cfg.gamma * nxt * nonterminal - b_val[t]
+                    last = delta + cfg.gamma * cfg.gae_lambda * nonterminal * last
+                    adv[t] = last
+                ret = adv + b_val
+            # ---- optimise the policy and value networks ------------------------------
+            valid = b_valid.reshape(-1)
+            f_obs, f_mask = b_obs.reshape(batch, -1)[valid], b_mask.reshape(batch, 25)[valid]
+            f_act, f_logp = b_act.reshape(-1)[valid], b_logp.reshape(-1)[valid]
+            f_adv, f_ret = adv.reshape(-1)[valid], ret.reshape(-1)[valid]
+            n = f_obs.shape[0]
+            mb = min(cfg.minibatch_size, n)
+            stats = {"clipfrac": [], "approx_kl": [], "entropy": [], "pg_loss": [], "v_loss": []}
+            for _epoch in range(cfg.update_epochs):
+                perm = torch.randperm(n)
+                for lo in range(0, n - mb + 1, mb):
+                    idx = perm[lo : lo + mb]
+                    scores, value = model(f_obs[idx])
+                    legal = f_mask[idx] | ~f_mask[idx].any(-1, keepdim=True)
+                    logp_all = torch.log_softmax(scores.masked_fill(~legal, float("-inf")), -1)
+                    logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
+                    # entropy over legal cells only (filling before the product keeps gradients finite)
+                    entropy = -(logp_all.exp() * logp_all.masked_fill(~legal, 0.0)).sum(-1).mean()
+                    ratio = (logp - f_logp[idx]).exp()
+                    a = f_adv[idx]
+                    a = (a - a.mean()) / (a.std() + 1e-8)
+                    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                    v_loss = 0.5 * ((value - f_ret[idx]) ** 2).mean()
+                    loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                    optimizer.step()
+                    with torch.no_grad():
+                        stats["approx_kl"].append(((ratio - 1) - (logp - f_logp[idx])).mean().item())
+                        stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+                    stats["entropy"].append(entropy.item())
+                    stats["pg_loss"].append(pg_loss.item())
+                    stats["v_loss"].append(v_loss.item())
+            run.scalars(global_step, {k: float(np.mean(v)) for k, v in stats.items() if v})
+            run.scalars(global_step, {"learning_rate": optimizer.param_groups[0]["lr"]})
+            run.step(global_step, policy)
+            run.maybe_checkpoint(
+                global_step,
+                lambda path: save_model(
+                    path, model, cfg, optimizer=optimizer.state_dict(), update=update + 1,
+                    global_step=global_step, torch_rng=torch.get_rng_state(),
+                ),
+            )
+            if run.stop_requested or run.out_of_time():
+                break
+    finally:
+        envs.close()
+    run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
+    return model
+
+
+def _final_scores(info: dict[str, Any], done: np.ndarray) -> list[float]:
+    """Scores (active system) of the games that ended this step, from the batched final infos."""
+    if "score" in info:
+        have = info.get("_score", done)
+        return [float(s) for s, h in zip(np.asarray(info["score"]), np.asarray(have)) if h]
+    return []
+
+
+def _greedy_policy(model: "nn.Module") -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            scores, _ = model(torch.as_tensor(obs))
+            return masked_logits(scores, torch.as_tensor(masks)).argmax(-1).numpy()
+
+    return act

@@ -1,0 +1,575 @@
+"""Train placement agents: ``pokersquares train`` and :func:`train`.
+
+Three algorithms share one config (:class:`agents.config.TrainConfig`) and one run folder layout:
+
+* ``maskable-ppo``: MaskablePPO from sb3-contrib on ``PokerSquares-v0``, masks at
+  training and inference, ``MaskableEvalCallback`` on fixed seeded deals;
+* ``dqn``: a masked double DQN (:mod:`agents.dqn`);
+* ``fast-ppo``: a CleanRL-style masked PPO on the native vector env (:mod:`agents.fast_ppo`).
+
+The run folder (``--out``)::
+
+    config.json          the resolved config (every option, algorithm defaults filled in)
+    model.zip|model.pt   the final model (SB3 zip, or torch file for dqn/fast-ppo)
+    checkpoints/         step_N.* every ``checkpoint_every`` steps, and latest.* for --resume
+    tb/                  TensorBoard logs
+    curve.csv            step, seconds, episodes, train_score, eval_score, eval_american, eval_english
+    evaluation/          the final evaluation through the harness on common deals (summary.json, ...)
+
+``--resume`` continues from ``checkpoints/latest.*`` with the stored config; Ctrl-C
+saves a checkpoint and the model before exiting (a second Ctrl-C aborts at once).
+A trained model plays through the harness as ``ppo:DIR``, ``dqn:DIR`` or ``fastppo:DIR``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.config import ALGOS, ConfigError, TrainConfig
+
+__all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks"]
+
+HELP = "train a placement agent (MaskablePPO, masked DQN or the fast vectorised PPO)"
+
+#: algorithm -> the agent prefix its run folders load under (``pokersquares evaluate --agent PREFIX:DIR``)
+AGENT_PREFIX = {"maskable-ppo": "ppo", "dqn": "dqn", "fast-ppo": "fastppo"}
+MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model.pt"}
+CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
+
+
+class TrainResult(dict):
+    """What :func:`train` returns: ``out``, ``model_path``, ``steps``, ``seconds``, ``interrupted``, ``evaluation``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def eval_decks(cfg: TrainConfig, games: int, seed: int) -> list[tuple[int, ...]]:
+    """``games`` fixed deals drawn from ``seed`` under the config's rules (the evaluation deals during training)."""
+    from pokersquares_env.core import Rules, shuffled_deck
+
+    rules = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell)
+    rng = np.random.default_rng(seed)
+    return [tuple(int(c) for c in shuffled_deck(rng, rules)) for _ in range(games)]
+
+
+class RunFolder:
+    """The run folder of a training run: config, logs, learning curve, evaluations, checkpoints, Ctrl-C."""
+
+    def __init__(self, cfg: TrainConfig, resume: bool = False):
+        self.cfg = cfg
+        self.dir = Path(cfg.out)
+        self.resume = resume
+        self.ckpt_dir = self.dir / "checkpoints"
+        self.ext = Path(MODEL_FILE[cfg.algo]).suffix
+        self.stop_requested = False
+        self._writer = None
+        self._bar = None
+        self._t0 = time.time()
+        self._seconds_before = 0.0
+        self._episodes = 0
+        self._recent: list[float] = []
+        self._last_eval_step = 0
+        self._last_ckpt_step = 0
+        self._last_row_step = -1
+        self._last_eval: dict[str, float] = {}
+        self._decks = None
+        self._old_handler = None
+        self._ep_rate_t = time.time()
+        self._ep_rate_n = 0
+        self.steps = 0
+
+    # ---------------------------------------------------------------- setup
+    def open(self) -> None:
+        """Create the folder (or check it for --resume), write config.json and open the logs."""
+        if self.resume:
+            if not self.latest_checkpoint().exists():
+                raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from")
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        self.cfg.save(self.dir / "config.json")
+        meta = self.dir / "progress.json"
+        if self.resume and meta.exists():
+            data = json.loads(meta.read_text())
+            self._seconds_before = data.get("seconds", 0.0)
+            self._episodes = data.get("episodes", 0)
+            self._last_eval_step = self._last_ckpt_step = data.get("steps", 0)
+        elif not self.resume and (self.dir / "curve.csv").exists():
+            (self.dir / "curve.csv").unlink()
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(self.dir / "tb"))
+            self._writer.add_text("config", "```\n" + json.dumps(self.cfg.to_dict(), indent=2) + "\n```")
+        except ImportError:  # TensorBoard is optional: the CSV curve is always written
+            self._writer = None
+        self._install_sigint()
+
+    def _install_sigint(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def handler(signum, frame):
+            if self.stop_requested:
+                raise KeyboardInterrupt
+            self.stop_requested = True
+            print("\nCtrl-C: saving a checkpoint and the model before exiting (Ctrl-C again to abort)", file=sys.stderr)
+
+        self._old_handler = signal.signal(signal.SIGINT, handler)
+
+    def close(self) -> None:
+        """Restore Ctrl-C, close the progress bar and the TensorBoard writer."""
+        if self._old_handler is not None:
+            signal.signal(signal.SIGINT, self._old_handler)
+            self._old_handler = None
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    # ---------------------------------------------------------- checkpoints
+    def latest_checkpoint(self) -> Path:
+        """Path of the checkpoint --resume continues from."""
+        return self.ckpt_dir / f"latest{self.ext}"
+
+    def load_checkpoint(self) -> Any:
+        """The latest torch checkpoint when resuming (None otherwise)."""
+        if not self.resume:
+            return None
+        import torch
+
+        return torch.load(self.latest_checkpoint(), map_location="cpu", weights_only=False)
+
+    def maybe_checkpoint(self, step: int, save: Callable[[Path], None], force: bool = False) -> None:
+        """Save ``step_N`` and ``latest`` checkpoints when due (or when forced, e.g. on Ctrl-C)."""
+        every = self.cfg.checkpoint_every
+        due = every and step - self._last_ckpt_step >= every
+        if not (due or force or self.stop_requested):
+            return
+        self._last_ckpt_step = step
+        if due:
+            save(self.ckpt_dir / f"step_{step}{self.ext}")
+        save(self.latest_checkpoint())
+        self._write_progress(step)
+
+    def _write_progress(self, step: int) -> None:
+        data = {"steps": step, "seconds": self.seconds(), "episodes": self._episodes}
+        (self.dir / "progress.json").write_text(json.dumps(data) + "\n")
+
+    def save_final(self, save: Callable[[Path], None]) -> Path:
+        """Save the final model and the progress record."""
+        path = self.dir / MODEL_FILE[self.cfg.algo]
+        save(path)
+        self._write_progress(self.steps)
+        return path
+
+    # ------------------------------------------------------------- logging
+    def progress_fraction(self, step: int) -> float:
+        """How far the run is, 0..1: the larger of the step budget and the time budget used."""
+        frac = step / max(1, self.cfg.timesteps)
+        if self.cfg.time_limit:
+            frac = max(frac, self.seconds() / self.cfg.time_limit)
+        return min(1.0, frac)
+
+    def out_of_time(self) -> bool:
+        """Whether the wall-clock budget (``time_limit``) is spent."""
+        return bool(self.cfg.time_limit) and self.seconds() >= self.cfg.time_limit
+
+    def seconds(self) -> float:
+        """Training wall-clock seconds, including earlier sessions of a resumed run."""
+        return self._seconds_before + time.time() - self._t0
+
+    def start(self, total: int, done: int = 0) -> None:
+        """Open the progress bar for ``total`` steps, ``done`` of them already taken."""
+        self.steps = done
+        self._last_row_step = done
+        if self.cfg.progress:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, initial=done, unit="step", unit_scale=True, desc=f"{self.cfg.algo}", dynamic_ncols=True)
+
+    def episodes(self, scores: list[float]) -> None:
+        """Record the scores (active system) of finished training games."""
+        self._episodes += len(scores)
+        self._ep_rate_n += len(scores)
+        self._recent.extend(scores)
+
+    def scalars(self, step: int, values: dict[str, float]) -> None:
+        """Log scalars to TensorBoard."""
+        if self._writer is not None:
+            for key, value in values.items():
+                self._writer.add_scalar(f"train/{key}", value, step)
+
+    def step(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> None:
+        """Advance to ``step``: evaluate when due, append to curve.csv, update the progress bar."""
+        delta = step - self.steps
+        self.steps = step
+        evaluated = False
+        if policy is not None and self.cfg.eval_every and step - self._last_eval_step >= self.cfg.eval_every:
+            self._last_eval_step = step
+            self.evaluate(step, policy)
+            evaluated = True
+        train_score = float(np.mean(self._recent)) if self._recent else math.nan
+        if evaluated or step - self._last_row_step >= max(1, self.cfg.timesteps // 100):
+            self._row(step, train_score, self._last_eval if evaluated else {})
+            if self._writer is not None and self._recent:
+                self._writer.add_scalar("train/episode_score", train_score, step)
+            self._recent = []
+        if self._bar is not None:
+            now = time.time()
+            rate = self._ep_rate_n / max(now - self._ep_rate_t, 1e-9)
+            if now - self._ep_rate_t > 5:
+                self._ep_rate_t, self._ep_rate_n = now, 0
+            post = {"eps/s": f"{rate:.0f}"}
+            if not math.isnan(train_score):
+                post["train"] = f"{train_score:.1f}"
+            if self._last_eval:
+                post["eval"] = f"{self._last_eval['eval_score']:.1f}"
+            self._bar.set_postfix(post, refresh=False)
+            self._bar.update(delta)
+
+    def _row(self, step: int, train_score: float, ev: dict[str, float]) -> None:
+        path = self.dir / "curve.csv"
+        new = not path.exists()
+        with path.open("a", newline="") as fh:
+            w = csv.writer(fh)
+            if new:
+                w.writerow(CURVE_FIELDS)
+            w.writerow([
+                step, f"{self.seconds():.1f}", self._episodes,
+                "" if math.isnan(train_score) else f"{train_score:.3f}",
+                *(f"{ev[k]:.3f}" if k in ev else "" for k in CURVE_FIELDS[4:]),
+            ])
+        self._last_row_step = step
+
+    def evaluate(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> dict[str, float]:
+        """Play the greedy policy on the fixed evaluation deals; log and return the mean scores."""
+        from agents.learned import play_decks
+
+        if self._decks is None:
+            self._decks = eval_decks(self.cfg, self.cfg.eval_games, self.cfg.eval_seed)
+        env_kwargs = {k: v for k, v in self.cfg.rules_kwargs().items() if k not in ("reward_mode", "reward_scale")}
+        results = play_decks(policy, env_kwargs, self._decks)
+        ev = {
+            "eval_score": float(np.mean([r["score"] for r in results])),
+            "eval_american": float(np.mean([r["scores"]["american"] for r in results])),
+            "eval_english": float(np.mean([r["scores"]["english"] for r in results])),
+        }
+        self._last_eval = ev
+        if self._writer is not None:
+            for key, value in ev.items():
+                self._writer.add_scalar(f"eval/{key[5:]}", value, step)
+        return ev
+
+
+def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
+    """Evaluate the run's model through the harness on the common deals (``final_eval_seed``)."""
+    if not cfg.final_eval_games:
+        return None
+    from agents.evaluation import evaluate
+
+
+    spec = f"{AGENT_PREFIX[cfg.algo]}:{out}"
+    rules = {"jokers": cfg.jokers, "placement": cfg.placement, "first_cell": cfg.first_cell}
+    result = evaluate(
+        [spec], games=cfg.final_eval_games, seed=cfg.final_eval_seed, scoring=cfg.scoring, rules=rules,
+        out_dir=str(out / "evaluation"), progress=progress,
+    )
+    return result.summary
+
+
+def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, **options: Any) -> TrainResult:
+    """Train per ``config`` (a TrainConfig, a dict, or keyword options); returns where the run went and how it did.
+
+    ``resume=True`` continues the run in ``out`` from its latest checkpoint with its stored config
+    (``timesteps`` may be raised to train longer).
+    """
+    if config is None:
+        config = TrainConfig()
+    elif isinstance(config, dict):
+        config = TrainConfig.from_dict(config)
+    elif not isinstance(config, TrainConfig):
+        raise ConfigError(f"config={config!r}: expected a TrainConfig, a dict or None")
+    if options:
+        config = TrainConfig.from_dict({**config.to_dict(), **options}, where="train() options")
+    if resume:
+        stored = Path(config.out) / "config.json"
+        if not stored.exists():
+            raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
+        saved = TrainConfig.load(stored)
+        # the stored config wins, except for the budget (raise it to train longer) and the display
+        keep = {"progress": config.progress, "timesteps": options.get("timesteps", saved.timesteps)}
+        config = TrainConfig.from_dict({**saved.to_dict(), **keep})
+    cfg = config.resolved()  # validates every option before anything starts
+    run = RunFolder(cfg, resume=resume)
+    run.open()
+    t0 = time.time()
+    try:
+        if cfg.algo == "fast-ppo":
+            from agents import fast_ppo
+
+            fast_ppo.train(cfg, run)
+        elif cfg.algo == "dqn":
+            from agents import dqn
+
+            dqn.train(cfg, run)
+        else:
+            _train_maskable_ppo(cfg, run)
+    finally:
+        run.close()
+    interrupted = run.stop_requested
+    evaluation = None
+    if not interrupted:
+        evaluation = _final_evaluation(cfg, run.dir, cfg.progress)
+    return TrainResult(
+        out=str(run.dir), model_path=str(run.dir / MODEL_FILE[cfg.algo]), steps=run.steps,
+        seconds=time.time() - t0, interrupted=interrupted, evaluation=evaluation, config=cfg,
+    )
+
+
+# --------------------------------------------------------------- MaskablePPO
+def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
+    """MaskablePPO (sb3-contrib) on PokerSquares-v0 with masks, MaskableEvalCallback, checkpoints and Ctrl-C."""
+    try:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+        from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+        from stable_baselines3.common.env_util import make_vec_env
+    except ImportError:
+        raise ImportError('maskable-ppo needs sb3-contrib: pip install "pokersquares_env[train]"') from None
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401
+
+    torch.set_num_threads(cfg.torch_threads)
+    kwargs = cfg.rules_kwargs()
+    venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
+    decks = eval_decks(cfg, cfg.eval_games, cfg.eval_seed)
+
+    class FixedDeals(gym.Wrapper):
+        """Replays the fixed evaluation deals in order (MaskableEvalCallback's deals)."""
+
+        def __init__(self, env):
+            super().__init__(env)
+            self.i = 0
+
+        def reset(self, *, seed=None, options=None):
+            deck = decks[self.i % len(decks)]
+            self.i += 1
+            return self.env.reset(seed=seed, options={"deck": deck})
+
+        def action_masks(self):
+            return self.env.unwrapped.action_masks()
+
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    eval_env = DummyVecEnv([lambda: FixedDeals(gym.make("PokerSquares-v0", **kwargs))])
+
+    class RunCallback(BaseCallback):
+        """Feeds the run folder: episode scores, progress, curve rows, checkpoints, Ctrl-C."""
+
+        def __init__(self, eval_cb):
+            super().__init__()
+            self.eval_cb = eval_cb
+            self.seen_eval = 0
+
+        def _on_step(self) -> bool:
+            infos = self.locals.get("infos", [])
+            scores = [float(i["score"]) for i in infos if "score" in i]
+            if scores:
+                run.episodes(scores)
+            if self.eval_cb is not None and len(self.eval_cb.evaluations_timesteps) > self.seen_eval:
+                self.seen_eval = len(self.eval_cb.evaluations_timesteps)
+                # the eval callback's deals are the same fixed deals; log both systems via the run folder
+                run._last_eval_step = -10**18
+                run.step(self.num_timesteps, _sb3_policy(self.model))
+                run._last_eval_step = self.num_timesteps
+            else:
+                run.step(self.num_timesteps, None)
+            run.maybe_checkpoint(self.num_timesteps, lambda p: self.model.save(p))
+            return not run.stop_requested
+
+    eval_cb = None
+    if cfg.eval_every:
+        eval_cb = MaskableEvalCallback(
+            eval_env, n_eval_episodes=cfg.eval_games, eval_freq=max(1, cfg.eval_every // cfg.num_envs),
+            deterministic=True, best_model_save_path=None, log_path=str(run.dir / "sb3_eval"), verbose=0,
+        )
+        # the deals restart from the first one at every evaluation: the same deals each time
+        orig = eval_cb._on_step
+
+        def on_step():
+            if eval_cb.eval_freq > 0 and eval_cb.n_calls % eval_cb.eval_freq == 0:
+                eval_env.envs[0].i = 0
+            return orig()
+
+        eval_cb._on_step = on_step
+    if run.resume:
+        model = MaskablePPO.load(run.latest_checkpoint(), env=venv, tensorboard_log=str(run.dir / "tb"), device="cpu")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", venv, learning_rate=_linear(cfg.learning_rate) if cfg.anneal_lr else cfg.learning_rate,
+            n_steps=cfg.num_steps, batch_size=cfg.minibatch_size, n_epochs=cfg.update_epochs, gamma=cfg.gamma,
+            gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_coef, ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef,
+            max_grad_norm=cfg.max_grad_norm, policy_kwargs={"net_arch": list(cfg.hidden)},
+            tensorboard_log=str(run.dir / "tb"), seed=cfg.seed, device="cpu", verbose=0,
+        )
+    done = int(model.num_timesteps)
+    run.start(total=cfg.timesteps, done=done)
+    callbacks = [RunCallback(eval_cb)]
+    if eval_cb is not None:
+        callbacks.insert(0, eval_cb)
+    try:
+        if cfg.timesteps > done:
+            model.learn(
+                total_timesteps=cfg.timesteps - done, callback=CallbackList(callbacks),
+                reset_num_timesteps=not run.resume, tb_log_name="maskable_ppo", progress_bar=False,
+            )
+    finally:
+        run.maybe_checkpoint(int(model.num_timesteps), lambda p: model.save(p), force=True)
+        run.steps = int(model.num_timesteps)
+        run.save_final(lambda p: model.save(p))
+        venv.close()
+        eval_env.close()
+
+
+def _linear(lr: float) -> Callable[[float], float]:
+    return lambda progress_remaining: lr * progress_remaining
+
+
+def _sb3_policy(model) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        actions, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+        return np.asarray(actions)
+
+    return act
+
+
+# ------------------------------------------------------------------- CLI
+_CLI_FLAGS = {
+    "algo": dict(choices=sorted(ALGOS)),
+    "scoring": dict(metavar="american|english|FILE"),
+    "jokers": dict(type=int),
+    "placement": dict(choices=["free", "adjacent"]),
+    "first-cell": dict(metavar="CELL"),
+    "reward-mode": dict(choices=["line", "terminal"]),
+    "reward-scale": dict(metavar="X|normalized"),
+    "timesteps": dict(type=int),
+    "seed": dict(type=int),
+    "out": dict(metavar="DIR"),
+    "net": dict(choices=["mlp", "lines"]),
+    "learning-rate": dict(type=float),
+    "num-envs": dict(type=int),
+    "num-steps": dict(type=int),
+    "minibatch-size": dict(type=int),
+    "update-epochs": dict(type=int),
+    "ent-coef": dict(type=float),
+    "gamma": dict(type=float),
+    "eval-every": dict(type=int),
+    "eval-games": dict(type=int),
+    "checkpoint-every": dict(type=int),
+    "final-eval-games": dict(type=int),
+    "final-eval-seed": dict(type=int),
+    "vectorization": dict(choices=["native", "sync"]),
+    "time-limit": dict(type=float),
+    "torch-threads": dict(type=int),
+}
+
+
+def add_arguments(parser) -> None:
+    """The ``pokersquares train`` options (each one a :class:`TrainConfig` field)."""
+    docs = _field_docs()
+    for flag, extra in _CLI_FLAGS.items():
+        name = flag.replace("-", "_")
+        parser.add_argument(f"--{flag}", dest=name, default=None, help=docs.get(name, ""), **extra)
+    parser.add_argument("--hidden", type=int, nargs="+", default=None, metavar="N", help=docs["hidden"])
+    parser.add_argument("--config", metavar="FILE", help="a JSON or YAML config file; flags given here override it")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
+
+
+def _field_docs() -> dict[str, str]:
+    """Field name -> its documentation line (the string under each TrainConfig field)."""
+    import ast
+    import inspect
+
+    docs: dict[str, str] = {}
+    tree = ast.parse(inspect.getsource(TrainConfig))
+    body = tree.body[0].body
+    for node, nxt in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)
+    return docs
+
+
+def _scale(text: str) -> Any:
+    if text == "normalized":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"--reward-scale={text!r}: expected a positive number or 'normalized'") from None
+
+
+def _first_cell(text: str) -> Any:
+    if text.lower() in ("none", ""):
+        return None
+    return int(text) if text.isdigit() else text
+
+
+def config_from_args(args) -> TrainConfig:
+    """The TrainConfig of parsed ``pokersquares train`` arguments (config file, then flags)."""
+    base = TrainConfig.load(args.config).to_dict() if args.config else TrainConfig().to_dict()
+    names = {f.name for f in fields(TrainConfig)}
+    for name in names:
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if name == "reward_scale":
+            value = _scale(value)
+        elif name == "first_cell":
+            value = _first_cell(value)
+        base[name] = value
+    if args.no_progress:
+        base["progress"] = False
+    return TrainConfig.from_dict(base)
+
+
+def run(args) -> int:
+    """Run ``pokersquares train``."""
+    try:
+        cfg = config_from_args(args)
+        if args.print_config:
+            print(json.dumps(cfg.resolved().to_dict(), indent=2))
+            return 0
+        explicit = {"timesteps": args.timesteps} if args.timesteps is not None else {}
+        result = train(cfg, resume=args.resume, **explicit)
+    except ConfigError as exc:
+        print(f"pokersquares train: {exc}", file=sys.stderr)
+        return 2
+    print(f"run folder: {result.out}  model: {result.model_path}  steps: {result.steps}  "
+          f"seconds: {result.seconds:.0f}{'  (interrupted)' if result.interrupted else ''}")
+    if result.evaluation:
+        for row in result.evaluation:
+            print(
+                f"final evaluation ({row.get('games')} games, {row.get('scoring')}): mean {row.get('mean'):.2f} "
+                f"+- {row.get('ci95'):.2f}"
+            )
+    return 130 if result.interrupted else 0

@@ -1,0 +1,373 @@
+"""Multiplayer Poker Squares on PettingZoo: one caller announces the cards, every player lays them on a hidden grid.
+
+The party game of the sources (Russian and Finnish texts in ``shared/seeds``):
+one player shuffles a deck and announces its cards one at a time; every
+player takes the same card from their own sorted deck and places it on their
+own 5x5 grid, out of sight of the others.  The highest score wins.  Several
+rounds may be played with a new shuffle each, scores summed; or each round
+may give match points by rank (lowest 0, next 1, ...); or play may go on
+until someone reaches a target such as 100, 200 or 500.
+
+:func:`parallel_env` builds the PettingZoo ``ParallelEnv``; :func:`env` the
+AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
+``pip install "pokersquares_env[multiplayer]"``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+
+from pokersquares_env.cards import EMPTY
+from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
+from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
+from pokersquares_env.scoring import point_system
+
+try:  # optional extra: the module imports without it, building an env needs it
+    from pettingzoo import ParallelEnv as _ParallelEnv
+except ImportError:  # pragma: no cover - exercised only where pettingzoo is missing
+    _ParallelEnv = object
+
+__all__ = ["PokerSquaresParallelEnv", "env", "parallel_env", "rank_points"]
+
+MATCH_SCORINGS = ("total", "ranking")
+_MISSING = 'PokerSquares multiplayer needs pettingzoo: pip install "pokersquares_env[multiplayer]"'
+
+
+def _require_pettingzoo() -> None:
+    if _ParallelEnv is object:
+        raise ImportError(_MISSING)
+
+
+def rank_points(scores: dict[str, float]) -> dict[str, float]:
+    """Match points of one round by rank: the lowest score 0, the next 1, and so on; tied players share their places' points."""
+    order = sorted(scores, key=lambda a: scores[a])
+    points: dict[str, float] = {}
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        shared = sum(range(i, j + 1)) / (j - i + 1)  # places i..j share their points equally
+        for a in order[i : j + 1]:
+            points[a] = shared
+        i = j + 1
+    return points
+
+
+def parallel_env(
+    num_players: int = 2,
+    scoring: Any = "american",
+    rounds: int | None = 1,
+    match_scoring: str = "total",
+    target: float | None = None,
+    render_mode: str | None = None,
+    **rules: Any,
+) -> "PokerSquaresParallelEnv":
+    """The multiplayer game as a PettingZoo ``ParallelEnv`` (see :class:`PokerSquaresParallelEnv`)."""
+    _require_pettingzoo()
+    return PokerSquaresParallelEnv(
+        num_players=num_players,
+        scoring=scoring,
+        rounds=rounds,
+        match_scoring=match_scoring,
+        target=target,
+        render_mode=render_mode,
+        **rules,
+    )
+
+
+def env(**kwargs: Any):
+    """The multiplayer game as a PettingZoo AEC env (``parallel_to_aec`` of :func:`parallel_env`)."""
+    _require_pettingzoo()
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(parallel_env(**kwargs))
+
+
+class PokerSquaresParallelEnv(_ParallelEnv):
+    """Multiplayer Poker Squares: the same announced cards for everyone, each on a hidden board.
+
+    ## Description
+    Agents ``player_0 .. player_{n-1}`` play simultaneously.  Each step one
+    card of a shuffled deck is announced; every player places it on a free
+    cell of its own 5x5 grid.  After 25 steps the round is scored per player
+    under the point system.  A match is ``rounds`` rounds (a new shuffle
+    each) or, with ``target``, goes on until the round in which someone's
+    standing reaches the target.  All single-player rules apply: jokers,
+    ``placement="adjacent"`` with ``first_cell``, any point system.
+
+    ## Action Space
+    ``Discrete(25)`` per agent: the cell for the announced card, row-major.
+
+    ## Observation Space
+    ``Dict(observation=Box(0, 1, (522,), uint8), action_mask=Box(0, 1, (25,), int8))``
+    per agent.  ``observation`` is ``PokerSquares-v0``'s vector of the agent's
+    own board, the announced card and the unseen cards; other players' boards
+    are never in it.  ``action_mask`` marks the legal cells.
+
+    ## Rewards
+    Each step, the points of the lines the agent's placement completes on its
+    own board (so a round's rewards add up to its score).  Match points and
+    standings are reported in the infos, not as rewards.
+
+    ## Episode End
+    Every agent terminates together when the match ends.  An illegal action
+    raises ``IllegalActionError`` (default) or, with
+    ``illegal_action="penalty"``, gives the offender ``illegal_penalty`` and
+    ends the match for everyone.  Never truncated.
+
+    ## Information
+    Every step, per agent: ``action_mask`` (int8 (25,)), ``card`` (the
+    announced card, the same for all; -1 when over), ``round`` (1-based),
+    ``totals`` (everyone's summed scores of finished rounds),
+    ``match_points`` (everyone's ranking points so far), ``standings`` (the
+    agents in order, best first, by ``match_scoring``).  On the step that
+    ends a round also ``score``, ``board`` and ``hands`` of the agent's own
+    board and ``round_scores`` (everyone's score of that round).  At the
+    end of the match also ``winner`` (the leading agent, or ``None`` on a tie)
+    and ``winners`` (every leader).
+
+    ## Arguments
+    * ``num_players``: 2 or more (1 allowed: the solitaire).
+    * ``scoring``: ``"american"``, ``"english"``, a mapping, a JSON path or a ``PointSystem``.
+    * ``rounds``: rounds in the match (default 1); ``None`` for no limit (needs ``target``).
+    * ``match_scoring``: ``"total"`` (summed scores decide) or ``"ranking"``
+      (each round gives the lowest score 0 match points, the next 1, ...,
+      tied players share the points of their places; the sum decides).
+    * ``target``: end the match after the round in which some standing
+      (summed score, or match points under ``"ranking"``) reaches it.
+    * ``render_mode``: ``None`` or ``"ansi"`` (every board, as a spectator sees them).
+    * ``**rules``: ``jokers``, ``placement``, ``first_cell`` (see ``Rules``),
+      ``illegal_action`` (``"raise"`` or ``"penalty"``), ``illegal_penalty`` (default -10).
+
+    ## Version History
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "name": "pokersquares_multiplayer_v0", "is_parallelizable": True}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        scoring: Any = "american",
+        rounds: int | None = 1,
+        match_scoring: str = "total",
+        target: float | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -10.0,
+        **rules: Any,
+    ) -> None:
+        _require_pettingzoo()
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or num_players < 1:
+            raise ValueError(f"num_players={num_players!r}: expected an integer >= 1")
+        if match_scoring not in MATCH_SCORINGS:
+            raise ValueError(f"match_scoring={match_scoring!r}: expected 'total' or 'ranking'")
+        if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1):
+            raise ValueError(f"rounds={rounds!r}: expected a positive integer, or None for no limit with a target")
+        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0):
+            raise ValueError(f"target={target!r}: expected a positive number such as 100, 200 or 500, or None")
+        if rounds is None and target is None:
+            raise ValueError("rounds=None (no limit) needs a target: pass target=100, 200 or 500, or a number of rounds")
+        if target is not None and rounds == 1:
+            raise ValueError(
+                f"target={target!r} with rounds=1 would end the match after one round: "
+                f"pass rounds=None (play until the target) or a larger cap"
+            )
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
+        unknown = set(rules) - {"jokers", "placement", "first_cell"}
+        if unknown:
+            raise TypeError(
+                f"unknown rule options {sorted(unknown)}: expected jokers, placement, first_cell, "
+                f"illegal_action or illegal_penalty"
+            )
+        self.rules = Rules(**rules)
+        self.point_system = point_system(scoring)
+        self.game = PokerSquaresGame(self.rules, self.point_system)
+        self.num_players = int(num_players)
+        self.rounds = None if rounds is None else int(rounds)
+        self.match_scoring = match_scoring
+        self.target = target
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self.agents: list[str] = []
+        self.np_random, _ = seeding.np_random(None)
+        self._obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 1, shape=(OBS_SIZE,), dtype=np.uint8),
+                "action_mask": spaces.Box(0, 1, shape=(NUM_CELLS,), dtype=np.int8),
+            }
+        )
+        self._act_space = spaces.Discrete(NUM_CELLS)
+        self.states: dict[str, GameState] = {}
+        self.round = 0
+        self.totals: dict[str, float] = {}
+        self.match_points: dict[str, float] = {}
+        self.deck: tuple[int, ...] = ()
+
+    # same objects on every call, as PettingZoo requires
+    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (the same for all)."""
+        return self._obs_space
+
+    @functools.lru_cache(maxsize=None)
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent`` (the same for all)."""
+        return self._act_space
+
+    # ------------------------------------------------------------------ match flow
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start a match: round 1, a fresh shuffle, empty boards (``options`` are accepted and ignored, as PettingZoo's API test expects)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.agents = list(self.possible_agents)
+        self.round = 0
+        self.totals = {a: 0.0 for a in self.agents}
+        self.match_points = {a: 0.0 for a in self.agents}
+        self._start_round()
+        infos = {a: self._info(a) for a in self.agents}
+        return {a: self._observe(a) for a in self.agents}, infos
+
+    def _start_round(self) -> None:
+        self.round += 1
+        self.deck = self.game.deal(self.np_random)
+        self.states = {a: self.game.init(self.deck, validate=False) for a in self.agents}
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        state = self.states[agent]
+        return {
+            "observation": encode_observation(self.game, state),
+            "action_mask": mask_array(self.game.legal_mask(state)),
+        }
+
+    def _standings(self) -> list[str]:
+        key = self.totals if self.match_scoring == "total" else self.match_points
+        return sorted(self.possible_agents, key=lambda a: (-key[a], self.possible_agents.index(a)))
+
+    def _info(self, agent: str) -> dict[str, Any]:
+        state = self.states[agent]
+        return {
+            "action_mask": mask_array(self.game.legal_mask(state)),
+            "card": state.card,
+            "round": self.round,
+            "totals": dict(self.totals),
+            "match_points": dict(self.match_points),
+            "standings": self._standings(),
+        }
+
+    def step(self, actions: dict[str, Any]):
+        """Every live agent places the announced card; returns PettingZoo's five dicts."""
+        if not self.agents:
+            raise RuntimeError("the match is over: call reset() before step()")
+        missing = [a for a in self.agents if a not in actions]
+        extra = [a for a in actions if a not in self.agents]
+        if missing or extra:
+            raise ValueError(f"actions for {sorted(actions)}: expected exactly the live agents {self.agents}")
+        cells: dict[str, int] = {}
+        for agent in self.agents:
+            action = actions[agent]
+            if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+                action = action.reshape(-1)[0]
+            if isinstance(action, np.integer):
+                action = int(action)
+            reason = self.game.why_illegal(self.states[agent], action)
+            if reason is not None:
+                if self.illegal_action == "raise":
+                    raise IllegalActionError(f"{agent}: {reason}")
+                return self._illegal_end(agent, reason)
+            cells[agent] = action
+        rewards = {a: float(self.game.apply(self.states[a], cells[a])[0]) for a in self.agents}
+        round_end: dict[str, dict[str, Any]] = {}
+        over = False
+        if all(s.terminal for s in self.states.values()):
+            round_end, over = self._end_round()
+        terminations = {a: over for a in self.agents}
+        truncations = {a: False for a in self.agents}
+        if over:
+            infos = {a: {**self._info(a), **round_end[a], **self._result()} for a in self.agents}
+            for info in infos.values():
+                info["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)
+            obs = {a: self._observe(a) for a in self.agents}
+            self.agents = []
+        else:
+            if round_end:
+                self._start_round()
+            obs = {a: self._observe(a) for a in self.agents}
+            infos = {a: {**self._info(a), **round_end.get(a, {})} for a in self.agents}
+        return obs, rewards, terminations, truncations, infos
+
+    def _end_round(self) -> tuple[dict[str, dict[str, Any]], bool]:
+        scores = {a: self.game.score(self.states[a]) for a in self.agents}
+        for a, p in rank_points(scores).items():
+            self.match_points[a] += p
+        for a, s in scores.items():
+            self.totals[a] += s
+        per_agent = {
+            a: {
+                "score": scores[a],
+                "board": list(self.states[a].board),
+                "hands": self.game.hands(self.states[a]),
+                "round_scores": dict(scores),
+            }
+            for a in self.agents
+        }
+        standing = self.totals if self.match_scoring == "total" else self.match_points
+        over = (self.rounds is not None and self.round >= self.rounds) or (
+            self.target is not None and max(standing.values()) >= self.target
+        )
+        return per_agent, over
+
+    def _result(self) -> dict[str, Any]:
+        standing = self.totals if self.match_scoring == "total" else self.match_points
+        best = max(standing.values())
+        winners = [a for a in self.possible_agents if standing[a] == best]
+        return {"winner": winners[0] if len(winners) == 1 else None, "winners": winners}
+
+    def _illegal_end(self, agent: str, reason: str):
+        rewards = {a: (self.illegal_penalty if a == agent else 0.0) for a in self.agents}
+        obs = {a: self._observe(a) for a in self.agents}
+        infos = {a: self._info(a) for a in self.agents}
+        for a in self.agents:
+            infos[a]["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)
+        infos[agent]["illegal_action"] = reason
+        terminations = {a: True for a in self.agents}
+        truncations = {a: False for a in self.agents}
+        self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def state(self) -> np.ndarray:
+        """Every board (the global state hidden from the players): (num_players, 25) codes, -1 empty."""
+        if not self.states:
+            return np.full((self.num_players, NUM_CELLS), EMPTY, dtype=np.int64)
+        return np.array([self.states[a].board for a in self.possible_agents], dtype=np.int64)
+
+    def render(self):
+        """Every board as text (``render_mode="ansi"``), as a spectator sees them."""
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        if not self.states:
+            raise RuntimeError("call reset() before render()")
+        from pokersquares_env.text import board_text
+
+        parts = [f"round {self.round}"]
+        for a in self.possible_agents:
+            parts.append(f"== {a} (total {self.totals[a]:g}, match points {self.match_points[a]:g})")
+            parts.append(board_text(self.game, self.states[a]))
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,172 @@
+"""PokerShuffle-v0: arrange and swap modes, budgets, partial (Finnish timed-play) scoring."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers the envs)
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.core import IllegalActionError
+from pokersquares_env.scoring import grid_hands, score_grid
+from pokersquares_env.shuffle import arrange_action, solve, swap_action, swap_cells
+from pokersquares_env.shuffle.env import ARRANGE_OBS_SIZE, STOP, SWAP_OBS_SIZE
+
+RU_EXAMPLE = parse_cards("8♠ Д♠ 10♠ 4♠ 2♠  9♣ Д♣ 10♣ В♣ К♣  Т♦ 8♦ 10♦ 4♣ 5♣  Т♥ Д♥ 10♥ В♥ К♥  3♠ 6♥ 7♦ 4♥ 5♠")
+
+
+def play_random(env, seed, **reset_kw):
+    obs, info = env.reset(seed=seed, **reset_kw)
+    rng = np.random.default_rng(seed)
+    total, terminated, steps = 0.0, False, 0
+    while not terminated:
+        mask = info["action_mask"]
+        assert mask.any() and np.array_equal(env.unwrapped.action_masks(), mask.astype(bool))
+        action = int(rng.choice(np.flatnonzero(mask)))
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert not truncated and env.observation_space.contains(obs)
+        total += reward
+        steps += 1
+    return total, info, steps
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(mode="arrange", illegal_action="penalty"),
+        dict(mode="arrange", illegal_action="penalty", budget=7, placement="adjacent", first_cell="top-left", jokers=2),
+        dict(mode="swap", budget=30),
+        dict(mode="swap", scoring="english", reward_mode="terminal", jokers=1),
+    ],
+)
+def test_check_env(kwargs):
+    check_env(gym.make("PokerShuffle-v0", render_mode="ansi", **kwargs).unwrapped)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), budget=st.sampled_from([None, 1, 12, 24]), scoring=st.sampled_from(["american", "english"]))
+def test_arrange_rewards_add_up_to_the_checked_score(seed, budget, scoring):
+    env = gym.make("PokerShuffle-v0", mode="arrange", budget=budget, scoring=scoring)
+    total, info, steps = play_random(env, seed)
+    assert steps == (budget or 25)
+    board = info["board"]
+    assert sum(c != -1 for c in board) == steps and info["complete"] == (steps == 25)
+    assert set(c for c in board if c != -1) <= set(info["cards"])
+    assert total == pytest.approx(info["score"])
+    assert info["score"] == pytest.approx(score_grid(board, scoring))  # incomplete lines by rank groups
+    assert info["hands"] == grid_hands(board, scoring)
+    assert len(info["placements"]) == steps and set(info["placements"]) == {c for c in range(25) if board[c] != -1}
+
+
+def test_arrange_mask_structure_and_errors():
+    env = gym.make("PokerShuffle-v0", mode="arrange", placement="adjacent", first_cell="center")
+    obs, info = env.reset(seed=0)
+    mask = info["action_mask"].reshape(25, 25)  # slot x cell
+    assert (mask[:, 12] == 1).all() and mask.sum() == 25  # any card, centre cell only
+    assert obs.shape == (ARRANGE_OBS_SIZE,) and obs[900 + 25] == 1  # 25 placements left
+    cards = info["cards"]
+    _, _, _, _, info = env.step(arrange_action(4, 12))
+    assert env.unwrapped.state.board[12] == cards[4]
+    mask = info["action_mask"].reshape(25, 25)
+    assert not mask[4].any()  # the placed card is gone from the hand
+    assert set(np.flatnonzero(mask[0])) == {6, 7, 8, 11, 13, 16, 17, 18}
+    with pytest.raises(IllegalActionError, match=r"card slot 4 \(.*\) is already on cell 12 \(c3\)"):
+        env.step(arrange_action(4, 6))
+    with pytest.raises(IllegalActionError, match=r"touches no placed card"):
+        env.step(arrange_action(0, 0))
+    with pytest.raises(IllegalActionError, match=r"out of range 0..624"):
+        env.step(625)
+
+
+def test_partial_scoring_counts_rank_groups_only():
+    # Row 1 gets four hearts with a pair: the pair counts (2 American), the four-card flush does not.
+    cards = parse_cards("2♥ 2♦ 5♥ 9♥ J♥ Q♥") + [c for c in range(52) if c not in parse_cards("2♥ 2♦ 5♥ 9♥ J♥ Q♥")][:19]
+    env = gym.make("PokerShuffle-v0", mode="arrange", budget=4, reward_mode="terminal")
+    env.reset(options={"cards": cards})
+    for slot, cell in [(0, 0), (1, 1), (2, 2), (3, 3)]:
+        _, reward, terminated, _, info = env.step(arrange_action(slot, cell))
+    assert terminated and not info["complete"]
+    assert reward == info["score"] == 2 == score_grid(info["board"])
+    assert info["hands"][0] == "one_pair" and info["hands"][5] == "high_card" and info["hands"][9] == "none"
+    # four suited cards without a pair: nothing
+    assert score_grid(parse_cards("5♥ 9♥ J♥ Q♥") + [-1] * 21) == 0
+    assert score_grid(parse_cards("5♥ 5♠ 5♦ 5♣") + [-1] * 21, "english") == 16  # four of a kind needs only 4
+
+
+def test_swap_mode_rewards_budget_and_stop():
+    env = gym.make("PokerShuffle-v0", mode="swap", budget=5)
+    obs, info = env.reset(seed=2)
+    assert obs.shape == (SWAP_OBS_SIZE,) and env.unwrapped.state.board == info["cards"]  # dealt in order
+    assert info["dealt_score"] == score_grid(info["cards"]) and info["action_mask"].all()
+    assert obs[450:466].tolist() == [1, 0, 1] + [0] * 13  # 5 swaps left, binary
+    total, board = 0.0, list(info["cards"])
+    for a in [swap_action(0, 24), swap_action(3, 7), swap_action(7, 3), swap_action(12, 13)]:
+        i, j = swap_cells(a)
+        board[i], board[j] = board[j], board[i]
+        _, reward, terminated, _, info = env.step(a)
+        total += reward
+        assert not terminated and env.unwrapped.state.board == board
+    _, reward, terminated, _, info = env.step(swap_action(1, 2))  # the 5th swap spends the budget
+    total += reward
+    assert terminated and info["swaps"] == [(0, 24), (3, 7), (3, 7), (12, 13), (1, 2)]
+    assert total == pytest.approx(info["score"] - info["dealt_score"])
+    assert info["score"] == score_grid(info["board"])
+    env.reset(seed=2)
+    _, reward, terminated, _, info = env.step(STOP)
+    assert terminated and reward == 0 and info["swaps"] == [] and info["score"] == info["dealt_score"]
+
+
+def test_solver_layout_wins_in_swap_mode_and_in_arrange_mode():
+    grid, score = solve(RU_EXAMPLE, seed=0, restarts=8, rounds=5)
+    target = grid.reshape(-1).tolist()
+    assert score >= 200
+    env = gym.make("PokerShuffle-v0", mode="swap", budget=25, reward_mode="terminal")
+    env.reset(options={"cards": RU_EXAMPLE})
+    board = list(RU_EXAMPLE)
+    for cell in range(25):  # selection sort by swaps onto the solver's layout
+        if board[cell] != target[cell]:
+            other = board.index(target[cell])
+            board[cell], board[other] = board[other], board[cell]
+            _, _, terminated, _, info = env.step(swap_action(cell, other))
+    if not terminated:
+        _, _, terminated, _, info = env.step(STOP)
+    assert info["board"] == target and info["score"] == score and info["won"]
+    env = gym.make("PokerShuffle-v0", mode="arrange")
+    _, info = env.reset(options={"cards": RU_EXAMPLE})
+    for cell, code in enumerate(target):
+        _, _, terminated, _, info = env.step(arrange_action(RU_EXAMPLE.index(code), cell))
+    assert terminated and info["score"] == score and info["won"] and info["scores"]["american"] == score
+
+
+def test_seeding_options_and_render():
+    env = gym.make("PokerShuffle-v0", mode="arrange", render_mode="ansi")
+    a, info_a = env.reset(seed=9)
+    b, info_b = env.reset(seed=9)
+    assert np.array_equal(a, b) and info_a["cards"] == info_b["cards"]
+    text = env.render()
+    assert "cards to place:" in text and "placements left before the check: 25" in text
+    swap = gym.make("PokerShuffle-v0", mode="swap", render_mode="ansi")
+    swap.reset(seed=9)
+    assert "swaps left: 100" in swap.render()
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="mode='deal'"):
+        gym.make("PokerShuffle-v0", mode="deal")
+    with pytest.raises(ValueError, match="budget=26"):
+        gym.make("PokerShuffle-v0", mode="arrange", budget=26)
+    with pytest.raises(ValueError, match="budget=0"):
+        gym.make("PokerShuffle-v0", mode="swap", budget=0)
+    with pytest.raises(ValueError, match="placement rules apply to mode='arrange'"):
+        gym.make("PokerShuffle-v0", mode="swap", placement="adjacent")
+    env = gym.make("PokerShuffle-v0")
+    with pytest.raises(ValueError, match="unknown reset options"):
+        env.reset(options={"deck": RU_EXAMPLE})
+    with pytest.raises(ValueError, match="joker"):
+        env.reset(options={"cards": RU_EXAMPLE[:24] + [52]})
+    with pytest.raises(ValueError, match="cells 3, 3"):
+        swap_action(3, 3)

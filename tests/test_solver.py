@@ -1,0 +1,113 @@
+"""The clairvoyant Poker Shuffle solver and its simulated-annealing baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.core import Rules, shuffled_deck
+from pokersquares_env.scoring import score_grid
+from pokersquares_env.shuffle import anneal, solve
+from pokersquares_env.shuffle.solver import SWAP_PAIRS, _Chains, _descend, check_cards
+from pokersquares_env.scoring import point_system
+
+# The worked example of the Russian source: every hand once, 302 American / 113 English.
+RU_EXAMPLE = "8♠ Д♠ 10♠ 4♠ 2♠  9♣ Д♣ 10♣ В♣ К♣  Т♦ 8♦ 10♦ 4♣ 5♣  Т♥ Д♥ 10♥ В♥ К♥  3♠ 6♥ 7♦ 4♥ 5♠"
+FAST = dict(restarts=8, rounds=6)
+
+
+def deal(seed: int, jokers: int = 0) -> list[int]:
+    return shuffled_deck(np.random.default_rng(seed), Rules(jokers=jokers))[:25].tolist()
+
+
+def test_source_example_scores():
+    assert score_grid(RU_EXAMPLE, "american") == 302
+    assert score_grid(RU_EXAMPLE, "english") == 113
+
+
+@pytest.mark.parametrize("system", ["american", "english", {"one_pair": 3, "two_pair": 1, "three_of_a_kind": 0,
+                                                             "straight": 7, "flush": -2, "full_house": 4,
+                                                             "four_of_a_kind": 9, "straight_flush": 1,
+                                                             "royal_flush": 2}])
+@pytest.mark.parametrize("jokers", [0, 2])
+def test_solver_returns_a_permutation_with_its_true_score(system, jokers):
+    cards = deal(5 + jokers, jokers)
+    grid, score = solve(cards, system, seed=1, **FAST)
+    assert grid.shape == (5, 5)
+    assert sorted(grid.reshape(-1).tolist()) == sorted(cards)
+    assert score == score_grid(grid, system)
+
+
+def test_solver_is_deterministic_and_accepts_card_text():
+    cards = deal(11)
+    a = solve(cards, "american", seed=3, **FAST)
+    b = solve(np.array(cards), "american", seed=3, **FAST)
+    assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+    grid, score = solve(RU_EXAMPLE, "american", seed=0, restarts=16, rounds=15)
+    assert sorted(grid.reshape(-1).tolist()) == sorted(parse_cards(RU_EXAMPLE))
+    assert score >= 302  # at least the source's hand-made layout
+
+
+def test_solver_is_a_local_optimum_and_beats_the_baseline():
+    system = point_system("american")
+    wins = 0
+    for seed in range(3):
+        cards = deal(100 + seed)
+        grid, score = solve(cards, system, seed=seed, **FAST)
+        chains = _Chains(grid.reshape(1, 25), system)
+        delta, _ = chains.propose(np.zeros(300, dtype=np.int64), SWAP_PAIRS[:, 0], SWAP_PAIRS[:, 1])
+        assert delta.max() <= 0  # no single swap improves the returned layout
+        base_grid, base = anneal(cards, system, seed=seed, steps=3000)
+        assert sorted(base_grid.reshape(-1).tolist()) == sorted(cards)
+        assert base == score_grid(base_grid, system)
+        wins += score >= base
+    assert wins == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), jokers=st.sampled_from([0, 1, 2]), system=st.sampled_from(["american", "english"]))
+def test_incremental_swap_scores_match_full_rescoring(seed, jokers, system):
+    rng = np.random.default_rng(seed)
+    ps = point_system(system)
+    boards = np.stack([np.array(deal(seed % 1000 + k, jokers))[rng.permutation(25)] for k in range(4)])
+    chains = _Chains(boards, ps)
+    assert np.allclose(chains.total, [score_grid(b, ps) for b in boards])
+    for _ in range(10):
+        c = np.arange(4)
+        i = rng.integers(0, 25, 4)
+        j = (i + rng.integers(1, 25, 4)) % 25
+        delta, stats = chains.propose(c, i, j)
+        after = boards.copy()
+        after[c, i], after[c, j] = boards[c, j], boards[c, i]
+        expected = [score_grid(after[k], ps) - score_grid(boards[k], ps) for k in range(4)]
+        assert np.allclose(delta, expected)
+        chains.commit(c, i, j, delta, stats)
+        boards = after
+        assert np.array_equal(chains.board, boards)
+        assert np.allclose(chains.total, [score_grid(b, ps) for b in boards])
+
+
+def test_descent_never_lowers_a_score():
+    ps = point_system("english")
+    boards = np.stack([np.array(deal(s)) for s in range(3)])
+    chains = _Chains(boards, ps)
+    before = chains.total.copy()
+    _descend(chains)
+    assert (chains.total >= before).all()
+    assert np.allclose(chains.total, [score_grid(b, ps) for b in chains.board])
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="24 cards: expected exactly 25"):
+        check_cards(deal(0)[:24])
+    with pytest.raises(ValueError, match="appears twice"):
+        solve(deal(0)[:24] + deal(0)[:1])
+    with pytest.raises(ValueError, match="restarts=0"):
+        solve(deal(0), restarts=0)
+    with pytest.raises(ValueError, match="time_limit=-1"):
+        solve(deal(0), time_limit=-1)
+    with pytest.raises(ValueError, match="steps=0"):
+        anneal(deal(0), steps=0)

@@ -1,0 +1,94 @@
+"""``expectimax``: one- or two-ply expectimax over the unseen cards, on learned hand-abstraction values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.batch import Batch, phase_of
+from agents.tables import ValueTables, load_or_train
+from pokersquares_env.core import GameState, PokerSquaresGame, Rules
+from pokersquares_env.scoring import point_system
+
+__all__ = ["ExpectimaxAgent", "expectimax_values"]
+
+DEFAULT_GAMES = 400_000
+DEFAULT_PHASES = 26
+
+
+def expectimax_values(table: np.ndarray, game: PokerSquaresGame, state: GameState, ply: int = 2) -> np.ndarray:
+    """Value of each of the 25 cells for the drawn card (NaN where illegal) by ``ply``-ply expectimax on ``table``.
+
+    Reads only the board, the drawn card and the unseen cards (never the deck order).
+    """
+    rules = game.rules
+    card = state.card
+    b = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
+    legal = np.flatnonzero(b.legal()[0])
+    out = np.full(25, np.nan)
+    placed = b.placed
+    unseen = np.array(game.unseen(state), dtype=np.int64)
+    phases = table.shape[2]
+    if ply <= 1 or placed >= 24 or unseen.size == 0:
+        out[legal] = b.cell_gains(np.array([card]), table, phase_of(placed + 1, phases))[0, legal]
+        return out
+    ph = phase_of(placed + 2, phases)
+    first = b.cell_gains(np.array([card]), table, ph)[0, legal]
+    bx = b.repeat(len(legal))
+    bx.place(legal, np.full(len(legal), card))
+    by = bx.repeat(unseen.size)
+    second = by.cell_gains(np.tile(unseen, len(legal)), table, ph).max(1).reshape(len(legal), unseen.size)
+    out[legal] = first + second.mean(1)
+    return out
+
+
+class ExpectimaxAgent(Agent):
+    """Expectimax over the unseen cards with learned line values (Neller et al.'s NARL evaluation).
+
+    Options: ``ply`` (1 or 2), ``tables`` (a ``.npz`` from ``ValueTables.save``;
+    default: trained for the point system and rules on first use and cached),
+    ``games`` and ``phases`` (training size when tables are trained),
+    ``cache`` (``true``, ``false`` or a folder).
+    """
+
+    name = "expectimax"
+    uses_obs = False
+
+    def __init__(
+        self,
+        *,
+        system: Any = None,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        ply: int = 2,
+        tables: str | None = None,
+        games: int = DEFAULT_GAMES,
+        phases: int = DEFAULT_PHASES,
+        cache: Any = True,
+    ) -> None:
+        super().__init__(seed)
+        if ply not in (1, 2):
+            raise ValueError(f"ply={ply!r}: expected 1 or 2")
+        self.ply = ply
+        self.system = point_system("american" if system is None else system)
+        self.rules = rules or Rules()
+        if tables is not None:
+            self.tables = ValueTables.load(tables)
+            if tuple(self.tables.system.points) != tuple(self.system.points):
+                raise ValueError(
+                    f"tables {tables!r} were trained for point system {self.tables.system.name!r} "
+                    f"{self.tables.system.as_dict()}, but the game uses {self.system.name!r} {self.system.as_dict()}"
+                )
+        else:
+            self.tables = load_or_train(self.system, self.rules, games=games, phases=phases, cache=cache)
+        self._values = self.tables.values
+
+    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """Expected gain in board value of each cell (NaN where illegal)."""
+        return expectimax_values(self._values, game, state, self.ply)
+
+    def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
+        """The cell of highest expectimax value."""
+        return int(np.nanargmax(self.action_values(obs, info, game, state)))

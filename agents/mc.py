@@ -1,0 +1,120 @@
+"""``mc``: flat Monte Carlo over the true unseen cards with a fast, vectorised rollout policy."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.batch import Batch
+from agents.lines import heuristic_values
+from pokersquares_env.core import GameState, PokerSquaresGame, Rules
+from pokersquares_env.scoring import point_system
+
+__all__ = ["MonteCarloAgent"]
+
+ROLLOUT_POLICIES = ("tables", "heuristic")
+
+
+class MonteCarloAgent(Agent):
+    """Flat Monte Carlo: for each legal cell, play the game out many times and keep the best average score.
+
+    Every rollout draws a random order of the true unseen cards (the same
+    orders for every candidate cell: common random numbers) and completes the
+    board with a greedy rollout policy, all rollouts of a move at once in numpy.
+    Only the ``candidates`` cells (default 6) that the rollout policy itself
+    rates best are tried, so each gets more rollouts.
+    Options: ``rollouts`` per cell and move (default 32), or ``seconds`` per
+    move (rollouts are then added in rounds of ``round`` until the time is
+    spent); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
+    line values of :mod:`agents.tables`, trained and cached on first use) or
+    ``"heuristic"`` (greedy on hand-set line values, no training).
+    """
+
+    name = "mc"
+    uses_obs = False
+
+    def __init__(
+        self,
+        *,
+        system: Any = None,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        rollouts: int = 32,
+        seconds: float | None = None,
+        rollout: str = "tables",
+        round: int = 8,
+        candidates: int = 6,
+        tables: str | None = None,
+        cache: Any = True,
+    ) -> None:
+        super().__init__(seed)
+        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
+            raise ValueError(f"rollouts={rollouts!r}: expected a positive integer")
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise ValueError(f"seconds={seconds!r}: expected a positive number of seconds per move")
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"rollout={rollout!r}: expected one of {', '.join(ROLLOUT_POLICIES)}")
+        self.system = point_system("american" if system is None else system)
+        self.rules = rules or Rules()
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+            raise ValueError(f"candidates={candidates!r}: expected a positive integer")
+        self.rollouts, self.seconds, self.round = rollouts, seconds, max(1, int(round))
+        self.candidates = candidates
+        if rollout == "heuristic":
+            self._table = heuristic_values(self.system)[:, :, None]
+        else:
+            from agents.expectimax import DEFAULT_GAMES, DEFAULT_PHASES
+            from agents.tables import ValueTables, load_or_train
+
+            vt = ValueTables.load(tables) if tables else load_or_train(
+                self.system, self.rules, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, cache=cache)
+            self._table = vt.values
+        self._points = self.system.line_points_table
+
+    def _rollout_totals(self, base: Batch, cells: np.ndarray, card: int, unseen: np.ndarray, r: int) -> np.ndarray:
+        """``(len(cells), r)`` final scores of ``r`` random completions after putting ``card`` on each cell."""
+        steps = 24 - base.placed
+        bx = base.repeat(len(cells))
+        bx.place(cells, np.full(len(cells), card))
+        if steps == 0:
+            return np.repeat(self._points[bx.keys()].sum(1)[:, None], r, axis=1)
+        orders = np.argsort(self.rng.random((r, unseen.size)), axis=1)[:, :steps]
+        draws = np.tile(unseen[orders], (len(cells), 1))
+        by = bx.repeat(r)
+        by.play_out(draws, self._table)
+        return self._points[by.keys()].sum(1).reshape(len(cells), r)
+
+    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """Mean rollout score of each cell (NaN where illegal)."""
+        rules = game.rules
+        base = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
+        cells = np.flatnonzero(base.legal()[0])
+        out = np.full(25, np.nan)
+        if len(cells) == 1:
+            out[cells] = 0.0
+            return out
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        card = state.card
+        if len(cells) > self.candidates:  # keep the rollout policy's best cells (more rollouts each)
+            from agents.batch import phase_of
+
+            prior = base.cell_gains(np.array([card]), self._table, phase_of(base.placed + 1, self._table.shape[2]))
+            order = np.argsort(-prior[0, cells], kind="stable")
+            cells = np.sort(cells[order[: self.candidates]])
+        if self.seconds is None:
+            out[cells] = self._rollout_totals(base, cells, card, unseen, self.rollouts).mean(1)
+            return out
+        deadline = time.perf_counter() + self.seconds
+        total, n = np.zeros(len(cells)), 0
+        while n == 0 or time.perf_counter() < deadline:
+            total += self._rollout_totals(base, cells, card, unseen, self.round).sum(1)
+            n += self.round
+        out[cells] = total / n
+        return out
+
+    def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
+        """The cell with the best mean rollout score."""
+        return int(np.nanargmax(self.action_values(obs, info, game, state)))

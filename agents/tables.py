@@ -1,0 +1,194 @@
+"""Learned hand-abstraction values: expected final points of abstracted partial lines, per point system.
+
+The abstraction of a line is its ``LINE_MASK`` key (cards, jokers, rank-count
+pattern, whether a straight -- royal or not -- and a flush are still
+possible), whether it is a row or a column, and the game phase (how many
+cards are on the board).  Its value is the expected final points of that
+line.  Values are learned by Monte Carlo self-play (Neller et al.'s
+"naive abstract reinforcement learning"): many games are played at once
+(:class:`~agents.batch.Batch`) epsilon-greedily on the current table, every
+visited line abstraction is credited with the points its line ends with,
+and the table is the running average, blended towards a phase-free average
+where visits are few.
+
+Tables are saved as ``.npz`` (values, counts and what they were trained for)
+and cached per point system and rules under ``~/.cache/pokersquares/tables``
+(``POKERSQUARES_CACHE`` overrides the folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.batch import Batch
+from agents.lines import NUM_KEYS, heuristic_values
+from pokersquares_env.core import Rules
+from pokersquares_env.scoring import PointSystem, point_system
+
+__all__ = ["ValueTables", "cache_dir", "load_or_train", "train_tables"]
+
+FORMAT = "pokersquares-value-tables"
+VERSION = 1
+
+
+def cache_dir() -> str:
+    """Where trained tables are cached (``$POKERSQUARES_CACHE/tables`` or ``~/.cache/pokersquares/tables``)."""
+    root = os.environ.get("POKERSQUARES_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pokersquares")
+    return os.path.join(root, "tables")
+
+
+@dataclass
+class ValueTables:
+    """A trained value table ``values[key, is_col, phase]`` and what it was trained for."""
+
+    values: np.ndarray
+    counts: np.ndarray
+    system: PointSystem
+    rules: Rules
+    games: int
+    seed: int
+
+    @property
+    def phases(self) -> int:
+        """Number of game phases the table distinguishes."""
+        return self.values.shape[2]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the table to an ``.npz`` file (atomically)."""
+        path = os.fspath(path)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        meta = {"format": FORMAT, "version": VERSION, "system": self.system.to_json(),
+                "rules": self.rules.to_json(), "games": self.games, "seed": self.seed}
+        tmp = f"{path}.{os.getpid()}.tmp.npz"
+        np.savez_compressed(tmp, values=self.values, counts=self.counts, meta=np.array(json.dumps(meta)))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "ValueTables":
+        """Read a table written by :meth:`save` (errors name the file and what is wrong)."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"value tables {path!r} do not exist: train them with agents.tables.train_tables")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                values, counts = data["values"], data["counts"]
+        except (KeyError, ValueError, OSError) as exc:
+            raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: {exc}") from None
+        if meta.get("format") != FORMAT or values.ndim != 3 or values.shape[:2] != (NUM_KEYS, 2):
+            raise ValueError(f"value tables {path!r}: expected format {FORMAT!r} with values of shape "
+                             f"({NUM_KEYS}, 2, phases), got {meta.get('format')!r} {values.shape}")
+        return cls(values, counts, point_system(meta["system"]), Rules(**meta["rules"]), int(meta["games"]),
+                   int(meta["seed"]))
+
+
+def _finish(sums: np.ndarray, counts: np.ndarray, prior: np.ndarray, system: PointSystem, blend: float) -> np.ndarray:
+    """Running averages, blended towards the phase-free average (then the prior) where visits are few."""
+    flat_s, flat_c = sums.sum(2), counts.sum(2)
+    coarse = (flat_s + blend * prior) / (flat_c + blend)
+    values = (sums + blend * coarse[:, :, None]) / (counts + blend)
+    complete = np.arange(NUM_KEYS) // 264 == 5  # complete lines are worth exactly their points
+    values[complete] = system.line_points_table[complete][:, None, None]
+    return values
+
+
+def train_tables(
+    system: Any = "american",
+    rules: Rules | dict[str, Any] | None = None,
+    *,
+    games: int = 300_000,
+    phases: int = 6,
+    batch: int = 4096,
+    epsilon: float = 0.5,
+    epsilon_end: float = 0.02,
+    blend: float = 20.0,
+    seed: int = 0,
+    progress: bool = False,
+) -> ValueTables:
+    """Learn the hand-abstraction values for ``system`` and ``rules`` by ``games`` Monte Carlo self-play games.
+
+    Exploration decays linearly from ``epsilon`` to ``epsilon_end``; the table
+    is refreshed after every batch of ``batch`` games.
+    """
+    ps = point_system(system)
+    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    if games < 1 or phases < 1 or batch < 1:
+        raise ValueError(f"games={games}, phases={phases}, batch={batch}: expected positive integers")
+    rng = np.random.default_rng([seed, 77])
+    prior = heuristic_values(ps)
+    sums = np.zeros((NUM_KEYS, 2, phases))
+    counts = np.zeros((NUM_KEYS, 2, phases))
+    values = np.repeat(prior[:, :, None], phases, axis=2)
+    line_kind = np.array([0] * 5 + [1] * 5)
+    points = ps.line_points_table
+    done = 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=games, desc=f"tables {ps.name}", unit="game")
+    while done < games:
+        n = min(batch, games - done)
+        eps = epsilon + (epsilon_end - epsilon) * done / games
+        decks = np.argsort(rng.random((n, rules.deck_size)), axis=1)
+        b = Batch(n, placement=rules.placement, first_cell=rules.first_cell)
+        record: list = []
+        b.play_out(decks, values, rng=rng, epsilon=eps, record=record)
+        final = points[b.keys()]  # (n, 10)
+        for ph, keys in record:
+            idx = (keys * 2 + line_kind) * phases + ph
+            sums.reshape(-1)[:] += np.bincount(idx.ravel(), weights=final.ravel(), minlength=sums.size)
+            counts.reshape(-1)[:] += np.bincount(idx.ravel(), minlength=counts.size)
+        values = _finish(sums, counts, prior, ps, blend)
+        done += n
+        if bar is not None:
+            bar.update(n)
+    if bar is not None:
+        bar.close()
+    return ValueTables(values, counts, ps, rules, games, seed)
+
+
+def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed: int) -> str:
+    ident = json.dumps({"points": list(system.points), "rules": rules.to_json(), "games": games, "phases": phases,
+                        "seed": seed, "v": VERSION}, sort_keys=True)
+    digest = hashlib.sha1(ident.encode()).hexdigest()[:16]
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in system.name)[:40]
+    return f"{safe}-{digest}.npz"
+
+
+def load_or_train(
+    system: Any = "american",
+    rules: Rules | dict[str, Any] | None = None,
+    *,
+    games: int = 300_000,
+    phases: int = 6,
+    seed: int = 0,
+    cache: str | os.PathLike | None | bool = True,
+    progress: bool = False,
+) -> ValueTables:
+    """Cached tables for this point system and rules, trained (and cached) on first use.
+
+    ``cache``: ``True`` for :func:`cache_dir`, a folder, or ``False`` to always train.
+    """
+    ps = point_system(system)
+    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    folder = cache_dir() if cache is True else (os.fspath(cache) if cache else None)
+    path = os.path.join(folder, _cache_name(ps, rules, games, phases, seed)) if folder else None
+    if path and os.path.exists(path):
+        try:
+            return ValueTables.load(path)
+        except ValueError:
+            pass  # a damaged cache entry is retrained and replaced
+    start = time.perf_counter()
+    tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, progress=progress)
+    tables.train_seconds = time.perf_counter() - start  # type: ignore[attr-defined]
+    if path:
+        tables.save(path)
+    return tables

@@ -1,0 +1,208 @@
+"""``pokersquares soliter``: show, solve, benchmark or play Soliter deals from the terminal.
+
+    pokersquares soliter show --seed 7
+    pokersquares soliter solve --seed 7 [--variant classic] [--free-cells 3] [--time-limit 1] [--moves]
+    pokersquares soliter bench --deals 100 [--variant 36] [--time-limit 1]
+    pokersquares soliter play --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+HELP = "Soliter (Baker's Game) and its variants: show a deal, solve it, benchmark the solver, or play"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``soliter`` sub-commands and their options."""
+    from pokersquares_env.soliter.rules import VARIANTS
+
+    sub = parser.add_subparsers(dest="soliter_command", metavar="ACTION", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--variant", default="classic", choices=sorted(VARIANTS), help="rules variant (default classic)")
+        p.add_argument("--free-cells", type=int, default=None, help="override the number of free cells")
+        p.add_argument("--columns", type=int, default=None, help="override the number of columns")
+        p.add_argument("--jokers", type=int, default=None, help="override the number of jokers")
+
+    p = sub.add_parser("show", help="print the deal of a seed")
+    common(p)
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("solve", help="solve the deal of a seed and check the plan by replaying it")
+    common(p)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds for the search (default 1)")
+    p.add_argument("--moves", action="store_true", help="print the plan move by move")
+    p = sub.add_parser("bench", help="solve rate (95%% CI) and CPU time per deal over seeded deals")
+    common(p)
+    p.add_argument("--deals", type=int, default=100)
+    p.add_argument("--seed0", type=int, default=0)
+    p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds per deal (default 1)")
+    p = sub.add_parser("play", help="play a deal in the terminal (moves like 'c3 c5', 'c1 f', 'f2 h', 'r', 'hint')")
+    common(p)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _make(args: argparse.Namespace, **extra):
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401  (registers Soliter-v0)
+
+    kwargs = {"variant": args.variant}
+    for name in ("free_cells", "columns", "jokers"):
+        if getattr(args, name, None) is not None:
+            kwargs[name] = getattr(args, name)
+    kwargs.update(extra)
+    return gym.make("Soliter-v0", **kwargs).unwrapped, kwargs
+
+
+def _move_text(game, action: int) -> str:
+    move = game.decode(action)
+    if move is None:
+        return "redeal"
+    return f"{game.place_name(move[0])} -> {game.place_name(move[1])}"
+
+
+def _replay(kwargs: dict, seed: int, plan: list[int]) -> bool:
+    import gymnasium as gym
+
+    env = gym.make("Soliter-v0", **{**kwargs, "max_steps": 100_000})
+    env.reset(seed=seed)
+    info = {"won": False}
+    for a in plan:
+        _o, _r, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    return bool(info["won"])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``soliter`` action; returns the exit status."""
+    from pokersquares_env.soliter.solver import solve_result
+
+    action = args.soliter_command
+    if action == "show":
+        env, _ = _make(args)
+        env.reset(seed=args.seed)
+        print(env.game.text(env.state))
+        return 0
+    if action == "solve":
+        env, kwargs = _make(args)
+        env.reset(seed=args.seed)
+        print(env.game.text(env.state))
+        res = solve_result(env, args.time_limit)
+        if res.plan is None:
+            why = "no win exists (whole search space exhausted)" if res.exhausted else "budget spent"
+            print(f"no solution found: {why}; {res.nodes} positions expanded in {res.seconds:.2f} CPU s")
+            return 1
+        ok = _replay(kwargs, args.seed, res.plan)
+        print(f"solved in {len(res.plan)} moves ({res.nodes} positions, {res.seconds:.2f} CPU s); replay wins: {ok}")
+        if args.moves:
+            for i, a in enumerate(res.plan, 1):
+                print(f"{i:4d}. {_move_text(env.game, a)}")
+        return 0 if ok else 1
+    if action == "bench":
+        if args.deals < 1:
+            print(f"--deals {args.deals}: expected at least 1", file=sys.stderr)
+            return 2
+        from tqdm import tqdm
+
+        env, kwargs = _make(args)
+        solved = 0
+        cpu = 0.0
+        for seed in tqdm(range(args.seed0, args.seed0 + args.deals), desc="soliter", unit="deal"):
+            env.reset(seed=seed)
+            res = solve_result(env, args.time_limit)
+            cpu += res.seconds
+            if res.plan is not None:
+                if not _replay(kwargs, seed, res.plan):
+                    print(f"seed {seed}: plan does not replay to a win", file=sys.stderr)
+                    return 1
+                solved += 1
+        n = args.deals
+        p = solved / n
+        z = 1.96
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        print(f"{args.variant}: solved {solved}/{n} = {100 * p:.1f}% (95% CI {100 * (centre - half):.1f}-"
+              f"{100 * (centre + half):.1f}%), {cpu / n:.3f} CPU s per deal")
+        return 0
+    return _play(args)
+
+
+def _parse_place(game, token: str, to: bool) -> int | None:
+    token = token.strip().lower()
+    if not token:
+        return None
+    kind, num = token[0], token[1:]
+    if kind == "c" and num.isdigit() and 1 <= int(num) <= game.num_columns:
+        return int(num) - 1
+    if kind == "f":
+        if num.isdigit() and 1 <= int(num) <= game.num_cells:
+            return game.cell_base + int(num) - 1
+        if not num and to:
+            return -1  # any free cell
+    if kind == "h":
+        if num.isdigit() and 1 <= int(num) <= game.num_piles:
+            return game.pile_base + int(num) - 1
+        if not num and to:
+            return -2  # any foundation that takes it
+    return None
+
+
+def _play(args: argparse.Namespace) -> int:
+    from pokersquares_env.soliter.rules import IllegalMoveError
+    from pokersquares_env.soliter.solver import solve
+
+    env, _ = _make(args, render_mode="ansi")
+    env.reset(seed=args.seed)
+    game = env.game
+    print("moves: 'c3 c5' (column to column), 'c1 f' (to a free cell), 'f2 c4', 'c6 h' (home), 'r' (redeal), "
+          "'hint', 'q'")
+    while True:
+        print(env.render())
+        if env._done:
+            print("you won!" if game.is_won(env.state) else "game over")
+            return 0
+        try:
+            line = input("> ").strip()
+        except EOFError:
+            return 0
+        if line in ("q", "quit", "exit"):
+            return 0
+        if line == "hint":
+            t0 = time.process_time()
+            plan = solve(env, 2.0)
+            print("no win found within 2 s" if plan is None else
+                  f"try: {_move_text(game, plan[0])} (win in {len(plan)} moves, {time.process_time() - t0:.2f} s)")
+            continue
+        if line in ("r", "redeal"):
+            if game.redeal_action is None:
+                print("this variant has no redeal")
+                continue
+            action = game.redeal_action
+        else:
+            parts = line.split()
+            if len(parts) != 2:
+                print(f"cannot read {line!r}: expected two places such as 'c3 c5'")
+                continue
+            src, dst = _parse_place(game, parts[0], False), _parse_place(game, parts[1], True)
+            if src is None or dst is None:
+                print(f"cannot read {line!r}: places are c1..c{game.num_columns}, f1..f{game.num_cells} (or f), "
+                      f"h1..h{game.num_piles} (or h)")
+                continue
+            if dst < 0:
+                legal = [d for s, d in game.legal_moves(env.state) if s == src
+                         and (game.cell_base <= d < game.pile_base if dst == -1 else d >= game.pile_base)]
+                if not legal:
+                    print("no such move is legal now")
+                    continue
+                dst = legal[0]
+            action = game.encode(src, dst)
+        try:
+            env.step(action)
+        except IllegalMoveError as exc:
+            print(f"illegal: {exc}")

@@ -1,0 +1,254 @@
+"""``Soliter-v0``: the Gymnasium environment of Soliter (Baker's Game) and its variants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from pokersquares_env.soliter.rules import (
+    EMPTY,
+    IllegalMoveError,
+    SoliterGame,
+    SoliterState,
+    get_variant,
+)
+
+__all__ = ["SoliterEnv", "encode_observation", "observation_size"]
+
+_HIGH = 54  # the largest value any observation entry takes (the third joker's code)
+
+
+def observation_size(game: SoliterGame) -> int:
+    """Length of the flat observation of a game (see :class:`SoliterEnv`)."""
+    return game.num_columns * game.max_depth + game.num_cells + game.num_piles + len(game.jokers) + 2
+
+
+def encode_observation(game: SoliterGame, state: SoliterState, out: np.ndarray | None = None) -> np.ndarray:
+    """The flat int16 observation of ``state`` (layout in :class:`SoliterEnv`)."""
+    obs = np.full(observation_size(game), EMPTY, dtype=np.int16) if out is None else out
+    if out is not None:
+        obs[:] = EMPTY
+    depth = game.max_depth
+    for i, col in enumerate(state.columns):
+        if col:
+            obs[i * depth : i * depth + len(col)] = col
+    k = game.num_columns * depth
+    obs[k : k + game.num_cells] = state.cells
+    k += game.num_cells
+    obs[k : k + game.num_piles] = state.foundations
+    k += game.num_piles
+    obs[k : k + len(game.jokers)] = state.jokers
+    k += len(game.jokers)
+    obs[k] = state.stage
+    obs[k + 1] = state.open_columns
+    return obs
+
+
+class SoliterEnv(gym.Env):
+    """Soliter (Baker's Game): move every card to the foundations, one card at a time.
+
+    ## Description
+    The open solitaire "Солитер" (I. Konstantinov, *Nauka i Zhizn* No. 11, 1968;
+    source: ``shared/seeds/soliter-ru.txt``), known elsewhere as Baker's Game.
+    The deck is dealt face up into columns (classic: 52 cards in 8 columns,
+    four of 7 and four of 6).  Only the last card of a column is playable.
+    Aces start the foundations, which build up in suit to the king.  A playable
+    card may go onto a column whose last card is one rank higher in the same
+    suit, into an empty column, or into one of the free cells (one card each;
+    classic: 4).  The game is won when all cards are on the foundations.
+    Variants (``variant=``): ``"classic"``, ``"36"`` (six to ace, 6 columns),
+    ``"104"`` (two decks, 10 columns, 8 cells), ``"104-aces-kings"`` (two decks in
+    13-card columns, ace foundations up and king foundations down, two stages),
+    ``"joker"`` (wild jokers) and ``"multistage"`` (redeal into one column fewer).
+    ``docs/soliter.md`` lists every rule and interpretation.
+
+    ## Action Space
+    ``Discrete(N * N)`` (``+ 1`` with a redeal variant), where the ``N`` places are
+    the columns ``0..C-1``, the free cells ``C..C+F-1`` and the foundation piles
+    ``C+F..N-1``; action ``source * N + destination`` moves the playable card of
+    ``source`` to ``destination`` (classic: ``N = 8 + 4 + 4 = 16``, 256 actions).
+    The redeal variants add action ``N * N``, legal only when the rules allow a
+    redeal (stages left and no card can go to a foundation).  Legal actions are
+    in ``info["action_mask"]`` and ``action_masks()``.
+
+    ## Observation Space
+    ``Box(-1, 54, (C*D + F + P + J + 2,), int16)``, one flat vector:
+
+    * ``[0, C*D)``: the columns, ``D`` slots each (``D`` = the deepest a column
+      can get), column ``c`` at ``D * c``, bottom card first; a card is its code
+      ``13 * suit + rank`` (rank 0 = two .. 12 = ace; jokers 52..54); -1 empty.
+    * the ``F`` free cells (code or -1);
+    * the ``P`` foundation piles: the number of cards on each (``game.piles``
+      gives each pile's suit and direction);
+    * the ``J`` jokers: the code each stands for, or -1;
+    * the stage (0-based) and the number of columns in play.
+
+    ## Starting State
+    A deal of the deck shuffled with ``self.np_random`` (or ``options["deal"]``:
+    the deck in dealing order, or a list of columns bottom card first).
+
+    ## Rewards
+    ``reward_home`` (default +1) per card moved to a foundation (a card passing
+    between foundations earns nothing), ``reward_win`` (default +10) on the
+    winning move, ``reward_step`` (default 0) on every step.  With
+    ``illegal_action="penalty"`` an illegal action ends the episode with reward
+    ``illegal_penalty``.
+
+    ## Episode End
+    Terminates when the game is won, when no legal action is left (lost), or
+    on an illegal action under ``illegal_action="penalty"``.  Truncated after
+    ``max_steps`` steps (default 20 per card).
+
+    ## Information
+    Every step: ``action_mask`` (int8, ``(num_actions,)``), ``won`` (bool),
+    ``cards_home`` (cards on the foundations), ``stage``, ``steps``.  An illegal
+    action under ``illegal_action="penalty"`` adds ``illegal_action`` (the reason).
+
+    ## Arguments
+    * ``variant``: a name above or a :class:`~pokersquares_env.soliter.rules.Variant`.
+    * any :class:`~pokersquares_env.soliter.rules.Variant` option as a keyword
+      (overrides): ``free_cells``, ``columns``, ``jokers``, ``decks``, ``deck``,
+      ``deal``, ``column_size``, ``king_foundations``, ``redeal``, ``stages``.
+    * ``reward_home``, ``reward_win``, ``reward_step``: the reward terms above.
+    * ``max_steps``: the step limit (default ``20 * cards``).
+    * ``illegal_action``: ``"raise"`` (default: raise ``IllegalMoveError`` naming the
+      move and why; the state is untouched) or ``"penalty"`` (end with ``illegal_penalty``,
+      default -10; makes random actions safe, e.g. for ``check_env``).
+    * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (needs Pillow:
+      ``pip install "pokersquares_env[render]"``).
+
+    ## Version History
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        variant: Any = "classic",
+        reward_home: float = 1.0,
+        reward_win: float = 10.0,
+        reward_step: float = 0.0,
+        max_steps: int | None = None,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -10.0,
+        render_mode: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        super().__init__()
+        self.variant = get_variant(variant, **overrides)
+        self.game = SoliterGame(self.variant)
+        for name, value in (("reward_home", reward_home), ("reward_win", reward_win), ("reward_step", reward_step),
+                            ("illegal_penalty", illegal_penalty)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{name}={value!r}: expected a number")
+        self.reward_home = float(reward_home)
+        self.reward_win = float(reward_win)
+        self.reward_step = float(reward_step)
+        self.illegal_penalty = float(illegal_penalty)
+        if max_steps is None:
+            max_steps = 20 * len(self.game.deck)
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+            raise ValueError(f"max_steps={max_steps!r}: expected a positive integer")
+        self.max_steps = int(max_steps)
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
+        self.illegal_action = illegal_action
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(self.game.num_actions)
+        size = observation_size(self.game)
+        self.observation_space = spaces.Box(-1, _HIGH, shape=(size,), dtype=np.int16)
+        self.state: SoliterState | None = None
+        self.steps = 0
+        self._done = False
+        self._mask = np.zeros(self.game.num_actions, dtype=np.int8)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given."""
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"deal", "state"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}: expected 'deal' (or 'state')")
+        if options.get("state") is not None:
+            state = options["state"]
+            if not isinstance(state, SoliterState):
+                raise TypeError(f"options['state']={state!r}: expected a SoliterState")
+        elif options.get("deal") is not None:
+            state = self.game.init(options["deal"], seed=int(self.np_random.integers(2**31)))
+        else:
+            state = self.game.deal(self.np_random)
+        self.state = state
+        self.steps = 0
+        self._done = False
+        self._mask = self.game.action_mask(state)
+        return encode_observation(self.game, state), self._info()
+
+    def step(self, action: Any):
+        """Play one action: a move ``source * N + destination``, or the redeal."""
+        if self.state is None or self._done:
+            raise gym.error.ResetNeeded("call reset() before step(): the episode is over or has not started")
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(-1)[0]
+        if isinstance(action, np.integer):
+            action = int(action)
+        game = self.game
+        if type(action) is not int or not 0 <= action < game.num_actions or not self._mask[action]:
+            reason = game.why_illegal(self.state, action) or f"action {action!r} is not legal here"
+            if self.illegal_action == "raise":
+                raise IllegalMoveError(reason)
+            self._done = True
+            info = self._info()
+            info["illegal_action"] = reason
+            info["action_mask"] = np.zeros(game.num_actions, dtype=np.int8)
+            return encode_observation(game, self.state), self.illegal_penalty, True, False, info
+        state, home = game.apply(self.state, action, check=False)
+        self.state = state
+        self.steps += 1
+        won = game.is_won(state)
+        reward = self.reward_step + self.reward_home * home + (self.reward_win if won else 0.0)
+        self._mask = game.action_mask(state)
+        terminated = won or not self._mask.any()
+        truncated = not terminated and self.steps >= self.max_steps
+        self._done = terminated or truncated
+        info = self._info()
+        if self._done:
+            info["action_mask"] = np.zeros(game.num_actions, dtype=np.int8)
+        return encode_observation(game, state), reward, terminated, truncated, info
+
+    def _info(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "action_mask": self._mask.copy(),
+            "won": self.game.is_won(state),
+            "cards_home": self.game.cards_home(state),
+            "stage": state.stage,
+            "steps": self.steps,
+        }
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        if self._done:
+            return np.zeros(self.game.num_actions, dtype=bool)
+        return self._mask.astype(bool)
+
+    def render(self):
+        """The position as text (``"ansi"``) or an RGB array (``"rgb_array"``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to make()")
+            return None
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            return self.game.text(self.state) + "\n"
+        from pokersquares_env.soliter.viewer import draw
+
+        return draw(self.game, self.state)

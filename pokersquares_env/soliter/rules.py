@@ -1,0 +1,779 @@
+"""Soliter rules: the variant options (data) and the pure game core (no Gymnasium).
+
+Soliter ("Солитер", I. Konstantinov, *Nauka i Zhizn* No. 11, 1968) is the
+open solitaire known elsewhere as Baker's Game: the whole deck is dealt face
+up into columns; the last card of a column is playable; cards build down in
+suit on the columns and up in suit from the aces on the foundations; free cells
+hold one card each; an emptied column takes any card.
+
+Cards use the shared codes of :mod:`pokersquares_env.cards` (``13 * suit + rank``,
+rank 0 = two .. 12 = ace).  Two-deck variants simply hold each code twice.
+Jokers are codes 52, 53 and 54 (a 55-card deck has three).
+
+Everything here is plain data: a :class:`Variant` (frozen dataclass of rule
+options), a :class:`SoliterState` (immutable named tuple) and a
+:class:`SoliterGame` that lists legal moves and applies them.  The Gymnasium
+adapter is :mod:`pokersquares_env.soliter.env`; the solver is
+:mod:`pokersquares_env.soliter.solver`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from pokersquares_env.cards import EMPTY, NUM_STANDARD, RANKS, SUITS, parse_card
+
+__all__ = [
+    "EMPTY",
+    "JOKER_CODES",
+    "VARIANTS",
+    "IllegalMoveError",
+    "SoliterGame",
+    "SoliterState",
+    "Variant",
+    "card_text",
+    "get_variant",
+]
+
+#: joker codes: the shared deck has two (52, 53); Soliter allows a third (54).
+JOKER_CODES = (52, 53, 54)
+_CODES = NUM_STANDARD + len(JOKER_CODES)  # 55 table entries
+#: rank indices (shared code, 0 = two .. 12 = ace) from the lowest rung (ace) to the king.
+FULL_LADDER = (12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+SHORT_LADDER = (12, 4, 5, 6, 7, 8, 9, 10, 11)  # the 36-card deck: A 6 7 8 9 T J Q K
+
+
+class IllegalMoveError(ValueError):
+    """A move that the rules refuse; the message says which move and why."""
+
+
+def card_text(code: int) -> str:
+    """The text of a Soliter card code (``'T♠'``; any joker is ``'JK'``; an empty place ``'..'``)."""
+    code = int(code)
+    if code == EMPTY:
+        return ".."
+    if code in JOKER_CODES:
+        return "JK"
+    if not 0 <= code < NUM_STANDARD:
+        raise ValueError(f"card code {code!r} out of range: expected 0..51, or 52..54 for jokers")
+    return RANKS[code % 13] + SUITS[code // 13]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The rule options of one Soliter variant (data, not a subclass).
+
+    Attributes:
+        name: a label (``"classic"``, ``"36"``, ... or ``"custom"``).
+        deck: ``"52"`` (two to ace) or ``"36"`` (six to ace).
+        decks: how many such decks are shuffled together (1 or 2).
+        jokers: wild jokers added to the deck (0..3).
+        columns: columns of the first deal; ``None`` with ``deal="columns"`` means
+            as many ``column_size``-card columns as the cards fill.
+        free_cells: free cells, each holding one card.
+        deal: ``"rows"`` (card ``i`` to column ``i % columns``, classic) or
+            ``"columns"`` (``column_size`` cards to a column, then the next).
+        column_size: cards per column with ``deal="columns"``.
+        king_foundations: besides one ace foundation per suit (building up),
+            one king foundation per suit building down, and a card may pass
+            from the ace foundation to the king foundation of its suit.
+        redeal: ``"none"``, ``"reverse"`` (gather the columns in order, the last
+            card becomes the first, deal again unshuffled) or ``"shuffle"``
+            (gather, shuffle, deal into one column fewer).
+        stages: number of deals in a game; ``None`` = 1 without redeal, 2 for
+            ``"reverse"``, ``columns`` (down to one column) for ``"shuffle"``.
+    """
+
+    name: str = "custom"
+    deck: str = "52"
+    decks: int = 1
+    jokers: int = 0
+    columns: int | None = 8
+    free_cells: int = 4
+    deal: str = "rows"
+    column_size: int = 13
+    king_foundations: bool = False
+    redeal: str = "none"
+    stages: int | None = None
+
+    def __post_init__(self) -> None:
+        def bad(field: str, expected: str) -> None:
+            raise ValueError(f"variant {self.name!r}: {field}={getattr(self, field)!r}: expected {expected}")
+
+        if self.deck not in ("52", "36"):
+            bad("deck", "'52' or '36'")
+        if not _is_int(self.decks) or self.decks not in (1, 2):
+            bad("decks", "1 or 2")
+        if not _is_int(self.jokers) or not 0 <= self.jokers <= len(JOKER_CODES):
+            bad("jokers", f"an integer 0..{len(JOKER_CODES)}")
+        if not _is_int(self.free_cells) or not 0 <= self.free_cells <= 16:
+            bad("free_cells", "an integer 0..16")
+        if self.deal not in ("rows", "columns"):
+            bad("deal", "'rows' or 'columns'")
+        if not _is_int(self.column_size) or self.column_size < 1:
+            bad("column_size", "a positive integer")
+        if self.columns is None:
+            if self.deal != "columns":
+                bad("columns", "a positive integer (None only with deal='columns')")
+        elif not _is_int(self.columns) or not 1 <= self.columns <= 20:
+            bad("columns", "an integer 1..20 (or None with deal='columns')")
+        if self.redeal not in ("none", "reverse", "shuffle"):
+            bad("redeal", "'none', 'reverse' or 'shuffle'")
+        if not isinstance(self.king_foundations, bool):
+            bad("king_foundations", "True or False")
+        if self.king_foundations and self.deck != "52":
+            bad("king_foundations", "False with a 36-card deck")
+        if self.stages is not None and (not _is_int(self.stages) or self.stages < 1):
+            bad("stages", "a positive integer or None")
+        if self.redeal == "none" and self.stages not in (None, 1):
+            bad("stages", "None or 1 when redeal='none'")
+        if self.deal == "columns" and self.columns is not None and self.columns * self.column_size < self.num_cards:
+            bad("columns", f"at least {math.ceil(self.num_cards / self.column_size)} to hold {self.num_cards} cards")
+        if self.redeal == "shuffle" and self.stages is not None and self.stages > self.max_columns:
+            bad("stages", f"at most {self.max_columns} (one column fewer each stage)")
+
+    @property
+    def num_cards(self) -> int:
+        """Cards in the deck, jokers included."""
+        return (52 if self.deck == "52" else 36) * self.decks + self.jokers
+
+    @property
+    def max_columns(self) -> int:
+        """Columns of the first deal (the most there ever are)."""
+        if self.columns is not None:
+            return self.columns
+        return math.ceil(self.num_cards / self.column_size)
+
+    @property
+    def num_stages(self) -> int:
+        """Deals in a game (1 when there is no redeal)."""
+        if self.stages is not None:
+            return self.stages
+        return {"none": 1, "reverse": 2, "shuffle": self.max_columns}[self.redeal]
+
+    def with_options(self, **overrides: Any) -> Variant:
+        """This variant with some options replaced (unknown names raise ``TypeError``)."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TypeError(f"unknown Soliter option(s) {unknown}: expected some of {sorted(known - {'name'})}")
+        return replace(self, **overrides)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+#: The variants of the source (``shared/seeds/soliter-ru.txt``), by name.
+VARIANTS: dict[str, Variant] = {
+    "classic": Variant("classic"),
+    "36": Variant("36", deck="36", columns=6, free_cells=4),
+    "104": Variant("104", decks=2, columns=10, free_cells=8),
+    "104-aces-kings": Variant(
+        "104-aces-kings", decks=2, columns=None, free_cells=8, deal="columns", king_foundations=True, redeal="reverse"
+    ),
+    "joker": Variant("joker", jokers=1),
+    "multistage": Variant("multistage", decks=2, columns=8, free_cells=8, redeal="shuffle"),
+}
+
+
+def get_variant(variant: str | Variant = "classic", **overrides: Any) -> Variant:
+    """The :class:`Variant` named ``variant`` (or given), with ``overrides`` applied."""
+    if isinstance(variant, Variant):
+        base = variant
+    elif isinstance(variant, str) and variant in VARIANTS:
+        base = VARIANTS[variant]
+    else:
+        raise ValueError(f"unknown Soliter variant {variant!r}: expected one of {sorted(VARIANTS)} or a Variant")
+    return base.with_options(**overrides) if overrides else base
+
+
+class SoliterState(NamedTuple):
+    """One position (immutable; hashable).
+
+    Attributes:
+        columns: one tuple per column (``max_columns`` of them), bottom card
+            first; the last card is the playable one.  Columns at index
+            ``open_columns`` and above are out of play in this stage.
+        cells: one code per free cell, ``EMPTY`` (-1) when free.
+        foundations: the number of cards on each foundation pile (see
+            :attr:`SoliterGame.piles` for each pile's suit and direction).
+        jokers: for each joker in the deck (codes 52, 53, 54), the code of the
+            card it stands for, or -1 while it stands for nothing.
+        stage: 0 for the first deal, +1 per redeal.
+        open_columns: columns in play in this stage.
+        seed: seed of the shuffles of later stages (``redeal="shuffle"``).
+    """
+
+    columns: tuple[tuple[int, ...], ...]
+    cells: tuple[int, ...]
+    foundations: tuple[int, ...]
+    jokers: tuple[int, ...]
+    stage: int
+    open_columns: int
+    seed: int
+
+
+class SoliterGame:
+    """The rules of one :class:`Variant`: deal, legal moves, apply a move, redeal.
+
+    A move is a pair ``(source, destination)`` of *places*: columns
+    ``0..C-1``, then free cells ``C..C+F-1``, then foundation piles
+    ``C+F..C+F+P-1`` (``C = max_columns``, ``F = free_cells``, ``P`` piles).
+    An action number is ``source * places + destination``; with a redeal
+    variant the last action number, :attr:`redeal_action`, is the redeal.
+    """
+
+    def __init__(self, variant: str | Variant = "classic", **overrides: Any) -> None:
+        v = get_variant(variant, **overrides)
+        self.variant = v
+        ladder = FULL_LADDER if v.deck == "52" else SHORT_LADDER
+        self.levels = len(ladder)
+        self.num_columns = v.max_columns
+        self.num_cells = v.free_cells
+        # foundation piles: (suit, +1) builds up from the ace, (suit, -1) down from the king
+        if v.king_foundations:
+            self.piles = tuple((s, 1) for s in range(4)) + tuple((s, -1) for s in range(4))
+        else:
+            self.piles = tuple((s, 1) for _ in range(v.decks) for s in range(4))
+        self.num_piles = len(self.piles)
+        self.num_places = self.num_columns + self.num_cells + self.num_piles
+        self.cell_base = self.num_columns
+        self.pile_base = self.num_columns + self.num_cells
+        self.has_redeal = v.redeal != "none" and v.num_stages > 1
+        self.redeal_action = self.num_places**2 if self.has_redeal else None
+        self.num_actions = self.num_places**2 + (1 if self.has_redeal else 0)
+        # per-code tables (index 0..54)
+        self.level = [0] * _CODES  # rung on the ladder: 1 = ace .. levels = king; 0 = joker / not in deck
+        self.suit = [-1] * _CODES
+        self.below = [-1] * _CODES  # the card one rung lower in suit (what may be built on it)
+        self.above = [-1] * _CODES  # the card one rung higher in suit (what it may be built on)
+        self.card_at = {}  # (suit, level) -> code
+        for s in range(4):
+            for i, r in enumerate(ladder):
+                code = 13 * s + r
+                self.level[code] = i + 1
+                self.suit[code] = s
+                self.card_at[s, i + 1] = code
+                if i > 0:
+                    self.below[code] = 13 * s + ladder[i - 1]
+                if i + 1 < len(ladder):
+                    self.above[code] = 13 * s + ladder[i + 1]
+        self.jokers = JOKER_CODES[: v.jokers]
+        self.deck = tuple(sorted(self.card_at[s, lv] for s in range(4) for lv in range(1, self.levels + 1))) * v.decks
+        self.deck = tuple(sorted(self.deck)) + self.jokers
+        self.num_real = len(self.deck) - len(self.jokers)
+        self._deck_count = Counter(self.deck)
+        self.piles_of_suit = [[p for p, (s, _d) in enumerate(self.piles) if s == suit] for suit in range(4)]
+        self.max_depth = self._max_depth()
+
+    # ------------------------------------------------------------------ deal
+    def _max_depth(self) -> int:
+        """The most cards a column can ever hold (dealt cards + a full run on top)."""
+        v = self.variant
+        deepest = 0
+        for stage in range(v.num_stages):
+            cols = self.num_columns - stage if v.redeal == "shuffle" else self.num_columns
+            if v.deal == "rows":
+                deepest = max(deepest, math.ceil(len(self.deck) / max(cols, 1)))
+            else:
+                deepest = max(deepest, min(v.column_size, len(self.deck)))
+        return deepest + self.levels + len(self.jokers)
+
+    def shuffled_deck(self, rng: np.random.Generator) -> list[int]:
+        """The deck in a random dealing order drawn from ``rng``."""
+        order = rng.permutation(len(self.deck))
+        return [self.deck[i] for i in order]
+
+    def deal(self, rng: np.random.Generator) -> SoliterState:
+        """A random first deal, drawn from ``rng`` (the seed of later shuffles too)."""
+        return self.init(self.shuffled_deck(rng), seed=int(rng.integers(2**31)))
+
+    def _lay_out(self, cards: Sequence[int], open_columns: int) -> tuple[tuple[int, ...], ...]:
+        v = self.variant
+        cols: list[list[int]] = [[] for _ in range(self.num_columns)]
+        if v.deal == "rows":
+            for i, c in enumerate(cards):
+                cols[i % open_columns].append(c)
+        else:
+            for i, c in enumerate(cards):
+                cols[i // v.column_size].append(c)
+        return tuple(tuple(c) for c in cols)
+
+    def init(self, deal: Sequence[Any] | Sequence[Sequence[Any]], seed: int = 0) -> SoliterState:
+        """The starting state of an explicit deal.
+
+        ``deal`` is either the deck in dealing order (codes or text such as
+        ``"T♠"``, ``"10s"``, ``"JK"``), laid out as the variant deals, or a list of
+        ``max_columns`` columns, each listed from its bottom card to its playable
+        card.  Either way it must hold exactly the variant's deck.
+        """
+        if isinstance(deal, str):
+            deal = deal.replace(",", " ").split()
+        deal = list(deal)
+        nested = bool(deal) and all(isinstance(c, (list, tuple, np.ndarray)) for c in deal)
+        if nested:
+            if len(deal) != self.num_columns:
+                raise ValueError(
+                    f"deal has {len(deal)} columns: expected {self.num_columns} for variant {self.variant.name!r}"
+                )
+            jokers_seen = [0]
+            cols = tuple(tuple(self._code(c, jokers_seen, f"deal[{i}][{j}]") for j, c in enumerate(col))
+                         for i, col in enumerate(deal))
+            flat = [c for col in cols for c in col]
+        else:
+            jokers_seen = [0]
+            flat = [self._code(c, jokers_seen, f"deal[{i}]") for i, c in enumerate(deal)]
+            cols = None
+        self._check_deck(flat)
+        if cols is None:
+            cols = self._lay_out(flat, self.num_columns)
+        open_cols = self.num_columns
+        if self.variant.deal == "columns":
+            open_cols = max(1, math.ceil(len(flat) / self.variant.column_size))
+        state = SoliterState(
+            columns=cols,
+            cells=(EMPTY,) * self.num_cells,
+            foundations=(0,) * self.num_piles,
+            jokers=(-1,) * len(self.jokers),
+            stage=0,
+            open_columns=open_cols,
+            seed=int(seed),
+        )
+        return state
+
+    def _code(self, c: Any, jokers_seen: list[int], where: str) -> int:
+        if isinstance(c, str):
+            token = c.strip()
+            if token.lower() in ("jk", "joker", "*", "🃏"):
+                if jokers_seen[0] >= len(JOKER_CODES):
+                    raise ValueError(f"{where}: more than {len(JOKER_CODES)} jokers")
+                jokers_seen[0] += 1
+                return JOKER_CODES[jokers_seen[0] - 1]
+            try:
+                return parse_card(token)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+        if not _is_int(c):
+            raise TypeError(f"{where}: card {c!r} is neither a card code nor card text such as 'T♠'")
+        return int(c)
+
+    def _check_deck(self, flat: list[int]) -> None:
+        got = Counter(flat)
+        if got != self._deck_count:
+            missing = sorted((self._deck_count - got).elements())
+            extra = sorted((got - self._deck_count).elements())
+            parts = []
+            if missing:
+                parts.append("missing " + " ".join(card_text(c) if c in self.card_at.values() or c in JOKER_CODES
+                                                   else str(c) for c in missing[:12]))
+            if extra:
+                parts.append("unexpected " + " ".join(card_text(c) if 0 <= c < _CODES else str(c) for c in extra[:12]))
+            raise ValueError(
+                f"deal of {len(flat)} cards does not match the {self.variant.name!r} deck of {len(self.deck)} "
+                f"cards: {'; '.join(parts)}"
+            )
+
+    # ------------------------------------------------------------------ queries
+    def place_name(self, place: int) -> str:
+        """A readable name of a place: ``'column 3'``, ``'cell 2'``, ``'foundation ♥ (up)'`` (1-based)."""
+        if 0 <= place < self.cell_base:
+            return f"column {place + 1}"
+        if self.cell_base <= place < self.pile_base:
+            return f"cell {place - self.cell_base + 1}"
+        if self.pile_base <= place < self.num_places:
+            s, d = self.piles[place - self.pile_base]
+            return f"foundation {place - self.pile_base + 1} ({SUITS[s]} {'up' if d > 0 else 'down'})"
+        return f"place {place}"
+
+    def encode(self, source: int, destination: int) -> int:
+        """The action number of the move ``source -> destination``."""
+        n = self.num_places
+        if not (0 <= source < n and 0 <= destination < n):
+            raise ValueError(f"move ({source}, {destination}): places must be 0..{n - 1}")
+        return source * n + destination
+
+    def decode(self, action: int) -> tuple[int, int] | None:
+        """The ``(source, destination)`` of an action number (``None`` for the redeal)."""
+        if self.has_redeal and action == self.redeal_action:
+            return None
+        if not _is_int(action) or not 0 <= action < self.num_places**2:
+            raise ValueError(f"action {action!r} out of range: expected 0..{self.num_actions - 1}")
+        return divmod(int(action), self.num_places)
+
+    def is_won(self, state: SoliterState) -> bool:
+        """Whether every card but the jokers is on the foundations."""
+        return sum(state.foundations) == self.num_real
+
+    def cards_home(self, state: SoliterState) -> int:
+        """Cards on the foundations."""
+        return sum(state.foundations)
+
+    def pile_needs(self, state: SoliterState, pile: int) -> int:
+        """The ladder rung the pile takes next (0 when full)."""
+        count = state.foundations[pile]
+        if count >= self.levels:
+            return 0
+        return count + 1 if self.piles[pile][1] > 0 else self.levels - count
+
+    def pile_top(self, state: SoliterState, pile: int) -> int:
+        """The code of a pile's top card (``EMPTY`` when empty)."""
+        count = state.foundations[pile]
+        if count == 0:
+            return EMPTY
+        s, d = self.piles[pile]
+        return self.card_at[s, count if d > 0 else self.levels - count + 1]
+
+    def copies_home(self, state: SoliterState, code: int) -> int:
+        """How many copies of a card are on the foundations."""
+        lv, n = self.level[code], 0
+        for p in self.piles_of_suit[self.suit[code]]:
+            count = state.foundations[p]
+            if self.piles[p][1] > 0:
+                n += count >= lv
+            else:
+                n += count >= self.levels - lv + 1
+        return n
+
+    def identity(self, state: SoliterState, code: int) -> int:
+        """The card a code plays as: itself, or the card a joker stands for (-1: none)."""
+        if code >= NUM_STANDARD:
+            return state.jokers[code - NUM_STANDARD]
+        return code
+
+    def _joker_may_stand(self, state: SoliterState, code: int) -> bool:
+        if code < 0:
+            return False
+        free = self.variant.decks - self.copies_home(state, code)
+        return free > sum(1 for y in state.jokers if y == code)
+
+    def accepts(self, state: SoliterState, tail: int, card: int) -> bool:
+        """Whether ``card`` may be built on the column tail ``tail`` (``EMPTY``: an empty column)."""
+        if tail == EMPTY:
+            return True
+        if tail < NUM_STANDARD:
+            if card < NUM_STANDARD:
+                return self.below[tail] == card
+            return self._joker_may_stand(state, self.below[tail])
+        y = state.jokers[tail - NUM_STANDARD]
+        if y >= 0:
+            if card < NUM_STANDARD:
+                return self.below[y] == card
+            return self._joker_may_stand(state, self.below[y])
+        if card >= NUM_STANDARD:
+            return False  # a joker on a joker that stands for nothing would stand for nothing
+        return self._joker_may_stand(state, self.above[card])
+
+    def _pile_for(self, state: SoliterState, card: int) -> list[int]:
+        if card >= NUM_STANDARD:
+            return []
+        lv = self.level[card]
+        return [p for p in self.piles_of_suit[self.suit[card]] if self.pile_needs(state, p) == lv]
+
+    def legal_moves(self, state: SoliterState) -> list[tuple[int, int]]:
+        """Every legal ``(source, destination)`` move (the redeal is separate: :meth:`can_redeal`)."""
+        moves: list[tuple[int, int]] = []
+        cols, cells = state.columns, state.cells
+        n_open = state.open_columns
+        tails = [col[-1] if col else EMPTY for col in cols[:n_open]]
+        empty_cell = [self.cell_base + i for i, c in enumerate(cells) if c == EMPTY]
+        sources = [(i, t) for i, t in enumerate(tails) if t != EMPTY]
+        sources += [(self.cell_base + i, c) for i, c in enumerate(cells) if c != EMPTY]
+        for src, card in sources:
+            for p in self._pile_for(state, card):
+                moves.append((src, self.pile_base + p))
+            for j, t in enumerate(tails):
+                if j != src and self.accepts(state, t, card):
+                    moves.append((src, j))
+            for dst in empty_cell:
+                if dst != src:
+                    moves.append((src, dst))
+        if self.variant.king_foundations:
+            for s in range(4):
+                up, down = s, 4 + s
+                if state.foundations[up] and self.pile_needs(state, down) == state.foundations[up]:
+                    moves.append((self.pile_base + up, self.pile_base + down))
+        return moves
+
+    def has_foundation_move(self, state: SoliterState) -> bool:
+        """Whether some card can go to a foundation now."""
+        return any(dst >= self.pile_base for _src, dst in self.legal_moves(state))
+
+    def can_redeal(self, state: SoliterState) -> bool:
+        """Whether the redeal is allowed: a redeal variant, stages left, and no card can go to a foundation."""
+        return (
+            self.has_redeal
+            and state.stage + 1 < self.variant.num_stages
+            and not self.is_won(state)
+            and not self.has_foundation_move(state)
+        )
+
+    def legal_actions(self, state: SoliterState) -> list[int]:
+        """Every legal action number, the redeal included when allowed."""
+        n = self.num_places
+        acts = [s * n + d for s, d in self.legal_moves(state)]
+        if self.can_redeal(state):
+            acts.append(self.redeal_action)
+        return acts
+
+    def action_mask(self, state: SoliterState) -> np.ndarray:
+        """Legal actions as an int8 array of shape ``(num_actions,)``."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        acts = self.legal_actions(state)
+        if acts:
+            mask[acts] = 1
+        return mask
+
+    def why_illegal(self, state: SoliterState, action: Any) -> str | None:
+        """Why ``action`` is illegal in ``state`` (``None`` if it is legal)."""
+        if not _is_int(action) or not 0 <= int(action) < self.num_actions:
+            return f"action {action!r} out of range: expected an integer 0..{self.num_actions - 1}"
+        action = int(action)
+        if self.has_redeal and action == self.redeal_action:
+            if state.stage + 1 >= self.variant.num_stages:
+                return f"redeal refused: this is the last of {self.variant.num_stages} stages"
+            if self.is_won(state):
+                return "redeal refused: the game is won"
+            if self.has_foundation_move(state):
+                return "redeal refused: a card can still go to a foundation"
+            return None
+        src, dst = divmod(action, self.num_places)
+        what = f"move {action} ({self.place_name(src)} -> {self.place_name(dst)})"
+        if src == dst:
+            return f"{what}: source and destination are the same place"
+        card = self._card_at_place(state, src)
+        if src < self.cell_base and src >= state.open_columns:
+            return f"{what}: {self.place_name(src)} is not in play in this stage ({state.open_columns} columns)"
+        if dst < self.cell_base and dst >= state.open_columns:
+            return f"{what}: {self.place_name(dst)} is not in play in this stage ({state.open_columns} columns)"
+        if card == EMPTY:
+            return f"{what}: {self.place_name(src)} is empty"
+        if src >= self.pile_base:
+            if not self.variant.king_foundations:
+                return f"{what}: cards never leave the foundations in this variant"
+            p, q = src - self.pile_base, dst - self.pile_base
+            if self.piles[p][1] < 0 or not (0 <= q < self.num_piles and self.piles[q] == (self.piles[p][0], -1)):
+                return f"{what}: a foundation card may only pass from an ace foundation to the king foundation of its suit"
+            need = self.pile_needs(state, q)
+            return None if need == self.level[card] else (
+                f"{what}: {card_text(card)} does not fit the king foundation, which takes "
+                f"{card_text(self.card_at[self.piles[q][0], need]) if need else 'nothing more'}"
+            )
+        name = card_text(card)
+        if dst >= self.pile_base:
+            if card >= NUM_STANDARD:
+                return f"{what}: a joker never goes to a foundation"
+            p = dst - self.pile_base
+            s, _d = self.piles[p]
+            need = self.pile_needs(state, p)
+            if s != self.suit[card] or need != self.level[card]:
+                takes = card_text(self.card_at[s, need]) if need else "nothing more (complete)"
+                return f"{what}: {name} does not fit {self.place_name(dst)}, which takes {takes}"
+            return None
+        if dst >= self.cell_base:
+            occupant = state.cells[dst - self.cell_base]
+            return None if occupant == EMPTY else f"{what}: {self.place_name(dst)} already holds {card_text(occupant)}"
+        col = state.columns[dst]
+        tail = col[-1] if col else EMPTY
+        if self.accepts(state, tail, card):
+            return None
+        if card >= NUM_STANDARD or tail >= NUM_STANDARD:
+            return f"{what}: the joker cannot stand for a card that is available here (see the joker rules)"
+        want = card_text(self.below[tail]) if self.below[tail] >= 0 else "nothing (an ace)"
+        return f"{what}: {name} cannot go on {card_text(tail)}, which takes only {want} (down in suit)"
+
+    def _card_at_place(self, state: SoliterState, place: int) -> int:
+        if place < self.cell_base:
+            col = state.columns[place]
+            return col[-1] if col else EMPTY
+        if place < self.pile_base:
+            return state.cells[place - self.cell_base]
+        return self.pile_top(state, place - self.pile_base)
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, state: SoliterState, action: int, check: bool = True) -> tuple[SoliterState, int]:
+        """The state after ``action`` and the number of cards it put on the foundations.
+
+        Raises :class:`IllegalMoveError` (naming the move and the reason) if the
+        action is illegal and ``check`` is true.
+        """
+        if check:
+            reason = self.why_illegal(state, action)
+            if reason is not None:
+                raise IllegalMoveError(reason)
+        if self.has_redeal and action == self.redeal_action:
+            return self.redeal(state), 0
+        src, dst = divmod(action, self.num_places)
+        return self.move(state, src, dst)
+
+    def move(self, state: SoliterState, src: int, dst: int) -> tuple[SoliterState, int]:
+        """Apply a legal move (unchecked) and return ``(new_state, cards put on the foundations)``."""
+        cols, cells, found, jokers = state.columns, state.cells, state.foundations, state.jokers
+        cb, pb = self.cell_base, self.pile_base
+        new_cols = new_cells = new_found = None
+        # take the card
+        if src < cb:
+            col = cols[src]
+            card = col[-1]
+            new_cols = list(cols)
+            new_cols[src] = col[:-1]
+        elif src < pb:
+            card = cells[src - cb]
+            new_cells = list(cells)
+            new_cells[src - cb] = EMPTY
+        else:
+            card = self.pile_top(state, src - pb)
+            new_found = list(found)
+            new_found[src - pb] -= 1
+        if card >= NUM_STANDARD and jokers[card - NUM_STANDARD] >= 0:
+            jokers = list(jokers)
+            jokers[card - NUM_STANDARD] = -1  # a joker that moves stands for nothing until placed
+            jokers = tuple(jokers)
+        home = 0
+        # put it down
+        if dst < cb:
+            if new_cols is None:
+                new_cols = list(cols)
+            target = new_cols[dst]
+            if target:
+                tail = target[-1]
+                if card >= NUM_STANDARD:  # the joker takes the meaning of the card one rung below the tail
+                    jokers = list(jokers)
+                    jokers[card - NUM_STANDARD] = self.below[self.identity(state._replace(jokers=tuple(jokers)), tail)]
+                    jokers = tuple(jokers)
+                elif tail >= NUM_STANDARD and jokers[tail - NUM_STANDARD] < 0:
+                    jokers = list(jokers)
+                    jokers[tail - NUM_STANDARD] = self.above[card]
+                    jokers = tuple(jokers)
+            new_cols[dst] = target + (card,)
+        elif dst < pb:
+            if new_cells is None:
+                new_cells = list(cells)
+            new_cells[dst - cb] = card
+        else:
+            if new_found is None:
+                new_found = list(found)
+            new_found[dst - pb] += 1
+            home = 0 if src >= pb else 1
+        new = SoliterState(
+            tuple(new_cols) if new_cols is not None else cols,
+            tuple(new_cells) if new_cells is not None else cells,
+            tuple(new_found) if new_found is not None else found,
+            jokers,
+            state.stage,
+            state.open_columns,
+            state.seed,
+        )
+        if jokers and any(y >= 0 for y in jokers):
+            new = self._swap_jokers(new)
+        return new, home
+
+    def _swap_jokers(self, state: SoliterState) -> SoliterState:
+        """Swap each joker with the card it stands for once that card is playable."""
+        for j, y in enumerate(state.jokers):
+            if y < 0:
+                continue
+            joker = NUM_STANDARD + j
+            where = None
+            for i in range(state.open_columns):
+                col = state.columns[i]
+                if col and col[-1] == y:
+                    where = ("col", i)
+                    break
+            if where is None:
+                for i, c in enumerate(state.cells):
+                    if c == y:
+                        where = ("cell", i)
+                        break
+            if where is None:
+                continue
+            cols = [list(c) for c in state.columns]
+            cells = list(state.cells)
+            # the joker's own place (it is in a column: only placed jokers stand for a card)
+            for ci, col in enumerate(cols):
+                if joker in col:
+                    col[col.index(joker)] = y
+                    break
+            if where[0] == "col":
+                cols[where[1]][-1] = joker
+            else:
+                cells[where[1]] = joker
+            jokers = list(state.jokers)
+            jokers[j] = -1
+            state = state._replace(columns=tuple(tuple(c) for c in cols), cells=tuple(cells), jokers=tuple(jokers))
+        return state
+
+    def redeal(self, state: SoliterState) -> SoliterState:
+        """The next stage's deal: gather the cards not on the foundations and lay them out again."""
+        v = self.variant
+        gathered = [c for col in state.columns[: state.open_columns] for c in col]
+        gathered += [c for c in state.cells if c != EMPTY]
+        stage = state.stage + 1
+        if v.redeal == "reverse":
+            cards = gathered[::-1]  # the last card gathered becomes the first dealt
+            open_cols = min(self.num_columns, max(1, math.ceil(len(cards) / v.column_size)))
+        else:
+            rng = np.random.default_rng([state.seed, stage])
+            cards = [gathered[i] for i in rng.permutation(len(gathered))]
+            open_cols = self.num_columns - stage
+        cols: list[list[int]] = [[] for _ in range(self.num_columns)]
+        for i, c in enumerate(cards):
+            if v.deal == "columns" or v.redeal == "reverse":
+                cols[min(i // v.column_size, open_cols - 1)].append(c)
+            else:
+                cols[i % open_cols].append(c)
+        return SoliterState(
+            tuple(tuple(c) for c in cols),
+            (EMPTY,) * self.num_cells,
+            state.foundations,
+            (-1,) * len(state.jokers),
+            stage,
+            open_cols,
+            state.seed,
+        )
+
+    def is_stuck(self, state: SoliterState) -> bool:
+        """Whether no legal action is left (the game is then lost unless already won)."""
+        return not self.legal_moves(state) and not self.can_redeal(state)
+
+    # ------------------------------------------------------------------ text
+    def text(self, state: SoliterState) -> str:
+        """A plain-text picture of the position."""
+        lines = []
+        pile_txt = []
+        for p, (s, d) in enumerate(self.piles):
+            top = self.pile_top(state, p)
+            pile_txt.append(f"{card_text(top) if top != EMPTY else '[]'}{'^' if d > 0 else 'v'}")
+        lines.append("foundations: " + " ".join(pile_txt) + f"   ({self.cards_home(state)}/{self.num_real} home)")
+        lines.append("cells:       " + " ".join(card_text(c) for c in state.cells))
+        if self.has_redeal:
+            lines.append(f"stage {state.stage + 1}/{self.variant.num_stages}, {state.open_columns} columns")
+        cols = state.columns[: state.open_columns]
+        depth = max((len(c) for c in cols), default=0)
+        lines.append("      " + " ".join(f"{i + 1:>3}" for i in range(len(cols))))
+        for r in range(depth):
+            row = []
+            for col in cols:
+                row.append(f"{card_text(col[r]):>3}" if r < len(col) else "   ")
+            lines.append(f"{r + 1:>4}  " + " ".join(row).rstrip())
+        if any(y >= 0 for y in state.jokers):
+            lines.append("jokers: " + ", ".join(f"JK{i + 1}={card_text(y)}" for i, y in enumerate(state.jokers) if y >= 0))
+        return "\n".join(lines)
+
+
+def deck_codes(variant: str | Variant = "classic") -> list[int]:
+    """The card codes of a variant's deck (two-deck variants list each code twice)."""
+    return list(SoliterGame(variant).deck)
+
+
+def parse_deal(text: str | Iterable[str]) -> list[Any]:
+    """Split deal text (whitespace, commas) into card tokens for :meth:`SoliterGame.init`."""
+    if isinstance(text, str):
+        return text.replace(",", " ").replace("/", " ").split()
+    return list(text)

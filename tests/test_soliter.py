@@ -1,0 +1,331 @@
+"""Soliter (Baker's Game family): rules of each variant, masks, errors, determinism, solver, check_env."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers Soliter-v0)
+from pokersquares_env.cards import parse_card
+from pokersquares_env.soliter import (
+    VARIANTS,
+    IllegalMoveError,
+    SoliterEnv,
+    SoliterGame,
+    Variant,
+    get_variant,
+    solve,
+    solve_result,
+)
+from pokersquares_env.soliter.rules import EMPTY
+
+C = parse_card
+
+
+def make(variant="classic", **kw):
+    return gym.make("Soliter-v0", variant=variant, **kw).unwrapped
+
+
+def columns_with_tops(game: SoliterGame, tops: dict[int, list[str]], empty: tuple[int, ...] = ()) -> list[list[int]]:
+    """A legal deal (as columns) whose column ``i`` ends with the cards ``tops[i]`` (last = playable)."""
+    rest = list(game.deck)
+    for cards in tops.values():
+        for t in cards:
+            rest.remove(C(t) if t != "JK" else 52)
+    cols: list[list[int]] = [[] for _ in range(game.num_columns)]
+    fill = [i for i in range(game.num_columns) if i not in empty]
+    for k, code in enumerate(rest):
+        cols[fill[k % len(fill)]].append(code)
+    for i, cards in tops.items():
+        cols[i].extend(C(t) if t != "JK" else 52 for t in cards)
+    return cols
+
+
+def act(game, src, dst):
+    return game.encode(src, dst)
+
+
+# ---------------------------------------------------------------- variants and deals
+@pytest.mark.parametrize(
+    "name, cards, lengths",
+    [
+        ("classic", 52, [7, 7, 7, 7, 6, 6, 6, 6]),
+        ("36", 36, [6] * 6),
+        ("104", 104, [11] * 4 + [10] * 6),
+        ("104-aces-kings", 104, [13] * 8),
+        ("joker", 53, [7] * 5 + [6] * 3),
+        ("multistage", 104, [13] * 8),
+    ],
+)
+def test_variant_deals(name, cards, lengths):
+    env = make(name)
+    env.reset(seed=1)
+    game, state = env.game, env.state
+    assert len(game.deck) == cards
+    assert [len(c) for c in state.columns[: state.open_columns]] == lengths
+    assert sorted(c for col in state.columns for c in col) == sorted(game.deck)
+
+
+def test_variant_options_and_overrides():
+    assert get_variant("36").deck == "36" and SoliterGame("36").levels == 9
+    assert SoliterGame("104").num_piles == 8 and SoliterGame("104").num_cells == 8
+    ak = SoliterGame("104-aces-kings")
+    assert ak.piles == tuple((s, 1) for s in range(4)) + tuple((s, -1) for s in range(4))
+    assert ak.num_columns == 8 and ak.variant.num_stages == 2
+    assert SoliterGame("multistage").variant.num_stages == 8
+    env = make("classic", free_cells=3, columns=10)
+    assert env.game.num_cells == 3 and env.game.num_columns == 10
+    assert make("joker", jokers=3).game.deck[-3:] == (52, 53, 54)
+    assert make("multistage", deck="36", columns=6).game.variant.num_stages == 6
+    with pytest.raises(ValueError, match="free_cells=-1"):
+        Variant(free_cells=-1)
+    with pytest.raises(ValueError, match="unknown Soliter variant 'nope'"):
+        get_variant("nope")
+    with pytest.raises(TypeError, match="unknown Soliter option"):
+        make("classic", freecells=3)
+
+
+def test_deal_is_deterministic_and_explicit_deals():
+    a, b = make(), make()
+    oa, _ = a.reset(seed=123)
+    ob, _ = b.reset(seed=123)
+    assert np.array_equal(oa, ob) and a.state == b.state
+    oc, _ = b.reset(seed=124)
+    assert not np.array_equal(oa, oc)
+    flat = [c for r in range(7) for col in a.state.columns for c in col[r : r + 1]]  # classic deals row by row
+    c = make()
+    c.reset(options={"deal": flat})
+    assert c.state.columns == a.state.columns
+    c.reset(options={"deal": [list(col) for col in a.state.columns]})
+    assert c.state.columns == a.state.columns
+    text = [pokersquares_env.cards.format_card(x) for x in flat]
+    c.reset(options={"deal": text})
+    assert c.state.columns == a.state.columns
+    with pytest.raises(ValueError, match="missing"):
+        c.reset(options={"deal": flat[:-1]})
+    with pytest.raises(ValueError, match="deal has 3 columns"):
+        c.reset(options={"deal": [[0], [1], [2]]})
+
+
+# ---------------------------------------------------------------- classic rules
+def test_classic_building_cells_foundations():
+    env = make()
+    game = env.game
+    cols = columns_with_tops(game, {0: ["9♥"], 1: ["T♥"], 2: ["T♠"], 3: ["A♣"], 4: ["2♣"]})
+    env.reset(options={"deal": cols})
+    cb, pb = game.cell_base, game.pile_base
+    legal = set(game.legal_actions(env.state))
+    assert act(game, 0, 1) in legal  # 9♥ on T♥: down in suit
+    assert act(game, 0, 2) not in legal  # 9♥ on T♠: wrong suit
+    with pytest.raises(IllegalMoveError, match=r"9♥ cannot go on T♠.*9♠"):
+        env.step(act(game, 0, 2))
+    before = env.state
+    with pytest.raises(IllegalMoveError, match="does not fit foundation 1"):
+        env.step(act(game, 4, pb + 0))  # 2♣ before the ace
+    assert env.state == before
+    _, r, term, _, info = env.step(act(game, 3, pb + 0))  # A♣ home
+    assert r == 1.0 and info["cards_home"] == 1 and not term
+    _, r, *_ = env.step(act(game, 4, pb + 0))  # 2♣ home
+    assert r == 1.0 and env.state.foundations[0] == 2
+    with pytest.raises(IllegalMoveError, match="never leave the foundations"):
+        env.step(act(game, pb + 0, cb))
+    # free cells hold one card each
+    env.step(act(game, 0, cb))
+    with pytest.raises(IllegalMoveError, match="already holds 9♥"):
+        env.step(act(game, 1, cb))
+    env.step(act(game, cb, 1))  # back from the cell onto T♥
+    assert env.state.columns[1][-2:] == (C("T♥"), C("9♥")) and env.state.cells[0] == EMPTY
+
+
+def test_empty_column_takes_any_card():
+    env = make()
+    game = env.game
+    cols = columns_with_tops(game, {0: ["K♦"], 1: ["5♣"]}, empty=(2,))
+    cols[2] = []
+    # 52 cards in 7 columns: still a legal explicit deal
+    env.reset(options={"deal": cols})
+    assert act(game, 1, 2) in game.legal_actions(env.state)
+    env.step(act(game, 1, 2))
+    assert env.state.columns[2] == (C("5♣"),)
+
+
+def test_illegal_penalty_mode_and_out_of_range():
+    env = make(illegal_action="penalty", illegal_penalty=-3)
+    env.reset(seed=0)
+    bad = int(np.flatnonzero(env.action_masks() == 0)[0])
+    _, r, term, trunc, info = env.step(bad)
+    assert r == -3 and term and not trunc and "illegal_action" in info
+    env = make()
+    env.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match="out of range"):
+        env.step(10_000)
+    with pytest.raises(gym.error.ResetNeeded):
+        make().step(0)
+
+
+# ---------------------------------------------------------------- masks
+@settings(max_examples=15, deadline=None)
+@given(variant=st.sampled_from(sorted(VARIANTS)), seed=st.integers(0, 10_000))
+def test_mask_matches_legal_moves(variant, seed):
+    env = make(variant)
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    game = env.game
+    for _ in range(12):
+        mask = info["action_mask"]
+        assert np.array_equal(mask.astype(bool), env.action_masks())
+        expect = np.array([game.why_illegal(env.state, a) is None for a in range(game.num_actions)])
+        assert np.array_equal(mask.astype(bool), expect)
+        legal = np.flatnonzero(mask)
+        if not len(legal):
+            break
+        obs, _r, term, trunc, info = env.step(int(rng.choice(legal)))
+        assert env.observation_space.contains(obs)
+        if term or trunc:
+            break
+
+
+# ---------------------------------------------------------------- 104-aces-kings
+def test_aces_kings_foundations_transfer_and_reverse_redeal():
+    env = make("104-aces-kings")
+    game = env.game
+    pb = game.pile_base
+    cols = columns_with_tops(game, {0: ["A♥"], 1: ["K♥"], 2: ["Q♥"], 3: ["2♥"], 4: ["J♥"]})
+    env.reset(options={"deal": cols})
+    env.step(act(game, 0, pb + 2))  # A♥ up
+    env.step(act(game, 1, pb + 6))  # K♥ down
+    env.step(act(game, 2, pb + 6))  # Q♥ down
+    env.step(act(game, 3, pb + 2))  # 2♥ up
+    assert game.pile_top(env.state, 6) == C("Q♥")
+    env.step(act(game, 4, pb + 6))  # J♥ down
+    assert env.state.foundations[2] == 2 and env.state.foundations[6] == 3
+    with pytest.raises(IllegalMoveError, match="does not fit the king foundation"):
+        env.step(act(game, pb + 2, pb + 6))  # 2♥ onto J♥: not the next
+    # a full transfer chain on a hand-built state
+    s = env.state._replace(foundations=(0, 0, 5, 0, 0, 0, 8, 0))  # ♥: A..5 up, K..6 down
+    assert act(game, pb + 2, pb + 6) in game.legal_actions(s)  # 5♥ passes to the king foundation
+    s2, home = game.apply(s, act(game, pb + 2, pb + 6))
+    assert home == 0 and s2.foundations[2] == 4 and s2.foundations[6] == 9
+    # the redeal: allowed only when no card can go home; reverses the gathered order
+    env.reset(seed=5)
+    state = env.state
+    if game.has_foundation_move(state):
+        assert game.redeal_action not in game.legal_actions(state)
+    blocked = state._replace(foundations=(0,) * 8)
+    gathered = [c for col in blocked.columns[: blocked.open_columns] for c in col]
+    # put the aces and kings out of reach by checking only the order of the redeal
+    nxt = game.redeal(blocked)
+    assert nxt.stage == 1
+    assert [c for col in nxt.columns for c in col] == gathered[::-1]
+    assert [len(c) for c in nxt.columns] == [13] * 8
+    assert game.why_illegal(nxt, game.redeal_action).startswith("redeal refused")
+
+
+# ---------------------------------------------------------------- joker
+def test_joker_stands_for_a_card_builds_and_swaps():
+    env = make("joker")
+    game = env.game
+    cols = columns_with_tops(game, {0: ["JK"], 1: ["9♥"], 2: ["8♥"], 3: ["7♥"], 4: ["A♣"]})
+    env.reset(options={"deal": cols})
+    cb, pb = game.cell_base, game.pile_base
+    with pytest.raises(IllegalMoveError, match="joker never goes to a foundation"):
+        env.step(act(game, 0, pb + 0))
+    # the joker on 9♥ stands for 8♥, which is playable: they swap at once
+    env.step(act(game, 0, 1))
+    s = env.state
+    assert s.columns[1][-2:] == (C("9♥"), C("8♥")) and s.columns[2][-1] == 52 and s.jokers == (-1,)
+    # a card on a free joker: 7♣ on JK makes it stand for 8♣ (which is covered by 2♦)
+    env.reset(options={"deal": columns_with_tops(game, {0: ["JK"], 1: ["7♣"], 2: ["6♣"], 3: ["8♣", "2♦"]})})
+    env.step(act(game, 1, 0))
+    assert env.state.jokers == (C("8♣"),)
+    with pytest.raises(IllegalMoveError):
+        env.step(act(game, 1, 0))  # whatever is now on column 1 is not 6♣
+    env.step(act(game, 2, 0))  # 6♣ builds on 7♣ as usual
+    assert env.state.columns[0][-3:] == (52, C("7♣"), C("6♣"))
+    # 8♣ comes out (2♦ to a cell): it takes the joker's place, the joker takes its place
+    env.step(act(game, 3, cb))
+    s = env.state
+    assert s.columns[0][-3:] == (C("8♣"), C("7♣"), C("6♣"))
+    assert s.columns[3][-1] == 52 and s.jokers == (-1,)
+    # the free joker may now go onto any card whose lower neighbour is still out
+    assert (act(game, 3, 0) in game.legal_actions(s)) == (game.copies_home(s, C("5♣")) == 0)
+
+
+# ---------------------------------------------------------------- multistage
+def test_multistage_redeal_one_column_fewer():
+    env = make("multistage")
+    game = env.game
+    env.reset(seed=9)
+    s = env.state
+    assert game.redeal_action == env.action_space.n - 1
+    nxt = game.redeal(s)
+    assert nxt.open_columns == 7 and all(not c for c in nxt.columns[7:])
+    assert sorted(c for col in nxt.columns for c in col) == sorted(c for col in s.columns for c in col)
+    assert game.redeal(s) == nxt  # the shuffle is a function of the position's seed
+    s = nxt
+    for _ in range(6):
+        s = game.redeal(s)
+    assert s.open_columns == 1 and s.stage == 7
+    assert "last of 8 stages" in game.why_illegal(s, game.redeal_action)
+
+
+# ---------------------------------------------------------------- solver
+def _replay(variant, seed, plan, **kw):
+    env = make(variant, max_steps=100_000, **kw)
+    env.reset(seed=seed)
+    info = {"won": False}
+    total = 0.0
+    for a in plan:
+        _o, r, term, trunc, info = env.step(a)
+        total += r
+        if term or trunc:
+            break
+    return info["won"], total, env
+
+
+@pytest.mark.parametrize("variant, seed", [("classic", 0), ("36", 1), ("104", 1), ("multistage", 1)])
+def test_solver_plans_replay_to_wins(variant, seed):
+    env = make(variant)
+    env.reset(seed=seed)
+    plan = solve(env, max_seconds=5)
+    assert plan is not None
+    won, total, fresh = _replay(variant, seed, plan)
+    assert won and total == fresh.game.num_real + 10.0
+
+
+def test_solver_from_state_and_unsolvable_deal():
+    game = SoliterGame("classic", free_cells=2)
+    state = game.deal(np.random.default_rng(3))
+    res = solve_result(state, max_seconds=10, game=game)
+    assert res.plan is None and res.exhausted  # two cells: this deal has no win
+    with pytest.raises(ValueError, match="max_seconds"):
+        solve(state, max_seconds=0, game=game)
+    with pytest.raises(TypeError, match="expected a Soliter-v0 env"):
+        solve("nope")
+
+
+# ---------------------------------------------------------------- gymnasium
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_check_env(variant):
+    env = gym.make("Soliter-v0", variant=variant, illegal_action="penalty", max_steps=50)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_truncation_and_render():
+    env = make(max_steps=3, render_mode="ansi")
+    _, info = env.reset(seed=0)
+    for _ in range(3):
+        legal = np.flatnonzero(info["action_mask"])
+        _o, _r, term, trunc, info = env.step(int(legal[-1]))
+    assert trunc and not term and not info["action_mask"].any()
+    assert "foundations" in env.render()
+    pytest.importorskip("PIL")
+    env = make(render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8
+    assert isinstance(env, SoliterEnv)

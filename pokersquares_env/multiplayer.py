@@ -141,7 +141,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
       tied players share the points of their places; the sum decides).
     * ``target``: end the match after the round in which some standing
       (summed score, or match points under ``"ranking"``) reaches it.
-    * ``render_mode``: ``None`` or ``"ansi"`` (every board, as a spectator sees them).
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (every board, as a spectator
+      sees them; ``pokersquares_env.render.multiplayer_frames`` gives one frame per player).
     * ``**rules``: ``jokers``, ``placement``, ``first_cell`` (see ``Rules``),
       ``illegal_action`` (``"raise"`` or ``"penalty"``), ``illegal_penalty`` (default -10).
 
@@ -149,7 +150,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     * v0: first release.
     """
 
-    metadata = {"render_modes": ["ansi"], "name": "pokersquares_multiplayer_v0", "is_parallelizable": True}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array", "human"], "name": "pokersquares_multiplayer_v0", "is_parallelizable": True,
+    }
 
     def __init__(
         self,
@@ -361,6 +364,16 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             return None
         if not self.states:
             raise RuntimeError("call reset() before render()")
+        if self.render_mode != "ansi":
+            from pokersquares_env import render as _render
+
+            if getattr(self, "_renderer", None) is None:
+                self._renderer = _render.Renderer(self.render_mode, title=self.metadata["name"])
+            frame = _render.draw_multiplayer(
+                self.game, {a: self.states[a] for a in self.possible_agents}, totals=self.totals,
+                match_points=self.match_points, round=self.round,
+            )
+            return self._renderer.show(frame)
         from pokersquares_env.text import board_text
 
         parts = [f"round {self.round}"]
@@ -370,4 +383,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         return "\n".join(parts)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Close the render window, if any."""
+        if getattr(self, "_renderer", None) is not None:
+            self._renderer.close()
+            self._renderer = None

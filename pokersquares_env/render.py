@@ -10,8 +10,9 @@ rows 1-5), each row's and column's hand and points, the drawn card, how many
 cards are left and the total under the active point system.  Under the
 adjacency rule (or a fixed first cell) the playable cells are outlined.
 :func:`draw_poker_shuffle` shows the dealt cards still to be placed instead of
-the drawn card, and :func:`tile_frames` puts several players' frames side by
-side.
+the drawn card; :func:`multiplayer_frames` draws one frame per player of the
+multiplayer game and :func:`draw_multiplayer` (built on :func:`tile_frames`)
+puts them side by side.
 
 Pillow is the optional extra ``render`` and pygame the extra ``human``; both
 are imported only when a frame is drawn or shown.  Card pictures, fonts and the
@@ -37,7 +38,9 @@ __all__ = [
     "FRAME_SHAPE",
     "Renderer",
     "card_image",
+    "multiplayer_frames",
     "draw_board",
+    "draw_multiplayer",
     "draw_poker_shuffle",
     "draw_poker_squares",
     "tile_frames",
@@ -381,6 +384,7 @@ def draw_board(
         scored = complete or (partial and counts[line] > 0)
         points = float(pts[line]) if scored else 0.0
         total += points
+        scored = complete or (scored and points != 0)  # no "0" under a partial line that holds nothing
         # An incomplete line shows only the rank groups it already holds ("High card" there says nothing).
         shown = cats[line] >= 0 and counts[line] and (complete or cats[line] > 0)
         key = CATEGORY_KEYS[cats[line]] if shown else ""
@@ -414,13 +418,14 @@ def draw_board(
     small = _font(13)
     if remaining is not None:
         rest = list(remaining)
-        _text(img, (px, y), f"Dealt cards to place: {len(rest)}", font=_fit_font(f"Dealt cards to place: {len(rest)}", PANEL_W - 8, 13, False, False), fill=DIM)
+        label = f"Dealt cards to place: {len(rest)}"
+        _text(img, (px, y), label, font=_fit_font(label, PANEL_W - 8, 13, False, False), fill=DIM)
         y += 20
         for i, code in enumerate(rest[:28]):
             r, c = divmod(i, 4)
             img.paste(card_image(int(code), MINI_W, MINI_H), (px + c * (MINI_W + 4), y + r * (MINI_H + 4)))
         y += ((min(len(rest), 28) + 3) // 4) * (MINI_H + 4) + 8
-    else:
+    elif drawn is not None or cards_left is not None:
         _text(img, (px, y), "Card to place", font=small, fill=DIM)
         y += 20
         if drawn is not None and drawn != EMPTY:
@@ -433,7 +438,7 @@ def draw_board(
         if cards_left is not None:
             _text(img, (px, y), f"Cards after it: {cards_left}", font=small, fill=DIM)
             y += 22
-    y = max(y, TITLE_H + 250)
+    y = max(y, TITLE_H + 250) if (remaining is not None or drawn is not None or cards_left is not None) else y
     _text(img, (px, y), "Total", font=small, fill=DIM)
     _text(img, (px, y + 16), _fmt(total), font=_font(40, True), fill=GOLD)
     y += 64
@@ -484,32 +489,92 @@ def draw_poker_squares(
 
 def draw_poker_shuffle(
     game: Any,
-    board: Any,
-    remaining: Sequence[int] = (),
+    state: Any,
+    remaining: Sequence[int] | None = None,
     *,
-    partial: bool = False,
-    playable: Any = None,
-    last_cell: int | None = None,
+    cards: Sequence[int] | None = None,
+    placed: Sequence[bool] | None = None,
+    mode: str = "arrange",
+    budget_left: int | None = None,
+    dealt_score: float | None = None,
+    partial: bool = True,
+    legal: bool | None = None,
     title: str | None = None,
     notes: Iterable[str] = (),
 ) -> np.ndarray:
-    """An RGB frame of a Poker Shuffle layout: the board and the dealt cards still to place.
+    """An RGB frame of a Poker Shuffle game: the board and the dealt cards still to place.
 
-    ``game`` is a :class:`~pokersquares_env.core.PokerSquaresGame` (or any
-    object with a ``system``, or a point system spec); ``partial`` scores
-    incomplete lines by the rank groups they hold (a budget ran out).
+    ``state`` is the core ``GameState`` (or a board of 25 codes).  The cards
+    still to place are ``remaining``, or the ``cards`` whose ``placed`` flag is
+    false (arrange mode; swap mode has none).  ``budget_left`` (placements or
+    swaps before the board is checked) and ``dealt_score`` (swap mode) go to
+    the side panel.  ``partial`` (default on) scores incomplete lines by the
+    rank groups they hold, as the Finnish check does, so the total is what the
+    board would score if checked now.  ``legal`` outlines the playable cells
+    (default: when the rules restrict them, in arrange mode).
     """
+    if mode not in ("arrange", "swap"):
+        raise ValueError(f"mode={mode!r}: expected 'arrange' or 'swap'")
     system = getattr(game, "system", game)
+    is_state = hasattr(state, "board") and hasattr(state, "placements")
+    board = state.board if is_state else state
+    if remaining is None and cards is not None and mode == "arrange":
+        flags = list(placed) if placed is not None else [False] * len(cards)
+        if len(flags) != len(cards):
+            raise ValueError(f"placed has {len(flags)} flags for {len(cards)} cards: expected one per card")
+        remaining = [c for c, p in zip(cards, flags) if not p]
+    playable = 0
+    last_cell = None
+    if is_state and mode == "arrange" and hasattr(game, "legal_mask"):
+        rules = game.rules
+        if legal is None:
+            legal = rules.placement == "adjacent" or (rules.first_cell is not None and not state.placements)
+        playable = game.legal_mask(state) if legal else 0
+        last_cell = state.placements[-1] if state.placements else None
+    extra = []
+    if dealt_score is not None:
+        extra.append(f"dealt layout: {_fmt(dealt_score)} pts")
+    if budget_left is not None:
+        extra.append(f"{'placements' if mode == 'arrange' else 'swaps'} left: {budget_left}")
     return draw_board(
         board,
         system,
-        remaining=list(remaining),
+        remaining=remaining if mode == "arrange" else None,
         playable=playable,
         last_cell=last_cell,
         partial=partial,
-        title=title or f"Poker Shuffle · {point_system(system).name}",
-        notes=notes,
+        title=title or f"Poker Shuffle ({mode}) · {point_system(system).name}",
+        notes=[*extra, *notes],
     )
+
+
+def multiplayer_frames(
+    game: Any,
+    states: dict[str, Any],
+    *,
+    totals: dict[str, float] | None = None,
+    match_points: dict[str, float] | None = None,
+    round: int | None = None,
+) -> dict[str, np.ndarray]:
+    """One frame per player of a multiplayer game (the same announced card; each player's own board)."""
+    out = {}
+    for agent, state in states.items():
+        notes = []
+        if totals is not None and agent in totals:
+            notes.append(f"match total: {_fmt(totals[agent])}")
+        if match_points is not None and agent in match_points:
+            notes.append(f"match points: {_fmt(match_points[agent])}")
+        title = f"{agent}" + (f" · round {round}" if round is not None else "") + f" · {game.system.name}"
+        out[agent] = draw_poker_squares(game, state, title=title, notes=notes)
+    return out
+
+
+def draw_multiplayer(game: Any, states: dict[str, Any], *, columns: int | None = None, **kwargs: Any) -> np.ndarray:
+    """Every player's frame (see :func:`multiplayer_frames`) tiled in a grid, as a spectator sees the table."""
+    frames = list(multiplayer_frames(game, states, **kwargs).values())
+    if columns is None:
+        columns = len(frames) if len(frames) <= 2 else (2 if len(frames) == 4 else 3)
+    return tile_frames(frames, columns=columns)
 
 
 def tile_frames(frames: Sequence[np.ndarray], columns: int | None = None, gap: int = 8) -> np.ndarray:

@@ -29,7 +29,7 @@ class RecordGames(gym.Wrapper):
 
     The record holds the seed passed to the episode's ``reset`` (``None`` when
     the episode was not seeded), ``agent`` and ``meta`` as given, plus
-    ``meta["episode"]`` and, for an episode ended by an illegal action under
+    ``meta["episode"]``, ``meta["env"]`` (the env id, when it has one) and, for an episode ended by an illegal action under
     ``illegal_action="penalty"``, ``meta["illegal_action"]`` (such a record is
     unfinished).  The final step's info gets ``record_path`` (the JSON file, or
     the JSONL file when ``json_files=False``).
@@ -116,6 +116,9 @@ class RecordGames(gym.Wrapper):
 
         meta = dict(self.meta)
         meta["episode"] = self.episode_id
+        spec = getattr(self.env, "spec", None)
+        if spec is not None and getattr(spec, "id", None):
+            meta.setdefault("env", spec.id)  # e.g. PokerShuffle-v0, whose arrangement replays as a Poker Squares game
         if "illegal_action" in info:
             meta["illegal_action"] = str(info["illegal_action"])
         base = self.env.unwrapped

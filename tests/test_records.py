@@ -286,3 +286,16 @@ def test_two_jokers_round_trip_and_plain_jk_text():
     plain = json.loads(json.dumps(data).replace('"JK1"', '"JK"').replace('"JK2"', '"JK"'))
     back = GameRecord.from_dict(plain)
     assert back.deck[:2] == [52, 53] and back.replay()[0].score(back.replay()[1]) == data["score"]
+
+
+def test_record_games_on_poker_shuffle_arrange(tmp_path):
+    pytest.importorskip("pokersquares_env.shuffle.env")
+    env = RecordGames(gym.make("PokerShuffle-v0", mode="arrange"), tmp_path)
+    obs, info = env.reset(seed=4)
+    done = False
+    while not done:
+        obs, r, done, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+    record = load_record(info["record_path"])
+    game, state = record.replay()
+    assert record.meta["env"] == "PokerShuffle-v0"
+    assert state.board == info["board"] and game.score(state) == info["score"]

@@ -96,8 +96,8 @@ def test_poker_shuffle_frame_shows_remaining_cards():
     fewer = render.draw_poker_shuffle(game, board, cards[10:12])
     assert frame.shape == render.FRAME_SHAPE and frame.dtype == np.uint8
     assert not np.array_equal(frame[:, render.PANEL_X :], fewer[:, render.PANEL_X :])
-    partial = render.draw_poker_shuffle(game, board, cards[10:], partial=True)
-    assert not np.array_equal(partial, frame)  # incomplete lines now score their rank groups
+    complete_only = render.draw_poker_shuffle(game, board, cards[10:], partial=False)
+    assert not np.array_equal(complete_only, frame)  # by default incomplete lines score their rank groups (T♠ T♣)
 
 
 def test_tile_frames_side_by_side():
@@ -163,22 +163,41 @@ def _optional(name):
 def test_poker_shuffle_env_frames():
     if _optional("pokersquares_env.shuffle.env") is None:
         pytest.skip("PokerShuffle-v0 not built yet")
-    env = gym.make("PokerShuffle-v0", render_mode="rgb_array")
-    env.reset(seed=0)
-    frame = env.render()
-    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
-    env.close()
+    for mode in ("arrange", "swap"):
+        env = gym.make("PokerShuffle-v0", mode=mode, render_mode="rgb_array")
+        obs, info = env.reset(seed=0)
+        frames = [env.render()]
+        for _ in range(3):
+            obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            frames.append(env.render())
+        for frame in frames:
+            assert frame.dtype == np.uint8 and frame.shape == render.FRAME_SHAPE
+        assert not np.array_equal(frames[0], frames[-1])
+        env.close()
 
 
 def test_multiplayer_env_frames():
     mp = _optional("pokersquares_env.multiplayer")
     if mp is None:
         pytest.skip("multiplayer env not built yet")
-    env = mp.parallel_env(num_players=2, render_mode="rgb_array")
-    env.reset(seed=0)
-    frame = env.render()
-    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
-    env.close()
+    h, w, _ = render.FRAME_SHAPE
+    for players, shape in ((2, (h, 2 * w + 8, 3)), (3, (h, 3 * w + 16, 3)), (4, (2 * h + 8, 2 * w + 8, 3))):
+        env = mp.parallel_env(num_players=players, render_mode="rgb_array")
+        obs, infos = env.reset(seed=0)
+        first = env.render()
+        for step in range(2):
+            env.step({a: 5 * step + i for i, a in enumerate(env.agents)})
+        frame = env.render()
+        assert frame.dtype == np.uint8 and frame.shape == shape
+        assert not np.array_equal(first, frame)
+        env.close()
+    # Per-player frames: the same announced card, each player's own board.
+    frames = render.multiplayer_frames(env.game, env.states, totals=env.totals, round=env.round)
+    assert sorted(frames) == env.possible_agents
+    for a, f in frames.items():
+        assert f.shape == render.FRAME_SHAPE and f.dtype == np.uint8
+        first_cell = env.possible_agents.index(a)  # step 0 put the first card there (not the last, outlined one)
+        assert np.array_equal(cell_patch(f, first_cell), np.asarray(render.card_image(env.states[a].board[first_cell])))
 
 
 def test_docs_screenshot_exists():

@@ -166,13 +166,13 @@ class PokerShuffleEnv(gym.Env):
       naming the action and why) or ``"penalty"``; ``illegal_penalty`` (default -10).
     * ``win_threshold``: score that wins; default 200 under American (PySol's
       Poker Shuffle) and none under other systems.
-    * ``render_mode``: ``None`` or ``"ansi"``.
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (frames show the cards still to place).
 
     ## Version History
     * v0: first release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
 
     def __init__(
         self,
@@ -446,7 +446,10 @@ class PokerShuffleEnv(gym.Env):
 
         if self._renderer is None:
             self._renderer = _render.Renderer(self.render_mode, title="PokerShuffle-v0")
-        frame = _render.draw_poker_shuffle(self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode)
+        frame = _render.draw_poker_shuffle(
+            self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode, budget_left=self._left,
+            dealt_score=self._dealt_score if self.mode == "swap" else None,
+        )
         return self._renderer.show(frame)
 
     def close(self) -> None:

@@ -1,0 +1,155 @@
+"""Multiplayer Poker Squares (PettingZoo): same cards, hidden boards, rounds, ranking, target, API tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test  # noqa: E402
+
+from pokersquares_env.core import IllegalActionError, PokerSquaresGame, Rules  # noqa: E402
+from pokersquares_env.env import UNSEEN_OFFSET, encode_observation  # noqa: E402
+from pokersquares_env.multiplayer import env as aec_env  # noqa: E402
+from pokersquares_env.multiplayer import parallel_env, rank_points  # noqa: E402
+
+
+def play(par, seed=0, policy=None):
+    """Play a whole match with random legal moves (or ``policy(agent, obs)``); returns every step's data."""
+    obs, infos = par.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    history = [(obs, None, None, infos)]
+    while par.agents:
+        actions = {
+            a: (policy(a, obs[a]) if policy else int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))))
+            for a in par.agents
+        }
+        obs, rewards, terms, truncs, infos = par.step(actions)
+        assert not any(truncs.values())
+        history.append((obs, rewards, terms, infos))
+    return history
+
+
+def test_api_tests():
+    parallel_api_test(parallel_env(num_players=3), num_cycles=60)
+    parallel_api_test(
+        parallel_env(num_players=2, rounds=2, match_scoring="ranking", placement="adjacent", first_cell="center", jokers=2),
+        num_cycles=60,
+    )
+    parallel_seed_test(lambda: parallel_env(num_players=2, illegal_action="penalty"))
+    api_test(aec_env(num_players=2, rounds=2), num_cycles=60)
+
+
+def test_same_cards_hidden_boards_and_own_rewards():
+    par = parallel_env(num_players=3, jokers=1)
+    history = play(par, seed=4)
+    assert len(history) == 26
+    game = PokerSquaresGame(Rules(jokers=1))
+    for obs, rewards, terms, infos in history[:-1]:
+        cards = {infos[a]["card"] for a in infos}
+        assert len(cards) == 1  # everyone gets the same announced card
+        for a in infos:
+            assert np.array_equal(obs[a]["action_mask"], infos[a]["action_mask"])
+            assert obs[a]["observation"].shape == (522,)
+    boards = [par.states[a].board for a in par.possible_agents]
+    assert len({tuple(b) for b in boards}) > 1  # random players made different boards
+    final_obs, _, terms, final_infos = history[-1]
+    for a in par.possible_agents:
+        # the observation is this player's own board only, plus the unseen cards shared by all
+        assert np.array_equal(final_obs[a]["observation"], encode_observation(game, par.states[a]))
+        assert all(terms.values())
+        total = sum(h[1][a] for h in history[1:])
+        assert total == final_infos[a]["score"] == game.score(par.states[a])
+        assert final_infos[a]["board"] == par.states[a].board
+        assert "boards" not in final_infos[a]
+    unseen = {a: final_obs[a]["observation"][UNSEEN_OFFSET:].tobytes() for a in par.possible_agents}
+    assert len(set(unseen.values())) == 1
+
+
+def test_boards_differ_in_observation_when_play_differs():
+    par = parallel_env(num_players=2)
+    obs, _ = par.reset(seed=1)
+    obs, _, _, _, _ = par.step({"player_0": 0, "player_1": 24})
+    a, b = obs["player_0"]["observation"], obs["player_1"]["observation"]
+    assert a[:18].any() and not a[24 * 18 : 25 * 18].any()
+    assert b[24 * 18 : 25 * 18].any() and not b[:18].any()
+
+
+def test_rank_points_with_ties():
+    assert rank_points({"a": 10, "b": 30, "c": 20}) == {"a": 0, "c": 1, "b": 2}
+    assert rank_points({"a": 10, "b": 10, "c": 20}) == {"a": 0.5, "b": 0.5, "c": 2}
+    assert rank_points({"a": 5, "b": 5, "c": 5, "d": 1}) == {"d": 0, "a": 2, "b": 2, "c": 2}
+    assert rank_points({"a": 7}) == {"a": 0}
+
+
+def test_rounds_totals_and_ranking_standings():
+    par = parallel_env(num_players=3, rounds=3, match_scoring="ranking")
+    history = play(par, seed=7)
+    assert len(history) == 1 + 3 * 25
+    round_ends = [h[3] for h in history[1:] if "round_scores" in h[3]["player_0"]]
+    assert len(round_ends) == 3
+    totals = {a: 0.0 for a in par.possible_agents}
+    points = {a: 0.0 for a in par.possible_agents}
+    for infos in round_ends:
+        scores = infos["player_0"]["round_scores"]
+        for a, p in rank_points(scores).items():
+            points[a] += p
+        for a, s in scores.items():
+            totals[a] += s
+            assert infos[a]["round_scores"] == scores
+    final = history[-1][3]["player_1"]
+    assert final["totals"] == totals and final["match_points"] == points
+    assert sum(points.values()) == 3 * (0 + 1 + 2)  # ties share, the sum is kept
+    leaders = [a for a in par.possible_agents if points[a] == max(points.values())]
+    assert final["winners"] == leaders and final["winner"] == (leaders[0] if len(leaders) == 1 else None)
+    assert final["standings"][0] in leaders
+    # each round dealt a new deck: the 25 cards played differ between rounds (seeded)
+    played = [frozenset(infos["player_0"]["board"]) for infos in round_ends]
+    assert len(set(played)) == 3
+    assert history[25][3]["player_0"]["round"] == 2 and history[26][3]["player_0"]["round"] == 2
+
+
+def test_target_ends_after_the_round_in_which_it_is_reached():
+    par = parallel_env(num_players=2, rounds=None, target=60)
+    history = play(par, seed=3)
+    round_ends = [h[3]["player_0"] for h in history[1:] if "round_scores" in h[3]["player_0"]]
+    totals = [max(info["totals"].values()) for info in round_ends]
+    assert totals[-1] >= 60 and all(t < 60 for t in totals[:-1])
+    assert len(history) == 1 + 25 * len(round_ends)
+    assert history[-1][3]["player_0"]["winner"] in (None, *par.possible_agents)
+
+
+def test_ties_share_the_win():
+    par = parallel_env(num_players=2, rounds=2, match_scoring="ranking")
+    history = play(par, seed=0, policy=lambda agent, obs: int(np.flatnonzero(obs["action_mask"])[0]))
+    final = history[-1][3]["player_0"]
+    assert final["match_points"] == {"player_0": 1.0, "player_1": 1.0}  # identical play: 0.5 each round
+    assert final["winner"] is None and final["winners"] == ["player_0", "player_1"]
+
+
+def test_illegal_actions():
+    par = parallel_env(num_players=2, placement="adjacent", first_cell="top-left")
+    par.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"player_1: cell 5 \(a2\) is not the first cell"):
+        par.step({"player_0": 0, "player_1": 5})
+    par = parallel_env(num_players=2, illegal_action="penalty")
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0})
+    _, rewards, terms, _, infos = par.step({"player_0": 0, "player_1": 1})
+    assert rewards == {"player_0": -10.0, "player_1": 0.0} and all(terms.values()) and not par.agents
+    assert "occupied" in infos["player_0"]["illegal_action"]
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="match_scoring='elo'"):
+        parallel_env(match_scoring="elo")
+    with pytest.raises(ValueError, match="num_players=0"):
+        parallel_env(num_players=0)
+    with pytest.raises(ValueError, match="rounds=None"):
+        parallel_env(rounds=None)
+    with pytest.raises(ValueError, match="target=100 with rounds=1"):
+        parallel_env(target=100)
+    with pytest.raises(TypeError, match="unknown rule options \\['jokerz'\\]"):
+        parallel_env(jokerz=1)
+    with pytest.raises(ValueError, match="placement='diagonal'"):
+        parallel_env(placement="diagonal")

@@ -111,3 +111,18 @@ def test_bad_input_is_named():
         solve(deal(0), time_limit=-1)
     with pytest.raises(ValueError, match="steps=0"):
         anneal(deal(0), steps=0)
+
+
+def test_solve_cli(capsys):
+    import json
+
+    from pokersquares_env.cli import main
+
+    assert main(["solve", "--seed", "1", "--restarts", "4", "--rounds", "2", "--json", "--scoring", "english"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    grid = parse_cards(" ".join(out["grid"]))
+    assert sorted(grid) == sorted(parse_cards(out["cards"])) and out["score"] == score_grid(grid, "english")
+    assert main(["solve", *RU_EXAMPLE.split(), "--restarts", "4", "--rounds", "3"]) == 0
+    assert "score (american):" in capsys.readouterr().out
+    assert main(["solve", "As", "Ks"]) == 2
+    assert "expected exactly 25" in capsys.readouterr().err

@@ -1,0 +1,75 @@
+"""``pokersquares solve``: the best arrangement of 25 known cards (Poker Shuffle's clairvoyant solver)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``pokersquares solve``."""
+    parser.add_argument("cards", nargs="*", help="25 cards such as 'As Kd 10h ...' (default: a seeded deal)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deal (when no cards are given) and of the search")
+    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="jokers in the deck of a seeded deal")
+    parser.add_argument("--scoring", default="american", help="american, english, or a JSON point table")
+    parser.add_argument("--restarts", type=int, default=48, help="independent search chains")
+    parser.add_argument("--rounds", type=int, default=40, help="kick-and-climb rounds per chain")
+    parser.add_argument("--time-limit", type=float, default=None, help="stop the rounds after this many seconds")
+    parser.add_argument("--baseline", action="store_true", help="also run the simulated-annealing baseline")
+    parser.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Solve and print the grid, its hands and its score."""
+    import numpy as np
+
+    from pokersquares_env.cards import format_card, format_cards, parse_cards
+    from pokersquares_env.core import Rules, shuffled_deck
+    from pokersquares_env.scoring import grid_hands, line_points, point_system
+    from pokersquares_env.shuffle.solver import anneal, check_cards, solve
+
+    import sys
+
+    try:
+        system = point_system(args.scoring)
+        cards = check_cards(parse_cards(" ".join(args.cards))) if args.cards else None
+    except (ValueError, TypeError) as exc:
+        print(f"pokersquares solve: error: {exc}", file=sys.stderr)
+        return 2
+    if cards is None:
+        cards = shuffled_deck(np.random.default_rng(args.seed), Rules(jokers=args.jokers))[:25].tolist()
+    grid, score, stats = solve(
+        cards, system, seed=args.seed, restarts=args.restarts, rounds=args.rounds, time_limit=args.time_limit,
+        return_stats=True,
+    )
+    flat = grid.reshape(-1).tolist()
+    result = {
+        "cards": format_cards(cards),
+        "scoring": system.name,
+        "grid": [format_cards(row) for row in grid.tolist()],
+        "score": score,
+        "hands": grid_hands(flat, system),
+        "line_points": line_points(flat, system),
+        "chains_at_best": sum(s == score for s in stats["chain_scores"]),
+        "chains": len(stats["chain_scores"]),
+        "seconds": round(stats["seconds"], 3),
+    }
+    if args.baseline:
+        _, base = anneal(cards, system, seed=args.seed)
+        result["baseline_score"] = base
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    print(f"cards:   {result['cards']}")
+    hands, points = result["hands"], result["line_points"]
+    for r, row in enumerate(grid.tolist()):
+        print("  " + " ".join(f"{format_card(c):>3}" for c in row) + f"   {hands[r]} {points[r]:g}")
+    print("  " + " ".join(f"{points[5 + c]:>3g}" for c in range(5)) + "   (columns)")
+    print(f"columns: {', '.join(hands[5:])}")
+    print(f"score ({system.name}): {score:g}   "
+          f"({result['chains_at_best']}/{result['chains']} chains reached it, {result['seconds']:.2f} s)")
+    if args.baseline:
+        print(f"simulated-annealing baseline: {result['baseline_score']:g}")
+    return 0

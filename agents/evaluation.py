@@ -470,6 +470,14 @@ def evaluate(
     rules = dict(Rules(**(rules or {})).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
+    if jobs > 1:  # build each agent once here, so table training and caching happen before workers start
+        from agents.registry import make_agent
+
+        for spec in specs:
+            try:
+                make_agent(spec, system=system, rules=rules, seed=int(seed))
+            except Exception:  # noqa: BLE001 - the chunks report it per deal
+                pass
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
     tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size)]
     records: list[dict[str, Any]] = []

@@ -30,7 +30,8 @@ class MonteCarloAgent(Agent):
     move (rollouts are then added in rounds of ``round`` until the time is
     spent); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
     line values of :mod:`agents.tables`, trained and cached on first use) or
-    ``"heuristic"`` (greedy on hand-set line values, no training).
+    ``"heuristic"`` (greedy on hand-set line values, no training); ``tables``,
+    ``games``, ``phases`` and ``cache`` choose the tables as for ``expectimax``.
     """
 
     name = "mc"
@@ -48,6 +49,8 @@ class MonteCarloAgent(Agent):
         round: int = 8,
         candidates: int = 6,
         tables: str | None = None,
+        games: int | None = None,
+        phases: int | None = None,
         cache: Any = True,
     ) -> None:
         super().__init__(seed)
@@ -70,7 +73,7 @@ class MonteCarloAgent(Agent):
             from agents.tables import ValueTables, load_or_train
 
             vt = ValueTables.load(tables) if tables else load_or_train(
-                self.system, self.rules, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, cache=cache)
+                self.system, self.rules, games=games or DEFAULT_GAMES, phases=phases or DEFAULT_PHASES, cache=cache)
             self._table = vt.values
         self._points = self.system.line_points_table
 
@@ -87,34 +90,44 @@ class MonteCarloAgent(Agent):
         by.play_out(draws, self._table)
         return self._points[by.keys()].sum(1).reshape(len(cells), r)
 
-    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
-        """Mean rollout score of each cell (NaN where illegal)."""
+    def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell values (NaN where illegal) and the cells that were rolled out."""
+        from agents.batch import phase_of
+
         rules = game.rules
         base = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
-        cells = np.flatnonzero(base.legal()[0])
+        legal = np.flatnonzero(base.legal()[0])
         out = np.full(25, np.nan)
-        if len(cells) == 1:
-            out[cells] = 0.0
-            return out
-        unseen = np.array(game.unseen(state), dtype=np.int64)
         card = state.card
-        if len(cells) > self.candidates:  # keep the rollout policy's best cells (more rollouts each)
-            from agents.batch import phase_of
-
-            prior = base.cell_gains(np.array([card]), self._table, phase_of(base.placed + 1, self._table.shape[2]))
-            order = np.argsort(-prior[0, cells], kind="stable")
-            cells = np.sort(cells[order[: self.candidates]])
+        prior = base.cell_gains(np.array([card]), self._table, phase_of(base.placed + 1, self._table.shape[2]))[0]
+        if len(legal) == 1:
+            out[legal] = prior[legal]
+            return out, legal
+        cells = legal
+        if len(legal) > self.candidates:  # keep the rollout policy's best cells (more rollouts each)
+            order = np.argsort(-prior[legal], kind="stable")
+            cells = np.sort(legal[order[: self.candidates]])
+        unseen = np.array(game.unseen(state), dtype=np.int64)
         if self.seconds is None:
-            out[cells] = self._rollout_totals(base, cells, card, unseen, self.rollouts).mean(1)
-            return out
-        deadline = time.perf_counter() + self.seconds
-        total, n = np.zeros(len(cells)), 0
-        while n == 0 or time.perf_counter() < deadline:
-            total += self._rollout_totals(base, cells, card, unseen, self.round).sum(1)
-            n += self.round
-        out[cells] = total / n
-        return out
+            means = self._rollout_totals(base, cells, card, unseen, self.rollouts).mean(1)
+        else:
+            deadline = time.perf_counter() + self.seconds
+            total, n = np.zeros(len(cells)), 0
+            while n == 0 or time.perf_counter() < deadline:
+                total += self._rollout_totals(base, cells, card, unseen, self.round).sum(1)
+                n += self.round
+            means = total / n
+        # Cells not rolled out: the rollout policy's estimate, anchored on its favourite cell's rollouts.
+        top = cells[int(np.argmax(prior[cells]))]
+        out[legal] = means[list(cells).index(top)] + prior[legal] - prior[top]
+        out[cells] = means
+        return out, cells
+
+    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """Mean rollout score of each cell tried; the rollout policy's estimate for the others (NaN where illegal)."""
+        return self._evaluate(game, state)[0]
 
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
         """The cell with the best mean rollout score."""
-        return int(np.nanargmax(self.action_values(obs, info, game, state)))
+        values, cells = self._evaluate(game, state)
+        return int(cells[int(np.argmax(values[cells]))])

@@ -130,7 +130,7 @@ class RuleAgent(_ScoredAgent):
             if col == 9:
                 v += 0.1 * self._group if suits and (joker or suits != 1 << suit) else 0.0
             elif joker or suits == 0 or suits == 1 << suit:
-                owned = sum(1 for c in range(5, 9) if c != col and state.line_suits[c] == 1 << suit)
+                owned = 0 if joker else sum(1 for c in range(5, 9) if c != col and state.line_suits[c] == 1 << suit)
                 v += self._flush * (n + 1) / 5 * (0.3 if suits == 0 and owned else 1.0)
             else:
                 v -= self._flush * (0.6 if bin(suits).count("1") == 1 else 0.1) * n / 5

@@ -1,0 +1,229 @@
+"""Agents: legal play under every rule option, no peeking at the deck order, the batch engine, tables, registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents import Agent, available_agents, make_agent, register_agent
+from agents.base import visible_view
+from agents.batch import Batch
+from agents.registry import check_spec, parse_spec
+from agents.tables import ValueTables, train_tables
+from pokersquares_env.core import PokerSquaresGame, Rules
+from pokersquares_env.scoring import point_system
+
+# Small budgets: tables trained on a few thousand games, a handful of rollouts.
+FAST_SPECS = [
+    "random",
+    "greedy",
+    "rules",
+    "expectimax:ply=1,games=2000,phases=4",
+    "expectimax:ply=2,games=2000,phases=4",
+    "mc:rollouts=3,candidates=3,games=2000",
+    "mc:rollouts=2,rollout=heuristic",
+]
+RULE_SETS = [
+    Rules(),
+    Rules(jokers=1),
+    Rules(jokers=2, placement="adjacent"),
+    Rules(placement="adjacent", first_cell="center"),
+    Rules(jokers=2, first_cell="top-left"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _table_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
+
+
+def play(agent: Agent, game: PokerSquaresGame, deck) -> tuple[list[int], float]:
+    """Play one game, checking every chosen cell against the game's legal cells."""
+    state = game.init(deck, validate=False)
+    agent.reset()
+    while not state.terminal:
+        legal = game.legal_cells(state)
+        info = {"action_mask": game.action_mask(state)}
+        cell = agent.act(None, info, game, state.copy())
+        assert isinstance(cell, int), f"{agent!r} returned {cell!r}"
+        assert cell in legal, f"{agent!r} played illegal cell {cell} (legal {legal})"
+        game.apply(state, cell)
+    return list(state.placements), game.score(state)
+
+
+@pytest.mark.parametrize("spec", FAST_SPECS)
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"j{r.jokers}-{r.placement}-{r.first_cell}")
+def test_agents_play_only_legal_cells(spec, rules):
+    game = PokerSquaresGame(rules, "english" if rules.jokers == 1 else "american")
+    agent = make_agent(spec, system=game.system, rules=rules, seed=1)
+    placements, _ = play(agent, game, game.deal(np.random.default_rng(7)))
+    assert len(placements) == 25
+    if rules.first_cell is not None:
+        assert placements[0] == rules.first_cell
+
+
+@pytest.mark.parametrize("spec", [s for s in FAST_SPECS if s != "random"] + ["random"])
+def test_agents_do_not_peek_at_the_deck_order(spec):
+    """Same visible history, different future order -> the same action (same seed for randomised agents)."""
+    game = PokerSquaresGame()
+    rng = np.random.default_rng(3)
+    state = game.init(game.deal(rng), validate=False)
+    helper = make_agent("greedy")
+    for _ in range(9):
+        game.apply(state, helper.act(None, None, game, state))
+    for trial in range(3):
+        other = visible_view(state, np.random.default_rng(100 + trial))
+        assert other.deck != state.deck and other.card == state.card
+        a = make_agent(spec, seed=5).act(None, None, game, state.copy())
+        b = make_agent(spec, seed=5).act(None, None, game, other)
+        assert a == b
+
+
+def test_agents_adapt_to_a_custom_point_system():
+    """Under a table that pays only pairs, table-trained expectimax beats random and rules-of-thumb play."""
+    system = point_system({"one_pair": 1, "two_pair": 0, "three_of_a_kind": 0, "straight": 0, "flush": 0,
+                           "full_house": 0, "four_of_a_kind": 0, "straight_flush": 0, "royal_flush": 0})
+    game = PokerSquaresGame(Rules(), system)
+    ex = make_agent("expectimax:ply=1,games=6000,phases=4", system=system, seed=0)
+    rnd = make_agent("random", system=system, seed=0)
+    decks = [game.deal(np.random.default_rng(i)) for i in range(12)]
+    ex_mean = np.mean([play(ex, game, d)[1] for d in decks])
+    rnd_mean = np.mean([play(rnd, game, d)[1] for d in decks])
+    assert ex_mean > rnd_mean + 2  # random play makes ~4.2 pairs worth 1 each
+
+
+def test_seeded_random_agent_is_reproducible():
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(0))
+    a = play(make_agent("random", seed=9), game, deck)[0]
+    b = play(make_agent("random", seed=9), game, deck)[0]
+    c = play(make_agent("random", seed=10), game, deck)[0]
+    assert a == b and a != c
+
+
+def test_action_values_are_nan_exactly_on_illegal_cells():
+    game = PokerSquaresGame(Rules(placement="adjacent"))
+    state = game.init(game.deal(np.random.default_rng(1)), validate=False)
+    for cell in (12, 13, 7):
+        game.apply(state, cell)
+    legal = game.action_mask(state).astype(bool)
+    for spec in ("greedy", "rules", "expectimax:ply=2,games=2000,phases=4", "mc:rollouts=2,rollout=heuristic"):
+        values = make_agent(spec, rules=game.rules, seed=0).action_values(None, None, game, state)
+        assert values.shape == (25,)
+        assert np.array_equal(np.isnan(values), ~legal), spec
+
+
+# ---------------------------------------------------------------------------- batch engine
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), jokers=st.sampled_from([0, 1, 2]),
+       placement=st.sampled_from(["free", "adjacent"]))
+def test_batch_engine_matches_the_core(seed, jokers, placement):
+    rules = Rules(jokers=jokers, placement=placement)
+    game = PokerSquaresGame(rules)
+    rng = np.random.default_rng(seed)
+    deck = game.deal(rng)
+    state = game.init(deck, validate=False)
+    batch = Batch(1, placement=placement)
+    while not state.terminal:
+        legal_core = game.action_mask(state).astype(bool)
+        assert np.array_equal(batch.legal()[0], legal_core)
+        cell = int(rng.choice(np.flatnonzero(legal_core)))
+        card = state.card
+        batch.place(np.array([cell]), np.array([card]))
+        game.apply(state, cell)
+        assert batch.keys()[0].tolist() == state.line_keys()
+    assert batch.line_points(game.system.line_points_table).sum() == game.score(state)
+    # a copy made from the core state agrees too
+    assert Batch.from_state(state, 2).keys().tolist() == [state.line_keys()] * 2
+
+
+def test_keys_with_predicts_the_key_after_placing():
+    game = PokerSquaresGame(Rules(jokers=2))
+    rng = np.random.default_rng(4)
+    state = game.init(game.deal(rng), validate=False)
+    for _ in range(12):
+        game.apply(state, int(rng.choice(game.legal_cells(state))))
+    b = Batch.from_state(state, 1)
+    predicted = b.keys_with(np.array([state.card]))[0]
+    for cell in game.legal_cells(state):
+        nxt, _ = game.step(state, cell)
+        keys = nxt.line_keys()
+        assert keys[cell // 5] == predicted[cell // 5] and keys[5 + cell % 5] == predicted[5 + cell % 5]
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def test_tables_train_save_load_roundtrip(tmp_path):
+    tables = train_tables("english", games=1500, phases=3, batch=500, seed=2)
+    assert tables.values.shape[1:] == (2, 3) and tables.counts.sum() > 0
+    again = train_tables("english", games=1500, phases=3, batch=500, seed=2)
+    assert np.array_equal(tables.values, again.values)  # seeded
+    path = tmp_path / "t.npz"
+    tables.save(path)
+    loaded = ValueTables.load(path)
+    assert np.array_equal(loaded.values, tables.values) and loaded.system.name == "english"
+    agent = make_agent(f"expectimax:tables={path},ply=1", system="english")
+    assert agent.tables.games == 1500
+    with pytest.raises(ValueError, match="trained for point system 'english'"):
+        make_agent(f"expectimax:tables={path}", system="american")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a table")
+    with pytest.raises(ValueError, match="bad.npz"):
+        ValueTables.load(bad)
+    with pytest.raises(FileNotFoundError, match="missing.npz"):
+        ValueTables.load(tmp_path / "missing.npz")
+
+
+def test_complete_lines_are_valued_at_their_points():
+    tables = train_tables("american", games=500, phases=2, batch=500)
+    complete = np.arange(tables.values.shape[0]) // 264 == 5
+    expected = point_system("american").line_points_table[complete]
+    assert np.array_equal(tables.values[complete, 0, 0], expected)
+    assert np.array_equal(tables.values[complete, 1, 1], expected)
+
+
+# ---------------------------------------------------------------------------- registry
+
+
+def test_registry_lists_and_rejects_unknown_names_and_options():
+    names = available_agents()
+    for name in ("random", "greedy", "rules", "mc", "expectimax", "ppo", "dqn", "fastppo"):
+        assert name in names
+    with pytest.raises(ValueError, match="unknown agent 'nosuch'.*expected one of .*greedy"):
+        make_agent("nosuch")
+    with pytest.raises(ValueError, match="unknown option.*bogus.*accepts.*rollouts"):
+        make_agent("mc:bogus=1")
+    with pytest.raises(ValueError, match="key=value"):
+        check_spec("mc:rollouts")
+    with pytest.raises(ValueError, match="ppo:PATH"):
+        check_spec("ppo")
+    with pytest.raises(ValueError, match="ply=3"):
+        make_agent("expectimax:ply=3")
+
+
+def test_spec_values_are_parsed_and_paths_kept_whole():
+    assert parse_spec("mc:rollouts=200,seconds=0.04,rollout=heuristic")[2] == {
+        "rollouts": 200, "seconds": 0.04, "rollout": "heuristic"}
+    assert parse_spec("ppo:runs/a=b,c.zip") == ("ppo", "runs/a=b,c.zip", {})
+
+
+def test_register_agent_with_a_callable():
+    class Corner(Agent):
+        name = "corner"
+        uses_obs = False
+
+        def act(self, obs, info, game, state):
+            return game.legal_cells(state)[0]
+
+    register_agent("corner-test", lambda system=None, rules=None, seed=None: Corner(seed), kind="params")
+    agent = make_agent("corner-test")
+    assert agent.spec == "corner-test"
+    game = PokerSquaresGame()
+    assert play(agent, game, game.deal(np.random.default_rng(0)))[0] == list(range(25))
+    with pytest.raises(ValueError, match="agent name"):
+        register_agent("bad:name", "x:y")

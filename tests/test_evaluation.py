@@ -1,0 +1,167 @@
+"""The evaluation harness: determinism, common deals, outputs, JSON keys, errors, PPS."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from agents import Agent, register_agent
+from agents.evaluation import deal_deck, evaluate, evaluate_pps, pps_systems, run_chunk
+from pokersquares_env import cli
+from pokersquares_env.records import GameRecord
+from pokersquares_env.scoring import expected_random_score
+
+JSON_KEYS = {"agent", "games", "scoring", "mean", "std", "ci95", "min", "max", "win_rate", "seconds_per_game",
+             "mean_american", "mean_english"}
+
+
+class _Raiser(Agent):
+    """Raises on the 3rd move of odd deals (identified by the first card, which is all it may look at)."""
+
+    name = "raiser"
+    uses_obs = False
+
+    def act(self, obs, info, game, state):
+        if state.num_placed == 2 and state.deck[0] % 2:
+            raise RuntimeError("boom")
+        return game.legal_cells(state)[0]
+
+
+register_agent("raiser", lambda system=None, rules=None, seed=None: _Raiser(seed), kind="params")
+
+
+def _strip(records):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+def test_evaluation_is_deterministic_and_independent_of_chunking():
+    a = evaluate(["random", "greedy"], games=12, seed=5, progress=False)
+    b = evaluate(["random", "greedy"], games=12, seed=5, progress=False, chunk_size=5)
+    c = evaluate(["random", "greedy"], games=12, seed=6, progress=False)
+    assert _strip(a.records) == _strip(b.records)
+    assert _strip(a.records) != _strip(c.records)
+
+
+def test_multiprocess_jobs_give_the_same_records():
+    a = evaluate(["random", "rules"], games=8, seed=1, progress=False)
+    b = evaluate(["random", "rules"], games=8, seed=1, progress=False, jobs=2, chunk_size=3)
+    assert _strip(a.records) == _strip(b.records)
+
+
+def test_common_deals_are_common():
+    res = evaluate(["random", "greedy", "rules"], games=6, seed=11, progress=False)
+    for deal in range(6):
+        decks = {tuple(r["deck"]) for r in res.records if r["deal"] == deal}
+        assert decks == {deal_deck(11, deal)}
+    assert len({tuple(r["deck"]) for r in res.records}) == 6
+    # the same deal under any other agent list / chunking
+    assert run_chunk("rules", [3], {"seed": 11})[0]["deck"] == list(deal_deck(11, 3))
+
+
+def test_summary_scores_and_paired_comparisons():
+    res = evaluate(["random", "rules"], games=30, seed=2, scoring="english", rules={"jokers": 1}, progress=False)
+    rows = {r["agent"]: r for r in res.summary}
+    rules_scores = np.array(list(res.scores("rules").values()))
+    assert rows["rules"]["mean"] == pytest.approx(rules_scores.mean())
+    assert rows["rules"]["std"] == pytest.approx(rules_scores.std(ddof=1))
+    assert rows["rules"]["ci95"] == pytest.approx(1.96 * rules_scores.std(ddof=1) / math.sqrt(30), rel=1e-3)
+    assert rows["rules"]["scoring"] == "english"
+    assert rows["rules"]["mean"] == pytest.approx(rows["rules"]["mean_english"])
+    assert 0 <= rows["rules"]["win_rate"] <= 1
+    (pair,) = res.paired()
+    assert pair["mean_diff"] == pytest.approx(rows["random"]["mean"] - rows["rules"]["mean"])
+    assert pair["deals"] == 30 and pair["a_better"] + pair["ties"] + pair["b_better"] == 30
+    freq = res.hand_frequencies()["rules"]
+    assert sum(freq["all"].values()) == pytest.approx(1.0)
+    assert sum(freq["rows"].values()) == pytest.approx(1.0)
+
+
+def test_random_agent_matches_the_exact_expectation():
+    res = evaluate("random", games=300, seed=0, progress=False)
+    row = res.summary[0]
+    assert abs(row["mean"] - expected_random_score("american")) < 4 * row["ci95"] / 1.96
+    assert abs(row["mean_english"] - expected_random_score("english")) < 4 * row["ci95_english"] / 1.96
+
+
+def test_harness_survives_an_agent_that_raises(tmp_path):
+    res = evaluate(["raiser", "greedy"], games=10, seed=3, progress=False, out_dir=tmp_path)
+    odd = [d for d in range(10) if deal_deck(3, d)[0] % 2]
+    assert odd, "seed 3 should give some odd first cards"
+    errors = res.errors
+    assert sorted(e["deal"] for e in errors) == odd
+    assert all(e["agent"] == "raiser" and "boom" in e["error"] and f"deal {e['deal']}" in e["error"]
+               for e in errors)
+    rows = {r["agent"]: r for r in res.summary}
+    assert rows["greedy"]["games"] == 10 and rows["greedy"]["errors"] == 0
+    assert rows["raiser"]["games"] == 10 - len(odd) and rows["raiser"]["errors"] == len(odd)
+    assert len(json.loads((tmp_path / "errors.json").read_text())) == len(odd)
+
+
+def test_cli_json_output_has_the_documented_keys(capsys):
+    rc = cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "5", "--seed", "1",
+                   "--format", "json", "--no-progress"])
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    objs = [json.loads(line) for line in lines]
+    assert [o["agent"] for o in objs] == ["random", "greedy"]
+    for o in objs:
+        assert JSON_KEYS <= set(o)
+        assert o["games"] == 5 and o["scoring"] == "american"
+
+
+def test_cli_reports_errors_and_bad_specs(capsys):
+    assert cli.main(["evaluate", "--agent", "raiser", "--agent", "random", "--games", "10", "--seed", "3",
+                     "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "error: agent raiser on deal" in err and "boom" in err
+    assert cli.main(["evaluate", "--agent", "nosuch", "--games", "2", "--no-progress"]) == 2
+    assert "unknown agent 'nosuch'" in capsys.readouterr().err
+
+
+def test_outputs_are_written(tmp_path):
+    res = evaluate(["random", "rules"], games=4, seed=0, progress=False)
+    written = res.save(tmp_path)
+    names = {p.rsplit("/", 1)[-1] for p in written}
+    assert {"games.jsonl", "summary.md", "summary.csv", "summary.json", "hands.json", "hands.csv", "paired.json",
+            "scores.png", "hands.png"} <= names
+    lines = (tmp_path / "games.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 8
+    rec = GameRecord.from_dict(json.loads(lines[0]))  # replays and validates the game
+    assert rec.agent == "random" and rec.meta["deal"] == 0
+    data = json.loads(lines[0])
+    assert set(data["scores"]) == {"american", "english"} and len(data["hands"]) == 10
+    assert (tmp_path / "summary.csv").read_text().startswith("agent,games,errors,scoring,mean")
+    assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="games=0"):
+        evaluate("random", games=0, progress=False)
+    with pytest.raises(ValueError, match="repeat"):
+        evaluate(["random", "random"], games=1, progress=False)
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        evaluate("random", games=1, progress=False, backend="nope")
+
+
+def test_pps_systems_and_normalisation(tmp_path):
+    systems = pps_systems(0)
+    names = [s.name for s in systems]
+    assert names[:2] == ["american", "english"]
+    assert any(n.startswith("random-") for n in names) and any(n.startswith("hypercorner-") for n in names)
+    for s in systems:
+        if s.name.startswith("hypercorner"):
+            assert set(s.points) <= {-1.0, 1.0}
+        if s.name.startswith("single-"):
+            assert sorted(s.points).count(1.0) >= 1 and set(s.points) <= {0.0, 1.0}
+    assert [s.points for s in pps_systems(0)] == [s.points for s in systems]
+    res = evaluate_pps(["random", "greedy"], systems=["american", "english"], games=6, seed=1, progress=False,
+                       out_dir=tmp_path)
+    best = {}
+    for row in res.summary:
+        best[row["system"]] = max(best.get(row["system"], -1e9), row["normalized"])
+    assert all(v == pytest.approx(1.0) for v in best.values())
+    assert (tmp_path / "pps.md").exists() and (tmp_path / "american" / "summary.md").exists()

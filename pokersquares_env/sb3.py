@@ -1,0 +1,169 @@
+"""An SB3 ``VecEnv`` over the native vector env, with the ``action_masks()`` MaskablePPO asks for.
+
+::
+
+    from sb3_contrib import MaskablePPO
+    from pokersquares_env.sb3 import PokerSquaresSB3VecEnv
+
+    venv = PokerSquaresSB3VecEnv(num_envs=64, seed=0, scoring="english")
+    model = MaskablePPO("MlpPolicy", venv, seed=0).learn(100_000)
+
+Stable-Baselines3 is the optional extra ``train``: ``pip install "pokersquares_env[train]"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pokersquares_env.vector import PokerSquaresVectorEnv
+
+__all__ = ["PokerSquaresSB3VecEnv", "make_sb3_vec_env"]
+
+
+def _vec_env_base() -> type:
+    try:
+        from stable_baselines3.common.vec_env import VecEnv
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            'the SB3 adapter needs stable-baselines3: pip install "pokersquares_env[train]"'
+        ) from exc
+    return VecEnv
+
+
+def make_sb3_vec_env(num_envs: int = 8, seed: int | None = None, **rules: Any):
+    """An SB3 ``VecEnv`` of ``num_envs`` Poker Squares games (``rules``: the arguments of ``PokerSquares-v0``)."""
+    return _adapter_class()(num_envs=num_envs, seed=seed, **rules)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy value as plain Python (lists, ints, floats), as the single env reports it."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+class _Adapter:
+    """Presents :class:`PokerSquaresVectorEnv` as a Stable-Baselines3 ``VecEnv``.
+
+    SB3 resets a finished sub-env within the same step and puts its last
+    observation in ``infos[i]["terminal_observation"]``; the adapter does that
+    with the vector env's ``reset(options={"reset_mask": ...})``.  A finished
+    sub-env's ``infos[i]`` also holds the single env's final keys (``score``,
+    ``scores``, ``hands``, ``board``, ``placements``, ``won``).
+    ``action_masks()`` (and ``env_method("action_masks")``) give the legal
+    cells as an ``(N, 25)`` bool array, which sb3-contrib's MaskablePPO uses.
+
+    Seeding: ``seed`` (or SB3's ``venv.seed(s)``) seeds the vector env's
+    generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
+    """
+
+    def __init__(self, num_envs: int = 8, seed: int | None = None, venv: PokerSquaresVectorEnv | None = None,
+                 **rules: Any) -> None:
+        if venv is not None and rules:
+            raise ValueError(f"pass either venv or rules {sorted(rules)}, not both")
+        self.venv = venv if venv is not None else PokerSquaresVectorEnv(num_envs, **rules)
+        # Keep SB3's ``render_mode`` attribute (the vector env never renders).
+        super().__init__(self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        self._seed = seed
+        self._actions: np.ndarray | None = None
+
+    # ---- the VecEnv API ---------------------------------------------------
+    def reset(self):
+        """Reset every sub-env; the batch of first observations."""
+        seed = self._seed
+        if seed is None and self._seeds[0] is not None:
+            seed = self._seeds[0]  # set by VecEnv.seed(s): [s, s+1, ...]
+        obs, _ = self.venv.reset(seed=seed)
+        self._seed = None
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the actions for ``step_wait``."""
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        """Step every sub-env, resetting finished ones at once (SB3 semantics)."""
+        if self._actions is None:
+            raise RuntimeError("step_wait() called without step_async()")
+        obs, reward, terminated, truncated, info = self.venv.step(self._actions)
+        self._actions = None
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if dones.any():
+            done_ids = np.flatnonzero(dones)
+            last_obs = obs[done_ids]
+            final = {key: info[key] for key in ("score", "hands", "board", "placements", "won") if key in info}
+            new_obs, _ = self.venv.reset(options={"reset_mask": dones})
+            if self.venv.copy:
+                obs[done_ids] = new_obs[done_ids]
+            else:  # a view of the env's buffer, which now holds the new games
+                obs = new_obs
+            for j, i in enumerate(done_ids.tolist()):  # one dict per finished game, as SB3 expects
+                entry = infos[i]
+                entry["terminal_observation"] = last_obs[j]
+                entry["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+                for key, values in final.items():
+                    entry[key] = _plain(values[i])
+                entry["scores"] = {"american": float(info["scores"]["american"][i]),
+                                   "english": float(info["scores"]["english"][i])}
+                if "illegal_action" in info and info["_illegal_action"][i]:
+                    entry["illegal_action"] = info["illegal_action"][i]
+        return obs, reward.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        """Close the vector env."""
+        self.venv.close()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal cells of every sub-env: a bool array of shape (N, 25)."""
+        return self.venv.action_masks()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """The vector env's attribute, once per sub-env in ``indices`` (the sub-envs share their settings)."""
+        if attr_name == "render_mode":
+            return [None for _ in self._get_indices(indices)]
+        value = getattr(self.venv, attr_name)
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set an attribute of the vector env (shared by all sub-envs, so ``indices`` must cover them all)."""
+        ids = list(self._get_indices(indices))
+        if len(ids) != self.num_envs:
+            raise ValueError(f"set_attr({attr_name!r}) for sub-envs {ids}: the sub-envs share one vector env; "
+                             f"expected all {self.num_envs}")
+        setattr(self.venv, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
+        """``action_masks`` gives the (len(indices), 25) masks; other methods run once on the vector env."""
+        ids = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            masks = self.venv.action_masks()
+            return masks if len(ids) == self.num_envs else masks[ids]
+        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        return [result for _ in ids]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """Sub-envs are never wrapped by Gymnasium wrappers."""
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self):
+        """The vector env does not render."""
+        return [None for _ in range(self.num_envs)]
+
+
+def _adapter_class() -> type:
+    """``PokerSquaresSB3VecEnv``, built on first use so that importing this module needs no SB3."""
+    cls = globals().get("PokerSquaresSB3VecEnv")
+    if cls is None:
+        cls = type("PokerSquaresSB3VecEnv", (_Adapter, _vec_env_base()),
+                   {"__doc__": _Adapter.__doc__, "__module__": __name__})
+        globals()["PokerSquaresSB3VecEnv"] = cls
+    return cls
+
+
+def __getattr__(name: str):
+    if name == "PokerSquaresSB3VecEnv":
+        return _adapter_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,64 @@
+"""The SB3 adapter: a VecEnv with action masks that MaskablePPO trains on directly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
+
+from pokersquares_env.sb3 import PokerSquaresSB3VecEnv, make_sb3_vec_env  # noqa: E402
+from pokersquares_env.scoring import score_grids  # noqa: E402
+
+
+def test_is_a_vec_env_with_same_step_resets():
+    venv = make_sb3_vec_env(4, seed=3, scoring="english")
+    assert isinstance(venv, VecEnv) and isinstance(venv, PokerSquaresSB3VecEnv)
+    assert venv.observation_space.shape == (522,) and venv.action_space.n == 25
+    obs = venv.reset()
+    assert obs.shape == (4, 522)
+    total = np.zeros(4)
+    for t in range(25):
+        masks = venv.env_method("action_masks")
+        assert masks.shape == (4, 25) and masks.dtype == bool
+        np.testing.assert_array_equal(masks, venv.action_masks())
+        obs, reward, dones, infos = venv.step(np.argmax(masks, axis=1))
+        total += reward
+        assert len(infos) == 4
+    assert dones.all()
+    # Same-step reset: obs and masks are already those of the new games.
+    assert (obs[:, :450] == 0).all() and venv.action_masks().all()
+    for i, info in enumerate(infos):
+        assert info["terminal_observation"].shape == (522,)
+        assert info["terminal_observation"][:450].sum() == 50  # 25 cards, 2 flags each
+        assert info["score"] == total[i] == score_grids(np.array([info["board"]]), "english")[0]
+        assert set(info["scores"]) == {"american", "english"} and len(info["hands"]) == 10
+        assert not info["TimeLimit.truncated"]
+    assert venv.env_method("action_masks", indices=[1, 2]).shape == (2, 25)
+    assert venv.get_attr("reward_mode") == ["line"] * 4
+
+
+def test_seed_reproducible():
+    a, b = make_sb3_vec_env(3), make_sb3_vec_env(3)
+    a.seed(5)
+    b.seed(5)
+    np.testing.assert_array_equal(a.reset(), b.reset())
+
+
+def test_maskable_ppo_learns_and_respects_masks():
+    from sb3_contrib import MaskablePPO
+
+    venv = VecMonitor(make_sb3_vec_env(8, seed=0, reward_scale="normalized"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [32]}, device="cpu")
+    model.learn(total_timesteps=512)
+    assert model.num_timesteps >= 512
+    obs = venv.reset()
+    for _ in range(60):  # masked predictions never pick an occupied cell (illegal_action='raise' would raise)
+        masks = venv.env_method("action_masks")
+        actions, _ = model.predict(obs, action_masks=masks, deterministic=False)
+        assert masks[np.arange(8), actions].all()
+        obs, _, _, _ = venv.step(actions)

@@ -238,7 +238,7 @@ class TerminalGame:
             plain = f"hint ({name}): {cell_name(choice)}"
             for top in range(min(5, len(legal)), 0, -1):
                 shown = "  ".join(f"{cell_name(c)} {values[c]:.1f}" for c in legal[:top])
-                more = f" (best {top} of {len(legal)})" if len(legal) > top else ""
+                more = f" (best {top} of {len(legal)} rated)" if len(legal) > top else ""
                 if len(plain) + len(shown) + len(more) + 3 <= 79:
                     text += f"   {shown}{more}"
                     break
@@ -434,4 +434,8 @@ def run(args: argparse.Namespace) -> int:
     read = input if sys.stdin.isatty() else _echoing_input
     session = TerminalGame(game, deck, seed=seed, hint=hint, vs=vs, record=args.record, color=use_color(args.color),
                            read=read)
-    return session.play()
+    try:
+        return session.play()
+    except BrokenPipeError:  # the reader went away (e.g. piped into head): stop quietly, nothing recorded
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -42,12 +42,12 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
         update_epochs=4, ent_coef=0.01, gamma=1.0,
     ),
     "dqn": dict(
-        net="lines", hidden=[128, 128], learning_rate=5e-4, num_envs=64, num_steps=1, minibatch_size=256,
+        net="lines", hidden=[64, 64], learning_rate=5e-4, num_envs=64, num_steps=1, minibatch_size=256,
         update_epochs=1, ent_coef=0.0, gamma=1.0,
     ),
     "fast-ppo": dict(
-        net="lines", hidden=[128, 128], learning_rate=1e-3, num_envs=512, num_steps=50, minibatch_size=3200,
-        update_epochs=4, ent_coef=0.01, gamma=1.0,
+        net="lines", hidden=[64, 64], learning_rate=2e-3, num_envs=256, num_steps=50, minibatch_size=1600,
+        update_epochs=4, ent_coef=0.001, gamma=1.0,
     ),
 }
 

@@ -225,7 +225,7 @@ class RunFolder:
             self.evaluate(step, policy)
             evaluated = True
         train_score = float(np.mean(self._recent)) if self._recent else math.nan
-        if evaluated or step - self._last_row_step >= max(1, self.cfg.timesteps // 100):
+        if evaluated or step - self._last_row_step >= max(1, min(self.cfg.timesteps // 100, 50_000)):
             self._row(step, train_score, self._last_eval if evaluated else {})
             if self._writer is not None and self._recent:
                 self._writer.add_scalar("train/episode_score", train_score, step)
@@ -282,7 +282,6 @@ def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
     if not cfg.final_eval_games:
         return None
     from agents.evaluation import evaluate
-
 
     spec = f"{AGENT_PREFIX[cfg.algo]}:{out}"
     rules = {"jokers": cfg.jokers, "placement": cfg.placement, "first_cell": cfg.first_cell}
@@ -379,7 +378,9 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    eval_env = DummyVecEnv([lambda: FixedDeals(gym.make("PokerSquares-v0", **kwargs))])
+    from stable_baselines3.common.monitor import Monitor
+
+    eval_env = DummyVecEnv([lambda: Monitor(FixedDeals(gym.make("PokerSquares-v0", **kwargs)))])
 
     class RunCallback(BaseCallback):
         """Feeds the run folder: episode scores, progress, curve rows, checkpoints, Ctrl-C."""
@@ -416,7 +417,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
         def on_step():
             if eval_cb.eval_freq > 0 and eval_cb.n_calls % eval_cb.eval_freq == 0:
-                eval_env.envs[0].i = 0
+                eval_env.envs[0].env.i = 0
             return orig()
 
         eval_cb._on_step = on_step

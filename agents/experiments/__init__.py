@@ -1,0 +1,1 @@
+"""Experiments built on the trainers and the evaluation harness (``pokersquares experiment ...``)."""

@@ -1,0 +1,67 @@
+"""``pokersquares experiment``: run an experiment (``reward-shaping``: English vs American reward, line vs terminal)."""
+
+from __future__ import annotations
+
+import sys
+
+HELP = "run an experiment: reward-shaping (English vs American reward x line vs terminal, several seeds)"
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+
+def add_arguments(parser) -> None:
+    """The ``pokersquares experiment`` sub-commands and options."""
+    sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT")
+    p = sub.add_parser(
+        "reward-shaping",
+        help="train with English and American reward (line and terminal) on several seeds; compare on common deals",
+        description=(
+            "Train fast-ppo agents with American and English reward, line and terminal, >= 3 seeds each, on the "
+            "same budget (normalised rewards); evaluate all of them on the same deals under both systems; write "
+            "results.md/json, learning_curves.png and hands.png.  The default budget finishes in minutes; --full "
+            "is the documented full budget (3M steps per run, 2,000 deals)."
+        ),
+    )
+    p.add_argument("--out", help="experiment folder (default runs/reward_shaping, or runs/reward_shaping_full)")
+    p.add_argument("--full", action="store_true", help="the full budget: 3,000,000 steps per run and 2,000 deals")
+    p.add_argument("--timesteps", type=int, help="training steps per run (default 150,000)")
+    p.add_argument("--seeds", type=int, nargs="+", metavar="S", help="training seeds (default 0 1 2)")
+    p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
+    p.add_argument("--eval-seed", type=int, help="seed of the common deals")
+    p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="training point systems (default american english)")
+    p.add_argument("--reward-modes", nargs="+", choices=["line", "terminal"], help="default: line terminal")
+    p.add_argument("--hidden", type=int, nargs="+", metavar="N", help="hidden layer sizes of every run")
+    p.add_argument("--num-envs", type=int, help="parallel games per run")
+    p.add_argument("--learning-rate", type=float, help="learning rate of every run")
+    p.add_argument("--jobs", type=int, help="evaluation processes")
+    p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args) -> int:
+    """Run ``pokersquares experiment ...``."""
+    if getattr(args, "experiment", None) != "reward-shaping":
+        print("pokersquares experiment: choose an experiment: reward-shaping", file=sys.stderr)
+        return 2
+    import dataclasses
+
+    from agents.experiments.reward_shaping import FULL, SMALL, run_experiment
+
+    cfg = dataclasses.replace(FULL if args.full else SMALL)
+    over = {
+        "out": args.out, "timesteps": args.timesteps, "seeds": args.seeds, "games": args.games,
+        "eval_seed": args.eval_seed, "systems": args.systems, "reward_modes": args.reward_modes, "jobs": args.jobs,
+    }
+    cfg = dataclasses.replace(cfg, **{k: v for k, v in over.items() if v is not None})
+    train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate") if getattr(args, k) is not None}
+    cfg = dataclasses.replace(cfg, train_options=train_options, retrain=args.retrain, progress=not args.no_progress)
+    try:
+        results = run_experiment(cfg)
+    except ValueError as exc:
+        print(f"pokersquares experiment reward-shaping: {exc}", file=sys.stderr)
+        return 2
+    from agents.experiments.reward_shaping import markdown
+
+    print(markdown(results))
+    print(f"outputs in {cfg.out}: results.md, results.json, learning_curves.png, hands.png, evaluation/, runs/")
+    return 0

@@ -1,0 +1,352 @@
+"""Does the reward's point system matter?  English vs American reward x line vs terminal reward.
+
+For every training system (American, English), reward mode (line, terminal) and
+seed, :func:`run_experiment` trains a fast masked PPO agent (:mod:`agents.fast_ppo`)
+on the same budget with normalised rewards (``reward_scale="normalized"``: each
+system's points divided by its expected random-play score, so both share a
+scale).  Every agent then plays the same common deals through the evaluation
+harness, and each game is scored under both systems.  Outputs (in ``out``)::
+
+    runs/<system>-<mode>-s<seed>/  the training run folders (model, curve.csv, TensorBoard, ...)
+    evaluation/                    the harness output for all agents (games.jsonl, summary, hands)
+    results.md                     the tables below, in Markdown
+    results.json                   the same numbers
+    learning_curves.png            evaluation score during training, under both systems
+    hands.png                      hand-category frequencies per training condition
+
+Tables: mean +- 95% CI per training condition x evaluation system (pooled
+over seeds and deals, with the seed-to-seed spread), paired differences on
+common deals (American- minus English-trained; line minus terminal), and the
+share of lines ending in each hand category.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ExperimentConfig", "run_experiment", "analyse", "SMALL", "FULL"]
+
+Z95 = 1.959963984540054
+EVAL_SYSTEMS = ("american", "english")
+HAND_COLUMNS = ("high_card", "one_pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house", "four_of_a_kind",
+                "straight_flush", "royal_flush")
+
+
+@dataclass
+class ExperimentConfig:
+    """Options of the reward-shaping experiment."""
+
+    out: str = "runs/reward_shaping"
+    """experiment folder"""
+    systems: list[str] = field(default_factory=lambda: ["american", "english"])
+    """point systems used as training reward"""
+    reward_modes: list[str] = field(default_factory=lambda: ["line", "terminal"])
+    """reward modes: 'line' (points as lines complete) and/or 'terminal' (the score at the end)"""
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    """training seeds per condition (>= 3 for a spread)"""
+    timesteps: int = 150_000
+    """training steps per run (the same budget for every run)"""
+    games: int = 500
+    """common evaluation deals per agent"""
+    eval_seed: int = 20_260
+    """seed of the common evaluation deals"""
+    train_options: dict[str, Any] = field(default_factory=dict)
+    """extra TrainConfig options for every run (e.g. hidden, learning_rate, num_envs)"""
+    jobs: int = 1
+    """evaluation processes"""
+    retrain: bool = False
+    """train again even when a run folder already holds a finished model"""
+    progress: bool = True
+    """show progress bars"""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad option."""
+        for name in ("systems", "reward_modes", "seeds"):
+            value = getattr(self, name)
+            if not isinstance(value, (list, tuple)) or not value or len(set(value)) != len(value):
+                raise ValueError(f"{name}={value!r}: expected a non-empty list without repeats")
+        for mode in self.reward_modes:
+            if mode not in ("line", "terminal"):
+                raise ValueError(f"reward_modes: {mode!r}: expected 'line' or 'terminal'")
+        for name in ("timesteps", "games", "jobs"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}={value!r}: expected a positive integer")
+        if not isinstance(self.train_options, dict) or set(self.train_options) & {"scoring", "reward_mode", "seed", "out", "algo"}:
+            raise ValueError(f"train_options={self.train_options!r}: may not set scoring, reward_mode, seed, out or algo")
+        for system in self.systems:
+            for seed in self.seeds:
+                self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
+
+    def run_dir(self, system: str, mode: str, seed: int) -> Path:
+        """The training run folder of one condition and seed."""
+        return Path(self.out) / "runs" / f"{_slug(system)}-{mode}-s{seed}"
+
+    def train_config(self, system: str, mode: str, seed: int):
+        """The TrainConfig of one run."""
+        from agents.config import TrainConfig
+
+        options = dict(
+            algo="fast-ppo", scoring=system, reward_mode=mode, reward_scale="normalized", seed=seed,
+            timesteps=self.timesteps, out=str(self.run_dir(system, mode, seed)),
+            eval_every=max(1, self.timesteps // 6), eval_games=200, checkpoint_every=0, final_eval_games=0,
+            progress=self.progress,
+        )
+        options.update(self.train_options)
+        return TrainConfig(**options)
+
+
+#: the default budget: finishes in minutes on a 2-core machine
+SMALL = ExperimentConfig()
+#: the documented full budget (about 12 x 3M steps)
+FULL = ExperimentConfig(timesteps=3_000_000, games=2_000, out="runs/reward_shaping_full")
+
+
+def _slug(system: str) -> str:
+    return Path(system).stem if system not in EVAL_SYSTEMS else system
+
+
+def _finished(folder: Path, train_cfg) -> bool:
+    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again)."""
+    from agents.config import TrainConfig
+
+    paths = [folder / "model.pt", folder / "config.json", folder / "progress.json"]
+    if not all(p.is_file() for p in paths):
+        return False
+    stored = TrainConfig.load(paths[1]).to_dict()
+    wanted = train_cfg.resolved()
+    same = {**stored, "progress": None} == {**wanted.to_dict(), "progress": None}
+    batch = wanted.num_envs * wanted.num_steps
+    steps = json.loads(paths[2].read_text()).get("steps", 0)
+    return same and steps >= max(1, wanted.timesteps // batch) * batch
+
+
+def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
+    """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
+    from agents.evaluation import evaluate
+    from agents.train import train
+
+    cfg = dataclasses.replace(config or ExperimentConfig(), **options)
+    cfg.validate()
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
+    runs = []
+    for system in cfg.systems:
+        for mode in cfg.reward_modes:
+            for seed in cfg.seeds:
+                tc = cfg.train_config(system, mode, seed)
+                folder = cfg.run_dir(system, mode, seed)
+                if cfg.retrain or not _finished(folder, tc):
+                    if cfg.progress:
+                        print(f"training {folder.name} ({cfg.timesteps} steps)", flush=True)
+                    result = train(tc)
+                    if result.interrupted:
+                        raise KeyboardInterrupt
+                runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
+                             "spec": f"fastppo:{folder}"})
+    specs = [r["spec"] for r in runs]
+    ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", jobs=cfg.jobs,
+                  out_dir=str(out / "evaluation"), progress=cfg.progress)
+    bad = ev.errors
+    if bad:
+        raise RuntimeError(f"{len(bad)} evaluation games failed, first: {bad[0]}")
+    results = analyse(cfg, runs, ev)
+    write_outputs(cfg, results)
+    return results
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    n = values.size
+    sd = float(values.std(ddof=1)) if n > 1 else math.nan
+    return {"mean": float(values.mean()), "ci95": Z95 * sd / math.sqrt(n) if n > 1 else math.nan, "n": int(n)}
+
+
+def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[str, Any]:
+    """The tables of the experiment from the harness result ``ev`` of the agents in ``runs``."""
+    conditions = [(s, m) for s in cfg.systems for m in cfg.reward_modes]
+    deals = sorted(ev.scores(runs[0]["spec"]))
+    # scores[condition][eval_system] -> array (seeds, deals)
+    scores: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for cond in conditions:
+        specs = [r["spec"] for r in runs if (r["system"], r["mode"]) == cond]
+        scores[cond] = {
+            es: np.array([[ev.scores(sp, es)[d] for d in deals] for sp in specs], dtype=np.float64)
+            for es in EVAL_SYSTEMS
+        }
+    table = []
+    for cond in conditions:
+        row: dict[str, Any] = {"train_system": _slug(cond[0]), "reward_mode": cond[1], "seeds": len(cfg.seeds)}
+        for es in EVAL_SYSTEMS:
+            arr = scores[cond][es]
+            st = _stats(arr.reshape(-1))
+            row[f"{es}_mean"] = st["mean"]
+            row[f"{es}_ci95"] = st["ci95"]
+            seed_means = arr.mean(1)
+            row[f"{es}_seed_sd"] = float(seed_means.std(ddof=1)) if len(seed_means) > 1 else math.nan
+            row[f"{es}_seed_means"] = [float(x) for x in seed_means]
+        table.append(row)
+
+    paired = []
+
+    def pair(a: tuple[str, str], b: tuple[str, str], what: str) -> None:
+        for es in EVAL_SYSTEMS:
+            d = scores[a][es].mean(0) - scores[b][es].mean(0)  # per deal, seeds averaged
+            st = _stats(d)
+            paired.append({
+                "comparison": what, "a": f"{_slug(a[0])}/{a[1]}", "b": f"{_slug(b[0])}/{b[1]}", "eval_system": es,
+                "mean_diff": st["mean"], "ci95": st["ci95"], "deals": st["n"],
+                "a_better": int((d > 0).sum()), "b_better": int((d < 0).sum()),
+            })
+
+    if len(cfg.systems) >= 2:
+        for mode in cfg.reward_modes:
+            for other in cfg.systems[1:]:
+                pair((cfg.systems[0], mode), (other, mode), f"{_slug(cfg.systems[0])} - {_slug(other)} reward ({mode})")
+    if len(cfg.reward_modes) >= 2:
+        for system in cfg.systems:
+            pair((system, cfg.reward_modes[0]), (system, cfg.reward_modes[1]),
+                 f"{cfg.reward_modes[0]} - {cfg.reward_modes[1]} reward ({_slug(system)})")
+
+    freqs = ev.hand_frequencies()
+    hands = []
+    for cond in conditions:
+        specs = [r["spec"] for r in runs if (r["system"], r["mode"]) == cond]
+        row = {"train_system": _slug(cond[0]), "reward_mode": cond[1]}
+        for kind in ("all", "rows", "columns"):
+            for h in HAND_COLUMNS:
+                row[f"{kind}:{h}"] = float(np.mean([freqs[sp][kind][h] for sp in specs]))
+        hands.append(row)
+
+    curves = {}
+    for cond in conditions:
+        per_seed = []
+        for r in runs:
+            if (r["system"], r["mode"]) != cond:
+                continue
+            per_seed.append(read_curve(Path(r["dir"]) / "curve.csv"))
+        curves[f"{_slug(cond[0])}/{cond[1]}"] = per_seed
+    return {
+        "config": dataclasses.asdict(cfg), "deals": len(deals), "table": table, "paired": paired, "hands": hands,
+        "curves": curves, "runs": runs,
+    }
+
+
+def read_curve(path: Path) -> dict[str, list[float]]:
+    """The evaluation rows of a run's curve.csv: step, seconds, eval_american, eval_english."""
+    out: dict[str, list[float]] = {"step": [], "seconds": [], "eval_american": [], "eval_english": []}
+    if not path.exists():
+        return out
+    with path.open() as fh:
+        for row in csv.DictReader(fh):
+            if row.get("eval_american"):
+                for key in out:
+                    out[key].append(float(row[key]))
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The experiment's tables in Markdown."""
+    cfg = results["config"]
+    lines = [
+        "# Reward shaping: English vs American reward, line vs terminal",
+        "",
+        f"fast-ppo, {cfg['timesteps']:,} steps per run, seeds {cfg['seeds']}, normalised rewards; "
+        f"{results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under both systems.",
+        "",
+        "## Mean score (95% CI over seeds x deals; seed-to-seed sd of the means)",
+        "",
+        "| trained on | reward | American eval | English eval |",
+        "|---|---|---|---|",
+    ]
+    for r in results["table"]:
+        cells = [
+            f"{r[f'{es}_mean']:.2f} ± {r[f'{es}_ci95']:.2f} (sd {r[f'{es}_seed_sd']:.2f})" for es in EVAL_SYSTEMS
+        ]
+        lines.append(f"| {r['train_system']} | {r['reward_mode']} | {cells[0]} | {cells[1]} |")
+    lines += ["", "## Paired differences on the common deals (seeds averaged per deal)", "",
+              "| comparison | eval system | mean diff ± 95% CI | deals a better / b better |", "|---|---|---|---|"]
+    for p in results["paired"]:
+        lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± {p['ci95']:.2f} | "
+                     f"{p['a_better']} / {p['b_better']} |")
+    lines += ["", "## Share of lines ending in each hand (all 10 lines, seeds averaged)", "",
+              "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in HAND_COLUMNS) + " |",
+              "|---|---|" + "---|" * len(HAND_COLUMNS)]
+    for r in results["hands"]:
+        lines.append(f"| {r['train_system']} | {r['reward_mode']} | "
+                     + " | ".join(f"{100 * r['all:' + h]:.2f}%" for h in HAND_COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(cfg: ExperimentConfig, results: dict[str, Any]) -> list[str]:
+    """Write results.md, results.json, learning_curves.png and hands.png into the experiment folder."""
+    out = Path(cfg.out)
+    (out / "results.md").write_text(markdown(results))
+    (out / "results.json").write_text(json.dumps(results, indent=2, default=float) + "\n")
+    return [str(out / "results.md"), str(out / "results.json"), *plot(results, out)]
+
+
+def plot(results: dict[str, Any], out: Path) -> list[str]:
+    """Save the learning curves and the hand-frequency bars as PNG files."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    paths = []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (name, seeds) in enumerate(results["curves"].items()):
+        for j, es in enumerate(EVAL_SYSTEMS):
+            ax = axes[j]
+            for i, c in enumerate(seeds):
+                if c["step"]:
+                    ax.plot(c["step"], c[f"eval_{es}"], color=colors[k % len(colors)], alpha=0.8,
+                            label=name if i == 0 else None, lw=1.2)
+    for j, es in enumerate(EVAL_SYSTEMS):
+        axes[j].set_title(f"evaluated under {es} scoring")
+        axes[j].set_xlabel("training steps")
+        axes[j].set_ylabel("mean score (fixed deals)")
+        axes[j].grid(alpha=0.3)
+    axes[0].legend(title="trained on / reward", fontsize=8)
+    fig.tight_layout()
+    paths.append(str(out / "learning_curves.png"))
+    fig.savefig(paths[-1], dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    rows = results["hands"]
+    width = 0.8 / max(1, len(rows))
+    x = np.arange(len(HAND_COLUMNS))
+    for j, r in enumerate(rows):
+        ax.bar(x + j * width, [100 * r["all:" + h] for h in HAND_COLUMNS], width,
+               label=f"{r['train_system']}/{r['reward_mode']}")
+    ax.set_xticks(x + 0.4 - width / 2, [h.replace("_", " ") for h in HAND_COLUMNS], rotation=20, ha="right")
+    ax.set_ylabel("% of lines")
+    ax.set_yscale("log")
+    ax.set_title("What each reward teaches: hand frequencies per line")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(str(out / "hands.png"))
+    fig.savefig(paths[-1], dpi=100)
+    plt.close(fig)
+    return paths
+
+
+def load_results(out: str | os.PathLike) -> dict[str, Any]:
+    """The results.json of a finished experiment folder."""
+    path = Path(out) / "results.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{str(path)!r} does not exist: run the experiment first")
+    return json.loads(path.read_text())

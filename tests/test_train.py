@@ -1,0 +1,194 @@
+"""Training: configs round-trip and are validated up front; each algorithm trains, saves, resumes and plays legally."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("torch")
+
+from agents.config import ALGOS, ConfigError, TrainConfig  # noqa: E402
+from agents.train import train  # noqa: E402
+
+# tiny budgets: every run below takes a few seconds
+TINY = {
+    "fast-ppo": dict(hidden=[16, 16], num_envs=16, num_steps=26, minibatch_size=208, update_epochs=1, timesteps=1248),
+    "dqn": dict(hidden=[16, 16], num_envs=16, learning_starts=400, minibatch_size=64, timesteps=1600),
+    "maskable-ppo": dict(hidden=[16, 16], num_envs=2, num_steps=128, minibatch_size=64, update_epochs=1, timesteps=512),
+}
+COMMON = dict(eval_every=0, checkpoint_every=0, final_eval_games=0, progress=False, seed=3)
+
+
+def _cfg(algo: str, out, **over) -> TrainConfig:
+    return TrainConfig(algo=algo, out=str(out), **{**COMMON, **TINY[algo], **over})
+
+
+# ---------------------------------------------------------------------------- config
+configs = st.builds(
+    TrainConfig,
+    algo=st.sampled_from(sorted(ALGOS)),
+    scoring=st.sampled_from(["american", "english"]),
+    jokers=st.integers(0, 2),
+    placement=st.sampled_from(["free", "adjacent"]),
+    first_cell=st.sampled_from([None, "center", "top-left", 7]),
+    reward_mode=st.sampled_from(["line", "terminal"]),
+    reward_scale=st.one_of(st.just("normalized"), st.floats(0.01, 10)),
+    timesteps=st.integers(1, 10**7),
+    seed=st.integers(0, 2**31),
+    hidden=st.one_of(st.none(), st.lists(st.integers(1, 512), min_size=1, max_size=3)),
+    learning_rate=st.one_of(st.none(), st.floats(1e-6, 1e-1)),
+    anneal_lr=st.booleans(),
+    time_limit=st.floats(0, 1e5),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cfg=configs, yaml_file=st.booleans())
+def test_config_round_trips_through_json_and_yaml(cfg, yaml_file, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cfg") / ("c.yaml" if yaml_file else "c.json")
+    cfg.save(path)
+    assert TrainConfig.load(path) == cfg
+    assert TrainConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
+
+
+def test_resolved_fills_algorithm_defaults_and_keeps_choices():
+    cfg = TrainConfig(algo="fast-ppo", learning_rate=0.123).resolved()
+    assert cfg.learning_rate == 0.123 and cfg.net == "lines" and cfg.num_envs > 1 and cfg.hidden
+    assert TrainConfig(algo="maskable-ppo").resolved().net == "mlp"
+
+
+@pytest.mark.parametrize(
+    "field,value,needle",
+    [
+        ("algo", "a2c", "algo='a2c'"),
+        ("scoring", "klondike", "scoring='klondike'"),
+        ("jokers", 3, "jokers=3"),
+        ("placement", "diagonal", "placement='diagonal'"),
+        ("first_cell", 99, "first_cell=99"),
+        ("reward_mode", "dense", "reward_mode='dense'"),
+        ("reward_scale", -1.0, "reward_scale=-1.0"),
+        ("timesteps", 0, "timesteps=0"),
+        ("learning_rate", -0.1, "learning_rate=-0.1"),
+        ("hidden", [64, 0], "hidden=[64, 0]"),
+        ("gamma", 1.5, "gamma=1.5"),
+        ("net", "transformer", "net='transformer'"),
+        ("vectorization", "gpu", "vectorization='gpu'"),
+        ("time_limit", -5, "time_limit=-5"),
+        ("minibatch_size", 10**9, "minibatch_size=1000000000"),
+    ],
+)
+def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError) as err:
+        train(TrainConfig(**{"algo": "fast-ppo", "out": str(out), field: value}))
+    assert needle in str(err.value)
+    assert not out.exists()  # nothing was created: the check came first
+
+
+def test_unknown_config_keys_and_bad_files_are_named(tmp_path):
+    with pytest.raises(ConfigError, match="learn_rate"):
+        TrainConfig.from_dict({"learn_rate": 1e-3})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="bad.json"):
+        TrainConfig.load(bad)
+    with pytest.raises(ConfigError, match="missing.yaml"):
+        TrainConfig.load(tmp_path / "missing.yaml")
+
+
+def test_cli_reports_bad_values_and_prints_resolved_config(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    assert main(["train", "--algo", "fast-ppo", "--reward-scale", "-2", "--out", str(out)]) == 2
+    assert "reward_scale=-2.0" in capsys.readouterr().err and not out.exists()
+    cfg_file = tmp_path / "c.yaml"
+    TrainConfig(algo="dqn", timesteps=777).save(cfg_file)
+    assert main(["train", "--config", str(cfg_file), "--seed", "9", "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["algo"] == "dqn" and printed["timesteps"] == 777 and printed["seed"] == 9
+    assert printed["learning_rate"] is not None  # resolved
+
+
+# ------------------------------------------------------------------------- training
+@pytest.mark.parametrize("algo", sorted(ALGOS))
+def test_each_algorithm_trains_saves_and_plays_only_legal_cells(tmp_path, algo):
+    from agents.evaluation import evaluate
+    from agents.registry import make_agent
+    from agents.train import AGENT_PREFIX
+    from pokersquares_env.core import PokerSquaresGame, Rules
+
+    rules = dict(jokers=1, placement="adjacent") if algo == "fast-ppo" else {}
+    out = tmp_path / algo
+    result = train(_cfg(algo, out, eval_every=TINY[algo]["timesteps"] // 2, eval_games=4, **rules))
+    assert not result.interrupted and result.steps >= TINY[algo]["timesteps"] // 2
+    for name in ("config.json", "curve.csv", "progress.json"):
+        assert (out / name).is_file(), name
+    assert os.path.isfile(result.model_path) and any((out / "tb").iterdir())
+    assert TrainConfig.load(out / "config.json").algo == algo
+    header, *rows = (out / "curve.csv").read_text().splitlines()
+    assert header.startswith("step,seconds,episodes") and rows
+    assert any(r.split(",")[4] for r in rows)  # an evaluation row
+
+    spec = f"{AGENT_PREFIX[algo]}:{out}"
+    agent = make_agent(spec, rules=rules)
+    game = PokerSquaresGame(Rules(**rules))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        state = game.init(game.deal(rng))
+        agent.reset()
+        from pokersquares_env.env import encode_observation, mask_array
+
+        while not state.terminal:
+            mask = game.legal_mask(state)
+            cell = agent.act(encode_observation(game, state), {"action_mask": mask_array(mask)}, game, state)
+            assert mask >> cell & 1, f"{spec} picked illegal cell {cell}"
+            game.apply(state, cell)
+    res = evaluate([spec], games=4, seed=1, rules=rules, progress=False)
+    assert res.summary[0]["errors"] == 0 and res.summary[0]["games"] == 4
+
+
+@pytest.mark.parametrize("algo", ["fast-ppo", "maskable-ppo"])
+def test_resume_continues_from_the_latest_checkpoint(tmp_path, algo):
+    out = tmp_path / "run"
+    first = train(_cfg(algo, out, checkpoint_every=1))
+    done = json.loads((out / "progress.json").read_text())["steps"]
+    assert done == first.steps > 0 and (out / "checkpoints").iterdir()
+    more = TINY[algo]["timesteps"] * 2
+    second = train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=more)
+    assert second.steps >= more - TINY[algo].get("num_envs", 1) * TINY[algo].get("num_steps", 1)
+    assert second.steps > first.steps
+    assert TrainConfig.load(out / "config.json").timesteps == more
+    steps = [int(r.split(",")[0]) for r in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == sorted(steps) and steps[-1] > first.steps  # the curve goes on where it stopped
+
+
+def test_resume_without_a_run_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="resume"):
+        train(TrainConfig(out=str(tmp_path / "nothing")), resume=True)
+
+
+def test_ctrl_c_saves_a_checkpoint_and_the_model(tmp_path, monkeypatch):
+    from agents.train import RunFolder
+
+    original = RunFolder.step
+    sent = []
+
+    def step_then_interrupt(self, step, policy):
+        original(self, step, policy)
+        if not sent:
+            sent.append(step)
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does
+
+    monkeypatch.setattr(RunFolder, "step", step_then_interrupt)
+    out = tmp_path / "run"
+    result = train(_cfg("fast-ppo", out, timesteps=10**6))
+    assert result.interrupted and result.steps == sent[0] < 10**6
+    assert (out / "model.pt").is_file() and (out / "checkpoints" / "latest.pt").is_file()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored

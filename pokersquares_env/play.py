@@ -285,7 +285,8 @@ class TerminalGame:
                 self.show_board()
                 continue
             if low == "hint":
-                self.say(self.hint_text() if self.hint_agent is not None else "no hint agent: start the game with --hint AGENT")
+                no_agent = "no hint agent: start the game with --hint AGENT"
+                self.say(self.hint_text() if self.hint_agent is not None else no_agent)
                 continue
             cell = parse_move(low)
             if cell is None:

@@ -169,7 +169,9 @@ def _text_mask(text: str, font: Any, anchor: str):
     return mask, int(left), int(top)
 
 
-def _text(img: Any, xy: tuple[float, float], text: str, font: Any, fill: tuple[int, int, int], anchor: str = "la") -> None:
+def _text(
+    img: Any, xy: tuple[float, float], text: str, font: Any, fill: tuple[int, int, int], anchor: str = "la"
+) -> None:
     """Draw ``text`` on ``img`` from a cached mask (drawing text afresh costs most of a frame)."""
     mask, dx, dy = _text_mask(text, font, anchor)
     img.paste(fill, (int(round(xy[0])) + dx, int(round(xy[1])) + dy), mask)
@@ -182,9 +184,11 @@ def _draw_suit(draw: Any, suit: int, x: float, y: float, size: float, fill: tupl
     """Draw suit ``suit`` (0 clubs, 1 diamonds, 2 hearts, 3 spades) in the square at (x, y) of side ``size``."""
 
     def p(u: float, v: float) -> tuple[float, float]:
+        """A point of the unit square, in pixels."""
         return (x + u * size, y + v * size)
 
     def disc(u: float, v: float, r: float) -> None:
+        """A filled circle of radius ``r`` (unit square) at (u, v)."""
         draw.ellipse([p(u - r, v - r), p(u + r, v + r)], fill=fill)
 
     if suit == 1:  # diamond
@@ -263,7 +267,8 @@ def card_image(code: int, width: int = CARD_W, height: int = CARD_H, background:
         suit = code // 13
         if rank >= 9 and rank <= 11:  # J Q K
             fw, fh = 32 * u, 52 * u
-            draw.rectangle([cx - fw / 2, cy - fh / 2, cx + fw / 2, cy + fh / 2], outline=colour, width=max(1, int(1.5 * u)))
+            frame_box = [cx - fw / 2, cy - fh / 2, cx + fw / 2, cy + fh / 2]
+            draw.rectangle(frame_box, outline=colour, width=max(1, int(1.5 * u)))
             draw.text((cx, cy - 7 * u), RANKS[rank], font=_font(int(26 * u), bold=True), fill=colour, anchor="mm")
             _draw_suit(draw, suit, cx - 7 * u, cy + 9 * u, 14 * u, colour)
         else:
@@ -367,7 +372,8 @@ def draw_board(
         if bits >> cell & 1:
             x, y = _cell_xy(cell)
             draw.rounded_rectangle([x, y, x + CARD_W - 1, y + CARD_H - 1], radius=7, outline=PLAYABLE, width=3)
-            draw.ellipse([x + CARD_W / 2 - 4, y + CARD_H / 2 - 4, x + CARD_W / 2 + 4, y + CARD_H / 2 + 4], fill=PLAYABLE)
+            mx, my = x + CARD_W / 2, y + CARD_H / 2
+            draw.ellipse([mx - 4, my - 4, mx + 4, my + 4], fill=PLAYABLE)
     if last_cell is not None and 0 <= last_cell < 25 and codes[last_cell] != EMPTY:
         x, y = _cell_xy(last_cell)
         draw.rounded_rectangle([x - 2, y - 2, x + CARD_W + 1, y + CARD_H + 1], radius=8, outline=LAST, width=3)
@@ -396,7 +402,7 @@ def draw_board(
                 font = _fit_font(name, ROW_LABEL_W, 15, bold=complete, condensed=False)
                 _text(img, (ROW_LABEL_X, y + CARD_H / 2 - 3), name, font=font, fill=colour, anchor="ls")
             if scored:
-                _text(img, (ROW_LABEL_X, y + CARD_H / 2 + 3), f"{_fmt(points)} pts", font=_font(16, True), fill=GOLD, anchor="lt")
+                _text(img, (ROW_LABEL_X, y + CARD_H / 2 + 3), f"{_fmt(points)} pts", _font(16, True), GOLD, "lt")
         else:
             x, _ = _cell_xy(line - 5)
             y = GRID_Y + GRID_H + 6
@@ -409,7 +415,8 @@ def draw_board(
 
     # Title bar.
     placed = sum(c != EMPTY for c in codes)
-    _text(img, (12, TITLE_H / 2), title or "Poker Squares", font=_fit_font(title or "Poker Squares", 440, 17, True, False),
+    heading = title or "Poker Squares"
+    _text(img, (12, TITLE_H / 2), heading, font=_fit_font(heading, 440, 17, True, False),
               fill=TEXT, anchor="lm")
     _text(img, (WIDTH - 12, TITLE_H / 2), f"{placed}/25 placed", font=_font(14), fill=DIM, anchor="rm")
 

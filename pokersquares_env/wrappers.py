@@ -29,10 +29,11 @@ class RecordGames(gym.Wrapper):
 
     The record holds the seed passed to the episode's ``reset`` (``None`` when
     the episode was not seeded), ``agent`` and ``meta`` as given, plus
-    ``meta["episode"]``, ``meta["env"]`` (the env id, when it has one) and, for an episode ended by an illegal action under
-    ``illegal_action="penalty"``, ``meta["illegal_action"]`` (such a record is
-    unfinished).  The final step's info gets ``record_path`` (the JSON file, or
-    the JSONL file when ``json_files=False``).
+    ``meta["episode"]``, ``meta["env"]`` (the env id, when it has one) and,
+    for an episode ended by an illegal action under ``illegal_action="penalty"``,
+    ``meta["illegal_action"]`` (such a record is unfinished).  The final step's
+    info gets ``record_path`` (the JSON file, or the JSONL file when
+    ``json_files=False``).
 
     The wrapped env must be a Poker Squares env: its ``unwrapped`` either has
     ``game_record(seed=, agent=, meta=)`` returning a

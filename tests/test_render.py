@@ -10,6 +10,8 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
 from pokersquares_env import render
@@ -17,7 +19,8 @@ from pokersquares_env.cards import parse_cards
 from pokersquares_env.core import PokerSquaresGame, Rules
 
 RED = np.array(render.RED)
-EXAMPLE = "8♠ Q♠ T♠ 4♠ 2♠ 9♣ Q♣ T♣ J♣ K♣ A♦ 8♦ T♦ 4♣ 5♣ A♥ Q♥ T♥ J♥ K♥ 3♠ 6♥ 7♦ 4♥ 5♠"  # the Russian example, 302
+# The Russian source's example board (302 American points).
+EXAMPLE = "8♠ Q♠ T♠ 4♠ 2♠  9♣ Q♣ T♣ J♣ K♣  A♦ 8♦ T♦ 4♣ 5♣  A♥ Q♥ T♥ J♥ K♥  3♠ 6♥ 7♦ 4♥ 5♠"
 
 
 def cell_patch(frame, cell):
@@ -208,3 +211,25 @@ def test_docs_screenshot_exists():
 
     with Image.open(path) as im:
         assert im.size == (render.WIDTH, render.HEIGHT)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), filled=st.integers(0, 25), partial=st.booleans())
+def test_any_board_draws_deterministically(seed, filled, partial):
+    rng = np.random.default_rng(seed)
+    board = [-1] * 25
+    cells = rng.permutation(25)[:filled]
+    cards = rng.permutation(54)[:filled]
+    for cell, code in zip(cells, cards):
+        board[int(cell)] = int(code)
+    drawn = int(rng.integers(54))
+    frame = render.draw_board(board, "english", partial=partial, drawn=drawn, cards_left=3)
+    assert frame.shape == render.FRAME_SHAPE and frame.dtype == np.uint8
+    assert np.array_equal(frame, render.draw_board(list(board), "english", partial=partial, drawn=drawn, cards_left=3))
+    empty = np.asarray(render._empty_table())
+    for cell in range(25):
+        patch = cell_patch(frame, cell)
+        if board[cell] == -1:
+            assert np.array_equal(patch, cell_patch(empty, cell))
+        else:
+            assert np.array_equal(patch, np.asarray(render.card_image(board[cell])))

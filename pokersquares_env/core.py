@@ -325,27 +325,44 @@ class PokerSquaresGame:
         return self._apply_legal(state, int(cell))
 
     def _apply_legal(self, state: GameState, cell: int) -> tuple[float, list[int]]:
-        code = state.deck[len(state.placements)]
+        # The hot path of every env and search agent: locals and straight-line code for the two lines.
+        placements = state.placements
+        code = state.deck[len(placements)]
         state.board[cell] = code
-        state.placements.append(cell)
+        placements.append(cell)
         state.occupied |= 1 << cell
         state.frontier |= ADJACENT[cell]
+        row, col = CELL_LINES[cell]
+        if code >= NUM_STANDARD:
+            line_k = state.line_k
+            line_k[row] += 1
+            line_k[col] += 1
+        else:
+            rank = code % 13
+            counts, pairs = state.rank_counts, state.line_pairs
+            i = row * 13 + rank
+            pairs[row] += counts[i]
+            counts[i] += 1
+            i = col * 13 + rank
+            pairs[col] += counts[i]
+            counts[i] += 1
+            rank_bit, suit_bit = 1 << rank, 1 << code // 13
+            ranks, suits = state.line_ranks, state.line_suits
+            ranks[row] |= rank_bit
+            ranks[col] |= rank_bit
+            suits[row] |= suit_bit
+            suits[col] |= suit_bit
+        line_t = state.line_t
         points = 0.0
         completed: list[int] = []
-        for line in CELL_LINES[cell]:
-            state.line_t[line] += 1
-            if code >= NUM_STANDARD:
-                state.line_k[line] += 1
-            else:
-                rank, suit = code % 13, code // 13
-                idx = line * 13 + rank
-                state.line_pairs[line] += state.rank_counts[idx]
-                state.rank_counts[idx] += 1
-                state.line_ranks[line] |= 1 << rank
-                state.line_suits[line] |= 1 << suit
-            if state.line_t[line] == 5:
-                completed.append(line)
-                points += self._line_points[self._key(state, line)]
+        t = line_t[row] = line_t[row] + 1
+        if t == 5:
+            completed.append(row)
+            points += self._line_points[self._key(state, row)]
+        t = line_t[col] = line_t[col] + 1
+        if t == 5:
+            completed.append(col)
+            points += self._line_points[self._key(state, col)]
         return points, completed
 
     @staticmethod

@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
-from pokersquares_env.scoring import expected_random_score, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, expected_random_score, point_system
 
 __all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES"]
 
@@ -29,7 +29,14 @@ def _feature_slots(code: int) -> tuple[int, ...]:
 
 #: FEATURE_SLOTS[code]: the positions (within an 18-wide card block) set for a card code.
 FEATURE_SLOTS = tuple(_feature_slots(c) for c in range(NUM_CODES))
+# The same as exactly two positions (a joker's one slot twice), for branch-free writes in step().
+_SLOT_PAIRS = tuple((s[0], s[-1]) for s in FEATURE_SLOTS)
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int8)
+
+
+def _line_points_list(system: str) -> list[float]:
+    """A built-in system's ``line_points_table`` as a list (list look-ups beat numpy scalars)."""
+    return point_system(system).line_points_table.tolist()
 
 
 def mask_array(bits: int) -> np.ndarray:
@@ -168,6 +175,14 @@ class PokerSquaresEnv(gym.Env):
         self._done = False
         self._mask_bits = 0
         self._mask = np.zeros(NUM_CELLS, dtype=np.int8)
+        self._free_after_first = self.rules.placement == "free"
+        self._start_bits, self._start_mask = 0, mask_array(0)  # the legal cells of an empty board, cached
+        self._final_tables = (
+            self.game._line_points,
+            _line_points_list("american"),
+            _line_points_list("english"),
+            self.point_system.line_category_table.tolist(),
+        )
         self._renderer = None
 
     def _resolve_scale(self, reward_scale: float | str) -> float:
@@ -204,8 +219,10 @@ class PokerSquaresEnv(gym.Env):
         for slot in FEATURE_SLOTS[first]:
             obs[CARD_OFFSET + slot] = 1
         obs[UNSEEN_OFFSET + first] = 0
-        self._mask_bits = self.game.legal_mask(state)
-        self._mask = mask_array(self._mask_bits)
+        self._mask_bits = bits = self.game.legal_mask(state)
+        if bits != self._start_bits:
+            self._start_bits, self._start_mask = bits, mask_array(bits)
+        self._mask = self._start_mask.copy()
         info = {"action_mask": self._mask.copy(), "card": first}
         if self.render_mode == "human":
             self.render()
@@ -227,32 +244,42 @@ class PokerSquaresEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise IllegalActionError(reason)
             return self._illegal_end(reason)
-        code = state.card
+        bits = self._mask_bits
+        placements = state.placements
+        deck = state.deck
+        slot_a, slot_b = _SLOT_PAIRS[deck[len(placements)]]
         points, _completed = game._apply_legal(state, action)
         obs = self._obs
         base = BOARD_OFFSET + action * CARD_FEATURES
-        for slot in FEATURE_SLOTS[code]:
-            obs[base + slot] = 1
-            obs[CARD_OFFSET + slot] = 0
-        terminated = len(state.placements) >= NUM_CELLS
+        obs[base + slot_a] = 1
+        obs[base + slot_b] = 1
+        obs[CARD_OFFSET + slot_a] = 0
+        obs[CARD_OFFSET + slot_b] = 0
+        placed = len(placements)
+        terminated = placed >= NUM_CELLS
         if terminated:
             self._done = True
             info = self._final_info()
             reward = info["score"] if self.reward_mode == "terminal" else points
         else:
-            nxt = state.deck[len(state.placements)]
-            for slot in FEATURE_SLOTS[nxt]:
-                obs[CARD_OFFSET + slot] = 1
+            nxt = deck[placed]
+            slot_a, slot_b = _SLOT_PAIRS[nxt]
+            obs[CARD_OFFSET + slot_a] = 1
+            obs[CARD_OFFSET + slot_b] = 1
             obs[UNSEEN_OFFSET + nxt] = 0
-            bits = game.legal_mask(state)
-            changed = bits ^ self._mask_bits
             mask = self._mask
-            while changed:  # usually one cell; a few under the adjacency rule
-                low = changed & -changed
-                cell = low.bit_length() - 1
-                mask[cell] = bits >> cell & 1
-                changed ^= low
-            self._mask_bits = bits
+            if self._free_after_first and placed > 1:  # free placement: only the chosen cell closes
+                self._mask_bits = bits & ~(1 << action)
+                mask[action] = 0
+            else:
+                new_bits = game.legal_mask(state)
+                changed = new_bits ^ bits
+                while changed:  # usually one cell; a few under the adjacency rule
+                    low = changed & -changed
+                    cell = low.bit_length() - 1
+                    mask[cell] = new_bits >> cell & 1
+                    changed ^= low
+                self._mask_bits = new_bits
             info = {"action_mask": mask.copy(), "card": nxt}
             reward = points if self.reward_mode == "line" else 0.0
         if self.render_mode == "human":
@@ -266,17 +293,23 @@ class PokerSquaresEnv(gym.Env):
         return self._obs.copy(), self.illegal_penalty, True, False, info
 
     def _final_info(self) -> dict[str, Any]:
-        state, game = self.state, self.game
-        american = game.score(state, "american")
-        english = game.score(state, "english")
-        score = game.score(state)
+        # game.score(state, system) and game.hands(state) for three systems, sharing one pass over the lines.
+        state = self.state
+        keys = state.line_keys()
+        complete = [t == 5 for t in state.line_t]
+        active, american_table, english_table, categories = self._final_tables
+        score = float(sum([active[k] if c else 0.0 for k, c in zip(keys, complete)]))
+        american = float(sum([american_table[k] if c else 0.0 for k, c in zip(keys, complete)]))
+        english = float(sum([english_table[k] if c else 0.0 for k, c in zip(keys, complete)]))
+        hands = [CATEGORY_KEYS[categories[k]] if c and categories[k] >= 0 else NO_HAND_KEY
+                 for k, c in zip(keys, complete)]
         threshold = self.point_system.win_threshold
         return {
             "action_mask": np.zeros(NUM_CELLS, dtype=np.int8),
             "card": EMPTY,
             "score": score,
             "scores": {"american": american, "english": english},
-            "hands": game.hands(state),
+            "hands": hands,
             "board": list(state.board),
             "placements": list(state.placements),
             "won": bool(threshold is not None and score >= threshold),

@@ -244,6 +244,9 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; a record is an ordinary file
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

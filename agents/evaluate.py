@@ -29,6 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-cell", default=None, help="where the first card goes: center, top-left or a cell")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
+    parser.add_argument("--address", default=None,
+                        help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
+                             "embedded local Ray with --jobs CPUs)")
+    parser.add_argument("--chunk-size", type=int, default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write games.jsonl, summary.md/.csv/.json, hands.json/.csv, paired.json, PNG plots")
     parser.add_argument("--format", default="table", choices=("table", "json"),
@@ -46,8 +50,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
+    if args.chunk_size is not None and args.chunk_size < 1:
+        print(f"pokersquares evaluate: --chunk-size {args.chunk_size}: expected a positive integer", file=sys.stderr)
+        return 2
+    if args.address and args.backend != "ray":
+        print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
+        return 2
     common = dict(games=args.games, seed=args.seed, rules=rules, jobs=args.jobs, progress=not args.no_progress,
-                  backend=args.backend, out_dir=args.out)
+                  backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
+                  backend_options={"address": args.address} if args.address else None)
     try:
         if args.scoring_set:
             systems = "pps" if args.scoring_set == "pps" else [s.strip() for s in args.scoring_set.split(",")]

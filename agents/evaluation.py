@@ -11,7 +11,8 @@ Design (so that other back ends plug in):
    which builds the agent itself (so it runs in any process or on any Ray worker).
 3. A back end maps chunks to records: ``"local"`` runs them in this process
    (``jobs=1``) or in a ``multiprocessing`` pool.  :func:`register_backend` adds
-   others (``"ray"`` is looked up in ``agents.ray_backend:run_chunks`` when asked for).
+   others (``"ray"`` is looked up in ``agents.distributed:run_chunks`` when asked for;
+   it streams records game by game through :func:`iter_chunk`).
 4. :class:`EvaluationResult` computes every figure from the records alone.
 
 A game that raises is recorded with ``"error"`` (the message and the deal);
@@ -44,6 +45,7 @@ __all__ = [
     "evaluate",
     "PPSResult",
     "evaluate_pps",
+    "iter_chunk",
     "make_chunks",
     "pps_systems",
     "register_backend",
@@ -86,18 +88,24 @@ def run_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[s
     A record holds ``agent, deal, deck, placements, score, scores {american,
     english}, hands, seconds`` and, when the game raised, ``error``.
     """
+    return list(iter_chunk(agent_spec, deals, config))
+
+
+def iter_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """:func:`run_chunk` one record at a time, each yielded as soon as its game ends (for streaming back ends)."""
     from agents.registry import make_agent
     from pokersquares_env.env import encode_observation, mask_array
 
     if isinstance(config, dict):
         config = EvalConfig(**config)
     game = config.game()
-    records: list[dict[str, Any]] = []
     try:
         agent = make_agent(agent_spec, system=game.system, rules=game.rules, seed=config.seed)
     except Exception as exc:  # noqa: BLE001 - reported per deal, other agents go on
         msg = f"could not build agent {agent_spec!r}: {type(exc).__name__}: {exc}"
-        return [_error_record(agent_spec, i, deal_deck(config.seed, i, game.rules), [], msg, 0.0) for i in deals]
+        for i in deals:
+            yield _error_record(agent_spec, i, deal_deck(config.seed, i, game.rules), [], msg, 0.0)
+        return
     for i in deals:
         deck = deal_deck(config.seed, i, game.rules)
         state = game.init(deck, validate=False)
@@ -115,10 +123,10 @@ def run_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[s
             tb = traceback.extract_tb(exc.__traceback__)
             where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
             msg = f"{type(exc).__name__}: {exc}{where} (deal {i}, move {state.num_placed + 1})"
-            records.append(_error_record(agent_spec, i, deck, state.placements, msg, time.perf_counter() - start))
+            yield _error_record(agent_spec, i, deck, state.placements, msg, time.perf_counter() - start)
             continue
         seconds = time.perf_counter() - start
-        records.append(
+        yield (
             {
                 "agent": agent_spec,
                 "deal": int(i),
@@ -130,7 +138,6 @@ def run_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[s
                 "seconds": seconds,
             }
         )
-    return records
 
 
 def _error_record(agent: str, i: int, deck: Sequence[int], placements: Sequence[int], msg: str, secs: float) -> dict:
@@ -151,7 +158,7 @@ def make_chunks(agent_specs: Sequence[str], games: int, chunk_size: int) -> list
 
 ChunkTask = tuple[str, list[int], dict[str, Any]]
 Backend = Callable[..., Iterator[list[dict[str, Any]]]]
-_BACKENDS: dict[str, Any] = {"ray": "agents.ray_backend:run_chunks"}
+_BACKENDS: dict[str, Any] = {"ray": "agents.distributed:run_chunks"}
 
 
 def register_backend(name: str, target: str | Backend) -> None:
@@ -446,6 +453,7 @@ def evaluate(
     progress: bool = True,
     backend: str = "local",
     chunk_size: int | None = None,
+    backend_options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     """Play every agent on the same ``games`` seeded deals; the records and summaries.
 
@@ -453,6 +461,7 @@ def evaluate(
     scored under American and English); ``rules`` holds ``Rules`` fields
     (``jokers``, ``placement``, ``first_cell``).  ``jobs`` processes share the
     work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).
+    ``backend_options`` go to the back end (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """
     specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
     if not specs:
@@ -487,7 +496,7 @@ def evaluate(
 
         bar = tqdm(total=len(specs) * int(games), desc="evaluate", unit="game")
     try:
-        for chunk in _backend(backend)(tasks, jobs=int(jobs)):
+        for chunk in _backend(backend)(tasks, jobs=int(jobs), **(backend_options or {})):
             records.extend(chunk)
             if bar is not None:
                 bar.update(len(chunk))

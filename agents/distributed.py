@@ -1,0 +1,193 @@
+"""Ray back end of the evaluation harness: ``pokersquares evaluate --backend ray [--address ADDR]``.
+
+The harness (:mod:`agents.evaluation`) cuts the common deals into chunks
+``(agent_spec, deal indices, config)``.  Here each chunk becomes one Ray task,
+a *streaming generator* that yields one per-game record as soon as that game
+ends (:func:`agents.evaluation.iter_chunk`).  The driver waits on all running
+chunks at once (``ray.wait``) and hands every record to the harness as it
+arrives, so:
+
+* finished games are never lost: when a worker (or its node) dies, the
+  records it already streamed are kept, and only the deals of that chunk that
+  have no record yet are submitted again as a new task (up to ``retries``
+  times per chunk);
+* the result does not depend on how deals are split or where they run: deal
+  ``i`` of seed ``S`` and the agent's per-deal seed are fixed by the harness,
+  so ``--backend ray`` gives the same records (bar timings) and the same
+  summary as ``--backend local``.
+
+Where Ray runs: if this process is already connected (``ray.init`` was called),
+that session is used; else ``address`` (or ``$RAY_ADDRESS``) names a running
+cluster to join; else an embedded Ray starts on this machine with ``jobs`` CPUs
+(all cores when ``jobs`` is 1).  The embedded Ray stays up until the process
+exits, so several evaluations in one process (``evaluate_pps``) start it once.
+
+Needs the ``distributed`` extra: ``pip install "pokersquares_env[distributed]"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EXTRA_HINT", "import_ray", "ensure_ray", "run_chunks"]
+
+#: how to install what this module needs
+EXTRA_HINT = 'pip install "pokersquares_env[distributed]"'
+
+log = logging.getLogger(__name__)
+
+
+def import_ray(what: str = "the Ray back end"):
+    """The ``ray`` module, or an ImportError naming the extra to install."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError(f"{what} needs Ray, which is not installed ({exc}): {EXTRA_HINT}") from None
+    return ray
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what: str = "the Ray back end") -> bool:
+    """Connect this process to Ray (existing session, ``address``/``$RAY_ADDRESS``, or an embedded local Ray).
+
+    Returns True when this call started or joined Ray, False when a session was already open.
+    ``num_cpus`` sizes the embedded Ray only; a cluster keeps its own resources.
+    """
+    ray = import_ray(what)
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
+        raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all cores)")
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
+    if address:
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ConnectionError(
+                f"could not connect to the Ray cluster at address {address!r} ({exc}); expected the address "
+                f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001"
+            ) from exc
+    else:
+        ray.init(num_cpus=num_cpus, **kwargs)
+    return True
+
+
+def _play_chunk(agent_spec: str, deals: list[int], config: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Ray task body: the records of one chunk, yielded game by game."""
+    from agents.evaluation import iter_chunk
+
+    yield from iter_chunk(agent_spec, deals, config)
+
+
+@dataclass
+class _Chunk:
+    """A chunk in flight: its task, the deals still without a record, and how often it was resubmitted."""
+
+    spec: str
+    config: dict[str, Any]
+    remaining: list[int]
+    max_retries: int
+    retries: int = 0
+    lost: list[str] = field(default_factory=list)
+
+
+def run_chunks(
+    tasks: Sequence[tuple[str, Sequence[int], dict[str, Any]]],
+    *,
+    jobs: int = 1,
+    address: str | None = None,
+    retries: int = 3,
+    cpus_per_task: float = 1.0,
+) -> Iterator[list[dict[str, Any]]]:
+    """Run the harness's chunks as Ray streaming tasks; yield each game's record (as a 1-list) as it finishes.
+
+    ``tasks`` are ``(agent_spec, deal indices, config dict)``; ``jobs`` sizes an
+    embedded Ray (1: all cores), ``address`` joins a cluster; a chunk whose
+    worker dies is resubmitted with its unfinished deals, at most ``retries`` times.
+    """
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries={retries!r}: expected an integer >= 0")
+    if not (isinstance(cpus_per_task, (int, float)) and not isinstance(cpus_per_task, bool) and cpus_per_task > 0):
+        raise ValueError(f"cpus_per_task={cpus_per_task!r}: expected a positive number")
+    ray = import_ray("--backend ray")
+    ensure_ray(address, int(jobs) if jobs and jobs > 1 else None, what="--backend ray")
+    # Ray's own retries would replay the whole chunk; resubmitting only the unfinished deals keeps finished games
+    play = ray.remote(_play_chunk).options(num_cpus=cpus_per_task, max_retries=0, name="pokersquares-eval-chunk")
+
+    _warm_agents(tasks)
+    running: dict[Any, _Chunk] = {}
+
+    def submit(chunk: _Chunk) -> None:
+        running[play.remote(chunk.spec, list(chunk.remaining), chunk.config)] = chunk
+
+    for spec, deals, config in tasks:
+        if deals:
+            submit(_Chunk(spec, dict(config), [int(d) for d in deals], retries))
+    try:
+        while running:
+            ready, _ = ray.wait(list(running), num_returns=1)
+            for gen in ready:
+                chunk = running[gen]
+                try:
+                    ref = next(gen)
+                except StopIteration:
+                    del running[gen]
+                    if chunk.remaining:  # ended without a record for every deal: treat as lost
+                        _resubmit(chunk, "the task ended early", submit)
+                    continue
+                try:
+                    record = ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    del running[gen]
+                    _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
+                    continue
+                deal = int(record["deal"])
+                if deal in chunk.remaining:
+                    chunk.remaining.remove(deal)
+                    yield [record]
+    finally:
+        for gen in running:  # stop what is still running when the caller stops early (Ctrl-C, error)
+            try:
+                ray.cancel(gen, force=True)
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass
+
+
+def _warm_agents(tasks: Sequence[tuple[str, Sequence[int], dict[str, Any]]]) -> None:
+    """Build each agent once here first, so learned tables are trained and cached once, not once per worker."""
+    from agents.evaluation import EvalConfig
+    from agents.registry import make_agent
+
+    seen = set()
+    for spec, _, config in tasks:
+        key = (spec, repr(sorted(config.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        game = EvalConfig(**config).game()
+        try:
+            make_agent(spec, system=game.system, rules=game.rules, seed=config.get("seed", 0))
+        except Exception:  # noqa: BLE001 - a spec that cannot build is reported per deal by the chunks
+            pass
+
+
+def _resubmit(chunk: _Chunk, why: str, submit) -> None:
+    chunk.lost.append(why)
+    if chunk.retries >= chunk.max_retries:
+        raise RuntimeError(
+            f"agent {chunk.spec!r}: deals {chunk.remaining} could not be played on Ray after "
+            f"{chunk.retries} resubmissions; failures: {chunk.lost}"
+        )
+    chunk.retries += 1
+    log.warning("Ray worker lost while playing agent %r (%s); resubmitting its %d unfinished deals (retry %d)",
+                chunk.spec, why, len(chunk.remaining), chunk.retries)
+    submit(chunk)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""

@@ -1,0 +1,111 @@
+"""The reward-shaping experiment: a tiny end-to-end run writes consistent tables and plots; bad options are named."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from agents.experiments.reward_shaping import EVAL_SYSTEMS, ExperimentConfig, markdown, run_experiment  # noqa: E402
+
+TINY_TRAIN = dict(hidden=[8, 8], num_envs=16, num_steps=26, minibatch_size=208, update_epochs=1)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rs")
+    results = run_experiment(
+        out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False, train_options=TINY_TRAIN,
+    )
+    return out, results
+
+
+def test_every_condition_and_seed_is_trained_and_evaluated_on_common_deals(tiny):
+    out, results = tiny
+    assert len(results["runs"]) == 2 * 2 * 3
+    for run in results["runs"]:
+        cfg = json.loads((out / "runs" / run["dir"].split("/")[-1] / "config.json").read_text())
+        assert cfg["scoring"] == run["system"] and cfg["reward_mode"] == run["mode"] and cfg["seed"] == run["seed"]
+        assert cfg["reward_scale"] == "normalized" and cfg["timesteps"] == 416
+    games = [json.loads(line) for line in (out / "evaluation" / "games.jsonl").read_text().splitlines()]
+    decks = {}
+    for g in games:  # every agent played the same deck on each deal
+        deal = g["meta"]["deal"]
+        decks.setdefault(deal, g["deck"])
+        assert g["deck"] == decks[deal]
+    assert len(decks) == 6
+
+
+def test_table_matches_the_per_game_records(tiny):
+    out, results = tiny
+    summary = {r["agent"]: r for r in json.loads((out / "evaluation" / "summary.json").read_text())}
+    for row in results["table"]:
+        specs = [r["spec"] for r in results["runs"]
+                 if r["system"] == row["train_system"] and r["mode"] == row["reward_mode"]]
+        for es in EVAL_SYSTEMS:
+            expected = np.mean([summary[s][f"mean_{es}"] for s in specs])
+            assert row[f"{es}_mean"] == pytest.approx(expected)
+            assert row[f"{es}_ci95"] > 0
+    table = markdown(results)
+    assert "American eval" in table and "Paired differences" in table and "flush" in table
+
+
+def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(tiny):
+    _, results = tiny
+    by = {(p["comparison"], p["eval_system"]): p for p in results["paired"]}
+    for (comp, es), p in by.items():
+        assert p["deals"] == 6 and p["a_better"] + p["b_better"] <= 6
+    means = {(r["train_system"], r["reward_mode"]): r for r in results["table"]}
+    p = by[("american - english reward (line)", "american")]
+    assert p["mean_diff"] == pytest.approx(means[("american", "line")]["american_mean"]
+                                           - means[("english", "line")]["american_mean"])
+    for row in results["hands"]:
+        total = sum(v for k, v in row.items() if k.startswith("all:"))
+        assert total == pytest.approx(1.0, abs=0.02)  # five of a kind is not in the table; never happens without jokers
+
+
+def test_outputs_written_and_rerun_reuses_finished_runs(tiny, monkeypatch):
+    out, results = tiny
+    for name in ("results.md", "results.json", "learning_curves.png", "hands.png", "experiment.json"):
+        assert (out / name).is_file(), name
+    import agents.train
+
+    def no_training(*a, **k):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(agents.train, "train", no_training)
+    again = run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
+                           train_options=TINY_TRAIN)
+    assert again["table"] == results["table"]
+
+
+@pytest.mark.parametrize(
+    "options,needle",
+    [
+        (dict(seeds=[]), "seeds=[]"),
+        (dict(seeds=[1, 1]), "seeds=[1, 1]"),
+        (dict(reward_modes=["dense"]), "'dense'"),
+        (dict(systems=["klondike"]), "klondike"),
+        (dict(timesteps=0), "timesteps=0"),
+        (dict(train_options={"seed": 3}), "train_options"),
+        (dict(train_options={"learning_rate": -1.0}), "learning_rate=-1.0"),
+    ],
+)
+def test_bad_options_are_named_before_anything_runs(tmp_path, options, needle):
+    out = tmp_path / "exp"
+    with pytest.raises(ValueError) as err:
+        run_experiment(ExperimentConfig(out=str(out)), **options)
+    assert needle in str(err.value)
+    assert not out.exists()
+
+
+def test_cli_help_lists_the_experiment(capsys):
+    from pokersquares_env.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["experiment", "reward-shaping", "--help"])
+    assert "--full" in capsys.readouterr().out
+    assert main(["experiment"]) == 2

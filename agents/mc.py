@@ -24,9 +24,9 @@ class MonteCarloAgent(Agent):
     Every rollout draws a random order of the true unseen cards (the same
     orders for every candidate cell: common random numbers) and completes the
     board with a greedy rollout policy, all rollouts of a move at once in numpy.
-    Only the ``candidates`` cells (default 6) that the rollout policy itself
+    Only the ``candidates`` cells (default 5) that the rollout policy itself
     rates best are tried, so each gets more rollouts.
-    Options: ``rollouts`` per cell and move (default 32), or ``seconds`` per
+    Options: ``rollouts`` per cell and move (default 64), or ``seconds`` per
     move (rollouts are then added in rounds of ``round`` until the time is
     spent); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
     line values of :mod:`agents.tables`, trained and cached on first use) or
@@ -43,11 +43,11 @@ class MonteCarloAgent(Agent):
         system: Any = None,
         rules: Rules | None = None,
         seed: int | None = None,
-        rollouts: int = 32,
+        rollouts: int = 64,
         seconds: float | None = None,
         rollout: str = "tables",
         round: int = 8,
-        candidates: int = 6,
+        candidates: int = 5,
         tables: str | None = None,
         games: int | None = None,
         phases: int | None = None,

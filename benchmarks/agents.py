@@ -1,0 +1,82 @@
+"""Benchmark the agents on common seeded deals under American and English scoring, beside the published anchors.
+
+Usage (the figures in docs/agents.md were made with these)::
+
+    nice -n 10 python benchmarks/agents.py --games 2000 --jobs 1 --out runs/bench
+    nice -n 10 python benchmarks/agents.py --agent mc --games 500 --out runs/bench-mc
+
+Prints, per point system, a Markdown table of mean +- 95% CI and seconds per
+game (per process: with ``--jobs 1`` that is one core), then the published
+anchors (American scoring).  ``--out`` keeps every output of the evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+# Run as a script, this file's folder comes first on sys.path and its name would hide the agents package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
+
+DEFAULT_AGENTS = ["random", "greedy", "rules", "expectimax:ply=1", "expectimax:ply=2", "mc"]
+
+#: Published figures (American scoring), labelled with their sources.  Not measured here.
+PUBLISHED = [
+    ("Random play", "14.42 (SD 7.68)", "Neller, 10,000 games; exact expectation 14.415; English 7.676"),
+    ("Simple rule player", "48.99", "Neller, Poker Squares contest materials"),
+    ("Flush-columns player", "83.80", "Neller, Poker Squares contest materials"),
+    ("Flat MC with flush playouts", "about 121", "Neller, Poker Squares contest materials"),
+    ("NARL and Expectimax-NARL", "123.3 to 125.2", "Neller et al., EAAI-2016; 1,000 to 10,000 games, 60 s a game"),
+    ("BeeMo", "126.0 (SD 31.5)", "Castro-Wunsch et al., CG 2016; 1,000 games"),
+    ("Theoretical maximum of one grid", "725", ""),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; prints the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", action="append", help=f"agent spec (repeatable; default {DEFAULT_AGENTS})")
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--systems", default="american,english")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    from agents.evaluation import evaluate
+    from pokersquares_env.scoring import expected_random_score
+
+    agents = args.agent or DEFAULT_AGENTS
+    rows = []
+    for system in args.systems.split(","):
+        start = time.perf_counter()
+        res = evaluate(agents, games=args.games, seed=args.seed, scoring=system, jobs=args.jobs,
+                       progress=not args.no_progress, out_dir=os.path.join(args.out, system) if args.out else None)
+        wall = time.perf_counter() - start
+        print(f"\n## {system}: {args.games} common deals (seed {args.seed}), jobs={args.jobs}, wall {wall:.0f} s")
+        print(f"exact expectation of random play: {expected_random_score(system):.3f}\n")
+        print("| agent | games | mean | 95% CI | std | min | max | win rate | s/game |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for r in res.summary:
+            print(f"| {r['agent']} | {r['games']} | {r['mean']:.2f} | +-{r['ci95']:.2f} | {r['std']:.2f} | "
+                  f"{r['min']:.0f} | {r['max']:.0f} | {r['win_rate']:.3f} | {r['seconds_per_game']:.4f} |")
+            rows.append({"system": system, **r})
+        if res.errors:
+            print(f"\n{len(res.errors)} games raised; first: {res.errors[0]}", file=sys.stderr)
+    print("\n## Published anchors (American scoring; not measured here)\n")
+    print("| player | mean | source |\n|---|---|---|")
+    for name, mean, source in PUBLISHED:
+        print(f"| {name} | {mean} | {source} |")
+    if args.out:
+        with open(os.path.join(args.out, "benchmark.json"), "w", encoding="utf-8") as fh:
+            json.dump({"games": args.games, "seed": args.seed, "jobs": args.jobs, "rows": rows}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

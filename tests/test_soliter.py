@@ -30,16 +30,19 @@ def make(variant="classic", **kw):
     return gym.make("Soliter-v0", variant=variant, **kw).unwrapped
 
 
-def columns_with_tops(game: SoliterGame, tops: dict[int, list[str]], empty: tuple[int, ...] = ()) -> list[list[int]]:
+def columns_with_tops(game: SoliterGame, tops: dict[int, list[str]]) -> list[list[int]]:
     """A legal deal (as columns) whose column ``i`` ends with the cards ``tops[i]`` (last = playable)."""
     rest = list(game.deck)
     for cards in tops.values():
         for t in cards:
             rest.remove(C(t) if t != "JK" else 52)
+    lengths = [len(c) for c in game.deal(np.random.default_rng(0)).columns]  # the variant's own column lengths
     cols: list[list[int]] = [[] for _ in range(game.num_columns)]
-    fill = [i for i in range(game.num_columns) if i not in empty]
-    for k, code in enumerate(rest):
-        cols[fill[k % len(fill)]].append(code)
+    room = [lengths[i] - len(tops.get(i, [])) for i in range(game.num_columns)]
+    k = 0
+    for i in range(game.num_columns):
+        cols[i] = rest[k : k + room[i]]
+        k += room[i]
     for i, cards in tops.items():
         cols[i].extend(C(t) if t != "JK" else 52 for t in cards)
     return cols
@@ -142,15 +145,18 @@ def test_classic_building_cells_foundations():
 
 
 def test_empty_column_takes_any_card():
-    env = make()
+    env = make(free_cells=8)
     game = env.game
-    cols = columns_with_tops(game, {0: ["K♦"], 1: ["5♣"]}, empty=(2,))
-    cols[2] = []
-    # 52 cards in 7 columns: still a legal explicit deal
-    env.reset(options={"deal": cols})
-    assert act(game, 1, 2) in game.legal_actions(env.state)
-    env.step(act(game, 1, 2))
-    assert env.state.columns[2] == (C("5♣"),)
+    env.reset(seed=0)
+    for k in range(len(env.state.columns[7])):  # empty column 8 into the cells
+        env.step(act(game, 7, game.cell_base + k))
+    assert env.state.columns[7] == ()
+    card = env.state.columns[0][-1]
+    assert act(game, 0, 7) in game.legal_actions(env.state)
+    env.step(act(game, 0, 7))
+    assert env.state.columns[7] == (card,)
+    with pytest.raises(ValueError, match="deal column 1 has 52 cards"):
+        env.reset(options={"deal": [list(game.deck)] + [[] for _ in range(7)]})
 
 
 def test_illegal_penalty_mode_and_out_of_range():
@@ -185,6 +191,9 @@ def test_mask_matches_legal_moves(variant, seed):
             break
         obs, _r, term, trunc, info = env.step(int(rng.choice(legal)))
         assert env.observation_space.contains(obs)
+        in_play = [c for col in env.state.columns for c in col] + [c for c in env.state.cells if c != EMPTY]
+        assert len(in_play) + game.cards_home(env.state) == len(game.deck)  # no card made or lost
+        assert all(col == () for col in env.state.columns[env.state.open_columns :])
         if term or trunc:
             break
 
@@ -329,3 +338,12 @@ def test_truncation_and_render():
     frame = env.render()
     assert frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8
     assert isinstance(env, SoliterEnv)
+
+
+def test_cli_show_and_solve(capsys):
+    from pokersquares_env.cli import main
+
+    assert main(["soliter", "show", "--seed", "0"]) == 0
+    assert "foundations" in capsys.readouterr().out
+    assert main(["soliter", "solve", "--seed", "0", "--variant", "36"]) == 0
+    assert "replay wins: True" in capsys.readouterr().out

@@ -332,6 +332,12 @@ class SoliterGame:
             flat = [self._code(c, jokers_seen, f"deal[{i}]") for i, c in enumerate(deal)]
             cols = None
         self._check_deck(flat)
+        if cols is not None:
+            longest = self.max_depth - self.levels - len(self.jokers)
+            for i, col in enumerate(cols):
+                if len(col) > longest:
+                    raise ValueError(f"deal column {i + 1} has {len(col)} cards: expected at most {longest} "
+                                     f"(the deepest deal of variant {self.variant.name!r})")
         if cols is None:
             cols = self._lay_out(flat, self.num_columns)
         open_cols = self.num_columns

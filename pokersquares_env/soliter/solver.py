@@ -100,6 +100,7 @@ class _Search:
     w_block = 1.0  # per card lying above a lower card of its suit
     w_cell = 0.5  # per occupied free cell
     w_depth = 0.5  # per card above a card the foundations take next (one-deck ace-up games)
+    w_stage = 0.0  # bonus per stage reached (redeal variants)
 
     def __init__(self, game: SoliterGame) -> None:
         self.game = game
@@ -142,7 +143,8 @@ class _Search:
                     if c in wanted:
                         depth += len(col) - 1 - k
             blockers += self.w_depth * depth
-        return self.w_home * (g.num_real - sum(state.foundations)) + self.w_block * blockers + self.w_cell * used
+        return (self.w_home * (g.num_real - sum(state.foundations)) + self.w_block * blockers + self.w_cell * used
+                - self.w_stage * state.stage)
 
     def _key(self, state: SoliterState) -> tuple:
         cols = state.columns[: state.open_columns]

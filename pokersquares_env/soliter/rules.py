@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
@@ -777,9 +777,3 @@ def deck_codes(variant: str | Variant = "classic") -> list[int]:
     """The card codes of a variant's deck (two-deck variants list each code twice)."""
     return list(SoliterGame(variant).deck)
 
-
-def parse_deal(text: str | Iterable[str]) -> list[Any]:
-    """Split deal text (whitespace, commas) into card tokens for :meth:`SoliterGame.init`."""
-    if isinstance(text, str):
-        return text.replace(",", " ").replace("/", " ").split()
-    return list(text)

@@ -7,7 +7,11 @@ per deal, how often the solver wins/ties/loses against the baseline, and how
 many of the solver's independent chains reach its best score.  On the first
 ``--verify`` deals it reruns the solver with a different seed and four times
 the chains: the share of deals where that heavier search finds nothing better
-is a lower estimate of how often the default solver is optimal.
+is a lower estimate of how often the default solver is optimal.  On the
+first ``--bounds`` deals it computes a proven upper bound on the best score
+(``pokersquares_env.shuffle.solver.upper_bound``: the LP relaxation of a
+hand-packing program; needs scipy), so the true optimum lies between the
+solver's score and the bound.
 
     nice -n 10 python benchmarks/solver.py --deals 200 --out benchmarks/solver.json
 """
@@ -24,6 +28,7 @@ from tqdm import tqdm
 
 from pokersquares_env.core import Rules, shuffled_deck
 from pokersquares_env.shuffle import anneal, solve
+from pokersquares_env.shuffle.solver import upper_bound
 
 
 def deal(seed: int, index: int) -> np.ndarray:
@@ -47,10 +52,15 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
         if d < args.verify:
             _, v_score = solve(cards, system, seed=10_000 + d, restarts=4 * args.restarts, rounds=args.rounds)
             row["verify"] = float(v_score)
+        if d < args.bounds:
+            t3 = time.process_time()
+            row["upper_bound"] = float(upper_bound(cards, system))
+            row["bound_s"] = time.process_time() - t3
         rows.append(row)
     solver = np.array([r["solver"] for r in rows])
     base = np.array([r["anneal"] for r in rows])
     verified = [r for r in rows if "verify" in r]
+    bounded = [r for r in rows if "upper_bound" in r]
     out = {
         "system": system,
         "deals": len(rows),
@@ -67,6 +77,10 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
         "verify_deals": len(verified),
         "verify_not_improved": sum(r["verify"] <= r["solver"] for r in verified),
         "verify_mean_gain": float(np.mean([max(0.0, r["verify"] - r["solver"]) for r in verified])) if verified else 0.0,
+        "bound_deals": len(bounded),
+        "bound_solver_mean": float(np.mean([r["solver"] for r in bounded])) if bounded else None,
+        "bound_mean": float(np.mean([r["upper_bound"] for r in bounded])) if bounded else None,
+        "bound_closed": sum(r["upper_bound"] == r["solver"] for r in bounded),
         "rows": rows,
     }
     return out
@@ -82,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=40, help="solver kick-and-climb rounds")
     parser.add_argument("--anneal-steps", type=int, default=50_000, help="baseline annealing steps")
     parser.add_argument("--verify", type=int, default=16, help="deals re-solved with 4x chains and another seed")
+    parser.add_argument("--bounds", type=int, default=0, help="deals given a proven LP upper bound (needs scipy)")
     parser.add_argument("--out", default=None, help="JSON file for the per-deal results")
     args = parser.parse_args(argv)
     results = []
@@ -97,6 +112,13 @@ def main(argv: list[str] | None = None) -> None:
             f"(mean gain {r['verify_mean_gain']:.2f})",
             flush=True,
         )
+        if r["bound_deals"]:
+            print(
+                f"{system}: on {r['bound_deals']} deals solver mean {r['bound_solver_mean']:.2f} <= optimum <= "
+                f"upper-bound mean {r['bound_mean']:.2f} (gap {r['bound_mean'] - r['bound_solver_mean']:.2f}); "
+                f"bound met (solver proven optimal) on {r['bound_closed']}",
+                flush=True,
+            )
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump({"args": vars(args), "python": platform.python_version(), "results": results}, fh, indent=1)

@@ -126,3 +126,17 @@ def test_solve_cli(capsys):
     assert "score (american):" in capsys.readouterr().out
     assert main(["solve", "As", "Ks"]) == 2
     assert "expected exactly 25" in capsys.readouterr().err
+
+
+def test_upper_bound_is_above_every_layout():
+    pytest.importorskip("scipy")
+    from pokersquares_env.shuffle.solver import upper_bound
+
+    cards = parse_cards(RU_EXAMPLE)
+    bound = upper_bound(cards, "english")
+    assert bound >= 113  # the source's own layout
+    _, score = solve(cards, "english", seed=0, **FAST)
+    assert score <= bound
+    with pytest.raises(ValueError, match="negative points"):
+        upper_bound(cards, {"one_pair": -1, "two_pair": 1, "three_of_a_kind": 1, "straight": 1, "flush": 1,
+                            "full_house": 1, "four_of_a_kind": 1, "straight_flush": 1, "royal_flush": 1})

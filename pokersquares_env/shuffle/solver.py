@@ -20,6 +20,7 @@ compared against: one chain, one random swap per step, pure Python.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Iterable
@@ -30,7 +31,7 @@ import numpy as np
 from pokersquares_env.cards import NUM_STANDARD, check_codes, parse_cards
 from pokersquares_env.scoring import FLUSHABLE, LINE_CELLS, WINDOW, PointSystem, point_system, score_grid
 
-__all__ = ["anneal", "check_cards", "solve", "SWAP_PAIRS"]
+__all__ = ["anneal", "check_cards", "solve", "upper_bound", "SWAP_PAIRS"]
 
 NUM_CELLS = 25
 #: All 300 unordered cell pairs (i < j), the swap neighbourhood.
@@ -254,6 +255,61 @@ def solve(
             "seconds": time.perf_counter() - start,
         }
     return grid, score
+
+
+def upper_bound(cards25: Any, system: Any = "american", *, time_limit: float = 120.0) -> float:
+    """A proven upper bound on the best score of 25 known cards (needs scipy, for the HiGHS MILP solver).
+
+    Any layout's rows and columns are 10 hands with no two cards sharing both
+    a row and a column.  Keeping only its scoring hands gives a packing of
+    5-card hands into two families (rows, columns) in which every card is in
+    at most one hand of each family and every pair of cards in at most one
+    hand in all.  The best such packing is at least the best layout's score;
+    its linear-programming relaxation (solved by HiGHS) bounds it in turn.
+    Only for point systems without negative points.  (The integer program
+    itself is too slow to help: branch and bound rarely tightens the LP bound
+    within minutes.)
+    """
+    try:
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_matrix
+    except ImportError:
+        raise ImportError(
+            'upper_bound needs scipy (HiGHS MILP): pip install "pokersquares_env[bounds]" (or pip install scipy)'
+        ) from None
+    from pokersquares_env.scoring import line_keys
+
+    codes = np.array(check_cards(cards25), dtype=np.int64)
+    ps = point_system(system)
+    if min(ps.points) < 0:
+        raise ValueError(f"point system {ps.name!r} has negative points: upper_bound needs points >= 0")
+    combos = np.array(list(itertools.combinations(range(NUM_CELLS), 5)), dtype=np.int64)
+    w = ps.line_points_table[line_keys(codes[combos])]
+    combos, w = combos[w > 0], w[w > 0]
+    h = len(w)
+    if h == 0:
+        return 0.0
+    pair_id = np.full((NUM_CELLS, NUM_CELLS), -1, dtype=np.int64)
+    pair_id[SWAP_PAIRS[:, 0], SWAP_PAIRS[:, 1]] = np.arange(len(SWAP_PAIRS))
+    pairs = np.stack([pair_id[combos[:, a], combos[:, b]] for a, b in itertools.combinations(range(5), 2)], axis=1)
+    x, y = np.arange(h), h + np.arange(h)  # variables: hand as a row, hand as a column
+    rows_all = np.concatenate([
+        combos.reshape(-1),  # each card in at most one row hand
+        NUM_CELLS + combos.reshape(-1),  # ... and in at most one column hand
+        2 * NUM_CELLS + pairs.reshape(-1),  # two cards share at most one line, row or column
+        2 * NUM_CELLS + pairs.reshape(-1),
+    ])
+    cols_all = np.concatenate([np.repeat(x, 5), np.repeat(y, 5), np.repeat(x, 10), np.repeat(y, 10)])
+    n_rows = 2 * NUM_CELLS + len(SWAP_PAIRS)
+    a = coo_matrix((np.ones(len(rows_all)), (rows_all, cols_all)), shape=(n_rows, 2 * h)).tocsr()
+    sym = np.concatenate([-w, w])[None, :]  # rows worth at least columns (transposing breaks the tie)
+    constraints = [LinearConstraint(a, -np.inf, 1.0), LinearConstraint(sym, -np.inf, 0.0)]
+    c = -np.concatenate([w, w])
+    lp = milp(c=c, constraints=constraints, bounds=Bounds(0, 1), options={"time_limit": float(time_limit)})
+    if lp.status != 0:
+        raise RuntimeError(f"the LP relaxation did not solve within {time_limit} s (status {lp.status}: {lp.message})")
+    bound = -float(lp.fun)
+    return math.floor(bound + 1e-6) if ps.integral else bound
 
 
 # --------------------------------------------------------------------------- baseline

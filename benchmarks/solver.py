@@ -119,9 +119,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"bound met (solver proven optimal) on {r['bound_closed']}",
                 flush=True,
             )
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"args": vars(args), "python": platform.python_version(), "results": results}, fh, indent=1)
+        if args.out:  # after each system, so a long run keeps what it has measured
+            with open(args.out, "w", encoding="utf-8") as fh:
+                json.dump({"args": vars(args), "python": platform.python_version(), "results": results}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,9 @@ def load_or_train(
             return ValueTables.load(path)
         except ValueError:
             pass  # a damaged cache entry is retrained and replaced
+
+    print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()} ({games} self-play games)"
+          + (f"; caching them in {folder}" if folder else ""), file=sys.stderr)
     start = time.perf_counter()
     tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, progress=progress)
     tables.train_seconds = time.perf_counter() - start  # type: ignore[attr-defined]

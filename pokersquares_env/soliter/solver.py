@@ -136,7 +136,7 @@ class _Search:
             blockers += self._column_cost(col) if c is None else c
         used = sum(1 for c in state.cells if c != EMPTY)
         if self.w_depth:
-            wanted = self._wanted(state.foundations) if self.fast else {}
+            wanted = self._wanted(state.foundations)
             depth = 0
             for col in state.columns:
                 for k, c in enumerate(col):
@@ -194,10 +194,10 @@ class _Search:
             return wanted
         wanted = {}
         card_at, levels = self.game.card_at, self.game.levels
-        for p, (s, _d) in enumerate(self.game.piles):
+        for p, (s, d) in enumerate(self.game.piles):
             f = found[p]
             if f < levels:
-                wanted.setdefault(card_at[s, f + 1], p)
+                wanted.setdefault(card_at[s, f + 1 if d > 0 else levels - f], p)
         self.wanted_cache[found] = wanted
         return wanted
 

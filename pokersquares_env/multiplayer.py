@@ -128,7 +128,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     ``match_points`` (everyone's ranking points so far), ``standings`` (the
     agents in order, best first, by ``match_scoring``).  On the step that
     ends a round also ``score``, ``board`` and ``hands`` of the agent's own
-    board and ``round_scores`` (everyone's score of that round).  At the
+    board, ``round_scores`` (everyone's score of that round) and
+    ``round_ended`` (its number; ``round`` is then already the next one).  At the
     end of the match also ``winner`` (the leading agent, or ``None`` on a tie)
     and ``winners`` (every leader).
 
@@ -322,6 +323,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 "board": list(self.states[a].board),
                 "hands": self.game.hands(self.states[a]),
                 "round_scores": dict(scores),
+                "round_ended": self.round,
             }
             for a in self.agents
         }

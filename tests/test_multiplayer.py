@@ -106,6 +106,7 @@ def test_rounds_totals_and_ranking_standings():
     # each round dealt a new deck: the 25 cards played differ between rounds (seeded)
     played = [frozenset(infos["player_0"]["board"]) for infos in round_ends]
     assert len(set(played)) == 3
+    assert [infos["player_0"]["round_ended"] for infos in round_ends] == [1, 2, 3]
     assert history[25][3]["player_0"]["round"] == 2 and history[26][3]["player_0"]["round"] == 2
 
 

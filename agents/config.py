@@ -136,7 +136,7 @@ class TrainConfig:
     final_eval_seed: int = 0
     """seed of the final evaluation's common deals"""
     vectorization: str = "native"
-    """fast-ppo/dqn: 'native' (the batched vector env) or 'sync' (gymnasium's SyncVectorEnv of single envs)"""
+    """'native' (the batched vector env; for SB3 through pokersquares_env.sb3) or 'sync' (single envs side by side)"""
     time_limit: float = 0.0
     """stop training after this many wall-clock seconds (0: no limit); the model is saved and evaluated as usual"""
     torch_threads: int = 1

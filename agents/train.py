@@ -358,7 +358,12 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
     torch.set_num_threads(cfg.torch_threads)
     kwargs = cfg.rules_kwargs()
-    venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
+    if cfg.vectorization == "native":  # the batched vector env behind SB3's VecEnv interface
+        from pokersquares_env.sb3 import make_sb3_vec_env
+
+        venv = make_sb3_vec_env(num_envs=cfg.num_envs, seed=cfg.seed, **kwargs)
+    else:
+        venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
     decks = eval_decks(cfg, cfg.eval_games, cfg.eval_seed)
 
     class FixedDeals(gym.Wrapper):
@@ -438,6 +443,10 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         callbacks.insert(0, eval_cb)
     try:
         if cfg.timesteps > done:
+            import warnings
+
+            # the eval env is a plain DummyVecEnv of one replayed-deal env, the training env the native adapter
+            warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
             model.learn(
                 total_timesteps=cfg.timesteps - done, callback=CallbackList(callbacks),
                 reset_num_timesteps=not run.resume, tb_log_name="maskable_ppo", progress_bar=False,

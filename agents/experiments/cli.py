@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-HELP = "run an experiment: reward-shaping (English vs American reward x line vs terminal, several seeds)"
+HELP = "run an experiment: reward-shaping (English vs American reward x line vs terminal) or compare-trainers"
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -37,11 +37,41 @@ def add_arguments(parser) -> None:
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
+    c = sub.add_parser(
+        "compare-trainers",
+        help="MaskablePPO, masked DQN and fast-ppo on the same budget: learning curves (steps and wall-clock)",
+    )
+    c.add_argument("--out", default="runs/compare_trainers", help="output folder")
+    c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--games", type=int, default=500, help="common evaluation deals")
+    c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"])
+    c.add_argument("--scoring", default="american", choices=["american", "english"])
+    c.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _compare(args) -> int:
+    from agents.experiments.compare_trainers import compare_trainers
+
+    try:
+        result = compare_trainers(
+            args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
+            scoring=args.scoring, progress=not args.no_progress,
+        )
+    except ValueError as exc:
+        print(f"pokersquares experiment compare-trainers: {exc}", file=sys.stderr)
+        return 2
+    print(result["table"])
+    print(f"outputs in {args.out}: comparison.md, comparison.json, trainer_curves.png, evaluation/")
+    return 0
+
 
 def run(args) -> int:
     """Run ``pokersquares experiment ...``."""
+    if getattr(args, "experiment", None) == "compare-trainers":
+        return _compare(args)
     if getattr(args, "experiment", None) != "reward-shaping":
-        print("pokersquares experiment: choose an experiment: reward-shaping", file=sys.stderr)
+        print("pokersquares experiment: choose an experiment: reward-shaping or compare-trainers", file=sys.stderr)
         return 2
     import dataclasses
 

@@ -1,0 +1,99 @@
+"""The three trainers on the same budget: MaskablePPO (SB3), masked DQN and the fast vectorised PPO.
+
+:func:`compare_trainers` trains each algorithm for the same number of steps with
+the same seed and the same in-training evaluation deals, one after the other,
+then plays every model on the same common deals through the harness.  Outputs
+(in ``out``): the run folders, ``comparison.md`` / ``comparison.json`` (final
+scores, steps per second, wall-clock) and ``trainer_curves.png`` (evaluation score
+against steps and against wall-clock seconds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["compare_trainers"]
+
+
+def compare_trainers(
+    out: str = "runs/compare_trainers",
+    *,
+    timesteps: int = 200_000,
+    seed: int = 0,
+    algos: tuple[str, ...] = ("maskable-ppo", "dqn", "fast-ppo"),
+    games: int = 500,
+    eval_points: int = 5,
+    scoring: str = "american",
+    train_options: dict[str, dict[str, Any]] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train each algorithm on the same budget and compare learning curves and final scores on common deals."""
+    from agents.config import ALGOS, TrainConfig
+    from agents.evaluation import evaluate
+    from agents.experiments.reward_shaping import read_curve
+    from agents.train import AGENT_PREFIX, train
+
+    if scoring not in ("american", "english"):
+        raise ValueError(f"scoring={scoring!r}: expected 'american' or 'english'")
+    for algo in algos:
+        if algo not in ALGOS:
+            raise ValueError(f"algos: {algo!r}: expected some of {sorted(ALGOS)}")
+    root = Path(out)
+    configs = []
+    for algo in algos:
+        cfg = TrainConfig(
+            algo=algo, scoring=scoring, timesteps=timesteps, seed=seed, out=str(root / algo),
+            eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
+            progress=progress, **(train_options or {}).get(algo, {}),
+        )
+        configs.append(cfg.resolved())  # every config is checked before the first run starts
+    rows = []
+    for cfg in configs:
+        result = train(cfg)
+        rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
+                     "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
+    ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring,
+                  out_dir=str(root / "evaluation"), progress=progress)
+    summary = {s["agent"]: s for s in ev.summary}
+    for r in rows:
+        s = summary[r["spec"]]
+        r.update(mean=s["mean"], ci95=s["ci95"], errors=s["errors"], games=s["games"])
+        r["curve"] = read_curve(root / r["algo"] / "curve.csv")
+    lines = [
+        f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward)", "",
+        f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
+        "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['algo']} | {r['steps']:,} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
+                     f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
+    (root / "comparison.md").write_text("\n".join(lines) + "\n")
+    (root / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
+    _plot(rows, root / "trainer_curves.png", scoring)
+    return {"rows": rows, "table": "\n".join(lines) + "\n"}
+
+
+def _plot(rows: list[dict[str, Any]], path: Path, scoring: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for r in rows:
+        c = r["curve"]
+        axes[0].plot(c["step"], c["eval_american" if scoring == "american" else "eval_english"], marker="o", label=r["algo"])
+        axes[1].plot(c["seconds"], c["eval_american" if scoring == "american" else "eval_english"], marker="o", label=r["algo"])
+    axes[0].set_xlabel("training steps")
+    axes[1].set_xlabel("wall-clock seconds")
+    for ax in axes:
+        ax.set_ylabel(f"mean {scoring} score (fixed deals)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

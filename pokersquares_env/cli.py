@@ -14,7 +14,7 @@ import sys
 
 #: sub-command -> module implementing it
 COMMANDS: dict[str, str] = {
-    "demo": "pokersquares_env.demo",
+    "demo": "agents.demo",
     "evaluate": "agents.evaluate",
     "play": "pokersquares_env.play",
     "replay": "pokersquares_env.replay",

@@ -287,23 +287,28 @@ def line_key(t: int, k: int, pairs: int, rank_bits: int, suit_bits: int) -> int:
     return (((t * 3 + k) * 11 + pairs) * 4 + WINDOW[rank_bits]) * 2 + FLUSHABLE[suit_bits]
 
 
+_CODES_FROM_EMPTY = np.arange(EMPTY, NUM_STANDARD + 2)  # -1 .. 53, indexed by code + 1
+_IS_REAL_CODE = (_CODES_FROM_EMPTY >= 0) & (_CODES_FROM_EMPTY < NUM_STANDARD)
+_RANK_BIT = np.where(_IS_REAL_CODE, 1 << (_CODES_FROM_EMPTY % 13), 0).astype(np.int64)
+_SUIT_BIT = np.where(_IS_REAL_CODE, 1 << (_CODES_FROM_EMPTY // 13 % 4), 0).astype(np.int64)
+
+
 def line_keys(lines: np.ndarray) -> np.ndarray:
     """``LINE_MASK`` indices of an array of lines (..., L) of card codes, ``EMPTY`` for no card."""
     lines = np.asarray(lines, dtype=np.int64)
     valid = lines >= 0
     joker = lines >= NUM_STANDARD
-    real = valid & ~joker
-    rank = np.where(real, lines % 13, 0)
-    suit = np.where(real, lines // 13, 0)
     t = valid.sum(-1)
     k = joker.sum(-1)
-    rank_bits = np.bitwise_or.reduce(np.where(real, 1 << rank, 0), axis=-1)
-    suit_bits = np.bitwise_or.reduce(np.where(real, 1 << suit, 0), axis=-1)
-    pairs = np.zeros(t.shape, dtype=np.int64)
+    rank_bits = np.bitwise_or.reduce(_RANK_BIT[lines + 1], axis=-1)
+    suit_bits = np.bitwise_or.reduce(_SUIT_BIT[lines + 1], axis=-1)
     width = lines.shape[-1]
+    # Empty cells and jokers get distinct dummy ranks 13, 14, ... so that they never make a pair.
+    rank = np.where(valid & ~joker, lines % 13, 13 + np.arange(width))
+    pairs = np.zeros(t.shape, dtype=np.int64)
     for i in range(width):
         for j in range(i + 1, width):
-            pairs += real[..., i] & real[..., j] & (rank[..., i] == rank[..., j])
+            pairs += rank[..., i] == rank[..., j]
     return line_key(t, k, pairs, rank_bits, suit_bits)
 
 

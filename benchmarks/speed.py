@@ -1,0 +1,160 @@
+"""Steps per second of PokerSquares-v0 (single and native vector env) against Gymnasium's FrozenLake-v1.
+
+Run (other people may share the machine: nice it, and quote ratios from one run)::
+
+    nice -n 10 python benchmarks/speed.py            # about a minute
+    nice -n 10 python benchmarks/speed.py --quick    # a few seconds
+
+Every figure is the median of ``--repeats`` timed runs, measured in rounds so
+that each round times every row once (load changes then hit all rows alike).
+The ratio column divides by FrozenLake-v1's median steps/s through ``gym.make``.
+Policies: FrozenLake always moves down (action 1); Poker Squares plays the
+first legal cell, taken from ``info["action_mask"]`` (the vector env does it
+for all sub-envs with one ``argmax``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+
+import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
+from pokersquares_env.scoring import score_grids
+from pokersquares_env.vector import PokerSquaresVectorEnv
+
+VECTOR_SIZES = (1, 64, 1024, 4096, 16384)
+
+
+def time_frozenlake(steps: int) -> float:
+    """FrozenLake-v1 steps/s through ``gym.make`` (the reference)."""
+    env = gym.make("FrozenLake-v1")
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(1)
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def time_single(steps: int) -> float:
+    """PokerSquares-v0 steps/s through ``gym.make``, first legal cell."""
+    env = gym.make("PokerSquares-v0")
+    _, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, _, terminated, _, info = env.step(int(mask.argmax()))
+        if terminated:
+            _, info = env.reset()
+        mask = info["action_mask"]
+    return steps / (time.perf_counter() - start)
+
+
+def time_vector(num_envs: int, calls: int, copy: bool = True) -> float:
+    """Sub-env steps/s of the native vector env (default observation), first legal cell in every sub-env."""
+    env = PokerSquaresVectorEnv(num_envs, copy=copy)
+    _, info = env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(calls):
+        actions = np.argmax(info["action_mask"].view(bool), axis=1)
+        _, _, _, _, info = env.step(actions)
+    return num_envs * calls / (time.perf_counter() - start)
+
+
+def time_sync(num_envs: int, calls: int) -> float:
+    """Sub-env steps/s of ``gym.make_vec(..., vectorization_mode="sync")`` (Gymnasium's Python loop)."""
+    env = gym.make_vec("PokerSquares-v0", num_envs=num_envs, vectorization_mode="sync")
+    _, info = env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(calls):
+        actions = np.argmax(info["action_mask"].view(bool), axis=1)
+        _, _, _, _, info = env.step(actions)
+    env.close()
+    return num_envs * calls / (time.perf_counter() - start)
+
+
+BOARD_BATCH = 65536
+
+
+def _random_boards() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.argsort(rng.random((BOARD_BATCH, 52)), axis=1)[:, :25]
+
+
+def time_lines(calls: int, boards: list[np.ndarray] = []) -> float:  # noqa: B006 (a cache on purpose)
+    """Lines scored per second by ``score_grids`` on a batch of 65,536 full random boards (10 lines each)."""
+    if not boards:
+        boards.append(_random_boards())
+    grids = boards[0]
+    start = time.perf_counter()
+    for _ in range(calls):
+        score_grids(grids, "american")
+    return 10 * BOARD_BATCH * calls / (time.perf_counter() - start)
+
+
+def calibrate(run: Callable[[int], float], per_size: int, seconds: float, start: int) -> int:
+    """A work size (steps or calls) that takes about ``seconds``, from one short trial run."""
+    rate = run(start)
+    return max(1, int(rate * seconds / per_size))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every measurement and print the Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="0.1 s runs and 3 repeats: a smoke test, not a measurement")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per row; the table shows medians (default 5)")
+    parser.add_argument("--seconds", type=float, default=0.6, help="target seconds per timed run (default 0.6)")
+    parser.add_argument("--no-extra", action="store_true", help="skip the copy=False and SyncVectorEnv rows")
+    ns = parser.parse_args(argv)
+    repeats = 3 if ns.quick else ns.repeats
+    seconds = 0.1 if ns.quick else ns.seconds
+    if repeats < 1 or seconds <= 0:
+        parser.error(f"--repeats {repeats} and --seconds {seconds}: expected positive values")
+
+    from tqdm import tqdm
+
+    # (label, function of a work size -> rate, units counted per work size, work size of the trial run)
+    rows: list[tuple[str, Callable[[int], float], int, int]] = [
+        ("FrozenLake-v1, gym.make (reference)", time_frozenlake, 1, 2000),
+        ("PokerSquares-v0, gym.make", time_single, 1, 2000),
+    ]
+    for n in VECTOR_SIZES:
+        rows.append((f"PokerSquaresVectorEnv N={n}", lambda c, n=n: time_vector(n, c), n, max(3, 2000 // n)))
+    if not ns.no_extra:
+        rows.append(("PokerSquaresVectorEnv N=4096, copy=False", lambda c: time_vector(4096, c, copy=False), 4096, 3))
+        rows.append(("SyncVectorEnv N=64 (Gymnasium loop)", lambda c: time_sync(64, c), 64, 10))
+    rows.append(("score_grids: lines scored/s", time_lines, 10 * BOARD_BATCH, 1))
+
+    sizes = {label: calibrate(run, per, seconds, start) for label, run, per, start in tqdm(rows, desc="calibrating")}
+    results: dict[str, list[float]] = {label: [] for label, *_ in rows}
+    for _ in tqdm(range(repeats), desc="rounds"):
+        for label, run, _, _ in rows:
+            results[label].append(run(sizes[label]))
+
+    medians = {label: statistics.median(v) for label, v in results.items()}
+    reference = medians[rows[0][0]]
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {platform.python_version()}, "
+          f"numpy {np.__version__}, gymnasium {gym.__version__}; medians of {repeats} runs"
+          f"{' (--quick)' if ns.quick else ''}\n")
+    print("| what | steps/s | x FrozenLake-v1 | spread (min-max) |")
+    print("|---|---:|---:|---:|")
+    for label, *_ in rows:
+        values = results[label]
+        unit = " lines/s" if label.startswith("score_grids") else ""
+        print(f"| {label} | {medians[label]:,.0f}{unit} | {medians[label] / reference:.2f} | "
+              f"{min(values):,.0f}-{max(values):,.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

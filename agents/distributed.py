@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EXTRA_HINT", "import_ray", "ensure_ray", "run_chunks"]
+__all__ = ["EXTRA_HINT", "benchmark", "import_ray", "ensure_ray", "run_chunks"]
 
 #: how to install what this module needs
 EXTRA_HINT = 'pip install "pokersquares_env[distributed]"'
@@ -191,3 +191,78 @@ def _resubmit(chunk: _Chunk, why: str, submit) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else ""
+
+
+# --------------------------------------------------------------------------- cost measurement
+
+
+def _ray_process_rss() -> dict[str, float]:
+    """Resident memory (MiB) of this machine's Ray processes: workers (each) and Ray's own services (total)."""
+    import psutil
+
+    workers, services = [], 0.0
+    for proc in psutil.process_iter(["name", "cmdline", "memory_info"]):
+        cmd = " ".join(proc.info.get("cmdline") or [])
+        rss = (proc.info.get("memory_info").rss if proc.info.get("memory_info") else 0) / 2**20
+        if "default_worker.py" in cmd or (proc.info.get("name") or "").startswith("ray::"):
+            workers.append(rss)
+        elif any(s in cmd for s in ("gcs_server", "raylet", "dashboard/agent.py", "runtime_env/agent",
+                                    "log_monitor.py", "monitor.py")):
+            services += rss
+    return {"workers": len(workers), "worker_rss_mean": float(sum(workers) / len(workers)) if workers else 0.0,
+            "worker_rss_max": max(workers, default=0.0), "services_rss": services}
+
+
+def benchmark(agents: Sequence[tuple[str, int]] = (("greedy", 2000), ("expectimax", 60)), cpus: int = 2,
+              seed: int = 0) -> list[dict[str, Any]]:
+    """Measure the Ray back end against the local one: start-up, games/s per agent, RSS of Ray processes."""
+    import time
+
+    from agents.evaluation import evaluate
+
+    ray = import_ray("the Ray benchmark")
+    if ray.is_initialized():
+        raise RuntimeError("benchmark() measures Ray's start-up: run it in a process without Ray started")
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    ensure_ray(num_cpus=cpus)
+    rows.append({"what": f"ray.init(num_cpus={cpus})", "seconds": time.perf_counter() - t0})
+    t0 = time.perf_counter()
+    evaluate("random", games=cpus, seed=seed, backend="ray", jobs=cpus, chunk_size=1, progress=False)
+    rows.append({"what": f"first Ray evaluation ({cpus} workers start)", "seconds": time.perf_counter() - t0})
+    for spec, games in agents:
+        evaluate(spec, games=2, seed=seed, progress=False)  # build caches (tables) outside the timing
+        for backend, jobs in (("local", 1), ("local", cpus), ("ray", cpus)):
+            t0 = time.perf_counter()
+            res = evaluate(spec, games=games, seed=seed, backend=backend, jobs=jobs, progress=False)
+            secs = time.perf_counter() - t0
+            rows.append({"what": f"{spec}, {games} games, --backend {backend} --jobs {jobs}", "seconds": secs,
+                         "games_per_s": games / secs, "mean": res.summary[0]["mean"]})
+    mem = _ray_process_rss()
+    rows.append({"what": f"RSS per Ray worker ({mem['workers']} workers, after the runs above)",
+                 "MiB": mem["worker_rss_mean"], "max_MiB": mem["worker_rss_max"]})
+    rows.append({"what": "RSS of Ray's own services (GCS, raylet, agents), total", "MiB": mem["services_rss"]})
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.distributed bench``: print the cost figures of docs/scaling.md as a Markdown table."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m agents.distributed", description=main.__doc__)
+    parser.add_argument("command", choices=["bench"])
+    parser.add_argument("--cpus", type=int, default=2, help="CPUs (workers) of the embedded Ray")
+    parser.add_argument("--cheap-games", type=int, default=2000, help="games of the cheap agent (greedy)")
+    parser.add_argument("--search", default="expectimax", help="the search agent spec")
+    parser.add_argument("--search-games", type=int, default=60, help="games of the search agent")
+    args = parser.parse_args(argv)
+    rows = benchmark((("greedy", args.cheap_games), (args.search, args.search_games)), cpus=args.cpus)
+    cols = ["what", "seconds", "games_per_s", "mean", "MiB", "max_MiB"]
+    print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,17 +9,19 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 
+import importlib.util
 import pytest
 
-ray = pytest.importorskip(
-    "ray", reason='Ray is not installed: these tests need the distributed extra, pip install "pokersquares_env[distributed]"'
-)
-pytest.importorskip(
-    "ray.tune", reason='Ray Tune is not installed: these tests need the distributed extra, pip install "pokersquares_env[distributed]"'
-)
+from agents.evaluation import evaluate
 
-from agents.evaluation import evaluate  # noqa: E402
+HAVE_RAY = importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.tune") is not None
+requires_ray = pytest.mark.skipif(
+    not HAVE_RAY,
+    reason='Ray / Ray Tune are not installed: these tests need the distributed extra, '
+           'pip install "pokersquares_env[distributed]"',
+)
 
 CRASH_MARKER_ENV = "POKERSQUARES_TEST_CRASH_DIR"
 
@@ -64,6 +66,10 @@ def _register_test_agents():
 @pytest.fixture(scope="module")
 def local_ray(tmp_path_factory):
     """One embedded Ray with 2 CPUs for the whole module; workers know the crash-once test agent."""
+    if not HAVE_RAY:
+        pytest.skip('Ray is not installed: pip install "pokersquares_env[distributed]"')
+    import ray
+
     crash_dir = tmp_path_factory.mktemp("crash")
     os.environ[CRASH_MARKER_ENV] = str(crash_dir)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -90,6 +96,7 @@ def _without_timing_summary(rows):
 # --------------------------------------------------------------------------- evaluation
 
 
+@requires_ray
 def test_ray_evaluation_equals_local(local_ray):
     specs = ["greedy", "random", "mc:rollouts=2,rollout=heuristic"]
     kw = dict(games=12, seed=7, scoring="english", rules={"jokers": 1}, progress=False)
@@ -101,6 +108,7 @@ def test_ray_evaluation_equals_local(local_ray):
     assert sorted((r["agent"], r["deal"]) for r in on_ray.records) == [(a, i) for a in sorted(specs) for i in range(12)]
 
 
+@requires_ray
 def test_lost_worker_keeps_finished_games(local_ray, caplog):
     """A worker that dies mid-chunk loses no finished game: only unfinished deals run again, results unchanged."""
     crash_dir = local_ray
@@ -117,6 +125,7 @@ def test_lost_worker_keeps_finished_games(local_ray, caplog):
     assert [r["placements"] for r in result.records] == [r["placements"] for r in greedy.records]
 
 
+@requires_ray
 def test_cli_ray_backend(local_ray, capsys):
     from pokersquares_env.cli import main
 
@@ -127,3 +136,92 @@ def test_cli_ray_backend(local_ray, capsys):
     assert row["mean"] == pytest.approx(local["mean"]) and row["games"] == 6
     assert main(["evaluate", "--agent", "rules", "--address", "127.0.0.1:1"]) == 2
     assert "needs --backend ray" in capsys.readouterr().err
+
+
+def test_without_ray_the_error_names_the_extra(monkeypatch, capsys):
+    from agents.distributed import import_ray
+    from pokersquares_env.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails, as when the extra is missing
+    with pytest.raises(ImportError, match=r"pokersquares_env\[distributed\]"):
+        import_ray()
+    with pytest.raises(ImportError, match=r"pokersquares_env\[distributed\]"):
+        evaluate("greedy", games=2, backend="ray", progress=False)
+    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--backend", "ray", "--no-progress"]) == 2
+    assert "pokersquares_env[distributed]" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- sweeps
+
+TINY_TRAIN = {
+    "algo": "fast-ppo", "timesteps": 200, "num_envs": 4, "num_steps": 25, "minibatch_size": 50, "hidden": [16],
+    "eval_every": 100, "eval_games": 4, "checkpoint_every": 0, "final_eval_games": 6,
+}
+
+
+def _sweep_file(tmp_path, **extra):
+    cfg = {"name": "tiny", "out": str(tmp_path / "sweep"), "train": TINY_TRAIN,
+           "space": {"reward_mode": ["line", "terminal"]}, **extra}
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+@requires_ray
+def test_sweep_runs_and_resumes_without_retraining(local_ray, tmp_path, capsys):
+    from agents.sweep import run_sweep
+    from pokersquares_env.cli import main
+
+    path = _sweep_file(tmp_path)
+    first = run_sweep(path, verbose=0)
+    assert [t["status"] for t in first.trials] == ["done", "done"]
+    assert [t["params"]["reward_mode"] for t in first.trials] == ["line", "terminal"]
+    out = tmp_path / "sweep"
+    for name in ("summary.md", "summary.csv", "summary.json", "curves.png", "final.png"):
+        assert (out / name).stat().st_size > 0
+    folders = [Path(t["folder"]) for t in first.trials]
+    for folder in folders:  # the usual run folder, from the normal training entry point
+        assert {"config.json", "model.pt", "curve.csv", "evaluation", "sweep_trial.json"} <= {p.name for p in folder.iterdir()}
+        assert json.loads((folder / "config.json").read_text())["timesteps"] == 200
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["mean"] for r in summary["trials"]] == [t["metrics"]["mean"] for t in first.trials]
+    assert all(r["steps"] >= 200 for r in summary["trials"])
+
+    # a stopped sweep: the second trial never finished
+    (folders[1] / "sweep_trial.json").unlink()
+    (folders[1] / "model.pt").unlink()
+    before = (folders[0] / "model.pt").stat().st_mtime_ns
+    assert main(["sweep", str(path), "--quiet", "--no-plots"]) == 0
+    assert "1 reused from finished run folders" in capsys.readouterr().out
+    assert (folders[0] / "model.pt").stat().st_mtime_ns == before  # the finished trial was not trained again
+    assert (folders[1] / "sweep_trial.json").exists() and (folders[1] / "model.pt").exists()
+    again = json.loads((out / "summary.json").read_text())["trials"]
+    assert again[0]["mean"] == first.trials[0]["metrics"]["mean"]
+    assert again[1]["mean"] == first.trials[1]["metrics"]["mean"]  # same seed, same deals: the same result
+
+
+def test_sweep_config_errors_name_the_problem(tmp_path):
+    from agents.sweep import SweepConfig, load_sweep
+
+    with pytest.raises(ValueError, match="unknown key"):
+        SweepConfig.from_dict({"name": "x", "spaces": {}})
+    with pytest.raises(ValueError, match=r"unknown training option\(s\) \['learning_rat'\]"):
+        SweepConfig.from_dict({"space": {"learning_rat": [0.1]}})
+    with pytest.raises(ValueError, match="loguniform"):
+        SweepConfig.from_dict({"space": {"learning_rate": {"loguniform": [0, 1]}}})
+    with pytest.raises(ValueError, match="both fixed"):
+        SweepConfig.from_dict({"train": {"seed": 1}, "space": {"seed": [0, 1]}})
+    with pytest.raises(ValueError, match="reward_mode='lines'"):
+        SweepConfig.from_dict({"space": {"reward_mode": ["line", "lines"]}})
+    with pytest.raises(ValueError, match="does not exist"):
+        load_sweep(tmp_path / "missing.yaml")
+
+
+def test_trial_folders_are_stable_and_distinct():
+    from agents.sweep import SweepConfig, trial_folder
+
+    cfg = SweepConfig(name="t", out="o", space={"seed": [0, 1], "learning_rate": {"uniform": [0.001, 0.002]}})
+    a = trial_folder(cfg, {"seed": 0, "learning_rate": 0.0015})
+    assert a == trial_folder(cfg, {"learning_rate": 0.0015, "seed": 0})
+    assert a != trial_folder(cfg, {"seed": 0, "learning_rate": 0.00150001})  # shown alike, kept apart by the digest
+    assert a.name.startswith("seed=0,learning_rate=0.0015-")

@@ -1,0 +1,656 @@
+"""``pokersquares sweep CONFIG``: training grids and hyperparameter searches on Ray Tune.
+
+A sweep config (YAML or JSON) names fixed training options and a search space::
+
+    name: reward-shaping            # Tune experiment name (default: the config file's stem)
+    out: runs/sweeps/reward-shaping # sweep folder (default runs/sweeps/<name>)
+    train:                          # TrainConfig options shared by every trial
+      algo: fast-ppo
+      timesteps: 200000
+      final_eval_games: 500
+    space:                          # one entry per varied TrainConfig option
+      scoring: [american, english]  # a list: grid search (every value)
+      reward_mode: [line, terminal]
+      seed: [0, 1, 2, 3, 4]
+      learning_rate: {loguniform: [1.0e-4, 3.0e-3]}   # a distribution: random search
+      ent_coef: {uniform: [0.0, 0.01]}
+      num_steps: {choice: [32, 64]}
+    samples: 1                      # Tune num_samples: the grid is repeated this many times, with fresh draws
+    search_seed: 0                  # seed of the random draws (the same config draws the same trials)
+    cpus_per_trial: 1
+    max_concurrent: null            # at most this many trials at once (null: as many as the CPUs allow)
+    metric: mean                    # summary ranking: final evaluation mean (or eval_score, mean_english, ...)
+
+Distributions: ``{choice: [...]}``, ``{uniform: [lo, hi]}``, ``{loguniform: [lo, hi]}``,
+``{randint: [lo, hi]}`` (hi excluded), ``{grid: [...]}`` (same as a list).
+
+Every trial calls the normal training entry point (:func:`agents.train.train`) and
+writes the usual run folder in ``<out>/trials/<trial>/`` (the folder name is made
+from the trial's parameters).  A finished trial leaves ``sweep_trial.json`` there;
+when the sweep runs again (after a stop, a crash, or with more values in the
+config) a finished trial is not trained again but reports its stored results,
+and an unfinished trial with a checkpoint continues from it.  The sweep folder
+receives ``summary.md``/``summary.csv``/``summary.json`` (one row per trial, and
+means over seeds per configuration), ``curves.png`` and ``final.png``; Tune's own
+records go to ``<out>/tune/``.
+
+Ray runs embedded on this machine (``--cpus``), or on a cluster with ``--address``
+(or ``$RAY_ADDRESS``); on a cluster, ``out`` must be a folder every node can
+write (a shared file system).  Needs ``pip install "pokersquares_env[distributed]"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "load_sweep", "run", "run_sweep", "trial_folder"]
+
+HELP = "run training grids and hyperparameter searches on Ray Tune (resumable; summary table and plots)"
+
+DISTRIBUTIONS = ("choice", "uniform", "loguniform", "randint", "grid")
+#: what a trial reports (and the summary shows) besides its parameters
+METRICS = ("mean", "ci95", "mean_american", "mean_english", "win_rate", "eval_score", "steps", "seconds",
+           "worker_peak_rss_mib")
+#: the metrics a sweep may rank trials by (higher is better)
+RANK_METRICS = ("mean", "mean_american", "mean_english", "win_rate", "eval_score")
+DONE_FILE = "sweep_trial.json"
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass
+class SweepConfig:
+    """A sweep: fixed training options, a search space and how to run it on Ray Tune."""
+
+    name: str = "sweep"
+    """Tune experiment name"""
+    out: str = ""
+    """sweep folder (default runs/sweeps/<name>)"""
+    train: dict[str, Any] = field(default_factory=dict)
+    """TrainConfig options shared by every trial"""
+    space: dict[str, Any] = field(default_factory=dict)
+    """varied TrainConfig options: a list (grid) or a {distribution: args} mapping (random)"""
+    samples: int = 1
+    """Tune num_samples: repeats of the grid, each with fresh random draws"""
+    search_seed: int = 0
+    """seed of the random draws"""
+    cpus_per_trial: float = 1.0
+    """CPUs Ray reserves per trial"""
+    max_concurrent: int | None = None
+    """most trials running at once (None: as many as the CPUs allow)"""
+    metric: str = "mean"
+    """the figure trials are ranked by (higher is better)"""
+
+    def __post_init__(self) -> None:
+        if not self.out:
+            self.out = os.path.join("runs", "sweeps", self.name)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "sweep config") -> "SweepConfig":
+        """A sweep config from a mapping; unknown keys are an error naming them."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a mapping of sweep options, got {type(data).__name__}")
+        names = [f for f in cls.__dataclass_fields__]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; expected some of {names}")
+        cfg = cls(**data)
+        cfg.validate(where)
+        return cfg
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a JSON-ready mapping."""
+        return asdict(self)
+
+    def validate(self, where: str = "sweep config") -> None:
+        """Raise ValueError naming the first bad option (every grid combination is checked as a TrainConfig)."""
+        from agents.config import ConfigError, TrainConfig
+
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name or ""):
+            raise ValueError(f"{where}: name={self.name!r}: expected letters, digits, '_', '.' or '-'")
+        for key, expected in (("train", "a mapping of TrainConfig options"), ("space", "a mapping of option -> values")):
+            if not isinstance(getattr(self, key), dict):
+                raise ValueError(f"{where}: {key}={getattr(self, key)!r}: expected {expected}")
+        fields_ = set(TrainConfig.__dataclass_fields__)
+        for key in ("train", "space"):
+            bad = sorted(set(getattr(self, key)) - fields_)
+            if bad:
+                raise ValueError(f"{where}: {key}: unknown training option(s) {bad}; expected some of {sorted(fields_)}")
+        for key in ("out", "progress"):
+            if key in self.space:
+                raise ValueError(f"{where}: space: {key!r} cannot vary (each trial gets its own run folder)")
+        both = sorted(set(self.train) & set(self.space))
+        if both:
+            raise ValueError(f"{where}: option(s) {both} are both fixed (train) and varied (space): keep one")
+        if not self.space:
+            raise ValueError(f"{where}: space is empty: expected at least one varied option (e.g. seed: [0, 1])")
+        for key, spec in self.space.items():
+            _check_dimension(key, spec, where)
+        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or self.samples < 1:
+            raise ValueError(f"{where}: samples={self.samples!r}: expected a positive integer")
+        if isinstance(self.search_seed, bool) or not isinstance(self.search_seed, int) or self.search_seed < 0:
+            raise ValueError(f"{where}: search_seed={self.search_seed!r}: expected an integer >= 0")
+        if isinstance(self.cpus_per_trial, bool) or not isinstance(self.cpus_per_trial, (int, float)) or self.cpus_per_trial <= 0:
+            raise ValueError(f"{where}: cpus_per_trial={self.cpus_per_trial!r}: expected a positive number")
+        if self.max_concurrent is not None and (
+            isinstance(self.max_concurrent, bool) or not isinstance(self.max_concurrent, int) or self.max_concurrent < 1
+        ):
+            raise ValueError(f"{where}: max_concurrent={self.max_concurrent!r}: expected a positive integer or null")
+        if self.metric not in RANK_METRICS:
+            raise ValueError(f"{where}: metric={self.metric!r}: expected one of {list(RANK_METRICS)}")
+        # every grid combination (random options at their first value or lower bound) must be a valid TrainConfig
+        grid = {k: _grid_values(v) for k, v in self.space.items() if _grid_values(v) is not None}
+        rand = {k: _example_value(v) for k, v in self.space.items() if k not in grid}
+        combos = list(itertools.islice(itertools.product(*grid.values()), 1000))
+        for combo in combos:
+            options = {**self.train, **rand, **dict(zip(grid, combo)), "out": "_", "progress": False}
+            try:
+                TrainConfig.from_dict(options, where=f"{where}: trial {dict(zip(grid, combo))}").resolved()
+            except ConfigError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+
+
+def _grid_values(spec: Any) -> list | None:
+    if isinstance(spec, list):
+        return spec
+    if isinstance(spec, dict) and list(spec) == ["grid"]:
+        return spec["grid"]
+    return None
+
+
+def _check_dimension(key: str, spec: Any, where: str) -> None:
+    if isinstance(spec, list):
+        if not spec:
+            raise ValueError(f"{where}: space: {key}: an empty list: expected at least one value")
+        return
+    if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
+        raise ValueError(
+            f"{where}: space: {key}={spec!r}: expected a list of values (grid) or one of "
+            f"{{{', '.join(d + ': ...' for d in DISTRIBUTIONS)}}}"
+        )
+    kind, args = next(iter(spec.items()))
+    if kind in ("choice", "grid"):
+        if not isinstance(args, list) or not args:
+            raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected a non-empty list")
+        return
+    ok = isinstance(args, list) and len(args) == 2 and all(
+        isinstance(a, (int, float)) and not isinstance(a, bool) for a in args) and args[0] < args[1]
+    if kind == "randint":
+        ok = ok and all(isinstance(a, int) for a in args)
+    if kind == "loguniform":
+        ok = ok and args[0] > 0
+    if not ok:
+        raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected [low, high] with low < high"
+                         + (" (integers)" if kind == "randint" else "") + (" and low > 0" if kind == "loguniform" else ""))
+
+
+def _example_value(spec: dict) -> Any:
+    kind, args = next(iter(spec.items()))
+    return args[0]
+
+
+def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
+    """Read a sweep config (YAML or JSON by extension); ``overrides`` replace top-level keys (``out``, ...)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"sweep config {str(path)!r} does not exist: expected a YAML or JSON file")
+    text = path.read_text()
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
+        raise ValueError(f"sweep config {str(path)!r} could not be parsed: {exc}") from None
+    if isinstance(data, dict):
+        data.setdefault("name", path.stem)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        data = _absolute_scoring_paths(data, path.parent)
+    return SweepConfig.from_dict(data, where=f"sweep config {str(path)!r}")
+
+
+def _absolute_scoring_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Point-system JSON files named relative to the config (or the current folder) as absolute paths."""
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    def fix(value: Any) -> Any:
+        if not isinstance(value, str) or value in POINT_SYSTEMS:
+            return value
+        for root in (Path.cwd(), base):
+            if (root / value).is_file():
+                return str((root / value).resolve())
+        return value
+
+    data = dict(data)
+    if isinstance(data.get("train"), dict) and "scoring" in data["train"]:
+        data["train"] = {**data["train"], "scoring": fix(data["train"]["scoring"])}
+    if isinstance(data.get("space"), dict) and "scoring" in data["space"]:
+        spec = data["space"]["scoring"]
+        if isinstance(spec, list):
+            spec = [fix(v) for v in spec]
+        elif isinstance(spec, dict) and len(spec) == 1 and isinstance(next(iter(spec.values())), list):
+            spec = {k: [fix(v) for v in vs] for k, vs in spec.items()}
+        data["space"] = {**data["space"], "scoring": spec}
+    return data
+
+
+def param_space(cfg: SweepConfig) -> dict[str, Any]:
+    """The Tune search space of a sweep config."""
+    from ray import tune
+
+    out = {}
+    for key, spec in cfg.space.items():
+        grid = _grid_values(spec)
+        if grid is not None:
+            out[key] = tune.grid_search(list(grid))
+            continue
+        kind, args = next(iter(spec.items()))
+        out[key] = {"choice": tune.choice, "uniform": tune.uniform, "loguniform": tune.loguniform,
+                    "randint": tune.randint}[kind](*(args if kind != "choice" else [args]))
+    return out
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def trial_params(cfg: SweepConfig, params: dict[str, Any]) -> dict[str, Any]:
+    """A trial's varied options, in the config's order, as plain JSON values."""
+    return {k: _plain(params[k]) for k in cfg.space if k in params}
+
+
+def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
+    """The run folder of the trial with these varied options (the same options give the same folder)."""
+    params = trial_params(cfg, params)
+
+    def show(v: Any) -> str:
+        if isinstance(v, float):
+            v = f"{v:.4g}"
+        elif isinstance(v, str) and os.sep in v:
+            v = Path(v).stem
+        return re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(v))
+
+    slug = ",".join(f"{k}={show(v)}" for k, v in params.items())[:150]
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+    return Path(cfg.out).resolve() / "trials" / f"{slug}-{digest}"
+
+
+def _read_done(folder: Path) -> dict[str, Any] | None:
+    path = folder / DONE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if data.get("status") == "done" else None
+
+
+def _last_eval(folder: Path) -> float:
+    path = folder / "curve.csv"
+    value = math.nan
+    if path.is_file():
+        with path.open() as fh:
+            for row in csv.DictReader(fh):
+                if row.get("eval_score"):
+                    value = float(row["eval_score"])
+    return value
+
+
+def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
+    """Train one trial through :func:`agents.train.train` (or reuse its finished run folder); its metrics."""
+    from agents.config import TrainConfig
+    from agents.train import MODEL_FILE, train
+
+    cfg = SweepConfig(**sweep)
+    folder = trial_folder(cfg, params)
+    done = _read_done(folder)
+    if done is not None:
+        return {**done["metrics"], "reused": True}
+    options = {**cfg.train, **trial_params(cfg, params), "out": str(folder), "progress": False}
+    train_cfg = TrainConfig.from_dict(options, where=f"trial {folder.name}")
+    ext = Path(MODEL_FILE[train_cfg.resolved().algo]).suffix
+    resume = (folder / "checkpoints" / f"latest{ext}").is_file() and (folder / "config.json").is_file()
+    result = train(train_cfg, resume=resume)
+    if result.interrupted:
+        raise RuntimeError(f"trial {folder.name} was interrupted at step {result.steps}; run the sweep again to resume")
+    row = (result.evaluation or [{}])[0]
+    metrics = {k: _plain(row.get(k, math.nan)) for k in ("mean", "ci95", "mean_american", "mean_english", "win_rate")}
+    metrics.update(eval_score=_last_eval(folder), steps=int(result.steps), seconds=float(result.seconds),
+                   worker_peak_rss_mib=_peak_rss_mib())
+    record = {"status": "done", "params": trial_params(cfg, params), "metrics": metrics, "resumed": resume,
+              "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    tmp = folder / (DONE_FILE + ".tmp")
+    tmp.write_text(json.dumps(_json_safe(record), indent=2) + "\n")
+    os.replace(tmp, folder / DONE_FILE)  # atomic: a stop mid-write never leaves a half-finished marker
+    return {**metrics, "reused": False}
+
+
+def _peak_rss_mib() -> float:
+    """Peak resident memory of this (trial worker) process so far, in MiB (NaN where unknown)."""
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (ImportError, OSError):
+        return math.nan
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20  # kB on Linux, bytes on macOS
+
+
+def _tune_trainable(params: dict[str, Any], sweep: dict[str, Any]) -> None:
+    """Tune function trainable: run the trial and report its metrics once."""
+    from ray import tune
+
+    tune.report(_json_safe(run_trial(params, sweep)))
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return _plain(x)
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+@dataclass
+class SweepResult:
+    """Every trial of a sweep: its parameters, status, run folder and metrics."""
+
+    config: SweepConfig
+    trials: list[dict[str, Any]]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per trial: trial, status, the varied options, the metrics, folder."""
+        out = []
+        for t in self.trials:
+            row = {"trial": Path(t["folder"]).name, "status": t["status"], **t["params"]}
+            row.update({m: t["metrics"].get(m) for m in METRICS})
+            row["folder"] = t["folder"]
+            out.append(row)
+        return out
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Trials pooled over ``seed``: per configuration, the count and mean/std over seeds of each metric."""
+        keys = [k for k in self.config.space if k != "seed"]
+        pooled: dict[tuple, list[dict[str, Any]]] = {}
+        for t in self.trials:
+            if t["status"] == "done":
+                pooled.setdefault(tuple(json.dumps(t["params"].get(k)) for k in keys), []).append(t)
+        out = []
+        for key, trials in pooled.items():
+            row: dict[str, Any] = dict(zip(keys, (json.loads(v) for v in key)))
+            row["trials"] = len(trials)
+            for m in ("mean", "mean_american", "mean_english", "eval_score"):
+                vals = [t["metrics"].get(m) for t in trials]
+                vals = np.array([v for v in vals if v is not None and not math.isnan(v)], dtype=float)
+                row[m] = float(vals.mean()) if vals.size else math.nan
+                row[f"{m}_seed_std"] = float(vals.std(ddof=1)) if vals.size > 1 else math.nan
+            out.append(row)
+        metric = self.config.metric if self.config.metric in out[0] else "mean" if out else None
+        return sorted(out, key=lambda r: -_num(r.get(metric))) if out else out
+
+    def best(self) -> dict[str, Any] | None:
+        """The finished trial with the highest ``metric``."""
+        done = [r for r in self.rows() if r["status"] == "done" and not math.isnan(_num(r.get(self.config.metric)))]
+        return max(done, key=lambda r: _num(r[self.config.metric])) if done else None
+
+    def table(self, fmt: str = "markdown") -> str:
+        """Per-trial table then the table pooled over seeds, as Markdown, or the per-trial table as CSV."""
+        rows = [{k: v for k, v in r.items() if k != "folder"} for r in self.rows()]
+        if fmt == "csv":
+            return _csv(self.rows())
+        if fmt != "markdown":
+            raise ValueError(f"fmt={fmt!r}: expected 'markdown' or 'csv'")
+        text = f"## Sweep {self.config.name}: {len(rows)} trials\n\n" + _markdown(rows)
+        if "seed" in self.config.space:
+            text += f"\n## Means over seeds (ranked by {self.config.metric})\n\n" + _markdown(self.groups())
+        best = self.best()
+        if best is not None:
+            text += f"\nBest trial by {self.config.metric}: {best['trial']} ({_cell(best[self.config.metric])})\n"
+        return text
+
+    def save(self, plots: bool = True) -> list[str]:
+        """Write summary.md/.csv/.json (and curves.png, final.png) in the sweep folder; the paths."""
+        out = Path(self.config.out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in (("summary.md", self.table("markdown")), ("summary.csv", self.table("csv")),
+                           ("summary.json", json.dumps(_json_safe({"config": self.config.to_dict(),
+                                                                    "trials": self.rows(),
+                                                                    "groups": self.groups()}), indent=2) + "\n")):
+            (out / name).write_text(text)
+            written.append(str(out / name))
+        if plots:
+            written += self.plot()
+        return written
+
+    def plot(self) -> list[str]:
+        """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (final mean per trial)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError('sweep plots need matplotlib: pip install "pokersquares_env[plot]"') from exc
+        out = Path(self.config.out)
+        keys = [k for k in self.config.space if k != "seed"]
+        labels = {json.dumps([t["params"].get(k) for k in keys]): ", ".join(
+            f"{k}={_short(t['params'].get(k))}" for k in keys) or "all" for t in self.trials}
+        colours = {lab: plt.cm.tab10(i % 10) for i, lab in enumerate(labels)}
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        seen = set()
+        for t in self.trials:
+            key = json.dumps([t["params"].get(k) for k in keys])
+            steps, scores = _curve(Path(t["folder"]))
+            if steps:
+                ax.plot(steps, scores, color=colours[key], alpha=0.8, marker=".",
+                        label=labels[key] if key not in seen else None)
+                seen.add(key)
+        ax.set_xlabel("training steps")
+        ax.set_ylabel("evaluation score")
+        ax.set_title(f"Sweep {self.config.name}: evaluation during training")
+        if seen:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        paths = [str(out / "curves.png")]
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        names = list(labels)
+        for x, key in enumerate(names):
+            vals = [_num(t["metrics"].get("mean")) for t in self.trials
+                    if json.dumps([t["params"].get(k) for k in keys]) == key and t["status"] == "done"]
+            vals = [v for v in vals if not math.isnan(v)]
+            if vals:
+                ax.bar(x, float(np.mean(vals)), color=colours[key], alpha=0.6)
+                ax.scatter([x] * len(vals), vals, color="black", s=12, zorder=3)
+        ax.set_xticks(range(len(names)), [labels[k] for k in names], rotation=20, ha="right", fontsize=7)
+        ax.set_ylabel("final evaluation mean (dots: trials)")
+        ax.set_title(f"Sweep {self.config.name}: final scores")
+        fig.tight_layout()
+        paths.append(str(out / "final.png"))
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+        return paths
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+
+
+def _short(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else (Path(v).stem if isinstance(v, str) and os.sep in v else str(v))
+
+
+def _curve(folder: Path) -> tuple[list[float], list[float]]:
+    steps, scores = [], []
+    path = folder / "curve.csv"
+    if path.is_file():
+        with path.open() as fh:
+            for row in csv.DictReader(fh):
+                if row.get("eval_score"):
+                    steps.append(float(row["step"]))
+                    scores.append(float(row["eval_score"]))
+    return steps, scores
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no trials)\n"
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows([{k: ("" if v is None else v) for k, v in r.items()} for r in rows])
+    return buf.getvalue()
+
+
+def run_sweep(
+    config: SweepConfig | dict[str, Any] | str | os.PathLike,
+    *,
+    address: str | None = None,
+    cpus: int | None = None,
+    verbose: int = 1,
+    plots: bool = True,
+) -> SweepResult:
+    """Run (or resume) a sweep on Ray Tune and write its summary; every trial and its metrics.
+
+    ``config`` is a :class:`SweepConfig`, a mapping or a YAML/JSON path.  Ray: the
+    open session, else ``address``/``$RAY_ADDRESS``, else an embedded Ray with ``cpus`` CPUs.
+    Finished trials (``sweep_trial.json`` in their run folder) are not trained again.
+    """
+    if isinstance(config, (str, os.PathLike)):
+        config = load_sweep(config)
+    elif isinstance(config, dict):
+        config = SweepConfig.from_dict(config)
+    elif isinstance(config, SweepConfig):
+        config.validate()
+    else:
+        raise TypeError(f"config={config!r}: expected a SweepConfig, a mapping or a YAML/JSON path")
+    from agents.distributed import ensure_ray, import_ray
+
+    import_ray("pokersquares sweep")
+    try:
+        from ray import tune
+        from ray.tune.search import BasicVariantGenerator
+    except ImportError as exc:
+        raise ImportError(f"pokersquares sweep needs Ray Tune ({exc}): pip install \"pokersquares_env[distributed]\"") from None
+    ensure_ray(address, cpus, what="pokersquares sweep")
+    out = Path(config.out).resolve()
+    config.out = str(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
+                                    {"cpu": config.cpus_per_trial})
+    tuner = tune.Tuner(
+        trainable,
+        param_space=param_space(config),
+        tune_config=tune.TuneConfig(
+            num_samples=config.samples,
+            max_concurrent_trials=config.max_concurrent,
+            search_alg=BasicVariantGenerator(random_state=config.search_seed),
+            reuse_actors=True,
+            trial_name_creator=lambda trial: trial_folder(config, trial.config).name,
+            trial_dirname_creator=lambda trial: trial_folder(config, trial.config).name[-60:],
+        ),
+        run_config=tune.RunConfig(name=config.name, storage_path=str(out / "tune"), verbose=verbose,
+                                  failure_config=tune.FailureConfig(max_failures=1)),
+    )
+    grid = tuner.fit()
+    trials = []
+    for res in grid:
+        params = trial_params(config, res.config)
+        folder = trial_folder(config, params)
+        done = _read_done(folder)
+        status = "done" if done is not None else "error"
+        metrics = done["metrics"] if done is not None else {}
+        trial = {"params": params, "folder": str(folder), "status": status, "metrics": metrics,
+                 "reused": bool((res.metrics or {}).get("reused", False))}
+        if res.error is not None:
+            trial["error"] = str(res.error).strip().splitlines()[-1][:300]
+        trials.append(trial)
+    trials.sort(key=lambda t: json.dumps(list(t["params"].values())))
+    result = SweepResult(config, trials)
+    result.save(plots=plots)
+    return result
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser) -> None:
+    """The ``pokersquares sweep`` options."""
+    parser.add_argument("config", metavar="CONFIG", help="sweep config, YAML or JSON (train, space, samples, ...)")
+    parser.add_argument("--out", default=None, help="sweep folder (default: the config's out, or runs/sweeps/NAME)")
+    parser.add_argument("--address", default=None,
+                        help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
+    parser.add_argument("--cpus", type=int, default=None, help="CPUs of the embedded local Ray (default: all cores)")
+    parser.add_argument("--quiet", action="store_true", help="no Tune progress output")
+    parser.add_argument("--no-plots", action="store_true", help="skip curves.png and final.png")
+
+
+def run(args) -> int:
+    """Run ``pokersquares sweep``: 0 when every trial finished, 1 when some failed, 2 on a bad config."""
+    try:
+        config = load_sweep(args.config, out=args.out)
+        if args.cpus is not None and args.cpus < 1:
+            raise ValueError(f"--cpus {args.cpus}: expected a positive integer")
+        result = run_sweep(config, address=args.address, cpus=args.cpus, verbose=0 if args.quiet else 1,
+                           plots=not args.no_plots)
+    except (ValueError, TypeError, ImportError, ConnectionError) as exc:
+        print(f"pokersquares sweep: {exc}", file=sys.stderr)
+        return 2
+    print(result.table("markdown"), end="")
+    reused = sum(t["reused"] for t in result.trials)
+    failed = [t for t in result.trials if t["status"] != "done"]
+    print(f"\n{len(result.trials)} trials ({reused} reused from finished run folders, {len(failed)} failed); "
+          f"summary.md, summary.csv, summary.json, curves.png, final.png in {result.config.out}")
+    for t in failed:
+        print(f"failed: {Path(t['folder']).name}: {t.get('error', 'no sweep_trial.json')}", file=sys.stderr)
+    return 1 if failed else 0

@@ -296,7 +296,9 @@ def _replay(variant, seed, plan, **kw):
     return info["won"], total, env
 
 
-@pytest.mark.parametrize("variant, seed", [("classic", 0), ("36", 1), ("104", 1), ("multistage", 1)])
+@pytest.mark.parametrize(
+    "variant, seed", [("classic", 0), ("36", 1), ("104", 1), ("104-aces-kings", 1), ("joker", 41), ("multistage", 1)]
+)
 def test_solver_plans_replay_to_wins(variant, seed):
     env = make(variant)
     env.reset(seed=seed)

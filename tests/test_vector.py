@@ -248,3 +248,20 @@ def test_copy_false_returns_read_only_view():
     assert not obs.flags.writeable
     venv.step(np.argmax(venv.action_masks(), axis=1))
     assert obs[:, :450].sum() == 4  # the view follows the env: one placed card (2 flags) per sub-env
+
+
+def test_dealing_breaks_tied_keys_like_the_stable_sort():
+    class TiedKeys:
+        """Keys with ties (about 1e-13 likely from a real generator)."""
+
+        def random(self, shape):
+            keys = np.random.default_rng(0).random(shape)
+            keys[:, 5] = keys[:, 2]  # tie early in the row
+            keys[1, :] = 0.5  # every key tied: the deck is the codes in order
+            return keys
+
+    venv = PokerSquaresVectorEnv(3)
+    venv._np_random = TiedKeys()
+    expected = np.argsort(TiedKeys().random((3, 52)), axis=1, kind="stable")[:, :25]
+    np.testing.assert_array_equal(venv._deal(3), expected)
+    assert venv._deal(3)[1].tolist() == list(range(25))

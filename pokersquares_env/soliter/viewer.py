@@ -22,16 +22,21 @@ def _pil():
     return Image, ImageDraw
 
 
-def _label(code: int) -> tuple[str, tuple[int, int, int]]:
+def _label(code: int) -> tuple[str, int, tuple[int, int, int]]:
+    """Rank text, suit (-1 for a joker) and colour of a card."""
     text = card_text(code)
     if text == "JK":
-        return "JK", (120, 0, 160)
-    return text.replace("T", "10"), _RED if text[-1] in (SUITS[1], SUITS[2]) else _BLACK
+        return "JK", -1, (120, 0, 160)
+    suit = SUITS.index(text[-1])
+    return text[:-1].replace("T", "10"), suit, _RED if suit in (1, 2) else _BLACK
 
 
 def draw(game: SoliterGame, state: SoliterState) -> np.ndarray:
     """An RGB picture (uint8, ``(height, width, 3)``) of the position."""
     Image, ImageDraw = _pil()
+    from pokersquares_env.render import _draw_suit, _font  # the shared card drawing (fonts, suit shapes)
+
+    font, small = _font(15, bold=True), _font(11)
     top_n = game.num_cells + game.num_piles
     ncols = max(game.num_columns, top_n)
     width = PAD + ncols * (CARD_W + PAD)
@@ -44,11 +49,13 @@ def draw(game: SoliterGame, state: SoliterState) -> np.ndarray:
         if outline_only or code == EMPTY:
             pen.rectangle([x, y, x + CARD_W, y + CARD_H], outline=(200, 230, 200))
             if caption:
-                pen.text((x + 4, y + CARD_H // 2 - 6), caption, fill=(200, 230, 200))
+                pen.text((x + 3, y + CARD_H - 17), caption, fill=(200, 230, 200), font=small)
             return
         pen.rectangle([x, y, x + CARD_W, y + CARD_H], fill=(250, 250, 245), outline=(60, 60, 60))
-        text, colour = _label(code)
-        pen.text((x + 4, y + 2), text, fill=colour)
+        text, suit, colour = _label(code)
+        pen.text((x + 3, y + 1), text, fill=colour, font=font)
+        if suit >= 0:
+            _draw_suit(pen, suit, x + CARD_W - 17, y + 3, 13, colour)
 
     x = PAD
     for c in state.cells:
@@ -56,7 +63,9 @@ def draw(game: SoliterGame, state: SoliterState) -> np.ndarray:
         x += CARD_W + PAD
     for p, (s, d) in enumerate(game.piles):
         top = game.pile_top(state, p)
-        card(x, PAD, top, caption=SUITS[s] + ("^" if d > 0 else "v"))
+        card(x, PAD, top, caption="A up" if d > 0 else "K down")
+        if top == EMPTY:
+            _draw_suit(pen, s, x + CARD_W // 2 - 8, PAD + 8, 16, (200, 230, 200))
         x += CARD_W + PAD
     y0 = PAD * 2 + CARD_H
     for i, col in enumerate(state.columns):

@@ -109,3 +109,15 @@ def test_cli_help_lists_the_experiment(capsys):
         main(["experiment", "reward-shaping", "--help"])
     assert "--full" in capsys.readouterr().out
     assert main(["experiment"]) == 2
+
+
+def test_compare_trainers_writes_a_table_and_curves(tmp_path):
+    from agents.experiments.compare_trainers import compare_trainers
+
+    result = compare_trainers(str(tmp_path), timesteps=832, algos=("fast-ppo",), games=4, eval_points=2,
+                              progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    row = result["rows"][0]
+    assert row["errors"] == 0 and row["games"] == 4 and row["curve"]["step"] and row["steps_per_second"] > 0
+    assert (tmp_path / "trainer_curves.png").is_file() and "| fast-ppo |" in (tmp_path / "comparison.md").read_text()
+    with pytest.raises(ValueError, match="a2c"):
+        compare_trainers(str(tmp_path / "x"), algos=("a2c",))

@@ -89,20 +89,21 @@ class TorchPolicyAgent(_AgentBase):
         """Nothing to reset: the policy is memoryless."""
 
     def action_values(self, obs: Any, info: Any = None, game: Any = None, state: Any = None) -> np.ndarray:
-        """The network's score of each of the 25 cells (-inf on illegal ones)."""
+        """The network's score of each of the 25 cells (NaN on illegal ones)."""
         import torch
-
-        from agents.fast_ppo import masked_logits
 
         obs = _check_obs(obs, game, state)
         mask = _mask_of(info, game, state)
         with torch.no_grad():
             scores, _ = self.model(torch.as_tensor(obs[None]))
-            return masked_logits(scores, torch.as_tensor(mask[None])).numpy()[0]
+            values = scores.numpy()[0].astype(np.float64)
+        values[~mask] = np.nan
+        return values
 
     def act(self, obs: Any, info: Any = None, game: Any = None, state: Any = None) -> int:
         """The cell the network scores highest among the legal ones."""
-        return int(np.argmax(self.action_values(obs, info, game, state)))
+        values = self.action_values(obs, info, game, state)
+        return int(np.nanargmax(values))
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Cells for a batch of observations and masks."""

@@ -16,8 +16,9 @@ It is a greedy best-first search over canonical positions:
   sorted (column order and cell order do not matter), so each position is
   expanded once.
 * **Heuristic.** ``2 * cards not home + cards lying above a lower card of their
-  own suit (each must move at least once more) + 0.5 * occupied free cells``,
-  smaller first; the column part is cached per column.
+  own suit (each must move at least once more) + 0.5 * occupied free cells +
+  0.5 * cards lying above a card the foundations take next``, smaller first;
+  the per-column part is cached per column.
 
 The redeal of a multistage variant is a move like any other (tried last); the
 shuffle of a later stage is a function of the position (its ``seed``), so the
@@ -100,7 +101,7 @@ class _Search:
     w_block = 1.0  # per card lying above a lower card of its suit
     w_cell = 0.5  # per occupied free cell
     w_depth = 0.5  # per card above a card the foundations take next (one-deck ace-up games)
-    w_stage = 0.0  # bonus per stage reached (redeal variants)
+    w_stage = 0.0  # bonus per stage reached (redeal variants; +5 and +20 and -20 all did worse on multistage)
 
     def __init__(self, game: SoliterGame) -> None:
         self.game = game

@@ -184,7 +184,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     torch.manual_seed(cfg.seed)
     N, T = cfg.num_envs, cfg.num_steps
     batch = N * T
-    num_updates = max(1, cfg.timesteps // batch)
+    num_updates = max(1, math.ceil(cfg.timesteps / batch))  # at least the step budget, like SB3
     model = make_net(cfg.net, cfg.hidden)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
     start_update, global_step = 0, 0

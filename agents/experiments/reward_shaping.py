@@ -127,7 +127,7 @@ def _finished(folder: Path, train_cfg) -> bool:
     same = {**stored, "progress": None} == {**wanted.to_dict(), "progress": None}
     batch = wanted.num_envs * wanted.num_steps
     steps = json.loads(paths[2].read_text()).get("steps", 0)
-    return same and steps >= max(1, wanted.timesteps // batch) * batch
+    return same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch
 
 
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:

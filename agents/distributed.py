@@ -33,12 +33,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EXTRA_HINT", "benchmark", "import_ray", "ensure_ray", "run_chunks"]
+__all__ = ["EXTRA_HINT", "RayConnectionError", "benchmark", "import_ray", "ensure_ray", "run_chunks"]
 
 #: how to install what this module needs
 EXTRA_HINT = 'pip install "pokersquares_env[distributed]"'
 
 log = logging.getLogger(__name__)
+
+
+class RayConnectionError(ConnectionError, ValueError):
+    """``--address`` names no Ray cluster this process can join (a bad value, so the CLI reports it plainly)."""
 
 
 def import_ray(what: str = "the Ray back end"):
@@ -58,22 +62,46 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
     """
     ray = import_ray(what)
     if ray.is_initialized():
+        if address:
+            log.warning("Ray is already initialised in this process: using that session, not address %r", address)
         return False
     address = address or os.environ.get("RAY_ADDRESS") or None
     if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
         raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all cores)")
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     if address:
+        _check_reachable(address)
         try:
             ray.init(address=address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ConnectionError(
+            cause = f"{exc} {exc.__cause__ or ''}"
+            hint = (" The cluster wants an auth token: copy the head's ~/.ray/auth_token here (or set "
+                    "RAY_AUTH_TOKEN) and set RAY_AUTH_MODE=token." if "auth" in cause.lower() else "")
+            raise RayConnectionError(
                 f"could not connect to the Ray cluster at address {address!r} ({exc}); expected the address "
-                f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001"
+                f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001.{hint}"
             ) from exc
     else:
         ray.init(num_cpus=num_cpus, **kwargs)
     return True
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a ``host:port`` nobody listens on (Ray itself retries for minutes)."""
+    import socket
+
+    if "://" in address or address == "auto" or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise RayConnectionError(f"Ray address {address!r}: expected host:port (e.g. 10.0.0.1:6379), 'auto' or ray://host:10001")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise RayConnectionError(
+            f"no Ray cluster answers at address {address!r} ({exc}); start one with `ray start --head --port "
+            f"{port}` or pass the address it printed"
+        ) from None
 
 
 def _play_chunk(agent_spec: str, deals: list[int], config: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -197,17 +225,19 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _ray_process_rss() -> dict[str, float]:
-    """Resident memory (MiB) of this machine's Ray processes: workers (each) and Ray's own services (total)."""
+    """Resident memory (MiB) of the embedded Ray this process started: each worker, and Ray's own services."""
     import psutil
 
     workers, services = [], 0.0
-    for proc in psutil.process_iter(["name", "cmdline", "memory_info"]):
-        cmd = " ".join(proc.info.get("cmdline") or [])
-        rss = (proc.info.get("memory_info").rss if proc.info.get("memory_info") else 0) / 2**20
-        if "default_worker.py" in cmd or (proc.info.get("name") or "").startswith("ray::"):
-            workers.append(rss)
-        elif any(s in cmd for s in ("gcs_server", "raylet", "dashboard/agent.py", "runtime_env/agent",
-                                    "log_monitor.py", "monitor.py")):
+    for proc in psutil.Process().children(recursive=True):  # an embedded Ray's processes all descend from us
+        try:
+            title = " ".join(proc.cmdline())
+            rss = proc.memory_info().rss / 2**20
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if title.startswith("ray::") and not title.startswith(("ray::DashboardAgent", "ray::RuntimeEnvAgent")):
+            workers.append(rss)  # task workers retitle themselves ray::IDLE, ray::<task name>
+        else:
             services += rss
     return {"workers": len(workers), "worker_rss_mean": float(sum(workers) / len(workers)) if workers else 0.0,
             "worker_rss_max": max(workers, default=0.0), "services_rss": services}
@@ -241,7 +271,8 @@ def benchmark(agents: Sequence[tuple[str, int]] = (("greedy", 2000), ("expectima
     mem = _ray_process_rss()
     rows.append({"what": f"RSS per Ray worker ({mem['workers']} workers, after the runs above)",
                  "MiB": mem["worker_rss_mean"], "max_MiB": mem["worker_rss_max"]})
-    rows.append({"what": "RSS of Ray's own services (GCS, raylet, agents), total", "MiB": mem["services_rss"]})
+    rows.append({"what": "RSS of Ray's own services (GCS, raylet, dashboard, agents, monitors), total",
+                 "MiB": mem["services_rss"]})
     return rows
 
 

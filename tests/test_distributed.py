@@ -225,3 +225,12 @@ def test_trial_folders_are_stable_and_distinct():
     assert a == trial_folder(cfg, {"learning_rate": 0.0015, "seed": 0})
     assert a != trial_folder(cfg, {"seed": 0, "learning_rate": 0.00150001})  # shown alike, kept apart by the digest
     assert a.name.startswith("seed=0,learning_rate=0.0015-")
+
+
+def test_unreachable_address_fails_fast_with_a_clear_error():
+    from agents.distributed import RayConnectionError, _check_reachable
+
+    with pytest.raises(RayConnectionError, match=r"no Ray cluster answers at address '127.0.0.1:1'"):
+        _check_reachable("127.0.0.1:1", timeout=2)
+    with pytest.raises(ValueError, match="expected host:port"):
+        _check_reachable("localhost:http")

@@ -212,8 +212,11 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
     text = path.read_text()
     try:
         if path.suffix in (".yaml", ".yml"):
-            import yaml
-
+            try:
+                import yaml
+            except ImportError:
+                raise ImportError('YAML sweep configs need PyYAML: pip install "pokersquares_env[train]" '
+                                  "(or write the config as JSON)") from None
             data = yaml.safe_load(text)
         else:
             data = json.loads(text)

@@ -138,7 +138,7 @@ def test_cli_ray_backend(local_ray, capsys):
     assert "needs --backend ray" in capsys.readouterr().err
 
 
-def test_without_ray_the_error_names_the_extra(monkeypatch, capsys):
+def test_without_ray_the_error_names_the_extra(monkeypatch, capsys, tmp_path):
     from agents.distributed import import_ray
     from pokersquares_env.cli import main
 
@@ -148,6 +148,8 @@ def test_without_ray_the_error_names_the_extra(monkeypatch, capsys):
     with pytest.raises(ImportError, match=r"pokersquares_env\[distributed\]"):
         evaluate("greedy", games=2, backend="ray", progress=False)
     assert main(["evaluate", "--agent", "greedy", "--games", "2", "--backend", "ray", "--no-progress"]) == 2
+    assert "pokersquares_env[distributed]" in capsys.readouterr().err
+    assert main(["sweep", str(_sweep_file(tmp_path))]) == 2
     assert "pokersquares_env[distributed]" in capsys.readouterr().err
 
 

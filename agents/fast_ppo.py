@@ -20,7 +20,6 @@ The run folder matches the other trainers (see :mod:`agents.train`).  Run it wit
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -56,9 +55,9 @@ def _mlp(sizes: list[int], final_act: bool = True) -> "nn.Sequential":
     return nn.Sequential(*layers)
 
 
-def _line_index() -> tuple[list[list[int]], list[int], list[int]]:
-    lines = [[5 * r + c for c in range(5)] for r in range(5)] + [[5 * r + c for r in range(5)] for c in range(5)]
-    return lines, [cell // 5 for cell in range(25)], [5 + cell % 5 for cell in range(25)]
+def _line_cells() -> list[list[int]]:
+    """The cells of the 10 lines: rows 0-4, then columns 0-4."""
+    return [[5 * r + c for c in range(5)] for r in range(5)] + [[5 * r + c for r in range(5)] for c in range(5)]
 
 
 class LinesNet(nn.Module):
@@ -72,7 +71,7 @@ class LinesNet(nn.Module):
 
     def __init__(self, hidden: list[int]):
         super().__init__()
-        lines, rows, cols = _line_index()
+        lines = _line_cells()
         incidence = torch.zeros(10, 25)
         for i, cells in enumerate(lines):
             incidence[i, cells] = 1.0

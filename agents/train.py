@@ -23,6 +23,7 @@ A trained model plays through the harness as ``ppo:DIR``, ``dqn:DIR`` or ``fastp
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import math
@@ -491,6 +492,18 @@ _CLI_FLAGS = {
     "update-epochs": dict(type=int),
     "ent-coef": dict(type=float),
     "gamma": dict(type=float),
+    "gae-lambda": dict(type=float),
+    "clip-coef": dict(type=float),
+    "vf-coef": dict(type=float),
+    "max-grad-norm": dict(type=float),
+    "anneal-lr": dict(action=argparse.BooleanOptionalAction),
+    "buffer-size": dict(type=int),
+    "learning-starts": dict(type=int),
+    "target-tau": dict(type=float),
+    "epsilon-start": dict(type=float),
+    "epsilon-end": dict(type=float),
+    "exploration-fraction": dict(type=float),
+    "eval-seed": dict(type=int),
     "eval-every": dict(type=int),
     "eval-games": dict(type=int),
     "checkpoint-every": dict(type=int),

@@ -192,3 +192,20 @@ def test_ctrl_c_saves_a_checkpoint_and_the_model(tmp_path, monkeypatch):
     assert result.interrupted and result.steps == sent[0] < 10**6
     assert (out / "model.pt").is_file() and (out / "checkpoints" / "latest.pt").is_file()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+
+
+def test_every_config_option_has_a_documented_flag():
+    import argparse
+    from dataclasses import fields
+
+    from agents.train import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    dests = {a.dest: a for a in parser._actions}
+    for f in fields(TrainConfig):
+        if f.name == "progress":
+            assert "no_progress" in dests
+            continue
+        assert f.name in dests, f"no flag for {f.name}"
+        assert dests[f.name].help, f"flag for {f.name} is undocumented"

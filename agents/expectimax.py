@@ -16,6 +16,7 @@ __all__ = ["ExpectimaxAgent", "expectimax_values"]
 
 DEFAULT_GAMES = 400_000
 DEFAULT_PHASES = 26
+DEFAULT_FEATURES = "outs"
 
 
 def expectimax_values(table: np.ndarray, game: PokerSquaresGame, state: GameState, ply: int = 2) -> np.ndarray:
@@ -50,7 +51,9 @@ class ExpectimaxAgent(Agent):
     Options: ``ply`` (1 or 2), ``tables`` (a ``.npz`` from ``ValueTables.save``;
     default: trained for the point system and rules on first use and cached),
     ``games`` and ``phases`` (training size when tables are trained),
-    ``cache`` (``true``, ``false`` or a folder).
+    ``features`` (``outs``: values also conditioned on the unseen cards that
+    still fit each line, see :func:`agents.batch.outs_index`; ``straights``:
+    also the straight windows still open; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder).
     """
 
     name = "expectimax"
@@ -66,6 +69,7 @@ class ExpectimaxAgent(Agent):
         tables: str | None = None,
         games: int = DEFAULT_GAMES,
         phases: int = DEFAULT_PHASES,
+        features: str = DEFAULT_FEATURES,
         cache: Any = True,
     ) -> None:
         super().__init__(seed)
@@ -82,7 +86,8 @@ class ExpectimaxAgent(Agent):
                     f"{self.tables.system.as_dict()}, but the game uses {self.system.name!r} {self.system.as_dict()}"
                 )
         else:
-            self.tables = load_or_train(self.system, self.rules, games=games, phases=phases, cache=cache)
+            self.tables = load_or_train(self.system, self.rules, games=games, phases=phases, features=features,
+                                        cache=cache)
         self._values = self.tables.values
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:

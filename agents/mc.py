@@ -31,7 +31,8 @@ class MonteCarloAgent(Agent):
     spent); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
     line values of :mod:`agents.tables`, trained and cached on first use) or
     ``"heuristic"`` (greedy on hand-set line values, no training); ``tables``,
-    ``games``, ``phases`` and ``cache`` choose the tables as for ``expectimax``.
+    ``games``, ``phases``, ``features`` (default ``none``, the faster
+    rollout) and ``cache`` choose the tables as for ``expectimax``.
     """
 
     name = "mc"
@@ -51,6 +52,7 @@ class MonteCarloAgent(Agent):
         tables: str | None = None,
         games: int | None = None,
         phases: int | None = None,
+        features: str = "none",
         cache: Any = True,
     ) -> None:
         super().__init__(seed)
@@ -73,7 +75,8 @@ class MonteCarloAgent(Agent):
             from agents.tables import ValueTables, load_or_train
 
             vt = ValueTables.load(tables) if tables else load_or_train(
-                self.system, self.rules, games=games or DEFAULT_GAMES, phases=phases or DEFAULT_PHASES, cache=cache)
+                self.system, self.rules, games=games or DEFAULT_GAMES, phases=phases or DEFAULT_PHASES,
+                features=features, cache=cache)
             self._table = vt.values
         self._points = self.system.line_points_table
 

@@ -3,13 +3,16 @@
 The abstraction of a line is its ``LINE_MASK`` key (cards, jokers, rank-count
 pattern, whether a straight -- royal or not -- and a flush are still
 possible), whether it is a row or a column, and the game phase (how many
-cards are on the board).  Its value is the expected final points of that
-line.  Values are learned by Monte Carlo self-play (Neller et al.'s
+cards are on the board); with ``features="outs"`` also what can still come
+(:func:`agents.batch.outs_index`: how many unseen cards still fit the line's
+flush beyond those it needs, and how many unseen cards share a rank with
+it).  Its value is the expected final points of that line.  Values are learned by Monte Carlo self-play (Neller et al.'s
 "naive abstract reinforcement learning"): many games are played at once
 (:class:`~agents.batch.Batch`) epsilon-greedily on the current table, every
 visited line abstraction is credited with the points its line ends with,
 and the table is the running average, blended towards a phase-free average
-where visits are few.
+where visits are few (outs tables: towards the outs-free value of the same
+phase first).
 
 Tables are saved as ``.npz`` (values, counts and what they were trained for)
 and cached per point system and rules under ``~/.cache/pokersquares/tables``
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch import Batch
+from agents.batch import NUM_OUTS, NUM_OUTS_STRAIGHT, Batch
 from agents.lines import NUM_KEYS, heuristic_values
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
@@ -36,7 +39,9 @@ from pokersquares_env.scoring import PointSystem, point_system
 __all__ = ["ValueTables", "cache_dir", "load_or_train", "train_tables"]
 
 FORMAT = "pokersquares-value-tables"
-VERSION = 1
+VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reused)
+FEATURES = ("none", "outs", "straights")
+_OUTS_SIZE = {"outs": NUM_OUTS, "straights": NUM_OUTS_STRAIGHT}
 
 
 def cache_dir() -> str:
@@ -47,7 +52,7 @@ def cache_dir() -> str:
 
 @dataclass
 class ValueTables:
-    """A trained value table ``values[key, is_col, phase]`` and what it was trained for."""
+    """A trained value table ``values[key, is_col, phase]`` (``[..., outs]`` with outs features) and its training."""
 
     values: np.ndarray
     counts: np.ndarray
@@ -61,11 +66,18 @@ class ValueTables:
         """Number of game phases the table distinguishes."""
         return self.values.shape[2]
 
+    @property
+    def features(self) -> str:
+        """``"outs"`` if the values are conditioned on the outs buckets, else ``"none"``."""
+        if self.values.ndim == 3:
+            return "none"
+        return "straights" if self.values.shape[3] == NUM_OUTS_STRAIGHT else "outs"
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the table to an ``.npz`` file (atomically)."""
         path = os.fspath(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        meta = {"format": FORMAT, "version": VERSION, "system": self.system.to_json(),
+        meta = {"format": FORMAT, "version": VERSION, "features": self.features, "system": self.system.to_json(),
                 "rules": self.rules.to_json(), "games": self.games, "seed": self.seed}
         tmp = f"{path}.{os.getpid()}.tmp.npz"
         np.savez_compressed(tmp, values=self.values, counts=self.counts, meta=np.array(json.dumps(meta)))
@@ -83,20 +95,28 @@ class ValueTables:
                 values, counts = data["values"], data["counts"]
         except (KeyError, ValueError, OSError) as exc:
             raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: {exc}") from None
-        if meta.get("format") != FORMAT or values.ndim != 3 or values.shape[:2] != (NUM_KEYS, 2):
+        if (meta.get("format") != FORMAT or values.ndim not in (3, 4) or values.shape[:2] != (NUM_KEYS, 2)
+                or (values.ndim == 4 and values.shape[3] not in (NUM_OUTS, NUM_OUTS_STRAIGHT))):
             raise ValueError(f"value tables {path!r}: expected format {FORMAT!r} with values of shape "
-                             f"({NUM_KEYS}, 2, phases), got {meta.get('format')!r} {values.shape}")
+                             f"({NUM_KEYS}, 2, phases) or ({NUM_KEYS}, 2, phases, {NUM_OUTS} or {NUM_OUTS_STRAIGHT}), "
+                             f"got {meta.get('format')!r} {values.shape}")
         return cls(values, counts, point_system(meta["system"]), Rules(**meta["rules"]), int(meta["games"]),
                    int(meta["seed"]))
 
 
 def _finish(sums: np.ndarray, counts: np.ndarray, prior: np.ndarray, system: PointSystem, blend: float) -> np.ndarray:
-    """Running averages, blended towards the phase-free average (then the prior) where visits are few."""
-    flat_s, flat_c = sums.sum(2), counts.sum(2)
-    coarse = (flat_s + blend * prior) / (flat_c + blend)
-    values = (sums + blend * coarse[:, :, None]) / (counts + blend)
+    """Running averages, blended towards the phase-free average (then the prior) where visits are few (outs tables: towards the outs-free value of the same
+phase first)."""
+    if sums.ndim == 3:
+        flat_s, flat_c = sums.sum(2), counts.sum(2)
+        coarse = (flat_s + blend * prior) / (flat_c + blend)
+    if sums.ndim == 4:  # outs: blend towards the outs-free value of the same phase
+        mid = _finish(sums.sum(3), counts.sum(3), prior, system, blend)
+        values = (sums + blend * mid[..., None]) / (counts + blend)
+    else:
+        values = (sums + blend * coarse[:, :, None]) / (counts + blend)
     complete = np.arange(NUM_KEYS) // 264 == 5  # complete lines are worth exactly their points
-    values[complete] = system.line_points_table[complete][:, None, None]
+    values[complete] = system.line_points_table[complete].reshape((-1,) + (1,) * (values.ndim - 1))
     return values
 
 
@@ -111,10 +131,14 @@ def train_tables(
     epsilon_end: float = 0.02,
     blend: float = 20.0,
     seed: int = 0,
+    features: str = "none",
     progress: bool = False,
 ) -> ValueTables:
     """Learn the hand-abstraction values for ``system`` and ``rules`` by ``games`` Monte Carlo self-play games.
 
+    ``features``: ``"none"`` (values by key, row/column and phase),
+    ``"outs"`` (also by the flush and rank outs buckets of
+    :func:`agents.batch.outs_index`) or ``"straights"`` (and the straight bucket).
     Exploration decays linearly from ``epsilon`` to ``epsilon_end``; the table
     is refreshed after every batch of ``batch`` games.
     """
@@ -122,11 +146,15 @@ def train_tables(
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
     if games < 1 or phases < 1 or batch < 1:
         raise ValueError(f"games={games}, phases={phases}, batch={batch}: expected positive integers")
+    features = "none" if features is None else features  # specs parse "features=none" as None
+    if features not in FEATURES:
+        raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
+    shape = (NUM_KEYS, 2, phases) + ((_OUTS_SIZE[features],) if features in _OUTS_SIZE else ())
     rng = np.random.default_rng([seed, 77])
     prior = heuristic_values(ps)
-    sums = np.zeros((NUM_KEYS, 2, phases))
-    counts = np.zeros((NUM_KEYS, 2, phases))
-    values = np.repeat(prior[:, :, None], phases, axis=2)
+    sums = np.zeros(shape)
+    counts = np.zeros(shape)
+    values = np.broadcast_to(prior.reshape(prior.shape + (1,) * (len(shape) - 2)), shape).copy()
     line_kind = np.array([0] * 5 + [1] * 5)
     points = ps.line_points_table
     done = 0
@@ -143,10 +171,15 @@ def train_tables(
         record: list = []
         b.play_out(decks, values, rng=rng, epsilon=eps, record=record)
         final = points[b.keys()]  # (n, 10)
-        for ph, keys in record:
-            idx = (keys * 2 + line_kind) * phases + ph
-            sums.reshape(-1)[:] += np.bincount(idx.ravel(), weights=final.ravel(), minlength=sums.size)
-            counts.reshape(-1)[:] += np.bincount(idx.ravel(), minlength=counts.size)
+        idx = []
+        for entry in record:
+            ph, keys = entry[0], entry[1]
+            i = (keys * 2 + line_kind) * phases + ph
+            idx.append(i * shape[-1] + entry[2] if len(entry) == 3 else i)
+        idx = np.concatenate(idx).ravel()
+        weights = np.tile(final, (len(record), 1)).ravel()
+        sums.reshape(-1)[:] += np.bincount(idx, weights=weights, minlength=sums.size)
+        counts.reshape(-1)[:] += np.bincount(idx, minlength=counts.size)
         values = _finish(sums, counts, prior, ps, blend)
         done += n
         if bar is not None:
@@ -156,9 +189,9 @@ def train_tables(
     return ValueTables(values, counts, ps, rules, games, seed)
 
 
-def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed: int) -> str:
+def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed: int, features: str) -> str:
     ident = json.dumps({"points": list(system.points), "rules": rules.to_json(), "games": games, "phases": phases,
-                        "seed": seed, "v": VERSION}, sort_keys=True)
+                        "seed": seed, "features": features, "v": VERSION}, sort_keys=True)
     digest = hashlib.sha1(ident.encode()).hexdigest()[:16]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in system.name)[:40]
     return f"{safe}-{digest}.npz"
@@ -171,6 +204,7 @@ def load_or_train(
     games: int = 300_000,
     phases: int = 6,
     seed: int = 0,
+    features: str = "none",
     cache: str | os.PathLike | None | bool = True,
     progress: bool = False,
 ) -> ValueTables:
@@ -180,8 +214,11 @@ def load_or_train(
     """
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    features = "none" if features is None else features  # specs parse "features=none" as None
+    if features not in FEATURES:
+        raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
     folder = cache_dir() if cache is True else (os.fspath(cache) if cache else None)
-    path = os.path.join(folder, _cache_name(ps, rules, games, phases, seed)) if folder else None
+    path = os.path.join(folder, _cache_name(ps, rules, games, phases, seed, features)) if folder else None
     if path and os.path.exists(path):
         try:
             return ValueTables.load(path)
@@ -191,7 +228,7 @@ def load_or_train(
     print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()} ({games} self-play games)"
           + (f"; caching them in {folder}" if folder else ""), file=sys.stderr)
     start = time.perf_counter()
-    tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, progress=progress)
+    tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, features=features, progress=progress)
     tables.train_seconds = time.perf_counter() - start  # type: ignore[attr-defined]
     if path:
         tables.save(path)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from agents import Agent, available_agents, make_agent, register_agent
 from agents.base import visible_view
-from agents.batch import Batch
+from agents.batch import NUM_OUTS_STRAIGHT, RANK_BUCKETS, STRAIGHT_BUCKETS, Batch
 from agents.registry import check_spec, parse_spec
 from agents.tables import ValueTables, train_tables
 from pokersquares_env.core import PokerSquaresGame, Rules
@@ -22,6 +22,8 @@ FAST_SPECS = [
     "rules",
     "expectimax:ply=1,games=2000,phases=4",
     "expectimax:ply=2,games=2000,phases=4",
+    "expectimax:ply=2,games=2000,phases=4,features=none",
+    "expectimax:ply=1,games=2000,phases=4,features=straights",
     "mc:rollouts=3,candidates=3,games=2000",
     "mc:rollouts=2,rollout=heuristic",
 ]
@@ -136,6 +138,8 @@ def test_batch_engine_matches_the_core(seed, jokers, placement):
         batch.place(np.array([cell]), np.array([card]))
         game.apply(state, cell)
         assert batch.keys()[0].tolist() == state.line_keys()
+        # the unseen-card counts kept while placing agree with those read from the board
+        assert np.array_equal(batch.outs(straights=True), Batch.from_state(state, 1).outs(straights=True))
     assert batch.line_points(game.system.line_points_table).sum() == game.score(state)
     # a copy made from the core state agrees too
     assert Batch.from_state(state, 2).keys().tolist() == [state.line_keys()] * 2
@@ -149,10 +153,30 @@ def test_keys_with_predicts_the_key_after_placing():
         game.apply(state, int(rng.choice(game.legal_cells(state))))
     b = Batch.from_state(state, 1)
     predicted = b.keys_with(np.array([state.card]))[0]
+    _, outs = b.keys_with(np.array([state.card]), with_outs=True, straights=True)
     for cell in game.legal_cells(state):
         nxt, _ = game.step(state, cell)
         keys = nxt.line_keys()
         assert keys[cell // 5] == predicted[cell // 5] and keys[5 + cell % 5] == predicted[5 + cell % 5]
+        after = Batch.from_state(nxt, 1).outs(straights=True)[0]
+        for line in (cell // 5, 5 + cell % 5):
+            assert after[line] == outs[0, line]
+
+
+def test_outs_buckets_of_a_known_line():
+    """Row a holds A and K of hearts: 11 hearts unseen for 3 needed, 6 unseen aces and kings, one straight window."""
+    game = PokerSquaresGame(Rules())
+    deck = [38, 37, 0, 1] + [c for c in range(52) if c not in (38, 37, 0, 1)]  # A h, K h, 2 c, 3 c, ...
+    state = game.init(deck)
+    game.apply(state, 0)  # A h on a1
+    game.apply(state, 1)  # K h on a2
+    b = Batch.from_state(state, 1)
+    flush, ranks, straight = 4, 4, 1  # spare hearts 11 - 3 = 8 -> 4; 3 + 3 unseen A/K -> 5-7 -> 4; only 10-A
+    assert b.outs(straights=True)[0, 0] == (flush * RANK_BUCKETS + ranks) * STRAIGHT_BUCKETS + straight
+    assert b.outs()[0, 0] == flush * RANK_BUCKETS + ranks
+    # with the drawn 2 of clubs counted as seen, nothing changes for row a; empty rows are bucket 0
+    assert b.outs(np.array([state.card]), straights=True)[0, 0] == b.outs(straights=True)[0, 0]
+    assert b.outs(straights=True)[0, 1] == 0
 
 
 # ---------------------------------------------------------------------------- tables
@@ -177,6 +201,29 @@ def test_tables_train_save_load_roundtrip(tmp_path):
         ValueTables.load(bad)
     with pytest.raises(FileNotFoundError, match="missing.npz"):
         ValueTables.load(tmp_path / "missing.npz")
+
+
+def test_tables_with_outs_features(tmp_path):
+    tables = train_tables("american", games=1000, phases=2, batch=500, seed=1, features="straights")
+    assert tables.values.shape[1:] == (2, 2, NUM_OUTS_STRAIGHT) and tables.features == "straights"
+    tables.save(tmp_path / "s.npz")
+    loaded = ValueTables.load(tmp_path / "s.npz")
+    assert loaded.features == "straights" and np.array_equal(loaded.values, tables.values)
+    complete = np.arange(tables.values.shape[0]) // 264 == 5
+    assert np.array_equal(tables.values[complete, 1, 1, 7], point_system("american").line_points_table[complete])
+    agent = make_agent(f"expectimax:tables={tmp_path / 's.npz'}", system="american")
+    game = PokerSquaresGame(Rules())
+    play(agent, game, game.deal(np.random.default_rng(3)))
+    with pytest.raises(ValueError, match="features='flushes'.*none, outs, straights"):
+        train_tables("american", games=10, features="flushes")
+
+
+def test_cache_keys_differ_by_features():
+    from agents.tables import _cache_name
+
+    ps, rules = point_system("american"), Rules()
+    names = {_cache_name(ps, rules, 10, 2, 0, f) for f in ("none", "outs", "straights")}
+    assert len(names) == 3
 
 
 def test_complete_lines_are_valued_at_their_points():

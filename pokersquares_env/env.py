@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, expected_random_score, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, point_system, reward_scale_factor
 
 __all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES"]
 
@@ -186,17 +186,7 @@ class PokerSquaresEnv(gym.Env):
         self._renderer = None
 
     def _resolve_scale(self, reward_scale: float | str) -> float:
-        if reward_scale == "normalized":
-            expected = expected_random_score(self.point_system, self.rules.jokers)
-            if expected <= 0:
-                raise ValueError(
-                    f"reward_scale='normalized' divides by the expected random-play score, which is "
-                    f"{expected:.3f} under {self.point_system.name!r}: pass a positive number instead"
-                )
-            return 1.0 / expected
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-            raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
-        return float(reward_scale)
+        return reward_scale_factor(reward_scale, self.point_system, self.rules.jokers)
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -49,6 +49,7 @@ __all__ = [
     "PointSystem",
     "WIN_THRESHOLDS",
     "expected_random_score",
+    "reward_scale_factor",
     "grid_hands",
     "hand_category",
     "line_points",
@@ -591,3 +592,19 @@ def expected_random_score(system: SystemSpec = "american", jokers: int = 0) -> f
     ps = point_system(system)
     hist = _hand_key_histogram(jokers)
     return float(10.0 * (hist * ps.line_points_table).sum() / hist.sum())
+
+
+def reward_scale_factor(reward_scale: float | str, system: SystemSpec, jokers: int = 0) -> float:
+    """The reward multiplier for ``reward_scale``: a positive number, or ``"normalized"`` (1 / expected random-play score)."""
+    if reward_scale == "normalized":
+        ps = point_system(system)
+        expected = expected_random_score(ps, jokers)
+        if expected <= 0:
+            raise ValueError(
+                f"reward_scale='normalized' divides by the expected random-play score, which is "
+                f"{expected:.3f} under {ps.name!r}: pass a positive number instead"
+            )
+        return 1.0 / expected
+    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
+        raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
+    return float(reward_scale)

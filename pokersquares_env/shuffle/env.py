@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pokersquares_env.cards import EMPTY, format_card, format_cards
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, FEATURE_SLOTS, mask_array
-from pokersquares_env.scoring import expected_random_score, point_system
+from pokersquares_env.scoring import point_system, reward_scale_factor
 from pokersquares_env.shuffle.solver import SWAP_PAIRS, check_cards
 
 __all__ = [
@@ -245,15 +245,8 @@ class PokerShuffleEnv(gym.Env):
             raise ValueError(f"budget={budget!r}: expected None or an integer 1..{limit} ({what} in mode={self.mode!r})")
         return int(budget)
 
-    def _resolve_scale(self, reward_scale: Any) -> float:
-        if reward_scale == "normalized":
-            expected = expected_random_score(self.point_system, self.rules.jokers)
-            if expected <= 0:
-                raise ValueError(f"reward_scale='normalized' needs a positive expected score, got {expected:.3f}")
-            return 1.0 / expected
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-            raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
-        return float(reward_scale)
+    def _resolve_scale(self, reward_scale: float | str) -> float:
+        return reward_scale_factor(reward_scale, self.point_system, self.rules.jokers)
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -2,7 +2,12 @@
 
 Importing the package registers the Gymnasium environments:
 
-* ``PokerSquares-v0`` -- the classic game (see :class:`pokersquares_env.env.PokerSquaresEnv`).
+* ``PokerSquares-v0`` -- the classic game and its placement variants (:class:`pokersquares_env.env.PokerSquaresEnv`;
+  ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")`` gives the native vector env).
+* ``PokerShuffle-v0`` -- all 25 cards known: arrange or swap (:class:`pokersquares_env.shuffle.env.PokerShuffleEnv`).
+* ``Soliter-v0`` -- the Baker's Game family solitaire (:class:`pokersquares_env.soliter.env.SoliterEnv`).
+
+The multiplayer game is a PettingZoo env: :func:`pokersquares_env.multiplayer.parallel_env`.
 """
 
 from gymnasium.envs.registration import register, registry

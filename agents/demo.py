@@ -50,7 +50,9 @@ def run(args) -> int:
     result = train(
         algo="fast-ppo",
         scoring=args.scoring,
-        timesteps=10**9,  # the wall-clock budget stops it
+        # a step budget a free 2-core machine reaches in about that time (~12k steps/s), so the
+        # progress bar means something; the wall-clock limit stops it first on a slower machine
+        timesteps=max(10_000, int(minutes * 60 * 12_000)),
         time_limit=minutes * 60.0,
         seed=args.seed,
         out=str(out),

@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     probe = 16384
+    warm = PokerSquaresVectorEnv(2)  # loads (and, on first use, compiles) the backend before measuring
+    warm.reset(seed=0)
+    warm.step(np.argmax(warm.action_masks(), axis=1))
+    del warm
     gc.collect()
     before = rss_bytes()
     big = PokerSquaresVectorEnv(probe)
@@ -73,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(observation, mask, card, reward, flags), freed when the caller drops them")
 
     env = PokerSquaresVectorEnv(n)
+    print(f"backend: {env.backend}")
     _, info = env.reset(seed=ns.seed)
     rng = np.random.default_rng(ns.seed)
     calls = int(steps // n)

@@ -10,7 +10,9 @@ that each round times every row once (load changes then hit all rows alike).
 The ratio column divides by FrozenLake-v1's median steps/s through ``gym.make``.
 Policies: FrozenLake always moves down (action 1); Poker Squares plays the
 first legal cell, taken from ``info["action_mask"]`` (the vector env does it
-for all sub-envs with one ``argmax``).
+for all sub-envs with one ``argmax``).  Vector rows name their backend: the
+default (``"auto"``: numba when installed) and, with numba installed, plain
+numpy at N=4096 for comparison.
 """
 
 from __future__ import annotations
@@ -58,9 +60,9 @@ def time_single(steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def time_vector(num_envs: int, calls: int, copy: bool = True) -> float:
+def time_vector(num_envs: int, calls: int, copy: bool = True, backend: str = "auto") -> float:
     """Sub-env steps/s of the native vector env (default observation), first legal cell in every sub-env."""
-    env = PokerSquaresVectorEnv(num_envs, copy=copy)
+    env = PokerSquaresVectorEnv(num_envs, copy=copy, backend=backend)
     _, info = env.reset(seed=0)
     start = time.perf_counter()
     for _ in range(calls):
@@ -110,12 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run every measurement and print the Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="0.1 s runs and 3 repeats: a smoke test, not a measurement")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per row; the table shows medians (default 5)")
-    parser.add_argument("--seconds", type=float, default=0.6, help="target seconds per timed run (default 0.6)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed runs per row; the table shows medians (default 5, or 3 with --quick)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="target seconds per timed run (default 0.6, or 0.1 with --quick)")
     parser.add_argument("--no-extra", action="store_true", help="skip the copy=False and SyncVectorEnv rows")
     ns = parser.parse_args(argv)
-    repeats = 3 if ns.quick else ns.repeats
-    seconds = 0.1 if ns.quick else ns.seconds
+    repeats = ns.repeats if ns.repeats is not None else (3 if ns.quick else 5)
+    seconds = ns.seconds if ns.seconds is not None else (0.1 if ns.quick else 0.6)
     if repeats < 1 or seconds <= 0:
         parser.error(f"--repeats {repeats} and --seconds {seconds}: expected positive values")
 
@@ -126,10 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         ("FrozenLake-v1, gym.make (reference)", time_frozenlake, 1, 2000),
         ("PokerSquares-v0, gym.make", time_single, 1, 2000),
     ]
+    default = PokerSquaresVectorEnv(1).backend  # what backend="auto" picks here
     for n in VECTOR_SIZES:
-        rows.append((f"PokerSquaresVectorEnv N={n}", lambda c, n=n: time_vector(n, c), n, max(3, 2000 // n)))
+        rows.append((f"PokerSquaresVectorEnv N={n} ({default})", lambda c, n=n: time_vector(n, c), n, max(3, 2000 // n)))
     if not ns.no_extra:
-        rows.append(("PokerSquaresVectorEnv N=4096, copy=False", lambda c: time_vector(4096, c, copy=False), 4096, 3))
+        other = "numpy" if default == "numba" else None
+        if other:
+            rows.append((f"PokerSquaresVectorEnv N=4096 ({other})", lambda c: time_vector(4096, c, backend=other),
+                         4096, 3))
+        rows.append((f"PokerSquaresVectorEnv N=4096 ({default}), copy=False", lambda c: time_vector(4096, c, copy=False),
+                     4096, 3))
         rows.append(("SyncVectorEnv N=64 (Gymnasium loop)", lambda c: time_sync(64, c), 64, 10))
     rows.append(("score_grids: lines scored/s", time_lines, 10 * BOARD_BATCH, 1))
 

@@ -12,9 +12,11 @@ import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
 from pokersquares_env.core import IllegalActionError
 from pokersquares_env.env import PokerSquaresEnv
 from pokersquares_env.scoring import score_grids
-from pokersquares_env.vector import PokerSquaresVectorEnv
+from pokersquares_env.vector import PokerSquaresVectorEnv, numba_available
 
 FINAL_KEYS = ("score", "scores", "hands", "board", "placements", "won")
+#: Both implementations of the vector env's step; each must play exactly the single env's games.
+BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not numba_available(), reason="numba not installed"))]
 
 
 class DeckDealer:
@@ -60,9 +62,10 @@ def check_info(vinfo: dict, i: int, info: dict) -> None:
 
 
 def play_both(num_envs: int, steps: int, rules: dict, *, seed: int = 0, policy_seed: int = 1,
-              illegal_rate: float = 0.0, use_decks: bool = False) -> int:
+              illegal_rate: float = 0.0, use_decks: bool = False, backend: str = "numpy") -> int:
     """Step a vector env and N single envs side by side with the same decks; return how many games ended."""
-    venv = PokerSquaresVectorEnv(num_envs, **rules)
+    venv = PokerSquaresVectorEnv(num_envs, backend=backend, **rules)
+    assert venv.backend == backend
     singles = [PokerSquaresEnv(**rules) for _ in range(num_envs)]
     # Autoresets deal from the vector env's generator, seeded with ``seed``; given decks come from elsewhere.
     dealer = DeckDealer(seed, **rules)
@@ -119,6 +122,7 @@ def test_make_vec_returns_native_env():
     assert venv.action_masks().dtype == bool
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "rules",
     [
@@ -127,20 +131,70 @@ def test_make_vec_returns_native_env():
         {"placement": "adjacent", "first_cell": "center", "jokers": 1, "reward_scale": "normalized"},
     ],
 )
-def test_same_trajectories_as_single_envs_seeded(rules):
+def test_same_trajectories_as_single_envs_seeded(rules, backend):
     # 3 games and a bit per sub-env: covers the autoresets, which deal from the same generator.
-    assert play_both(4, 80, rules, seed=7) == 12
+    assert play_both(4, 80, rules, seed=7, backend=backend) == 12
 
 
-def test_same_trajectories_given_decks():
-    assert play_both(3, 60, {"first_cell": "top-left"}, seed=5, use_decks=True) >= 6
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_trajectories_given_decks(backend):
+    assert play_both(3, 60, {"first_cell": "top-left"}, seed=5, use_decks=True, backend=backend) >= 6
 
 
-def test_illegal_actions_penalty_match_single_envs():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_illegal_actions_penalty_match_single_envs(backend):
     rules = {"illegal_action": "penalty", "illegal_penalty": -3.5, "placement": "adjacent",
              "first_cell": 12, "jokers": 2}
-    ended = play_both(5, 70, rules, seed=11, illegal_rate=0.08)
+    ended = play_both(5, 70, rules, seed=11, illegal_rate=0.08, backend=backend)
     assert ended > 10  # many games end early on an illegal action, at different times
+
+
+@pytest.mark.skipif(not numba_available(), reason="numba not installed")
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"reward_mode": "terminal", "scoring": "english"},
+        {"placement": "adjacent", "first_cell": "top-left", "jokers": 2},
+        {"illegal_action": "penalty", "first_cell": "center", "jokers": 1},
+    ],
+)
+def test_backends_agree_on_many_games(rules):
+    """Many sub-envs and games: the compiled and the numpy backend give identical outputs, step by step."""
+    n = 300
+    envs = [PokerSquaresVectorEnv(n, backend=b, **rules) for b in ("numpy", "numba")]
+    outs = [env.reset(seed=3) for env in envs]
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    rng = np.random.default_rng(0)
+    for step in range(140):
+        mask = outs[0][1]["action_mask"].astype(float)
+        actions = np.argmax(mask * rng.random(mask.shape), axis=1)
+        if "illegal_action" in rules and step % 7 == 3:
+            actions[rng.integers(0, n, 5)] = rng.integers(-1, 26, 5)
+        outs = [env.step(actions) for env in envs]
+        (oa, ra, ta, _, ia), (ob, rb, tb, _, ib) = outs[0], outs[1]
+        np.testing.assert_array_equal(oa, ob)
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(ta, tb)
+        assert ia.keys() == ib.keys()
+        for key, value in ia.items():
+            if isinstance(value, dict):
+                for sub in value:
+                    np.testing.assert_array_equal(value[sub], ib[key][sub])
+            else:
+                np.testing.assert_array_equal(value, ib[key], err_msg=key)
+        outs = [(o, inf) for o, _, _, _, inf in outs]
+    np.testing.assert_array_equal(envs[0].action_masks(), envs[1].action_masks())
+
+
+def test_backend_argument_is_checked(monkeypatch):
+    with pytest.raises(ValueError, match=r"backend='cuda': expected one of 'auto', 'numpy', 'numba'"):
+        PokerSquaresVectorEnv(2, backend="cuda")
+    import pokersquares_env.vector as vector
+
+    monkeypatch.setattr(vector, "numba_available", lambda: False)
+    with pytest.raises(ImportError, match=r"backend='numba' needs numba.*pokersquares_env\[fast\]"):
+        PokerSquaresVectorEnv(2, backend="numba")
+    assert PokerSquaresVectorEnv(2).backend == "numpy"  # auto falls back to plain numpy
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -155,17 +209,20 @@ def test_illegal_actions_penalty_match_single_envs():
                                                       "three_of_a_kind": -0.7, "two_pair": 0.9, "one_pair": 0.35}]),
     illegal=st.sampled_from([0.0, 0.05]),
     seed=st.integers(0, 2**31),
+    backend=st.sampled_from(["numpy", "numba"] if numba_available() else ["numpy"]),
 )
-def test_property_same_trajectories(num_envs, jokers, placement, first_cell, reward_mode, scoring, illegal, seed):
+def test_property_same_trajectories(num_envs, jokers, placement, first_cell, reward_mode, scoring, illegal, seed,
+                                    backend):
     rules = {"jokers": jokers, "placement": placement, "first_cell": first_cell, "reward_mode": reward_mode,
              "scoring": scoring, "reward_scale": 0.3}
     if illegal:
         rules["illegal_action"] = "penalty"
-    play_both(num_envs, 55, rules, seed=seed, policy_seed=seed + 1, illegal_rate=illegal)
+    play_both(num_envs, 55, rules, seed=seed, policy_seed=seed + 1, illegal_rate=illegal, backend=backend)
 
 
-def test_final_scores_agree_with_score_grids():
-    venv = PokerSquaresVectorEnv(64, scoring="english")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_final_scores_agree_with_score_grids(backend):
+    venv = PokerSquaresVectorEnv(64, scoring="english", backend=backend)
     obs, info = venv.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(25):
@@ -182,8 +239,9 @@ def test_final_scores_agree_with_score_grids():
     assert (obs[:, 468:522].sum(1) == 51).all() and info["action_mask"].all()
 
 
-def test_illegal_action_raise_names_sub_env_and_leaves_state():
-    venv = PokerSquaresVectorEnv(3, first_cell="center")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_illegal_action_raise_names_sub_env_and_leaves_state(backend):
+    venv = PokerSquaresVectorEnv(3, first_cell="center", backend=backend)
     obs, info = venv.reset(seed=1)
     with pytest.raises(IllegalActionError, match=r"sub-env 1: cell 0 \(a1\) is not the first cell"):
         venv.step(np.array([12, 0, 12]))
@@ -250,7 +308,8 @@ def test_copy_false_returns_read_only_view():
     assert obs[:, :450].sum() == 4  # the view follows the env: one placed card (2 flags) per sub-env
 
 
-def test_dealing_breaks_tied_keys_like_the_stable_sort():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dealing_breaks_tied_keys_like_the_stable_sort(backend):
     class TiedKeys:
         """Keys with ties (about 1e-13 likely from a real generator)."""
 
@@ -260,7 +319,7 @@ def test_dealing_breaks_tied_keys_like_the_stable_sort():
             keys[1, :] = 0.5  # every key tied: the deck is the codes in order
             return keys
 
-    venv = PokerSquaresVectorEnv(3)
+    venv = PokerSquaresVectorEnv(3, backend=backend)
     venv._np_random = TiedKeys()
     expected = np.argsort(TiedKeys().random((3, 52)), axis=1, kind="stable")[:, :25]
     np.testing.assert_array_equal(venv._deal(3), expected)

@@ -124,7 +124,8 @@ class PokerSquaresVectorEnv(VectorEnv):
     Each sub-env is the game of :class:`~pokersquares_env.env.PokerSquaresEnv`:
     place 25 drawn cards on a 5x5 grid; rows and columns score as poker hands.
     ``step`` and ``reset`` advance all N games with a fixed number of numpy
-    gather/scatter operations (no Python loop over sub-envs).  Each of the 10
+    gather/scatter operations, or with compiled loops under ``backend="numba"``
+    (no Python loop over sub-envs either way).  Each of the 10
     lines of every board keeps running statistics (cards, jokers, equal-rank
     pairs, rank and suit bit sets, rank counts) so that scoring a completed line
     is one look-up in the shared scoring tables (``scoring.line_key`` and

@@ -10,6 +10,7 @@ rewards, masks and final scores; only the bookkeeping is batched.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -251,7 +252,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         self.render_mode = None
         self.copy = bool(copy)
         self.backend = _resolve_backend(backend)
-        self._kernels = _load_kernels() if self.backend == "numba" else None
+        self._kernels = None
         self.single_action_space = spaces.Discrete(NUM_CELLS)
         self.action_space = batch_space(self.single_action_space, n)
         self.single_observation_space = proto.observation_space
@@ -302,6 +303,34 @@ class PokerSquaresVectorEnv(VectorEnv):
         self._all_true = np.ones(n, dtype=bool)
         self._started = False
         self.closed = False
+        if self.backend == "numba":
+            self._start_kernels(explicit=backend == "numba")
+
+    def _start_kernels(self, explicit: bool) -> None:
+        """Load and compile (or load from numba's cache) the kernels now, on empty inputs of the real dtypes.
+
+        Under ``backend="auto"`` a numba that fails here (say, one too old for this numpy) only warns, and the
+        env runs the numpy backend; under ``backend="numba"`` the error propagates.
+        """
+        try:
+            kernels = _load_kernels()
+            none = self._ids[:0]
+            kernels.count_illegal(none, none, self._mask)
+            kernels.reset_rows(none, self._deck[:0, :NUM_CELLS], self._obs, self._deck, self._board,
+                               self._placements, self._placed, self._lin, self._combo, self._rank_counts,
+                               self._frontier, self._mask, self._first_mask, self._prev_done, self._card, _SLOT_A,
+                               _SLOT_B, CARD_OFFSET, UNSEEN_OFFSET, self._deck_size)
+            kernels.first_cards(np.zeros((0, self._deck_size)), np.zeros((0, self._deck_size), dtype=np.int64),
+                                NUM_CELLS)
+            self._kernels = kernels
+            self._advance_compiled(none, none)
+        except Exception as exc:  # noqa: BLE001 - any failure to compile means: use numpy
+            self._kernels = None
+            if explicit:
+                raise
+            warnings.warn(f"backend='auto': the numba kernels failed to compile ({type(exc).__name__}: {exc}); "
+                          f"using the numpy backend", RuntimeWarning, stacklevel=3)
+            self.backend = "numpy"
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -197,6 +197,23 @@ def test_backend_argument_is_checked(monkeypatch):
     assert PokerSquaresVectorEnv(2).backend == "numpy"  # auto falls back to plain numpy
 
 
+@pytest.mark.skipif(not numba_available(), reason="numba not installed")
+def test_auto_backend_falls_back_when_the_kernels_fail(monkeypatch):
+    import pokersquares_env.vector as vector
+
+    def broken():
+        raise RuntimeError("simulated numba typing error")
+
+    monkeypatch.setattr(vector, "_load_kernels", broken)
+    with pytest.warns(RuntimeWarning, match="simulated numba typing error.*numpy backend"):
+        env = PokerSquaresVectorEnv(2)
+    assert env.backend == "numpy"
+    env.reset(seed=0)
+    env.step(np.argmax(env.action_masks(), axis=1))
+    with pytest.raises(RuntimeError, match="simulated"):
+        PokerSquaresVectorEnv(2, backend="numba")
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     num_envs=st.integers(1, 4),

@@ -233,3 +233,26 @@ def test_any_board_draws_deterministically(seed, filled, partial):
             assert np.array_equal(patch, cell_patch(empty, cell))
         else:
             assert np.array_equal(patch, np.asarray(render.card_image(board[cell])))
+
+
+def test_record_video_writes_one_clip_per_episode(tmp_path):
+    """Gymnasium's RecordVideo (moviepy, extra ``video``) records our rgb_array frames: 26 frames a game."""
+    pytest.importorskip("moviepy")
+    from gymnasium.wrappers import RecordVideo
+    from moviepy import VideoFileClip
+
+    env = RecordVideo(gym.make("PokerSquares-v0", render_mode="rgb_array"), str(tmp_path),
+                      episode_trigger=lambda episode: True, disable_logger=True)
+    for episode in range(2):
+        _, info = env.reset(seed=episode)
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            done = terminated or truncated
+    env.close()
+    clips = sorted(p.name for p in tmp_path.glob("*.mp4"))
+    assert clips == ["rl-video-episode-0.mp4", "rl-video-episode-1.mp4"]
+    with VideoFileClip(str(tmp_path / clips[0])) as clip:
+        assert clip.fps == env.metadata["render_fps"] == 4
+        assert clip.duration == pytest.approx(26 / 4, abs=0.3)  # the reset frame and one per placement
+        assert clip.size[0] > 100 and clip.size[1] > 100

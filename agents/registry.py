@@ -174,6 +174,7 @@ register_agent("greedy", "agents.simple:GreedyAgent", kind="params")
 register_agent("rules", "agents.simple:RuleAgent", kind="params")
 register_agent("mc", "agents.mc:MonteCarloAgent", kind="params")
 register_agent("expectimax", "agents.expectimax:ExpectimaxAgent", kind="params")
+register_agent("search", "agents.search:RolloutSearchAgent", kind="params")
 # Learned policies (written by the training work; loaded lazily, need the "train" extra).
 register_agent("ppo", "agents.learned:load_ppo")
 register_agent("dqn", "agents.learned:load_dqn")

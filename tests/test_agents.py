@@ -26,6 +26,7 @@ FAST_SPECS = [
     "expectimax:ply=1,games=2000,phases=4,features=straights",
     "mc:rollouts=3,candidates=3,games=2000",
     "mc:rollouts=2,rollout=heuristic",
+    "search:rollouts=4,candidates=3,games=2000,phases=4",
 ]
 RULE_SETS = [
     Rules(),
@@ -111,7 +112,8 @@ def test_action_values_are_nan_exactly_on_illegal_cells():
     for cell in (12, 13, 7):
         game.apply(state, cell)
     legal = game.action_mask(state).astype(bool)
-    for spec in ("greedy", "rules", "expectimax:ply=2,games=2000,phases=4", "mc:rollouts=2,rollout=heuristic"):
+    for spec in ("greedy", "rules", "expectimax:ply=2,games=2000,phases=4", "mc:rollouts=2,rollout=heuristic",
+                 "search:rollouts=3,games=2000,phases=4"):
         values = make_agent(spec, rules=game.rules, seed=0).action_values(None, None, game, state)
         assert values.shape == (25,)
         assert np.array_equal(np.isnan(values), ~legal), spec
@@ -239,7 +241,7 @@ def test_complete_lines_are_valued_at_their_points():
 
 def test_registry_lists_and_rejects_unknown_names_and_options():
     names = available_agents()
-    for name in ("random", "greedy", "rules", "mc", "expectimax", "ppo", "dqn", "fastppo"):
+    for name in ("random", "greedy", "rules", "mc", "expectimax", "search", "ppo", "dqn", "fastppo"):
         assert name in names
     with pytest.raises(ValueError, match="unknown agent 'nosuch'.*expected one of .*greedy"):
         make_agent("nosuch")

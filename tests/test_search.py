@@ -1,0 +1,104 @@
+"""The ``search`` agent: expectimax:ply=2 re-rated by rollouts (legal play and fair play are in test_agents.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.base import visible_view
+from pokersquares_env.core import PokerSquaresGame, Rules
+
+SMALL = "games=2000,phases=4"
+
+
+@pytest.fixture(autouse=True)
+def _table_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
+
+
+def _play(agent, game, deck):
+    state = game.init(deck, validate=False)
+    agent.reset()
+    while not state.terminal:
+        cell = agent.act(None, None, game, state.copy())
+        assert cell in game.legal_cells(state)
+        game.apply(state, cell)
+    return list(state.placements), game.score(state)
+
+
+def _midgame(game, seed=2, moves=8):
+    state = game.init(game.deal(np.random.default_rng(seed)), validate=False)
+    helper = make_agent("greedy")
+    for _ in range(moves):
+        game.apply(state, helper.act(None, None, game, state))
+    return state
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(jokers=1), Rules(jokers=2, placement="adjacent"),
+                                   Rules(placement="adjacent", first_cell="center")],
+                         ids=["plain", "j1", "j2-adjacent", "adjacent-center"])
+def test_same_seed_same_game(rules):
+    game = PokerSquaresGame(rules)
+    deck = game.deal(np.random.default_rng(4))
+    spec = f"search:rollouts=6,candidates=3,{SMALL}"
+    a = _play(make_agent(spec, rules=rules, seed=11), game, deck)
+    b = _play(make_agent(spec, rules=rules, seed=11), game, deck)
+    assert a == b and len(a[0]) == 25
+
+
+def test_weight_zero_or_one_candidate_is_expectimax_ply2():
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(5))
+    ref = _play(make_agent(f"expectimax:ply=2,{SMALL}", seed=0), game, deck)[0]
+    assert _play(make_agent(f"search:weight=0,{SMALL}", seed=0), game, deck)[0] == ref
+    assert _play(make_agent(f"search:candidates=1,rollouts=2,{SMALL}", seed=0), game, deck)[0] == ref
+
+
+def test_action_values_rerate_only_the_candidates():
+    game = PokerSquaresGame()
+    state = _midgame(game)
+    ply2 = make_agent(f"expectimax:ply=2,{SMALL}").action_values(None, None, game, state)
+    agent = make_agent(f"search:candidates=3,rollouts=16,{SMALL}", seed=1)
+    values = agent.action_values(None, None, game, state)
+    legal = ~np.isnan(ply2)
+    assert np.array_equal(np.isnan(values), ~legal)
+    changed = np.flatnonzero(legal & ~np.isclose(values, ply2))
+    top3 = np.argsort(-np.where(legal, ply2, -np.inf), kind="stable")[:3]
+    assert set(changed) <= set(top3[1:])  # expectimax's favourite is the anchor and keeps its value
+    cell = make_agent(f"search:candidates=3,rollouts=16,{SMALL}", seed=1).act(None, None, game, state)
+    assert cell in top3 and values[cell] == np.nanmax(values[top3])
+
+
+def test_reads_no_hidden_future():
+    game = PokerSquaresGame(Rules(jokers=2))
+    state = _midgame(game, seed=6, moves=12)
+    spec = f"search:rollouts=8,{SMALL}"
+    for trial in range(3):
+        other = visible_view(state, np.random.default_rng(50 + trial))
+        assert other.deck != state.deck
+        assert (make_agent(spec, rules=game.rules, seed=3).act(None, None, game, state.copy())
+                == make_agent(spec, rules=game.rules, seed=3).act(None, None, game, other))
+
+
+@pytest.mark.parametrize("option, message", [
+    ("candidates=0", "candidates=0: expected a positive integer"),
+    ("rollouts=-2", "rollouts=-2: expected a positive integer"),
+    ("rollouts=1.5", "rollouts=1.5: expected a positive integer"),
+    ("rollouts=true", "rollouts=True: expected a positive integer"),
+    ("weight=-1", "weight=-1: expected a finite number >= 0"),
+    ("weight=abc", "weight='abc': expected a finite number >= 0"),
+    ("features=bogus", "features='bogus'"),
+])
+def test_bad_options_are_rejected(option, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make_agent(f"search:{option},{SMALL}")
+
+
+def test_tables_of_another_point_system_are_rejected(tmp_path):
+    from agents.tables import train_tables
+
+    path = tmp_path / "english.npz"
+    train_tables("english", games=500, phases=2, features="outs").save(path)
+    with pytest.raises(ValueError, match="trained for point system 'english'"):
+        make_agent(f"search:tables={path}", system="american")

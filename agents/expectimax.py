@@ -8,7 +8,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.batch import Batch, phase_of
-from agents.tables import ValueTables, load_or_train
+from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -78,16 +78,8 @@ class ExpectimaxAgent(Agent):
         self.ply = ply
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
-        if tables is not None:
-            self.tables = ValueTables.load(tables)
-            if tuple(self.tables.system.points) != tuple(self.system.points):
-                raise ValueError(
-                    f"tables {tables!r} were trained for point system {self.tables.system.name!r} "
-                    f"{self.tables.system.as_dict()}, but the game uses {self.system.name!r} {self.system.as_dict()}"
-                )
-        else:
-            self.tables = load_or_train(self.system, self.rules, games=games, phases=phases, features=features,
-                                        cache=cache)
+        self.tables = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases,
+                                 features=features, cache=cache)
         self._values = self.tables.values
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:

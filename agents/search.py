@@ -9,7 +9,7 @@ import numpy as np
 from agents.base import Agent
 from agents.batch import Batch
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values
-from agents.tables import ValueTables, load_or_train
+from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -72,15 +72,8 @@ class RolloutSearchAgent(Agent):
         self.weight = float(weight)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
-        if tables is not None:
-            vt = ValueTables.load(tables)
-            if tuple(vt.system.points) != tuple(self.system.points):
-                raise ValueError(
-                    f"tables {tables!r} were trained for point system {vt.system.name!r} "
-                    f"{vt.system.as_dict()}, but the game uses {self.system.name!r} {self.system.as_dict()}"
-                )
-        else:
-            vt = load_or_train(self.system, self.rules, games=games, phases=phases, features=features, cache=cache)
+        vt = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases, features=features,
+                        cache=cache)
         self._table = vt.values
         self._points = self.system.line_points_table
 

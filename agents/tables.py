@@ -36,7 +36,7 @@ from agents.lines import NUM_KEYS, heuristic_values
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
 
-__all__ = ["ValueTables", "cache_dir", "load_or_train", "train_tables"]
+__all__ = ["ValueTables", "cache_dir", "load_or_train", "tables_for", "train_tables"]
 
 FORMAT = "pokersquares-value-tables"
 VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reused)
@@ -233,3 +233,18 @@ def load_or_train(
     if path:
         tables.save(path)
     return tables
+
+
+def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phases: int, features: str,
+               cache: Any) -> "ValueTables":
+    """The value tables an agent plays ``system`` with: the file ``tables`` (which must have been trained for the
+    same point values), or else :func:`load_or_train` with the other options."""
+    if tables is None:
+        return load_or_train(system, rules, games=games, phases=phases, features=features, cache=cache)
+    vt = ValueTables.load(tables)
+    if tuple(vt.system.points) != tuple(system.points):
+        raise ValueError(
+            f"tables {tables!r} were trained for point system {vt.system.name!r} "
+            f"{vt.system.as_dict()}, but the game uses {system.name!r} {system.as_dict()}"
+        )
+    return vt

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import numpy as np
 
 from agents.base import Agent
-from agents.batch import Batch, phase_of
+from agents.batch import NUM_OUTS, Batch, phase_of
 from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
-__all__ = ["ExpectimaxAgent", "expectimax_values"]
+__all__ = ["ExpectimaxAgent", "expectimax_values", "compiled_values"]
 
 DEFAULT_GAMES = 400_000
 DEFAULT_PHASES = 26
@@ -45,6 +46,45 @@ def expectimax_values(table: np.ndarray, game: PokerSquaresGame, state: GameStat
     return out
 
 
+def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> Callable | None:
+    """The compiled (numba) twin of :func:`expectimax_values` for ``values`` and ``rules``, or ``None``.
+
+    ``backend``: ``"numpy"`` (always ``None``), ``"numba"`` (the compiled path, or an error saying why it cannot
+    serve these tables) or ``"auto"`` (compiled when numba is installed and the tables are ``features=none`` or
+    ``outs``; otherwise ``None``, with a warning if numba failed to compile).  The function returned takes
+    ``(game, state, ply)`` and gives the same values as :func:`expectimax_values` (to rounding).
+    """
+    from pokersquares_env.vector import _resolve_backend
+
+    if _resolve_backend(backend) == "numpy":
+        return None
+    if values.ndim == 4 and values.shape[3] != NUM_OUTS:
+        if backend == "numba":
+            raise ValueError(f"backend='numba' takes tables with features none or outs; these have shape "
+                             f"{values.shape} (features=straights): use backend='numpy'")
+        return None
+    try:
+        from agents import _fast
+
+        flat, phases, nout = _fast.tables_flat(values)
+        adjacent, first = rules.placement == "adjacent", rules.first_cell
+
+        def run(game: PokerSquaresGame, state: GameState, ply: int) -> np.ndarray:
+            return _fast.ply_values(flat, phases, nout, state, game.unseen(state), ply, adjacent, first)
+
+        probe = PokerSquaresGame(rules)
+        state = probe.init(probe.deal(np.random.default_rng(0)))
+        run(probe, state, 2)  # compile now (or load numba's cache), not in the first move
+    except Exception as exc:  # noqa: BLE001 - any failure to compile means: use numpy
+        if backend == "numba":
+            raise
+        warnings.warn(f"backend='auto': the compiled expectimax failed ({type(exc).__name__}: {exc}); using numpy",
+                      RuntimeWarning, stacklevel=2)
+        return None
+    run.flat, run.phases, run.nout = flat, phases, nout  # type: ignore[attr-defined]
+    return run
+
+
 class ExpectimaxAgent(Agent):
     """Expectimax over the unseen cards with learned line values (Neller et al.'s NARL evaluation).
 
@@ -53,7 +93,9 @@ class ExpectimaxAgent(Agent):
     ``games`` and ``phases`` (training size when tables are trained),
     ``features`` (``outs``: values also conditioned on the unseen cards that
     still fit each line, see :func:`agents.batch.outs_index`; ``straights``:
-    also the straight windows still open; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder).
+    also the straight windows still open; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder),
+    ``backend`` (``auto``: compiled loops when numba is installed, about 8 times faster, the same values;
+    ``numpy``; ``numba``; see :func:`compiled_values`).
     """
 
     name = "expectimax"
@@ -71,6 +113,7 @@ class ExpectimaxAgent(Agent):
         phases: int = DEFAULT_PHASES,
         features: str = DEFAULT_FEATURES,
         cache: Any = True,
+        backend: str = "auto",
     ) -> None:
         super().__init__(seed)
         if ply not in (1, 2):
@@ -81,9 +124,13 @@ class ExpectimaxAgent(Agent):
         self.tables = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases,
                                  features=features, cache=cache)
         self._values = self.tables.values
+        self._compiled = compiled_values(self._values, self.rules, backend)
+        self.backend = "numpy" if self._compiled is None else "numba"
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Expected gain in board value of each cell (NaN where illegal)."""
+        if self._compiled is not None:
+            return self._compiled(game, state, self.ply)
         return expectimax_values(self._values, game, state, self.ply)
 
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:

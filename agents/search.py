@@ -8,7 +8,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.batch import Batch
-from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values
+from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, compiled_values, expectimax_values
 from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
@@ -43,7 +43,8 @@ class RolloutSearchAgent(Agent):
     ``weight`` (1.0), and the table options of ``expectimax``: ``tables``
     (a saved ``.npz``), ``games``, ``phases``, ``features`` (``outs``) and
     ``cache``.  Only the board, the drawn card and the set of unseen cards
-    are read; random orders come from ``self.rng``.
+    are read; random orders come from ``self.rng``.  ``backend`` (``auto``, ``numpy`` or ``numba``): with numba
+    both the expectimax and the rollouts run as compiled loops (one thread), the same moves several times faster.
     """
 
     name = "search"
@@ -63,6 +64,7 @@ class RolloutSearchAgent(Agent):
         phases: int = DEFAULT_PHASES,
         features: str = DEFAULT_FEATURES,
         cache: Any = True,
+        backend: str = "auto",
     ) -> None:
         super().__init__(seed)
         self.candidates = _positive_int("candidates", candidates)
@@ -76,10 +78,15 @@ class RolloutSearchAgent(Agent):
                         cache=cache)
         self._table = vt.values
         self._points = self.system.line_points_table
+        self._compiled = compiled_values(self._table, self.rules, backend)
+        self.backend = "numpy" if self._compiled is None else "numba"
 
     def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell values (NaN where illegal; candidates: the combined score) and the candidate cells."""
-        values = expectimax_values(self._table, game, state, 2)
+        if self._compiled is not None:
+            values = self._compiled(game, state, 2)
+        else:
+            values = expectimax_values(self._table, game, state, 2)
         legal = np.flatnonzero(~np.isnan(values))
         order = legal[np.argsort(-values[legal], kind="stable")]
         steps = 24 - len(state.placements)  # cards still to come after this one
@@ -88,12 +95,20 @@ class RolloutSearchAgent(Agent):
         cells = order[: self.candidates]
         unseen = np.array(game.unseen(state), dtype=np.int64)
         rules = game.rules
-        bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell).repeat(len(cells))
-        bx.place(cells, np.full(len(cells), state.card))
         orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)[:, :steps]
-        by = bx.repeat(self.rollouts)
-        by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._table)
-        means = self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
+        if self._compiled is not None:
+            from agents._fast import rollout_means
+
+            c = self._compiled
+            means = rollout_means(c.flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
+                                  rules.placement == "adjacent", rules.first_cell)
+        else:
+            bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
+            bx = bx.repeat(len(cells))
+            bx.place(cells, np.full(len(cells), state.card))
+            by = bx.repeat(self.rollouts)
+            by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._table)
+            means = self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
         values[cells] = values[cells] + self.weight * (means - means[0])
         return values, cells
 

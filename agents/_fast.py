@@ -1,0 +1,438 @@
+"""Compiled (numba) twins of the table-driven agents' hot loops: one- and two-ply expectimax, rollouts, self-play.
+
+Optional: this module imports numba (the ``fast`` extra).  Each kernel plays
+one board at a time in a compiled loop and reads the same value tables and
+line tables as the numpy code in :mod:`agents.batch` and
+:mod:`agents.expectimax`, with the same abstraction (``LINE_MASK`` key,
+row/column, phase, and the ``outs`` buckets of :func:`agents.batch.outs_index`);
+``tests/test_fast.py`` checks the two against each other.  Only tables of
+shape ``(NUM_KEYS, 2, phases)`` or ``(NUM_KEYS, 2, phases, NUM_OUTS)`` are
+supported (``features="straights"`` stays on the numpy path).
+
+A board is a tuple of small arrays (see :func:`board_from_state`):
+``line`` ``(5, 10)`` int64 rows ``t, k, pairs, ranks, suits`` per line,
+``cnt`` ``(10, 13)`` rank counts per line, ``seen`` ``(17,)`` standard cards
+on the board by rank (0-12) and by suit (13-16), and ``cells`` ``(3,)``:
+occupied bit set, frontier bit set, cards placed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from agents.batch import _FLUSH_SPARE, _RANK_OUTS
+from agents.lines import NUM_KEYS
+from pokersquares_env.cards import NUM_STANDARD
+from pokersquares_env.core import ADJACENT, GameState
+from pokersquares_env.scoring import FLUSHABLE, WINDOW
+
+__all__ = ["board_from_state", "ply_values", "rollout_means", "self_play", "tables_flat"]
+
+_SUIT_OF = np.full(16, -1, dtype=np.int64)
+_SUIT_OF[[1, 2, 4, 8]] = [0, 1, 2, 3]
+_ADJ = np.array(ADJACENT, dtype=np.int64)
+# Read by the kernels as compiled-in constants (numba freezes global arrays): passing arrays to small compiled
+# helpers costs reference counting on every call, several times the helpers' own work.
+_WIN = WINDOW.astype(np.int64)
+_FLU = FLUSHABLE.astype(np.int64)
+_FS = _FLUSH_SPARE.astype(np.int64)
+_RO = _RANK_OUTS.astype(np.int64)
+_NFS = int(_FS.shape[0])
+_NRO = int(_RO.shape[0])
+
+
+def tables_flat(values: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """A value table as the kernels read it: flat float64 in ``(phase, key, row/column, outs)`` order, its number of
+    phases and of outs buckets."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape[:2] != (NUM_KEYS, 2):
+        raise ValueError(f"value tables of shape {values.shape}: expected ({NUM_KEYS}, 2, phases[, outs])")
+    # phase-major, so that the entries one move reads lie close together (a phase is 0.7 MiB, the table 20)
+    if values.ndim == 3:
+        return np.ascontiguousarray(values.transpose(2, 0, 1)).ravel(), values.shape[2], 1
+    if values.ndim == 4 and values.shape[3] == 30:
+        return np.ascontiguousarray(values.transpose(2, 0, 1, 3)).ravel(), values.shape[2], values.shape[3]
+    raise ValueError(f"value tables of shape {values.shape}: the compiled kernels take (keys, 2, phases) or "
+                     "(keys, 2, phases, 30) (features none or outs)")
+
+
+def board_from_state(state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels' board arrays ``(line, cnt, seen, cells)`` for a core game state (its deck is not read)."""
+    line = np.array([state.line_t, state.line_k, state.line_pairs, state.line_ranks, state.line_suits],
+                    dtype=np.int64)
+    cnt = np.asarray(state.rank_counts, dtype=np.int64).reshape(10, 13).copy()
+    seen = np.zeros(17, dtype=np.int64)
+    for code in state.board:
+        if 0 <= code < NUM_STANDARD:
+            seen[code % 13] += 1
+            seen[13 + code // 13] += 1
+    cells = np.array([state.occupied, state.frontier, len(state.placements)], dtype=np.int64)
+    return line, cnt, seen, cells
+
+
+@njit(cache=True, nogil=True)
+def _phase(placed, phases):  # pragma: no cover - compiled
+    p = placed * phases // 26
+    return phases - 1 if p > phases - 1 else p
+
+
+@njit(cache=True, nogil=True)
+def _legal(cells, adjacent, first_cell, out):  # pragma: no cover - compiled
+    """Fill ``out[25]`` with 1 on legal cells; return how many."""
+    occ, front, placed = cells[0], cells[1], cells[2]
+    n = 0
+    for c in range(25):
+        ok = ((occ >> c) & 1) == 0
+        if placed == 0:
+            if first_cell >= 0:
+                ok = c == first_cell
+        elif adjacent:
+            ok = ok and ((front >> c) & 1) == 1
+        out[c] = 1 if ok else 0
+        if ok:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _prep(line, seen, vf, phases, nout, ph, ur, us, live, base):  # pragma: no cover
+    """Per-line data that does not depend on the next card: unseen counts, live rank outs, table row of the line."""
+    for r in range(13):
+        ur[r] = 4 - seen[r]
+    for s in range(4):
+        us[s] = 13 - seen[13 + s]
+    for li in range(10):
+        ranks = line[3, li]
+        lv = 0
+        for r in range(13):
+            if (ranks >> r) & 1:
+                lv += ur[r]
+        live[li] = lv
+        key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 \
+            + _FLU[line[4, li]]
+        base[li] = (ph * 1584 + key) * 2 + (1 if li >= 5 else 0)
+
+
+@njit(cache=True, nogil=True)
+def _outs(t, s, spare_us, lv):  # pragma: no cover - compiled
+    """Outs bucket of an open line with one-suit index ``s`` (-1: none), ``spare_us`` unseen of that suit, ``lv`` live."""
+    if t <= 0 or t >= 5:
+        return 0
+    fb = 0
+    if s >= 0:
+        sp = spare_us - (5 - t) + 13
+        if sp < 0:
+            sp = 0
+        if sp > _NFS - 1:
+            sp = _NFS - 1
+        fb = _FS[sp]
+    if lv > _NRO - 1:
+        lv = _NRO - 1
+    return fb * 6 + _RO[lv]
+
+
+@njit(cache=True, nogil=True)
+def _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
+            base, d):  # pragma: no cover - compiled
+    """``d[10]``: how much each line's value rises if ``card`` joins it (``card`` counted as seen either way);
+    ``ur``, ``us``, ``live``, ``base`` from :func:`_prep` on the same board."""
+    real = card < 52
+    ry = card % 13 if real else 0
+    sy = card // 13 if real else -1
+    for li in range(10):
+        t = line[0, li]
+        k = line[1, li]
+        pairs = line[2, li]
+        ranks = line[3, li]
+        suits = line[4, li]
+        is_col = 1 if li >= 5 else 0
+        s = _SUIT_OF[suits]
+        inr = (ranks >> ry) & 1 if real else 0
+        lv = live[li] - inr
+        if nout == 1:
+            before = vf[base[li]]
+        else:
+            usl = us[s] - (1 if s == sy else 0) if s >= 0 else 0
+            before = vf[base[li] * nout + _outs(t, s, usl, lv)]
+        t2 = t + 1 if t < 5 else 5
+        if real:
+            p2 = pairs + cnt[li, ry]
+            if p2 > 10:
+                p2 = 10
+            ranks2 = ranks | (1 << ry)
+            suits2 = suits | (1 << sy)
+            k2 = k
+            if inr == 0:
+                lv += ur[ry] - 1
+        else:
+            p2 = pairs
+            ranks2 = ranks
+            suits2 = suits
+            k2 = k + 1 if k < 2 else 2
+        key2 = (((t2 * 3 + k2) * 11 + p2) * 4 + _WIN[ranks2]) * 2 + _FLU[suits2]
+        b2 = (ph * 1584 + key2) * 2 + is_col
+        if nout == 1:
+            after = vf[b2]
+        else:
+            s2 = _SUIT_OF[suits2]
+            us2 = us[s2] - (1 if s2 == sy else 0) if s2 >= 0 else 0
+            after = vf[b2 * nout + _outs(t2, s2, us2, lv)]
+        d[li] = after - before
+
+
+@njit(cache=True, nogil=True)
+def _line_deltas(line, cnt, seen, card, vf, phases, nout, ph, ur, us, d):  # pragma: no cover - compiled
+    """``d[10]``: :func:`_deltas` on a board (prepared here)."""
+    live = np.empty(10, dtype=np.int64)
+    base = np.empty(10, dtype=np.int64)
+    _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
+    _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
+            base, d)
+
+
+@njit(cache=True, nogil=True)
+def _place(line, cnt, seen, cells, cell, card):  # pragma: no cover - compiled
+    real = card < 52
+    rank = card % 13
+    suit = card // 13
+    for li in (cell // 5, 5 + cell % 5):
+        line[0, li] += 1
+        if real:
+            line[2, li] += cnt[li, rank]
+            cnt[li, rank] += 1
+            line[3, li] |= 1 << rank
+            line[4, li] |= 1 << suit
+        else:
+            line[1, li] += 1
+    if real:
+        seen[rank] += 1
+        seen[13 + suit] += 1
+    cells[0] |= 1 << cell
+    cells[1] |= _ADJ[cell]
+    cells[2] += 1
+
+
+@njit(cache=True, nogil=True)
+def _ply_values(line, cnt, seen, cells, card, unseen, ply, vf, phases, nout, adjacent, first_cell, out):  # pragma: no cover - compiled
+    """``out[25]``: ``ply``-ply expectimax value of each cell for ``card`` (NaN where illegal)."""
+    placed = cells[2]
+    legal = np.zeros(25, dtype=np.int64)
+    _legal(cells, adjacent, first_cell, legal)
+    ur = np.zeros(13, dtype=np.int64)
+    us = np.zeros(4, dtype=np.int64)
+    d = np.zeros(10)
+    for c in range(25):
+        out[c] = np.nan
+    if ply <= 1 or placed >= 24 or unseen.shape[0] == 0:
+        _line_deltas(line, cnt, seen, card, vf, phases, nout, _phase(placed + 1, phases), ur, us, d)
+        for c in range(25):
+            if legal[c]:
+                out[c] = d[c // 5] + d[5 + c % 5]
+        return
+    ph = _phase(placed + 2, phases)
+    _line_deltas(line, cnt, seen, card, vf, phases, nout, ph, ur, us, d)
+    line1 = np.empty_like(line)
+    cnt1 = np.empty_like(cnt)
+    seen1 = np.empty_like(seen)
+    cells1 = np.empty_like(cells)
+    legal1 = np.zeros(25, dtype=np.int64)
+    d1 = np.zeros(10)
+    live = np.empty(10, dtype=np.int64)
+    base = np.empty(10, dtype=np.int64)
+    m = unseen.shape[0]
+    for c in range(25):
+        if not legal[c]:
+            continue
+        first = d[c // 5] + d[5 + c % 5]
+        line1[:] = line
+        cnt1[:] = cnt
+        seen1[:] = seen
+        cells1[:] = cells
+        _place(line1, cnt1, seen1, cells1, c, card)
+        _legal(cells1, adjacent, first_cell, legal1)
+        _prep(line1, seen1, vf, phases, nout, ph, ur, us, live, base)
+        acc = 0.0
+        for j in range(m):
+            _deltas(line1, cnt1, unseen[j], vf, phases, nout, ph, ur, us, live, base, d1)
+            best = -np.inf
+            for c2 in range(25):
+                if legal1[c2]:
+                    g = d1[c2 // 5] + d1[5 + c2 % 5]
+                    if g > best:
+                        best = g
+            acc += best
+        out[c] = first + acc / m
+
+
+def ply_values(values_flat: np.ndarray, phases: int, nout: int, state: GameState, unseen, ply: int,
+               adjacent: bool, first_cell: int | None) -> np.ndarray:
+    """Compiled :func:`agents.expectimax.expectimax_values`: each cell's ``ply``-ply value (NaN where illegal)."""
+    line, cnt, seen, cells = board_from_state(state)
+    out = np.empty(25)
+    _ply_values(line, cnt, seen, cells, int(state.card), np.asarray(unseen, dtype=np.int64), int(ply),
+                values_flat, phases, nout, bool(adjacent), -1 if first_cell is None else int(first_cell),
+                out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base):  # pragma: no cover - compiled
+    """The ply-1 greedy cell (first legal cell of highest gain, as ``argmax`` picks it)."""
+    _legal(cells, adjacent, first_cell, legal)
+    ph = _phase(cells[2] + 1, phases)
+    _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
+    _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
+            base, d)
+    best = -np.inf
+    cell = -1
+    for c in range(25):
+        if legal[c]:
+            g = d[c // 5] + d[5 + c % 5]
+            if g > best:
+                best = g
+                cell = c
+    return cell
+
+
+@njit(cache=True, nogil=True)
+def _rollout_totals(line, cnt, seen, cells, starts, orders, vf, phases, nout, adjacent, first_cell, points,
+                    out):  # pragma: no cover - compiled
+    """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``."""
+    nb = starts.shape[0]
+    nr = orders.shape[0]
+    ln = np.empty_like(line[0])
+    cn = np.empty_like(cnt[0])
+    se = np.empty_like(seen[0])
+    ce = np.empty_like(cells[0])
+    legal = np.zeros(25, dtype=np.int64)
+    ur = np.zeros(13, dtype=np.int64)
+    us = np.zeros(4, dtype=np.int64)
+    d = np.zeros(10)
+    live = np.empty(10, dtype=np.int64)
+    base = np.empty(10, dtype=np.int64)
+    for job in range(nb * nr):
+        i = job // nr
+        r = job % nr
+        ln[:] = line[i]
+        cn[:] = cnt[i]
+        se[:] = seen[i]
+        ce[:] = cells[i]
+        j = 0
+        while ce[2] < 25:
+            card = orders[r, j]
+            c = _greedy_cell(ln, cn, se, ce, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base)
+            _place(ln, cn, se, ce, c, card)
+            j += 1
+        total = 0.0
+        for li in range(10):
+            key = (((ln[0, li] * 3 + ln[1, li]) * 11 + ln[2, li]) * 4 + _WIN[ln[3, li]]) * 2 + _FLU[ln[4, li]]
+            total += points[key]
+        out[i, r] = total
+
+
+def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.ndarray, state: GameState,
+                  cells: np.ndarray, card: int, orders: np.ndarray, adjacent: bool,
+                  first_cell: int | None) -> np.ndarray:
+    """Mean final score of each cell in ``cells`` after ``card`` goes there, over rollouts on ``orders``.
+
+    ``orders`` ``(R, steps)``: the cards to come, one row per rollout (the same rows for every cell).  Rollouts
+    play the one-ply greedy policy on the table, like :meth:`agents.batch.Batch.play_out`.
+    """
+    line, cnt, seen, cl = board_from_state(state)
+    n = len(cells)
+    lines = np.repeat(line[None], n, 0)
+    cnts = np.repeat(cnt[None], n, 0)
+    seens = np.repeat(seen[None], n, 0)
+    cls = np.repeat(cl[None], n, 0)
+    for i, c in enumerate(cells):
+        _place(lines[i], cnts[i], seens[i], cls[i], int(c), int(card))
+    out = np.empty((n, orders.shape[0]))
+    _rollout_totals(lines, cnts, seens, cls, np.asarray(cells, dtype=np.int64), np.ascontiguousarray(orders,
+                    dtype=np.int64), values_flat, phases, nout, bool(adjacent),
+                    -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
+                    out)
+    return out.mean(1)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cell, points, rec, final):  # pragma: no cover - compiled
+    """Play game ``g`` on ``decks[g]``; ``rec[g, m, l]``: flat table index of line ``l`` after move ``m``."""
+    n = decks.shape[0]
+    for g in prange(n):
+        line = np.zeros((5, 10), dtype=np.int64)
+        cnt = np.zeros((10, 13), dtype=np.int64)
+        seen = np.zeros(17, dtype=np.int64)
+        cells = np.zeros(3, dtype=np.int64)
+        vals = np.empty(25)
+        legal = np.zeros(25, dtype=np.int64)
+        ur = np.zeros(13, dtype=np.int64)
+        us = np.zeros(4, dtype=np.int64)
+        for m in range(25):
+            card = decks[g, m]
+            nleg = _legal(cells, adjacent, first_cell, legal)
+            if explore[g, m]:
+                pick = int(noise[g, m] * nleg)
+                cell = -1
+                for c in range(25):
+                    if legal[c]:
+                        if pick == 0:
+                            cell = c
+                            break
+                        pick -= 1
+            else:
+                _ply_values(line, cnt, seen, cells, card, decks[g, m + 1:], ply, vf, phases, nout, adjacent,
+                            first_cell, vals)
+                cell = -1
+                best = -np.inf
+                for c in range(25):
+                    if legal[c] and vals[c] > best:
+                        best = vals[c]
+                        cell = c
+            _place(line, cnt, seen, cells, cell, card)
+            ph = _phase(cells[2], phases)
+            for r in range(13):
+                ur[r] = 4 - seen[r]
+            for s in range(4):
+                us[s] = 13 - seen[13 + s]
+            for li in range(10):
+                t = line[0, li]
+                ranks = line[3, li]
+                suits = line[4, li]
+                key = (((t * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 + _FLU[suits]
+                base = (key * 2 + (1 if li >= 5 else 0)) * phases + ph
+                o = 0
+                if nout > 1 and t > 0 and t < 5:
+                    s = _SUIT_OF[suits]
+                    fb = 0
+                    if s >= 0:
+                        spare = min(max(us[s] - (5 - t) + 13, 0), _NFS - 1)
+                        fb = _FS[spare]
+                    live = 0
+                    for r in range(13):
+                        if (ranks >> r) & 1:
+                            live += ur[r]
+                    o = fb * 6 + _RO[min(live, _NRO - 1)]
+                rec[g, m, li] = base * nout + o if nout > 1 else base
+        for li in range(10):
+            key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 \
+                + _FLU[line[4, li]]
+            final[g, li] = points[key]
+
+
+def self_play(values: np.ndarray, decks: np.ndarray, *, ply: int, explore: np.ndarray, noise: np.ndarray,
+              points: np.ndarray, adjacent: bool = False, first_cell: int | None = None):
+    """Play ``len(decks)`` games with ``ply``-ply expectimax on ``values`` (a random legal cell where ``explore``).
+
+    Returns ``rec`` ``(N, 25, 10)``, the flat index into ``values`` of every line's abstraction after every
+    move, and ``final`` ``(N, 10)``, the points every line ends with.  Games run in parallel threads.
+    """
+    vf, phases, nout = tables_flat(values)
+    n = decks.shape[0]
+    rec = np.zeros((n, 25, 10), dtype=np.int64)
+    final = np.zeros((n, 10))
+    _self_play(np.ascontiguousarray(decks, dtype=np.int64), np.asarray(explore, dtype=np.bool_),
+               np.asarray(noise, dtype=np.float64), int(ply), vf, phases, nout, bool(adjacent),
+               -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
+               rec, final)
+    return rec, final

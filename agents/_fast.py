@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from agents.batch import _FLUSH_SPARE, _RANK_OUTS
+from agents.batch import _FLUSH_SPARE, _RANK_OUTS, FLUSH_BUCKETS, NUM_OUTS, NUM_OUTS_CLAIMS
 from agents.lines import NUM_KEYS
 from pokersquares_env.cards import NUM_STANDARD
 from pokersquares_env.core import ADJACENT, GameState
@@ -51,10 +51,10 @@ def tables_flat(values: np.ndarray) -> tuple[np.ndarray, int, int]:
     # phase-major, so that the entries one move reads lie close together (a phase is 0.7 MiB, the table 20)
     if values.ndim == 3:
         return np.ascontiguousarray(values.transpose(2, 0, 1)).ravel(), values.shape[2], 1
-    if values.ndim == 4 and values.shape[3] == 30:
+    if values.ndim == 4 and values.shape[3] in (NUM_OUTS, NUM_OUTS_CLAIMS):
         return np.ascontiguousarray(values.transpose(2, 0, 1, 3)).ravel(), values.shape[2], values.shape[3]
     raise ValueError(f"value tables of shape {values.shape}: the compiled kernels take (keys, 2, phases) or "
-                     "(keys, 2, phases, 30) (features none or outs)")
+                     "(keys, 2, phases, 30 or 54) (features none, outs or claims)")
 
 
 def board_from_state(state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -97,7 +97,9 @@ def _legal(cells, adjacent, first_cell, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _prep(line, seen, vf, phases, nout, ph, ur, us, live, base):  # pragma: no cover
-    """Per-line data that does not depend on the next card: unseen counts, live rank outs, table row of the line."""
+    """Per-line data that does not depend on the next card: unseen counts ``ur``/``us``, ``live[0]`` the unseen
+    cards sharing a rank with the line, ``live[1]`` its flush claims and ``live[2, :8]`` the claims per kind and
+    suit (claims tables only), ``base`` its table row."""
     for r in range(13):
         ur[r] = 4 - seen[r]
     for s in range(4):
@@ -108,19 +110,38 @@ def _prep(line, seen, vf, phases, nout, ph, ur, us, live, base):  # pragma: no c
         for r in range(13):
             if (ranks >> r) & 1:
                 lv += ur[r]
-        live[li] = lv
+        live[0, li] = lv
         key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 \
             + _FLU[line[4, li]]
         base[li] = (ph * 1584 + key) * 2 + (1 if li >= 5 else 0)
+    live[1, :] = 0
+    live[2, :] = 0
+    if nout == NUM_OUTS_CLAIMS:
+        # flush claims: live[2, kind * 4 + suit] the cards of ``suit`` that lines of the kind with 2-4 cards, all of
+        # that suit, still need; live[1, li] the claims of the other lines of li's kind on li's suit
+        for li in range(10):
+            t = line[0, li]
+            s = _SUIT_OF[line[4, li]]
+            if s >= 0 and 2 <= t < 5:
+                live[2, (li // 5) * 4 + s] += 5 - t
+        for li in range(10):
+            t = line[0, li]
+            s = _SUIT_OF[line[4, li]]
+            if s >= 0 and 0 < t < 5:
+                live[1, li] = live[2, (li // 5) * 4 + s] - ((5 - t) if t >= 2 else 0)
 
 
 @njit(cache=True, nogil=True)
-def _outs(t, s, spare_us, lv):  # pragma: no cover - compiled
-    """Outs bucket of an open line with one-suit index ``s`` (-1: none), ``spare_us`` unseen of that suit, ``lv`` live."""
+def _outs(t, s, spare_us, lv, claims):  # pragma: no cover - compiled
+    """Outs bucket of an open line with one-suit index ``s`` (-1: none), ``spare_us`` unseen of that suit, ``lv``
+    live rank outs and ``claims`` (cards of its suit that other lines of its kind still need; claims tables only)."""
     if t <= 0 or t >= 5:
         return 0
     fb = 0
-    if s >= 0:
+    if s >= 0 and claims > 0:
+        sp = spare_us - (5 - t) - claims
+        fb = FLUSH_BUCKETS + (0 if sp < 0 else (1 if sp <= 1 else (2 if sp <= 4 else 3)))
+    elif s >= 0:
         sp = spare_us - (5 - t) + 13
         if sp < 0:
             sp = 0
@@ -149,12 +170,13 @@ def _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
         is_col = 1 if li >= 5 else 0
         s = _SUIT_OF[suits]
         inr = (ranks >> ry) & 1 if real else 0
-        lv = live[li] - inr
+        lv = live[0, li] - inr
+        cl = live[1, li]
         if nout == 1:
             before = vf[base[li]]
         else:
             usl = us[s] - (1 if s == sy else 0) if s >= 0 else 0
-            before = vf[base[li] * nout + _outs(t, s, usl, lv)]
+            before = vf[base[li] * nout + _outs(t, s, usl, lv, cl)]
         t2 = t + 1 if t < 5 else 5
         if real:
             p2 = pairs + cnt[li, ry]
@@ -177,14 +199,54 @@ def _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
         else:
             s2 = _SUIT_OF[suits2]
             us2 = us[s2] - (1 if s2 == sy else 0) if s2 >= 0 else 0
-            after = vf[b2 * nout + _outs(t2, s2, us2, lv)]
+            if nout == NUM_OUTS_CLAIMS and s2 >= 0:  # the line's suit may be new (it had no card): its claims too
+                cl = live[2, is_col * 4 + s2] - ((5 - t) if (s == s2 and 2 <= t < 5) else 0)
+            after = vf[b2 * nout + _outs(t2, s2, us2, lv, cl)]
         d[li] = after - before
+    if nout == NUM_OUTS_CLAIMS:
+        _claim_deltas(line, card, vf, nout, us, live, base, d)
+
+
+@njit(cache=True, nogil=True)
+def _claim_deltas(line, card, vf, nout, us, live, base, d):  # pragma: no cover - compiled
+    """Claims tables: add to ``d[L]`` how the other lines of ``L``'s kind change value when ``card`` joins ``L``
+    (their flush claims change with ``L``'s: it needs one card fewer of its suit, or stops needing any)."""
+    real = card < 52
+    ry = card % 13 if real else 0
+    sy = card // 13 if real else -1
+    for L in range(10):
+        tl = line[0, L]
+        sl = _SUIT_OF[line[4, L]]
+        cb_s = sl if (sl >= 0 and 2 <= tl < 5) else -1
+        t2 = tl + 1
+        s2 = _SUIT_OF[line[4, L] | (1 << sy)] if real else sl
+        ca_s = s2 if (s2 >= 0 and 2 <= t2 < 5) else -1
+        if cb_s < 0 and ca_s < 0:
+            continue
+        x = 0.0
+        lo = 0 if L < 5 else 5
+        for l2 in range(lo, lo + 5):
+            t = line[0, l2]
+            if l2 == L or t <= 0 or t >= 5:
+                continue
+            q = _SUIT_OF[line[4, l2]]
+            if q < 0:
+                continue
+            delta = ((5 - t2) if q == ca_s else 0) - ((5 - tl) if q == cb_s else 0)
+            if delta == 0:
+                continue
+            usl = us[q] - (1 if q == sy else 0)
+            lv = live[0, l2] - (((line[3, l2] >> ry) & 1) if real else 0)
+            cl = live[1, l2]
+            row = base[l2] * nout
+            x += vf[row + _outs(t, q, usl, lv, cl + delta)] - vf[row + _outs(t, q, usl, lv, cl)]
+        d[L] += x
 
 
 @njit(cache=True, nogil=True)
 def _line_deltas(line, cnt, seen, card, vf, phases, nout, ph, ur, us, d):  # pragma: no cover - compiled
     """``d[10]``: :func:`_deltas` on a board (prepared here)."""
-    live = np.empty(10, dtype=np.int64)
+    live = np.empty((3, 10), dtype=np.int64)
     base = np.empty(10, dtype=np.int64)
     _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
     _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
@@ -238,7 +300,7 @@ def _ply_values(line, cnt, seen, cells, card, unseen, ply, vf, phases, nout, adj
     cells1 = np.empty_like(cells)
     legal1 = np.zeros(25, dtype=np.int64)
     d1 = np.zeros(10)
-    live = np.empty(10, dtype=np.int64)
+    live = np.empty((3, 10), dtype=np.int64)
     base = np.empty(10, dtype=np.int64)
     m = unseen.shape[0]
     for c in range(25):
@@ -263,6 +325,58 @@ def _ply_values(line, cnt, seen, cells, card, unseen, ply, vf, phases, nout, adj
                         best = g
             acc += best
         out[c] = first + acc / m
+
+
+@njit(cache=True, nogil=True)
+def _ply3_values(line, cnt, seen, cells, card, unseen, cands, vf, phases, nout, adjacent, first_cell,
+                 out):  # pragma: no cover - compiled
+    """``out[c]`` for each cell ``c`` in ``cands``: three-ply expectimax value (the gain of ``card`` on ``c``, then
+    the mean over every unseen next card of its best two-ply value); other cells untouched."""
+    placed = cells[2]
+    ph = _phase(placed + 3, phases)
+    ur = np.zeros(13, dtype=np.int64)
+    us = np.zeros(4, dtype=np.int64)
+    d = np.zeros(10)
+    _line_deltas(line, cnt, seen, card, vf, phases, nout, ph, ur, us, d)
+    m = unseen.shape[0]
+    rest = np.empty(max(m - 1, 0), dtype=np.int64)
+    line1 = np.empty_like(line)
+    cnt1 = np.empty_like(cnt)
+    seen1 = np.empty_like(seen)
+    cells1 = np.empty_like(cells)
+    vals = np.empty(25)
+    for c in cands:
+        line1[:] = line
+        cnt1[:] = cnt
+        seen1[:] = seen
+        cells1[:] = cells
+        _place(line1, cnt1, seen1, cells1, c, card)
+        acc = 0.0
+        for j in range(m):
+            rest[:j] = unseen[:j]
+            rest[j:] = unseen[j + 1:]
+            _ply_values(line1, cnt1, seen1, cells1, unseen[j], rest, 2, vf, phases, nout, adjacent, first_cell,
+                        vals)
+            best = -np.inf
+            for c2 in range(25):
+                if not np.isnan(vals[c2]) and vals[c2] > best:
+                    best = vals[c2]
+            acc += best
+        out[c] = d[c // 5] + d[5 + c % 5] + acc / m
+
+
+def ply3_values(values_flat: np.ndarray, phases: int, nout: int, state: GameState, unseen, cells,
+                adjacent: bool, first_cell: int | None) -> np.ndarray:
+    """Three-ply expectimax values of ``cells`` (legal cells of ``state``; NaN elsewhere), on the leaves' phase.
+
+    Only meaningful with at least 3 cards to place (this one and two more); the caller falls back to two plies.
+    """
+    line, cnt, seen, cl = board_from_state(state)
+    out = np.full(25, np.nan)
+    _ply3_values(line, cnt, seen, cl, int(state.card), np.asarray(unseen, dtype=np.int64),
+                 np.asarray(cells, dtype=np.int64), values_flat, phases, nout, bool(adjacent),
+                 -1 if first_cell is None else int(first_cell), out)
+    return out
 
 
 def ply_values(values_flat: np.ndarray, phases: int, nout: int, state: GameState, unseen, ply: int,
@@ -309,7 +423,7 @@ def _rollout_totals(line, cnt, seen, cells, starts, orders, vf, phases, nout, ad
     ur = np.zeros(13, dtype=np.int64)
     us = np.zeros(4, dtype=np.int64)
     d = np.zeros(10)
-    live = np.empty(10, dtype=np.int64)
+    live = np.empty((3, 10), dtype=np.int64)
     base = np.empty(10, dtype=np.int64)
     for job in range(nb * nr):
         i = job // nr
@@ -368,6 +482,8 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
         legal = np.zeros(25, dtype=np.int64)
         ur = np.zeros(13, dtype=np.int64)
         us = np.zeros(4, dtype=np.int64)
+        live = np.empty((3, 10), dtype=np.int64)
+        base = np.empty(10, dtype=np.int64)
         for m in range(25):
             card = decks[g, m]
             nleg = _legal(cells, adjacent, first_cell, legal)
@@ -391,29 +507,14 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
                         cell = c
             _place(line, cnt, seen, cells, cell, card)
             ph = _phase(cells[2], phases)
-            for r in range(13):
-                ur[r] = 4 - seen[r]
-            for s in range(4):
-                us[s] = 13 - seen[13 + s]
+            _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
             for li in range(10):
                 t = line[0, li]
-                ranks = line[3, li]
-                suits = line[4, li]
-                key = (((t * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 + _FLU[suits]
-                base = (key * 2 + (1 if li >= 5 else 0)) * phases + ph
-                o = 0
-                if nout > 1 and t > 0 and t < 5:
-                    s = _SUIT_OF[suits]
-                    fb = 0
-                    if s >= 0:
-                        spare = min(max(us[s] - (5 - t) + 13, 0), _NFS - 1)
-                        fb = _FS[spare]
-                    live = 0
-                    for r in range(13):
-                        if (ranks >> r) & 1:
-                            live += ur[r]
-                    o = fb * 6 + _RO[min(live, _NRO - 1)]
-                rec[g, m, li] = base * nout + o if nout > 1 else base
+                s = _SUIT_OF[line[4, li]]
+                key = (((t * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
+                row = ((key * 2 + (1 if li >= 5 else 0)) * phases + ph) * nout  # the table's own (key, kind, phase) order
+                o = _outs(t, s, us[s] if s >= 0 else 0, live[0, li], live[1, li]) if nout > 1 else 0
+                rec[g, m, li] = row + o
         for li in range(10):
             key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 \
                 + _FLU[line[4, li]]

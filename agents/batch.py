@@ -25,7 +25,7 @@ from pokersquares_env.cards import NUM_STANDARD
 from pokersquares_env.core import ADJACENT, GameState
 from pokersquares_env.scoring import FLUSHABLE, WINDOW
 
-__all__ = ["Batch", "ROW", "COL", "IS_COL", "phase_of", "outs_index", "NUM_OUTS", "NUM_OUTS_STRAIGHT",
+__all__ = ["Batch", "ROW", "COL", "IS_COL", "phase_of", "outs_index", "NUM_OUTS", "NUM_OUTS_STRAIGHT", "NUM_OUTS_CLAIMS",
            "FLUSH_BUCKETS", "RANK_BUCKETS", "STRAIGHT_BUCKETS"]
 
 ROW = np.array([c // 5 for c in range(25)])
@@ -48,6 +48,11 @@ _RANK_OUTS = np.array([0, 1, 2, 3, 3, 4, 4, 4] + [5] * 50, dtype=np.int64)
 FLUSH_BUCKETS = 5
 RANK_BUCKETS = 6
 NUM_OUTS = FLUSH_BUCKETS * RANK_BUCKETS
+#: ``features="claims"`` (compiled kernels only, :mod:`agents._fast`): a flush-live line whose suit other lines of
+#: its kind (rows for a row, columns for a column) also collect -- with 2 to 4 cards of it -- gets one of 4 further
+#: flush buckets by the spare unseen cards of the suit once every claim is met: < 0 / 0-1 / 2-4 / 5+.
+CLAIM_BUCKETS = 4
+NUM_OUTS_CLAIMS = (FLUSH_BUCKETS + CLAIM_BUCKETS) * RANK_BUCKETS
 #: Straight bucket: how many 5-rank windows (A-5 .. 10-A) hold the line's ranks and have every missing rank
 #: still unseen: 0 / 1 / 2+ (0 for lines with a rank group).
 STRAIGHT_BUCKETS = 3

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.base import Agent
-from agents.batch import NUM_OUTS, Batch, phase_of
+from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, Batch, phase_of
 from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
@@ -52,13 +52,15 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
     ``backend``: ``"numpy"`` (always ``None``), ``"numba"`` (the compiled path, or an error saying why it cannot
     serve these tables) or ``"auto"`` (compiled when numba is installed and the tables are ``features=none`` or
     ``outs``; otherwise ``None``, with a warning if numba failed to compile).  The function returned takes
-    ``(game, state, ply)`` and gives the same values as :func:`expectimax_values` (to rounding).
+    ``(game, state, ply[, top])`` and gives the same values as :func:`expectimax_values` (to rounding); it also
+    takes ``ply=3``: the ``top`` cells of highest two-ply value are re-rated by three-ply expectimax (every unseen
+    card at both chance levels), the other legal cells get ``-inf``.
     """
     from pokersquares_env.vector import _resolve_backend
 
     if _resolve_backend(backend) == "numpy":
         return None
-    if values.ndim == 4 and values.shape[3] != NUM_OUTS:
+    if values.ndim == 4 and values.shape[3] not in (NUM_OUTS, NUM_OUTS_CLAIMS):
         if backend == "numba":
             raise ValueError(f"backend='numba' takes tables with features none or outs; these have shape "
                              f"{values.shape} (features=straights): use backend='numpy'")
@@ -69,8 +71,18 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
         flat, phases, nout = _fast.tables_flat(values)
         adjacent, first = rules.placement == "adjacent", rules.first_cell
 
-        def run(game: PokerSquaresGame, state: GameState, ply: int) -> np.ndarray:
-            return _fast.ply_values(flat, phases, nout, state, game.unseen(state), ply, adjacent, first)
+        def run(game: PokerSquaresGame, state: GameState, ply: int, top: int = 4) -> np.ndarray:
+            unseen = game.unseen(state)
+            values = _fast.ply_values(flat, phases, nout, state, unseen, min(ply, 2), adjacent, first)
+            if ply < 3 or len(state.placements) > 22 or not unseen:
+                return values
+            legal = np.flatnonzero(~np.isnan(values))
+            cells = legal[np.argsort(-values[legal], kind="stable")[:top]]
+            deep = _fast.ply3_values(flat, phases, nout, state, unseen, cells, adjacent, first)
+            out = np.full(25, np.nan)
+            out[legal] = -np.inf
+            out[cells] = deep[cells]
+            return out
 
         probe = PokerSquaresGame(rules)
         state = probe.init(probe.deal(np.random.default_rng(0)))
@@ -88,7 +100,8 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
 class ExpectimaxAgent(Agent):
     """Expectimax over the unseen cards with learned line values (Neller et al.'s NARL evaluation).
 
-    Options: ``ply`` (1 or 2), ``tables`` (a ``.npz`` from ``ValueTables.save``;
+    Options: ``ply`` (1, 2 or 3: three plies for the ``top`` (4) cells of highest two-ply value, compiled backend
+    only), ``tables`` (a ``.npz`` from ``ValueTables.save``;
     default: trained for the point system and rules on first use and cached),
     ``games`` and ``phases`` (training size when tables are trained),
     ``features`` (``outs``: values also conditioned on the unseen cards that
@@ -114,11 +127,15 @@ class ExpectimaxAgent(Agent):
         features: str = DEFAULT_FEATURES,
         cache: Any = True,
         backend: str = "auto",
+        top: int = 4,
     ) -> None:
         super().__init__(seed)
-        if ply not in (1, 2):
-            raise ValueError(f"ply={ply!r}: expected 1 or 2")
+        if ply not in (1, 2, 3):
+            raise ValueError(f"ply={ply!r}: expected 1, 2 or 3")
+        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+            raise ValueError(f"top={top!r}: expected a positive integer")
         self.ply = ply
+        self.top = int(top)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         self.tables = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases,
@@ -126,11 +143,14 @@ class ExpectimaxAgent(Agent):
         self._values = self.tables.values
         self._compiled = compiled_values(self._values, self.rules, backend)
         self.backend = "numpy" if self._compiled is None else "numba"
+        if self._compiled is None and (ply == 3 or self.tables.features == "claims"):
+            raise ValueError(f"expectimax with ply={ply} and features={self.tables.features!r} needs the compiled "
+                             "backend (numba, the fast extra); ply=3 and claims tables have no numpy path")
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Expected gain in board value of each cell (NaN where illegal)."""
         if self._compiled is not None:
-            return self._compiled(game, state, self.ply)
+            return self._compiled(game, state, self.ply, self.top)
         return expectimax_values(self._values, game, state, self.ply)
 
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:

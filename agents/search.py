@@ -40,7 +40,8 @@ class RolloutSearchAgent(Agent):
     Forced moves and the last card use no rollouts.
 
     Options: ``candidates`` (4), ``rollouts`` per candidate and move (512),
-    ``weight`` (1.0), and the table options of ``expectimax``: ``tables``
+    ``weight`` (1.0), ``ply`` (2; 3: ``E`` is three-ply expectimax for the candidates, two-ply's best cells,
+    compiled backend only), and the table options of ``expectimax``: ``tables``
     (a saved ``.npz``), ``games``, ``phases``, ``features`` (``outs``) and
     ``cache``.  Only the board, the drawn card and the set of unseen cards
     are read; random orders come from ``self.rng``.  ``backend`` (``auto``, ``numpy`` or ``numba``): with numba
@@ -65,8 +66,12 @@ class RolloutSearchAgent(Agent):
         features: str = DEFAULT_FEATURES,
         cache: Any = True,
         backend: str = "auto",
+        ply: int = 2,
     ) -> None:
         super().__init__(seed)
+        if ply not in (2, 3):
+            raise ValueError(f"ply={ply!r}: expected 2 or 3")
+        self.ply = ply
         self.candidates = _positive_int("candidates", candidates)
         self.rollouts = _positive_int("rollouts", rollouts)
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
@@ -80,11 +85,14 @@ class RolloutSearchAgent(Agent):
         self._points = self.system.line_points_table
         self._compiled = compiled_values(self._table, self.rules, backend)
         self.backend = "numpy" if self._compiled is None else "numba"
+        if self._compiled is None and (ply == 3 or vt.features == "claims"):
+            raise ValueError(f"search with ply={ply} and features={vt.features!r} needs the compiled backend "
+                             "(numba, the fast extra)")
 
     def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell values (NaN where illegal; candidates: the combined score) and the candidate cells."""
-        if self._compiled is not None:
-            values = self._compiled(game, state, 2)
+        if self._compiled is not None:  # ply=3: only the candidates are finite
+            values = self._compiled(game, state, self.ply, self.candidates)
         else:
             values = expectimax_values(self._table, game, state, 2)
         legal = np.flatnonzero(~np.isnan(values))

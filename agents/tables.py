@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch import NUM_OUTS, NUM_OUTS_STRAIGHT, Batch
+from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, NUM_OUTS_STRAIGHT, Batch
 from agents.lines import NUM_KEYS, heuristic_values
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
@@ -40,8 +40,9 @@ __all__ = ["ValueTables", "cache_dir", "improve_tables", "load_or_train", "table
 
 FORMAT = "pokersquares-value-tables"
 VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reused)
-FEATURES = ("none", "outs", "straights")
-_OUTS_SIZE = {"outs": NUM_OUTS, "straights": NUM_OUTS_STRAIGHT}
+FEATURES = ("none", "outs", "straights", "claims")
+_OUTS_SIZE = {"outs": NUM_OUTS, "straights": NUM_OUTS_STRAIGHT, "claims": NUM_OUTS_CLAIMS}
+_FEATURE_OF_SIZE = {size: name for name, size in _OUTS_SIZE.items()}
 
 
 def cache_dir() -> str:
@@ -74,7 +75,7 @@ class ValueTables:
         """``"outs"`` if the values are conditioned on the outs buckets, else ``"none"``."""
         if self.values.ndim == 3:
             return "none"
-        return "straights" if self.values.shape[3] == NUM_OUTS_STRAIGHT else "outs"
+        return _FEATURE_OF_SIZE[self.values.shape[3]]
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the table to an ``.npz`` file (atomically)."""
@@ -99,9 +100,9 @@ class ValueTables:
         except (KeyError, ValueError, OSError) as exc:
             raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: {exc}") from None
         if (meta.get("format") != FORMAT or values.ndim not in (3, 4) or values.shape[:2] != (NUM_KEYS, 2)
-                or (values.ndim == 4 and values.shape[3] not in (NUM_OUTS, NUM_OUTS_STRAIGHT))):
+                or (values.ndim == 4 and values.shape[3] not in _FEATURE_OF_SIZE)):
             raise ValueError(f"value tables {path!r}: expected format {FORMAT!r} with values of shape "
-                             f"({NUM_KEYS}, 2, phases) or ({NUM_KEYS}, 2, phases, {NUM_OUTS} or {NUM_OUTS_STRAIGHT}), "
+                             f"({NUM_KEYS}, 2, phases) or ({NUM_KEYS}, 2, phases, {' or '.join(map(str, _FEATURE_OF_SIZE))}), "
                              f"got {meta.get('format')!r} {values.shape}")
         return cls(values, counts, point_system(meta["system"]), Rules(**meta["rules"]), int(meta["games"]),
                    int(meta["seed"]), str(meta.get("policy", "ply=1")))
@@ -141,7 +142,9 @@ def train_tables(
 
     ``features``: ``"none"`` (values by key, row/column and phase),
     ``"outs"`` (also by the flush and rank outs buckets of
-    :func:`agents.batch.outs_index`) or ``"straights"`` (and the straight bucket).
+    :func:`agents.batch.outs_index`), ``"straights"`` (and the straight bucket) or ``"claims"`` (the outs
+    buckets, with flush draws that other lines of the same kind contest told apart: see
+    :data:`agents.batch.NUM_OUTS_CLAIMS`; needs numba, and self-play then runs in the compiled kernels).
     Exploration decays linearly from ``epsilon`` to ``epsilon_end``; the table
     is refreshed after every batch of ``batch`` games.
     """
@@ -166,10 +169,24 @@ def train_tables(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=games, desc=f"tables {ps.name}", unit="game")
+    if features == "claims":
+        from agents import _fast  # ImportError without numba: claims tables exist only for the compiled kernels
     while done < games:
         n = min(batch, games - done)
         eps = epsilon + (epsilon_end - epsilon) * done / games
         decks = np.argsort(rng.random((n, rules.deck_size)), axis=1)
+        if features == "claims":
+            rec, final = _fast.self_play(values, decks, ply=1, explore=rng.random((n, 25)) < eps,
+                                         noise=rng.random((n, 25)), points=points,
+                                         adjacent=rules.placement == "adjacent", first_cell=rules.first_cell)
+            sums.reshape(-1)[:] += np.bincount(rec.ravel(), weights=np.repeat(final[:, None, :], 25, axis=1).ravel(),
+                                               minlength=sums.size)
+            counts.reshape(-1)[:] += np.bincount(rec.ravel(), minlength=counts.size)
+            values = _finish(sums, counts, prior, ps, blend)
+            done += n
+            if bar is not None:
+                bar.update(n)
+            continue
         b = Batch(n, placement=rules.placement, first_cell=rules.first_cell)
         record: list = []
         b.play_out(decks, values, rng=rng, epsilon=eps, record=record)

@@ -251,8 +251,8 @@ def test_registry_lists_and_rejects_unknown_names_and_options():
         check_spec("mc:rollouts")
     with pytest.raises(ValueError, match="ppo:PATH"):
         check_spec("ppo")
-    with pytest.raises(ValueError, match="ply=3"):
-        make_agent("expectimax:ply=3")
+    with pytest.raises(ValueError, match="ply=4"):
+        make_agent("expectimax:ply=4")
 
 
 def test_spec_values_are_parsed_and_paths_kept_whole():

@@ -157,3 +157,154 @@ def test_improve_tables(tables, tmp_path):
         improve_tables(base, games=10, ply=3)
     with pytest.raises(ValueError, match="epsilon=1.5"):
         improve_tables(base, games=10, epsilon=1.5)
+
+
+# ---------------------------------------------------------------- claims tables: a from-scratch reference
+
+def _ref_board_value(values, lines, seen_rank, seen_suit, ph):
+    """Sum of every line's claims-table value, each line's abstraction computed from scratch (plain Python)."""
+    from agents.batch import _FLUSH_SPARE, _RANK_OUTS, _SUIT_OF, FLUSH_BUCKETS, _keys
+
+    total = 0.0
+    for li, (t, k, pairs, ranks, suits) in enumerate(lines):
+        key = int(_keys(t, k, pairs, ranks, suits))
+        o = 0
+        if 0 < t < 5:
+            live = sum(4 - seen_rank[r] for r in range(13) if ranks >> r & 1)
+            rb = _RANK_OUTS[min(live, len(_RANK_OUTS) - 1)]
+            s = _SUIT_OF[suits]
+            fb = 0
+            if s >= 0:
+                kind = range(0, 5) if li < 5 else range(5, 10)
+                claims = sum(5 - lines[j][0] for j in kind
+                             if j != li and 2 <= lines[j][0] < 5 and _SUIT_OF[lines[j][4]] == s)
+                spare = 13 - seen_suit[s] - (5 - t)
+                if claims:
+                    sp = spare - claims
+                    fb = FLUSH_BUCKETS + (0 if sp < 0 else 1 if sp <= 1 else 2 if sp <= 4 else 3)
+                else:
+                    fb = _FLUSH_SPARE[min(max(spare + 13, 0), len(_FLUSH_SPARE) - 1)]
+            o = fb * 6 + rb
+        total += values[key, int(li >= 5), ph, o]
+    return total
+
+
+def _ref_place(lines, counts, seen_rank, seen_suit, cell, card):
+    lines = [list(x) for x in lines]
+    counts = [list(x) for x in counts]
+    seen_rank, seen_suit = list(seen_rank), list(seen_suit)
+    for li in (cell // 5, 5 + cell % 5):
+        lines[li][0] += 1
+        if card < 52:
+            r, s = card % 13, card // 13
+            lines[li][2] += counts[li][r]
+            counts[li][r] += 1
+            lines[li][3] |= 1 << r
+            lines[li][4] |= 1 << s
+        else:
+            lines[li][1] += 1
+    return lines, counts, seen_rank, seen_suit
+
+
+def _ref_seen(seen_rank, seen_suit, card):
+    seen_rank, seen_suit = list(seen_rank), list(seen_suit)
+    if card < 52:
+        seen_rank[card % 13] += 1
+        seen_suit[card // 13] += 1
+    return seen_rank, seen_suit
+
+
+def _ref_gains(values, lines, counts, seen_rank, seen_suit, free, card, ph):
+    sr, ss = _ref_seen(seen_rank, seen_suit, card)
+    now = _ref_board_value(values, lines, sr, ss, ph)
+    out = {}
+    for c in free:
+        after = _ref_place(lines, counts, sr, ss, c, card)
+        out[c] = _ref_board_value(values, after[0], sr, ss, ph) - now
+    return out
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(jokers=1)], ids=["plain", "j1"])
+def test_claims_tables_match_a_from_scratch_reference(rules):
+    from agents import _fast
+
+    vt = train_tables("american", rules, games=4096, phases=26, features="claims", seed=2)
+    assert vt.values.shape[3] == 54 and vt.features == "claims"
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    values = vt.values
+    game = PokerSquaresGame(rules)
+    checked = 0
+    for seed in (3, 4):
+        for state in _states(game, seed, every=4):
+            placed = len(state.placements)
+            if placed < 8 or placed >= 24:
+                continue
+            lines = list(zip(state.line_t, state.line_k, state.line_pairs, state.line_ranks, state.line_suits))
+            counts = np.asarray(state.rank_counts).reshape(10, 13).tolist()
+            seen_rank = [sum(1 for c in state.board if 0 <= c < 52 and c % 13 == r) for r in range(13)]
+            seen_suit = [sum(1 for c in state.board if 0 <= c < 52 and c // 13 == s) for s in range(4)]
+            free = game.legal_cells(state)
+            got1 = _fast.ply_values(flat, phases, nout, state, game.unseen(state), 1, False, None)
+            want1 = _ref_gains(values, lines, counts, seen_rank, seen_suit, free, state.card, placed + 1)
+            np.testing.assert_allclose([got1[c] for c in free], [want1[c] for c in free], atol=1e-9)
+            got2 = _fast.ply_values(flat, phases, nout, state, game.unseen(state), 2, False, None)
+            ph = placed + 2
+            first = _ref_gains(values, lines, counts, seen_rank, seen_suit, free, state.card, ph)
+            for c in free[:3]:
+                sr, ss = _ref_seen(seen_rank, seen_suit, state.card)
+                l1, c1, _, _ = _ref_place(lines, counts, sr, ss, c, state.card)
+                rest = [x for x in free if x != c]
+                second = [max(_ref_gains(values, l1, c1, sr, ss, rest, y, ph).values()) for y in game.unseen(state)]
+                np.testing.assert_allclose(got2[c], first[c] + np.mean(second), atol=1e-9)
+            checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(jokers=1, placement="adjacent")], ids=["plain", "j1-adjacent"])
+def test_three_ply_matches_numpy_two_ply_one_level_down(tables, rules):
+    """ply=3 value of a cell = its gain on the leaves' phase + mean over next cards of numpy's best ply=2 value."""
+    from agents import _fast
+
+    vt = tables(rules)
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    game = PokerSquaresGame(rules)
+    rng = np.random.default_rng(6)
+    deck = list(game.deal(rng))
+    state = game.init(deck, validate=False)
+    for _ in range(16):
+        game.apply(state, int(rng.choice(game.legal_cells(state))))
+    unseen = game.unseen(state)
+    cells = game.legal_cells(state)[:2]
+    got = _fast.ply3_values(flat, phases, nout, state, unseen, cells, rules.placement == "adjacent", rules.first_cell)
+    placed = len(state.placements)
+    ph3 = min(phases - 1, (placed + 3) * phases // 26)
+    b = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
+    first = b.cell_gains(np.array([state.card]), vt.values, ph3)[0]
+    order = [deck[i] for i in range(placed + 1)]
+    for c in cells:
+        best = []
+        for y in unseen:
+            rest = [z for z in unseen if z != y]
+            s1 = game.init(order + [y] + rest, validate=False)
+            for cell in list(state.placements) + [c]:
+                game.apply(s1, cell)
+            best.append(np.nanmax(expectimax_values(vt.values, game, s1, 2)))
+        assert got[c] == pytest.approx(first[c] + np.mean(best), abs=1e-9)
+    assert np.isnan(np.delete(got, cells)).all()
+
+
+def test_expectimax_ply3_plays_legal_and_needs_numba(tables):
+    game = PokerSquaresGame()
+    agent = make_agent("expectimax:ply=3,top=2,games=3000,phases=26", seed=0)
+    state = game.init(game.deal(np.random.default_rng(1)), validate=False)
+    while not state.terminal:
+        values = agent.action_values(None, None, game, state.copy())
+        cell = agent.act(None, None, game, state.copy())
+        assert cell in game.legal_cells(state)
+        if len(state.placements) <= 22:
+            assert np.isfinite(values).sum() == min(2, len(game.legal_cells(state)))
+        game.apply(state, cell)
+    with pytest.raises(ValueError, match="needs the compiled backend"):
+        make_agent("expectimax:ply=3,backend=numpy,games=3000,phases=26")
+    with pytest.raises(ValueError, match="top=0"):
+        make_agent("expectimax:ply=3,top=0,games=3000,phases=26")

@@ -14,5 +14,5 @@ run() {  # name, scoring, timeout, agents...
   echo "$name rc=$? $(date +%T)"; tail -n 12 "$out/$name.md"
   [ -n "${PACK:-}" ] && tar czf "$PACK/$name.tgz" -C "$out" "$name" "$name.md" "$name.err"
 }
-run american american "${AM_LIMIT:-330}" expectimax search expectimax:ply=3 search:ply=3
-run english english "${EN_LIMIT:-150}" expectimax search:ply=3
+run american american "${AM_LIMIT:-300}" expectimax search search:ply=3
+run english english "${EN_LIMIT:-150}" expectimax search

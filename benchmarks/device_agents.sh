@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# Issue 5 agent runs on a many-core machine (used once on a 16-core device machine; any Linux box with the
-# package installed works): the strongest agents on the 2,000 common deals of seed 2024, American then English.
-# Usage: bash benchmarks/device_agents.sh OUT_DIR JOBS   (PACK=DIR: also a .tgz of each run there)
+# Issue 5 agent runs for a many-core machine (run once on a 16-core device machine, 2026-11-29; any Linux box with
+# the package installed works, --jobs sets the processes): the common deals of seed 2024.
+#   english   expectimax and search, English, 2,000 deals
+#   american  search, American, 2,000 deals (the compiled backend; compare 124.59 from the numpy backend)
+#   ply3      expectimax and search:ply=3, American, the first 1,500 deals
+# Usage: bash benchmarks/device_agents.sh OUT_DIR JOBS [RUN ...]   (PACK=DIR: also a .tgz of each run there;
+#        LIMIT=SECONDS: a time limit per run)
 set -u
-out=${1:-agent_runs}; jobs=${2:-16}
+out=${1:-agent_runs}; jobs=${2:-16}; shift 2 || true
+runs=("$@"); [ ${#runs[@]} -eq 0 ] && runs=(english american ply3)
 mkdir -p "$out"
 py=${PYTHON:-python3}
-run() {  # name, scoring, timeout, agents...
-  local name=$1 scoring=$2 limit=$3; shift 3
+run() {  # name, scoring, games, agents...
+  local name=$1 scoring=$2 games=$3; shift 3
   local args=(); for a in "$@"; do args+=(--agent "$a"); done
-  timeout "$limit" $py -m pokersquares_env.cli evaluate "${args[@]}" --games "${GAMES:-2000}" --seed 2024 --scoring "$scoring" \
-    --jobs "$jobs" --no-progress --out "$out/$name" > "$out/$name.md" 2> "$out/$name.err"
+  timeout "${LIMIT:-3600}" $py -m pokersquares_env.cli evaluate "${args[@]}" --games "$games" --seed 2024 \
+    --scoring "$scoring" --jobs "$jobs" --no-progress --out "$out/$name" > "$out/$name.md" 2> "$out/$name.err"
   echo "$name rc=$? $(date +%T)"; tail -n 12 "$out/$name.md"
   [ -n "${PACK:-}" ] && tar czf "$PACK/$name.tgz" -C "$out" "$name" "$name.md" "$name.err"
 }
-run american american "${AM_LIMIT:-300}" expectimax search search:ply=3
-run english english "${EN_LIMIT:-150}" expectimax search
+for r in "${runs[@]}"; do
+  case $r in
+    english) run english english "${GAMES:-2000}" expectimax search ;;
+    american) run american american "${GAMES:-2000}" search ;;
+    ply3) run ply3 american "${GAMES:-1500}" expectimax search:ply=3 ;;
+    *) echo "unknown run $r: expected english, american or ply3" >&2; exit 2 ;;
+  esac
+done

@@ -14,6 +14,10 @@ Usage::
     nice -n 10 python benchmarks/search_experiments.py --probe end=4,lo=99 --games 400 --seed 7
     # tables trained with other settings (agents.tables.train_tables keywords), then ply=2 on them
     nice -n 10 python benchmarks/search_experiments.py --train '{"epsilon": 0.5, "epsilon_end": 0.0}' --games 400
+    # claims tables (contested flush draws; compiled kernels)
+    python benchmarks/search_experiments.py --train '{"features": "claims"}' --games 2000
+    # one round of policy iteration on two-ply self-play (agents.tables.improve_tables keywords)
+    python benchmarks/search_experiments.py --improve '{"games": 61440}' --games 2000
 
 Options of the probe agent (``probe:key=value,...``): ``k`` candidate cells
 (ply=2's best), ``r`` rollouts per candidate (random orders of the true
@@ -188,13 +192,16 @@ def _scores(spec: str, deals: list[int], seed: int, scoring: str) -> tuple[np.nd
 
 def main(argv: list[str] | None = None) -> int:
     from agents.registry import register_agent
-    from agents.tables import train_tables
+    from agents.tables import improve_tables, train_tables
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--probe", metavar="OPTIONS", help="options of the probe agent, e.g. k=3,r=256")
     what.add_argument("--train", metavar="JSON", help="train_tables keywords for outs tables (400,000 games, "
                                                       "26 phases unless given), then play ply=2 on them")
+    what.add_argument("--improve", metavar="JSON", help="improve_tables keywords (policy iteration on two-ply "
+                                                        "self-play, numba) applied to the default outs tables, then "
+                                                        "play ply=2 on the result")
     p.add_argument("--games", type=int, default=400)
     p.add_argument("--start", type=int, default=0, help="first deal index")
     p.add_argument("--seed", type=int, default=7)
@@ -207,6 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tables-") as tmp:
         if a.probe is not None:
             spec = f"probe:{a.probe}" if a.probe else "probe"
+        elif a.improve is not None:
+            kw = json.loads(a.improve)
+            path = os.path.join(tmp, "tables.npz")
+            start = time.perf_counter()
+            base = load_or_train(a.scoring, None, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features="outs")
+            improve_tables(base, **kw).save(path)
+            print(f"policy iteration {kw} in {time.perf_counter() - start:.0f} s", flush=True)
+            spec = f"expectimax:ply=2,tables={path}"
         else:
             kw = {"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "features": "outs", **json.loads(a.train)}
             path = os.path.join(tmp, "tables.npz")

@@ -176,12 +176,9 @@ def train_tables(
         eps = epsilon + (epsilon_end - epsilon) * done / games
         decks = np.argsort(rng.random((n, rules.deck_size)), axis=1)
         if features == "claims":
-            rec, final = _fast.self_play(values, decks, ply=1, explore=rng.random((n, 25)) < eps,
-                                         noise=rng.random((n, 25)), points=points,
-                                         adjacent=rules.placement == "adjacent", first_cell=rules.first_cell)
-            sums.reshape(-1)[:] += np.bincount(rec.ravel(), weights=np.repeat(final[:, None, :], 25, axis=1).ravel(),
-                                               minlength=sums.size)
-            counts.reshape(-1)[:] += np.bincount(rec.ravel(), minlength=counts.size)
+            add_s, add_c = _compiled_batch(_fast, values, decks, rules, points, eps, 1, rng)
+            sums.reshape(-1)[:] += add_s
+            counts.reshape(-1)[:] += add_c
             values = _finish(sums, counts, prior, ps, blend)
             done += n
             if bar is not None:
@@ -207,6 +204,17 @@ def train_tables(
     if bar is not None:
         bar.close()
     return ValueTables(values, counts, ps, rules, games, seed)
+
+
+def _compiled_batch(fast, values, decks, rules, points, eps, ply, rng):
+    """One batch of compiled self-play (:func:`agents._fast.self_play`) on ``decks``, exploring with probability
+    ``eps``: the flat sums of final line points and the visit counts it adds to a table of ``values``' shape."""
+    n = len(decks)
+    rec, final = fast.self_play(values, decks, ply=ply, explore=rng.random((n, 25)) < eps, noise=rng.random((n, 25)),
+                                points=points, adjacent=rules.placement == "adjacent", first_cell=rules.first_cell)
+    idx = rec.ravel()
+    return (np.bincount(idx, weights=np.repeat(final[:, None, :], 25, axis=1).ravel(), minlength=values.size),
+            np.bincount(idx, minlength=values.size))
 
 
 def improve_tables(
@@ -256,13 +264,9 @@ def improve_tables(
         n = min(batch, games - done)
         eps = epsilon + (epsilon_end - epsilon) * done / games
         decks = np.argsort(rng.random((n, rules.deck_size)), axis=1)
-        explore = rng.random((n, 25)) < eps
-        rec, final = _fast.self_play(values, decks, ply=ply, explore=explore, noise=rng.random((n, 25)),
-                                     points=points, adjacent=rules.placement == "adjacent",
-                                     first_cell=rules.first_cell)
-        idx = rec.ravel()
-        sums += np.bincount(idx, weights=np.repeat(final[:, None, :], 25, axis=1).ravel(), minlength=values.size)
-        counts += np.bincount(idx, minlength=values.size)
+        add_s, add_c = _compiled_batch(_fast, values, decks, rules, points, eps, ply, rng)
+        sums += add_s
+        counts += add_c
         done += n
         if bar is not None:
             bar.update(n)

@@ -28,3 +28,30 @@ def test_speed_benchmark_prints_the_table(capsys):
     for row in rows:
         ratio = float(row.split(" | ")[2])
         assert ratio > 0
+
+
+def test_residuals_analysis_runs_and_the_richer_fit_is_reported(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path))
+    residuals = load("residuals")
+    assert residuals.main(["--games", "60", "--table-games", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "60 games, american" in out and "over 1500 positions" in out
+    sds = [float(line.rsplit(" ", 1)[1]) for line in out.splitlines() if "held-out residual sd" in line]
+    assert len(sds) == 2 and all(sd > 0 for sd in sds)
+
+
+def test_residual_board_features_count_what_they_say():
+    import numpy as np
+    from agents.batch import Batch
+
+    residuals = load("residuals")
+    b = Batch(1)
+    # nine hearts (suit 2, ranks 2..10): columns 0-3 collect them (3, 2, 2, 2 cards: 2+3+3+3 = 11 claimed, 4 unseen),
+    # rows 0 and 1 hold four each (1 + 1 claimed), row 2 one (not yet a claim)
+    for cell, card in zip([0, 5, 10, 1, 6, 2, 7, 3, 8], range(26, 35)):
+        b.place(np.array([cell]), np.array([card]))
+    f = residuals.board_features(b)[0]
+    np.testing.assert_array_equal(f, [0, 2, 1, 7, 4, 1, 0, 0, 0, 0, 0])
+    b.place(np.array([4]), np.array([0]))  # a club in row 0: the row dies for flushes; no pair, straight 2-6 dead
+    f = residuals.board_features(b)[0]
+    assert f[1] == 1 and f[8] == 0  # one live row left; row 0 is full, so not an open dead line

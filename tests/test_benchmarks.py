@@ -40,6 +40,17 @@ def test_residuals_analysis_runs_and_the_richer_fit_is_reported(capsys, tmp_path
     assert len(sds) == 2 and all(sd > 0 for sd in sds)
 
 
+def test_residuals_network_option(capsys, tmp_path, monkeypatch):
+    import pytest
+
+    pytest.importorskip("torch")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path))
+    residuals = load("residuals")
+    assert residuals.main(["--games", "40", "--table-games", "2000", "--mlp", "2"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("network, epoch")]
+    assert [line.split(":")[0].strip() for line in lines] == ["network, epoch 1", "network, epoch 2"]
+
+
 def test_residual_board_features_count_what_they_say():
     import numpy as np
     from agents.batch import Batch

@@ -537,3 +537,50 @@ def self_play(values: np.ndarray, decks: np.ndarray, *, ply: int, explore: np.nd
                -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
                rec, final)
     return rec, final
+
+
+@njit(cache=True, nogil=True)
+def _rollout2_totals(line, cnt, seen, cells, perms, steps, vf, phases, nout, adjacent, first_cell, points,
+                     out):  # pragma: no cover - compiled
+    """Like :func:`_rollout_totals`, but each rollout move is two-ply expectimax over the cards not yet drawn in it
+    (``perms[r]``: a whole order of the unseen cards; its first ``steps`` are drawn)."""
+    nb = line.shape[0]
+    nr = perms.shape[0]
+    vals = np.empty(25)
+    for job in range(nb * nr):
+        i = job // nr
+        r = job % nr
+        ln = line[i].copy()
+        cn = cnt[i].copy()
+        se = seen[i].copy()
+        ce = cells[i].copy()
+        for j in range(steps):
+            card = perms[r, j]
+            _ply_values(ln, cn, se, ce, card, perms[r, j + 1:], 2, vf, phases, nout, adjacent, first_cell, vals)
+            best = -np.inf
+            cell = -1
+            for c in range(25):
+                if not np.isnan(vals[c]) and vals[c] > best:
+                    best = vals[c]
+                    cell = c
+            _place(ln, cn, se, ce, cell, card)
+        total = 0.0
+        for li in range(10):
+            key = (((ln[0, li] * 3 + ln[1, li]) * 11 + ln[2, li]) * 4 + _WIN[ln[3, li]]) * 2 + _FLU[ln[4, li]]
+            total += points[key]
+        out[i, r] = total
+
+
+def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms, adjacent, first_cell):
+    """Mean final score of each cell in ``cells`` after ``card`` goes there, over rollouts whose moves are two-ply
+    expectimax (``perms`` ``(R, unseen)``: whole orders of the unseen cards, the same for every cell)."""
+    line, cnt, seen, cl = board_from_state(state)
+    n = len(cells)
+    lines, cnts, seens, cls = (np.repeat(x[None], n, 0) for x in (line, cnt, seen, cl))
+    for i, c in enumerate(cells):
+        _place(lines[i], cnts[i], seens[i], cls[i], int(c), int(card))
+    out = np.empty((n, perms.shape[0]))
+    _rollout2_totals(lines, cnts, seens, cls, np.ascontiguousarray(perms, dtype=np.int64), 24 - len(state.placements),
+                     values_flat, phases, nout, bool(adjacent), -1 if first_cell is None else int(first_cell),
+                     np.asarray(points, dtype=np.float64), out)
+    return out.mean(1)

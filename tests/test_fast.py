@@ -308,3 +308,49 @@ def test_expectimax_ply3_plays_legal_and_needs_numba(tables):
         make_agent("expectimax:ply=3,backend=numpy,games=3000,phases=26")
     with pytest.raises(ValueError, match="top=0"):
         make_agent("expectimax:ply=3,top=0,games=3000,phases=26")
+
+
+def test_two_ply_rollouts_match_numpy_expectimax_play(tables):
+    """rollout=ply2: each rollout move is numpy's expectimax:ply=2 over the cards not yet drawn in that rollout."""
+    from agents import _fast
+
+    vt = tables(Rules())
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    game = PokerSquaresGame()
+    rng = np.random.default_rng(8)
+    deck = list(game.deal(rng))
+    state = game.init(deck, validate=False)
+    for _ in range(17):
+        game.apply(state, int(rng.choice(game.legal_cells(state))))
+    unseen = np.array(game.unseen(state))
+    perms = unseen[np.argsort(rng.random((3, unseen.size)), axis=1)]
+    cells = np.array(game.legal_cells(state)[:2])
+    got = _fast.rollout2_means(flat, phases, nout, vt.system.line_points_table, state, cells, state.card, perms,
+                               False, None)
+    placed = len(state.placements)
+    for i, c in enumerate(cells):
+        finals = []
+        for perm in perms:
+            s = game.init(deck[:placed + 1] + list(perm), validate=False)
+            for cell in list(state.placements) + [int(c)]:
+                game.apply(s, cell)
+            while not s.terminal:
+                game.apply(s, int(np.nanargmax(expectimax_values(vt.values, game, s, 2))))
+            finals.append(game.score(s))
+        assert got[i] == pytest.approx(np.mean(finals))
+
+
+def test_search_rollout_option(tables):
+    game = PokerSquaresGame()
+    agent = make_agent("search:rollout=ply2,rollouts=2,candidates=2,games=3000,phases=26", seed=1)
+    state = game.init(game.deal(np.random.default_rng(2)), validate=False)
+    for _ in range(18):
+        game.apply(state, int(np.random.default_rng(len(state.placements)).choice(game.legal_cells(state))))
+    while not state.terminal:
+        cell = agent.act(None, None, game, state.copy())
+        assert cell in game.legal_cells(state)
+        game.apply(state, cell)
+    with pytest.raises(ValueError, match="rollout='ply3'"):
+        make_agent("search:rollout=ply3,games=3000,phases=26")
+    with pytest.raises(ValueError, match="needs the compiled backend"):
+        make_agent("search:rollout=ply2,backend=numpy,games=3000,phases=26")

@@ -113,7 +113,7 @@ def _prep(line, seen, vf, phases, nout, ph, ur, us, live, base):  # pragma: no c
         live[0, li] = lv
         key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 \
             + _FLU[line[4, li]]
-        base[li] = (ph * 1584 + key) * 2 + (1 if li >= 5 else 0)
+        base[li] = (ph * NUM_KEYS + key) * 2 + (1 if li >= 5 else 0)
     live[1, :] = 0
     live[2, :] = 0
     if nout == NUM_OUTS_CLAIMS:
@@ -193,7 +193,7 @@ def _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
             suits2 = suits
             k2 = k + 1 if k < 2 else 2
         key2 = (((t2 * 3 + k2) * 11 + p2) * 4 + _WIN[ranks2]) * 2 + _FLU[suits2]
-        b2 = (ph * 1584 + key2) * 2 + is_col
+        b2 = (ph * NUM_KEYS + key2) * 2 + is_col
         if nout == 1:
             after = vf[b2]
         else:
@@ -410,10 +410,10 @@ def _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first
 
 
 @njit(cache=True, nogil=True)
-def _rollout_totals(line, cnt, seen, cells, starts, orders, vf, phases, nout, adjacent, first_cell, points,
+def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, first_cell, points,
                     out):  # pragma: no cover - compiled
     """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``."""
-    nb = starts.shape[0]
+    nb = line.shape[0]
     nr = orders.shape[0]
     ln = np.empty_like(line[0])
     cn = np.empty_like(cnt[0])
@@ -445,6 +445,15 @@ def _rollout_totals(line, cnt, seen, cells, starts, orders, vf, phases, nout, ad
         out[i, r] = total
 
 
+def _boards_after(state: GameState, cells, card: int):
+    """The kernels' board arrays, stacked: board ``i`` is ``state`` with ``card`` on ``cells[i]``."""
+    n = len(cells)
+    lines, cnts, seens, cls = (np.repeat(x[None], n, 0) for x in board_from_state(state))
+    for i, c in enumerate(cells):
+        _place(lines[i], cnts[i], seens[i], cls[i], int(c), int(card))
+    return lines, cnts, seens, cls
+
+
 def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.ndarray, state: GameState,
                   cells: np.ndarray, card: int, orders: np.ndarray, adjacent: bool,
                   first_cell: int | None) -> np.ndarray:
@@ -453,18 +462,10 @@ def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.nd
     ``orders`` ``(R, steps)``: the cards to come, one row per rollout (the same rows for every cell).  Rollouts
     play the one-ply greedy policy on the table, like :meth:`agents.batch.Batch.play_out`.
     """
-    line, cnt, seen, cl = board_from_state(state)
-    n = len(cells)
-    lines = np.repeat(line[None], n, 0)
-    cnts = np.repeat(cnt[None], n, 0)
-    seens = np.repeat(seen[None], n, 0)
-    cls = np.repeat(cl[None], n, 0)
-    for i, c in enumerate(cells):
-        _place(lines[i], cnts[i], seens[i], cls[i], int(c), int(card))
-    out = np.empty((n, orders.shape[0]))
-    _rollout_totals(lines, cnts, seens, cls, np.asarray(cells, dtype=np.int64), np.ascontiguousarray(orders,
-                    dtype=np.int64), values_flat, phases, nout, bool(adjacent),
-                    -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
+    lines, cnts, seens, cls = _boards_after(state, cells, card)
+    out = np.empty((len(cells), orders.shape[0]))
+    _rollout_totals(lines, cnts, seens, cls, np.ascontiguousarray(orders, dtype=np.int64), values_flat, phases,
+                    nout, bool(adjacent), -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
                     out)
     return out.mean(1)
 
@@ -574,12 +575,8 @@ def _rollout2_totals(line, cnt, seen, cells, perms, steps, vf, phases, nout, adj
 def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms, adjacent, first_cell):
     """Mean final score of each cell in ``cells`` after ``card`` goes there, over rollouts whose moves are two-ply
     expectimax (``perms`` ``(R, unseen)``: whole orders of the unseen cards, the same for every cell)."""
-    line, cnt, seen, cl = board_from_state(state)
-    n = len(cells)
-    lines, cnts, seens, cls = (np.repeat(x[None], n, 0) for x in (line, cnt, seen, cl))
-    for i, c in enumerate(cells):
-        _place(lines[i], cnts[i], seens[i], cls[i], int(c), int(card))
-    out = np.empty((n, perms.shape[0]))
+    lines, cnts, seens, cls = _boards_after(state, cells, card)
+    out = np.empty((len(cells), perms.shape[0]))
     _rollout2_totals(lines, cnts, seens, cls, np.ascontiguousarray(perms, dtype=np.int64), 24 - len(state.placements),
                      values_flat, phases, nout, bool(adjacent), -1 if first_cell is None else int(first_cell),
                      np.asarray(points, dtype=np.float64), out)

@@ -13,7 +13,7 @@ from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
-__all__ = ["ExpectimaxAgent", "expectimax_values", "compiled_values"]
+__all__ = ["ExpectimaxAgent", "compiled_values", "expectimax_values", "tables_and_kernels"]
 
 DEFAULT_GAMES = 400_000
 DEFAULT_PHASES = 26
@@ -97,6 +97,21 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
     return run
 
 
+def tables_and_kernels(system: Any, rules: Rules, *, tables: str | None, games: int, phases: int, features: str,
+                       cache: Any, backend: Any, needs_compiled: str = "") -> tuple[Any, Callable | None]:
+    """The value tables an agent plays on (:func:`agents.tables.tables_for`) and their compiled kernels
+    (:func:`compiled_values`, ``None`` on the numpy path).  ``needs_compiled`` names the options that have no numpy
+    path (claims tables always need the kernels); the error says so when the kernels are not there."""
+    vt = tables_for(system, rules, tables=tables, games=games, phases=phases, features=features, cache=cache)
+    compiled = compiled_values(vt.values, rules, backend)
+    if vt.features == "claims":
+        needs_compiled = ", ".join(filter(None, [needs_compiled, "features='claims'"]))
+    if compiled is None and needs_compiled:
+        raise ValueError(f"{needs_compiled} needs the compiled backend (numba, the fast extra; backend={backend!r}): "
+                         "there is no numpy path for it")
+    return vt, compiled
+
+
 class ExpectimaxAgent(Agent):
     """Expectimax over the unseen cards with learned line values (Neller et al.'s NARL evaluation).
 
@@ -138,14 +153,11 @@ class ExpectimaxAgent(Agent):
         self.top = int(top)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
-        self.tables = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases,
-                                 features=features, cache=cache)
+        self.tables, self._compiled = tables_and_kernels(
+            self.system, self.rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
+            backend=backend, needs_compiled="ply=3" if ply == 3 else "")
         self._values = self.tables.values
-        self._compiled = compiled_values(self._values, self.rules, backend)
         self.backend = "numpy" if self._compiled is None else "numba"
-        if self._compiled is None and (ply == 3 or self.tables.features == "claims"):
-            raise ValueError(f"expectimax with ply={ply} and features={self.tables.features!r} needs the compiled "
-                             "backend (numba, the fast extra); ply=3 and claims tables have no numpy path")
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Expected gain in board value of each cell (NaN where illegal)."""

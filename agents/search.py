@@ -8,8 +8,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.batch import Batch
-from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, compiled_values, expectimax_values
-from agents.tables import tables_for
+from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -84,15 +83,12 @@ class RolloutSearchAgent(Agent):
         self.weight = float(weight)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
-        vt = tables_for(self.system, self.rules, tables=tables, games=games, phases=phases, features=features,
-                        cache=cache)
+        needs = ", ".join(name for name, on in (("ply=3", ply == 3), ("rollout='ply2'", rollout == "ply2")) if on)
+        vt, self._compiled = tables_and_kernels(self.system, self.rules, tables=tables, games=games, phases=phases,
+                                                features=features, cache=cache, backend=backend, needs_compiled=needs)
         self._table = vt.values
         self._points = self.system.line_points_table
-        self._compiled = compiled_values(self._table, self.rules, backend)
         self.backend = "numpy" if self._compiled is None else "numba"
-        if self._compiled is None and (ply == 3 or vt.features == "claims" or rollout == "ply2"):
-            raise ValueError(f"search with ply={ply}, rollout={rollout!r} and features={vt.features!r} needs the "
-                             "compiled backend (numba, the fast extra)")
 
     def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell values (NaN where illegal; candidates: the combined score) and the candidate cells."""

@@ -7,7 +7,7 @@
 # Usage: bash benchmarks/device_agents.sh OUT_DIR JOBS [RUN ...]   (PACK=DIR: also a .tgz of each run there;
 #        LIMIT=SECONDS: a time limit per run)
 set -u
-out=${1:-agent_runs}; jobs=${2:-16}; shift 2 || true
+out=${1:-agent_runs}; jobs=${2:-16}; shift $(( $# < 2 ? $# : 2 ))
 runs=("$@"); [ ${#runs[@]} -eq 0 ] && runs=(english american ply3)
 mkdir -p "$out"
 py=${PYTHON:-python3}

@@ -210,6 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     register_agent("probe", ProbeAgent, kind="params")
     if a.games < 2 or a.start < 0:
         p.error(f"--games {a.games}, --start {a.start}: expected at least 2 games and a non-negative start")
+    for flag in ("train", "improve"):
+        text = getattr(a, flag)
+        if text is not None:
+            try:
+                kw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                p.error(f"--{flag} {text!r}: expected a JSON object of keywords ({exc})")
+            if not isinstance(kw, dict):
+                p.error(f"--{flag} {text!r}: expected a JSON object of keywords, got {type(kw).__name__}")
     deals = list(range(a.start, a.start + a.games))
     with tempfile.TemporaryDirectory(prefix="tables-") as tmp:
         if a.probe is not None:
@@ -219,14 +228,20 @@ def main(argv: list[str] | None = None) -> int:
             path = os.path.join(tmp, "tables.npz")
             start = time.perf_counter()
             base = load_or_train(a.scoring, None, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features="outs")
-            improve_tables(base, **kw).save(path)
+            try:
+                improve_tables(base, **kw).save(path)
+            except TypeError as exc:
+                p.error(f"--improve {a.improve!r}: {exc} (the keywords of agents.tables.improve_tables)")
             print(f"policy iteration {kw} in {time.perf_counter() - start:.0f} s", flush=True)
             spec = f"expectimax:ply=2,tables={path}"
         else:
             kw = {"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "features": "outs", **json.loads(a.train)}
             path = os.path.join(tmp, "tables.npz")
             start = time.perf_counter()
-            train_tables(a.scoring, None, **kw).save(path)
+            try:
+                train_tables(a.scoring, None, **kw).save(path)
+            except TypeError as exc:
+                p.error(f"--train {a.train!r}: {exc} (the keywords of agents.tables.train_tables)")
             print(f"trained {kw} in {time.perf_counter() - start:.0f} s", flush=True)
             spec = f"expectimax:ply=2,tables={path}"
         base, base_s = _scores("expectimax:ply=2", deals, a.seed, a.scoring)

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scoring-set", "--pps", dest="scoring_set", nargs="?", const="pps", default=None,
                         metavar="SET",
                         help="Parameterized Poker Squares: evaluate under a set of point systems, normalised per "
-                             "system; 'pps' (American, English, random, hypercorner, single-hand) or a "
+                             "system; 'pps' (American, English, random, hypercorner, single-hand, Ameritish) or a "
                              "comma-separated list of names/JSON files")
     parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="wild jokers in the deck")
     parser.add_argument("--placement", default="free", choices=("free", "adjacent"), help="placement rule")

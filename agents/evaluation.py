@@ -36,11 +36,12 @@ from typing import Any
 import numpy as np
 
 from pokersquares_env.core import PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, point_system
 
 __all__ = [
     "EvalConfig",
     "EvaluationResult",
+    "ameritish_points",
     "deal_deck",
     "evaluate",
     "PPSResult",
@@ -515,13 +516,38 @@ def evaluate(
 _PPS_HANDS = [k for k in CATEGORY_KEYS if k != "five_of_a_kind"]  # the 10 hands of the challenge
 
 
-def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, single_hand: int = 2) -> list[Any]:
-    """The Parameterized Poker Squares set: American, English, random tables, hypercorner and single-hand systems.
+def ameritish_points(rng: np.random.Generator) -> list[int]:
+    """One "Ameritish" table of the challenge's generators, over :data:`_PPS_HANDS` (high card first).
 
-    Following the EAAI-2016 challenge: a random table gives each of the 10 hands
-    (high card included) an integer in [-128, 127]; a hypercorner table gives
-    each hand -1 or +1; a single-hand table gives one hand 1 and the rest 0.
-    Five of a kind (jokers only) scores as four of a kind.  Drawn from ``seed``.
+    The royal flush is worth an integer drawn uniformly from 30 to 100 (the
+    English and American royal flushes); every other hand but high card (0)
+    gets that top value times a fraction drawn uniformly between the
+    hand's share of the top value in the English and in the American table,
+    rounded to an integer.
+    """
+    american = [POINT_SYSTEMS["american"][k] for k in _PPS_HANDS]
+    english = [POINT_SYSTEMS["english"][k] for k in _PPS_HANDS]
+    top = int(rng.integers(30, 101))
+    out = [0] * len(_PPS_HANDS)
+    for i in range(1, len(_PPS_HANDS) - 1):
+        fa, fe = american[i] / american[-1], english[i] / english[-1]
+        out[i] = int(np.floor(top * rng.uniform(min(fa, fe), max(fa, fe)) + 0.5))
+    out[-1] = top
+    return out
+
+
+def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, single_hand: int = 2,
+                ameritish: int = 1) -> list[Any]:
+    """The Parameterized Poker Squares set: American, English, random, hypercorner, single-hand and Ameritish tables.
+
+    Following the generators of the EAAI-2016 challenge's reference code: a
+    random table gives each of the 10 hands (high card included) an integer in
+    [-128, 127]; a hypercorner table gives each hand -1 or +1; a single-hand
+    table gives one hand 1 and the rest 0; an Ameritish table lies between the
+    American and English tables (:func:`ameritish_points`).  Five of a kind
+    (jokers only) scores as four of a kind.  Drawn from ``seed``; the counts
+    say how many tables of each kind (the Ameritish ones are drawn last, so
+    the others do not depend on ``ameritish``).
     """
     from pokersquares_env.scoring import PointSystem
 
@@ -539,6 +565,8 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     hands = rng.permutation(len(_PPS_HANDS))[:single_hand]
     for h in hands:
         out.append(table(f"single-{_PPS_HANDS[h]}", [1 if i == h else 0 for i in range(len(_PPS_HANDS))]))
+    for j in range(ameritish):
+        out.append(table(f"ameritish-{j + 1}", ameritish_points(rng)))
     return out
 
 
@@ -550,13 +578,17 @@ class PPSResult:
 
     @property
     def summary(self) -> list[dict[str, Any]]:
-        """One row per (agent, system): mean, ci95, the exact random-play expectation and the normalised score.
+        """One row per (agent, system): mean, ci95, the exact random-play expectation and two normalised scores.
 
-        ``normalized = (mean - random) / (best - random)``, where ``random`` is the
-        exact expected score of random play under that system and ``best`` the
-        highest mean of any evaluated agent on it: 0 is random play, 1 the best
-        agent of the field (the 2016 challenge ranked players on scores
-        normalised per system so that every system weighs the same).
+        * ``tournament`` is the 2016 challenge's figure (Neller's reference
+          ``PokerSquares.playTournament``): per system, the field's means are
+          scaled linearly so that the lowest is 0 and the highest 1.  It
+          depends on who else is in the field (NaN when all means are equal,
+          e.g. a field of one).
+        * ``normalized = (mean - random) / (best - random)`` anchors 0 at the
+          exact expected score of random play under that system instead of at
+          the field's weakest agent, so it does not move when weaker agents
+          join the field.
         """
         from pokersquares_env.scoring import expected_random_score
 
@@ -565,31 +597,37 @@ class PPSResult:
             base = expected_random_score(res.system, res.config["rules"]["jokers"])
             summ = res.summary
             best = max(r["mean"] for r in summ)
+            worst = min(r["mean"] for r in summ)
             for r in summ:
                 span = best - base
                 rows.append({
                     "agent": r["agent"], "system": name, "games": r["games"], "errors": r["errors"],
                     "mean": r["mean"], "ci95": r["ci95"], "random_expected": base,
+                    "tournament": (r["mean"] - worst) / (best - worst) if best > worst else math.nan,
                     "normalized": (r["mean"] - base) / span if span > 0 else math.nan,
                     "seconds_per_game": r["seconds_per_game"],
                 })
         return rows
 
     def overall(self) -> list[dict[str, Any]]:
-        """Per agent: the mean normalised score over the systems (the challenge's ranking figure)."""
-        rows: dict[str, list[float]] = {}
+        """Per agent: the challenge's tournament score (the sum of ``tournament`` over systems) and the mean ``normalized``."""
+        rows: dict[str, list[dict[str, Any]]] = {}
         for r in self.summary:
-            rows.setdefault(r["agent"], []).append(r["normalized"])
-        return [{"agent": a, "systems": len(v), "normalized": float(np.nanmean(v))} for a, v in rows.items()]
+            rows.setdefault(r["agent"], []).append(r)
+        return [{"agent": a, "systems": len(v),
+                 "tournament_score": float(np.nansum([r["tournament"] for r in v])),
+                 "normalized": float(np.nanmean([r["normalized"] for r in v]))} for a, v in rows.items()]
 
     def table(self) -> str:
-        """A Markdown table: one row per agent and system, then the overall normalised score."""
-        lines = ["| agent | system | games | mean | ci95 | random | normalized |", "|---|---|---|---|---|---|---|"]
+        """A Markdown table: one row per agent and system, then the overall scores."""
+        lines = ["| agent | system | games | mean | ci95 | random | tournament | normalized |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in self.summary:
             lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['mean']:.3f} | {r['ci95']:.3f} | "
-                         f"{r['random_expected']:.3f} | {r['normalized']:.3f} |")
-        lines += ["", "| agent | systems | mean normalized |", "|---|---|---|"]
-        lines += [f"| {r['agent']} | {r['systems']} | {r['normalized']:.3f} |" for r in self.overall()]
+                         f"{r['random_expected']:.3f} | {r['tournament']:.3f} | {r['normalized']:.3f} |")
+        lines += ["", "| agent | systems | tournament score (sum) | mean normalized |", "|---|---|---|---|"]
+        lines += [f"| {r['agent']} | {r['systems']} | {r['tournament_score']:.3f} | {r['normalized']:.3f} |"
+                  for r in self.overall()]
         return "\n".join(lines) + "\n"
 
     def save(self, out_dir: str | os.PathLike) -> list[str]:

@@ -152,12 +152,15 @@ def test_pps_systems_and_normalisation(tmp_path):
     names = [s.name for s in systems]
     assert names[:2] == ["american", "english"]
     assert any(n.startswith("random-") for n in names) and any(n.startswith("hypercorner-") for n in names)
+    assert any(n.startswith("ameritish-") for n in names)
     for s in systems:
         if s.name.startswith("hypercorner"):
             assert set(s.points) <= {-1.0, 1.0}
         if s.name.startswith("single-"):
             assert sorted(s.points).count(1.0) >= 1 and set(s.points) <= {0.0, 1.0}
     assert [s.points for s in pps_systems(0)] == [s.points for s in systems]
+    # the Ameritish tables are drawn last: the other tables do not depend on how many there are
+    assert [s.points for s in pps_systems(0, ameritish=0)] == [s.points for s in systems[:-1]]
     res = evaluate_pps(["random", "greedy"], systems=["american", "english"], games=6, seed=1, progress=False,
                        out_dir=tmp_path)
     best = {}
@@ -165,3 +168,49 @@ def test_pps_systems_and_normalisation(tmp_path):
         best[row["system"]] = max(best.get(row["system"], -1e9), row["normalized"])
     assert all(v == pytest.approx(1.0) for v in best.values())
     assert (tmp_path / "pps.md").exists() and (tmp_path / "american" / "summary.md").exists()
+
+
+def test_ameritish_tables_lie_between_american_and_english():
+    from agents.evaluation import _PPS_HANDS, ameritish_points
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    rng = np.random.default_rng(3)
+    tops = set()
+    for _ in range(300):
+        pts = ameritish_points(rng)
+        assert len(pts) == len(_PPS_HANDS) == 10 and pts[0] == 0
+        top = pts[-1]
+        tops.add(top)
+        assert 30 <= top <= 100
+        for i, hand in enumerate(_PPS_HANDS[1:-1], start=1):
+            fa = POINT_SYSTEMS["american"][hand] / 100
+            fe = POINT_SYSTEMS["english"][hand] / 30
+            # rounded to the nearest integer: never more than half a point outside the band
+            assert min(fa, fe) * top - 0.5 <= pts[i] <= max(fa, fe) * top + 0.5, (hand, pts)
+    assert min(tops) < 40 and max(tops) > 90  # the top value really is drawn over 30..100
+
+
+def test_pps_tournament_score_is_the_challenges_min_max_scaling():
+    """Per system the field's means are scaled to [0, 1] (lowest 0, highest 1); the overall score is their sum."""
+    res = evaluate_pps(["random", "rules", "greedy"], systems=["american", "english"], games=8, seed=2,
+                       progress=False)
+    rows = res.summary
+    for system in ("american", "english"):
+        means = {r["agent"]: r["mean"] for r in rows if r["system"] == system}
+        lo, hi = min(means.values()), max(means.values())
+        assert hi > lo
+        for r in rows:
+            if r["system"] == system:
+                assert r["tournament"] == pytest.approx((means[r["agent"]] - lo) / (hi - lo))
+        got = sorted(r["tournament"] for r in rows if r["system"] == system)
+        assert got[0] == 0.0 and got[-1] == 1.0
+    overall = {r["agent"]: r for r in res.overall()}
+    for agent, o in overall.items():
+        assert o["systems"] == 2
+        assert o["tournament_score"] == pytest.approx(sum(r["tournament"] for r in rows if r["agent"] == agent))
+        assert o["normalized"] == pytest.approx(np.mean([r["normalized"] for r in rows if r["agent"] == agent]))
+    assert overall["random"]["tournament_score"] == 0.0  # random play is the weakest on both systems here
+    assert "tournament score (sum)" in res.table()
+    # a field of one has no spread: NaN, not a division error
+    solo = evaluate_pps(["greedy"], systems=["american"], games=2, seed=2, progress=False)
+    assert math.isnan(solo.summary[0]["tournament"])

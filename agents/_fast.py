@@ -581,3 +581,125 @@ def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms,
                      values_flat, phases, nout, bool(adjacent), -1 if first_cell is None else int(first_cell),
                      np.asarray(points, dtype=np.float64), out)
     return out.mean(1)
+
+
+# --------------------------------------------------------------------------- exact endgame
+
+
+@njit(cache=True, nogil=True)
+def _final_score(line, points):  # pragma: no cover - compiled
+    total = 0.0
+    for li in range(10):
+        key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
+        total += points[key]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _last_card_mean(line, cnt, cell, unseen, used, points):  # pragma: no cover - compiled
+    """Mean final score over the cards not ``used`` going on ``cell``, the board's one empty cell."""
+    a = cell // 5
+    b = 5 + cell % 5
+    rest = 0.0
+    for li in range(10):
+        if li != a and li != b:
+            key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
+            rest += points[key]
+    total = 0.0
+    n = 0
+    for j in range(unseen.shape[0]):
+        if used[j]:
+            continue
+        card = unseen[j]
+        v = rest
+        for li in (a, b):
+            t = line[0, li] + 1
+            k = line[1, li]
+            pairs = line[2, li]
+            ranks = line[3, li]
+            suits = line[4, li]
+            if card < 52:
+                pairs += cnt[li, card % 13]
+                ranks |= 1 << (card % 13)
+                suits |= 1 << (card // 13)
+            else:
+                k += 1
+            v += points[(((t * 3 + k) * 11 + pairs) * 4 + _WIN[ranks]) * 2 + _FLU[suits]]
+        total += v
+        n += 1
+    return total / n
+
+
+@njit(cache=True, nogil=True)
+def _exact_after(line, cnt, seen, cells, unseen, used, adjacent, first_cell, points):  # pragma: no cover - compiled
+    """Exact expected final score of a board before its next card is drawn, playing every later card optimally.
+
+    The next card is uniform over the ``unseen`` cards not marked in ``used``; expectimax to the end.
+    """
+    if cells[2] >= 25:
+        return _final_score(line, points)
+    legal = np.zeros(25, dtype=np.int64)
+    _legal(cells, adjacent, first_cell, legal)
+    if cells[2] == 24:  # the last card has one cell: only its row and column change
+        return _last_card_mean(line, cnt, np.argmax(legal), unseen, used, points)
+    ln = np.empty_like(line)
+    cn = np.empty_like(cnt)
+    se = np.empty_like(seen)
+    ce = np.empty_like(cells)
+    total = 0.0
+    n = 0
+    for j in range(unseen.shape[0]):
+        if used[j]:
+            continue
+        used[j] = 1
+        best = -np.inf
+        for c in range(25):
+            if legal[c] == 0:
+                continue
+            ln[:] = line
+            cn[:] = cnt
+            se[:] = seen
+            ce[:] = cells
+            _place(ln, cn, se, ce, c, unseen[j])
+            v = _exact_after(ln, cn, se, ce, unseen, used, adjacent, first_cell, points)
+            if v > best:
+                best = v
+        used[j] = 0
+        total += best
+        n += 1
+    return total / n
+
+
+@njit(cache=True, nogil=True)
+def _exact_values(line, cnt, seen, cells, card, unseen, adjacent, first_cell, points, out):  # pragma: no cover
+    legal = np.zeros(25, dtype=np.int64)
+    _legal(cells, adjacent, first_cell, legal)
+    used = np.zeros(unseen.shape[0], dtype=np.int64)
+    ln = np.empty_like(line)
+    cn = np.empty_like(cnt)
+    se = np.empty_like(seen)
+    ce = np.empty_like(cells)
+    for c in range(25):
+        out[c] = np.nan
+        if legal[c] == 0:
+            continue
+        ln[:] = line
+        cn[:] = cnt
+        se[:] = seen
+        ce[:] = cells
+        _place(ln, cn, se, ce, c, card)
+        out[c] = _exact_after(ln, cn, se, ce, unseen, used, adjacent, first_cell, points)
+
+
+def exact_values(points: np.ndarray, state: GameState, unseen, adjacent: bool, first_cell: int | None) -> np.ndarray:
+    """``out[25]``: the exact expected final score of placing ``state.card`` on each cell (NaN where illegal).
+
+    Full expectimax to the end of the game over the ``unseen`` cards (each later card uniform over those not yet
+    drawn, every later placement optimal), scored by the line-points table ``points``.  The work grows as
+    ``(empty cells)! * unseen^(empty cells - 1)``: about 0.5 M final boards with 4 empty cells, 90 M with 5.
+    """
+    line, cnt, seen, cells = board_from_state(state)
+    out = np.empty(25)
+    _exact_values(line, cnt, seen, cells, int(state.card), np.asarray(unseen, dtype=np.int64), bool(adjacent),
+                  -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64), out)
+    return out

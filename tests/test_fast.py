@@ -354,3 +354,106 @@ def test_search_rollout_option(tables):
         make_agent("search:rollout=ply3,games=3000,phases=26")
     with pytest.raises(ValueError, match="needs the compiled backend"):
         make_agent("search:rollout=ply2,backend=numpy,games=3000,phases=26")
+
+
+# ----------------------------------------------------------------------------- exact endgame
+
+
+def _exact_reference(board, card, unseen, system, legal_of):
+    """Plain-Python expectimax to the end: expected final score of each legal cell for ``card`` (dict)."""
+    from pokersquares_env.scoring import score_grid
+
+    def after(b, pool):
+        empty = [c for c in range(25) if b[c] == -1]
+        if not empty:
+            return score_grid(b, system)
+        total = 0.0
+        for i, u in enumerate(pool):
+            rest = pool[:i] + pool[i + 1:]
+            best = -np.inf
+            for c in legal_of(b):
+                nb = list(b)
+                nb[c] = u
+                best = max(best, after(nb, rest))
+            total += best
+        return total / len(pool)
+
+    out = {}
+    for c in legal_of(board):
+        nb = list(board)
+        nb[c] = card
+        out[c] = after(nb, list(unseen))
+    return out
+
+
+def _endgame_state(game, seed, empty):
+    rng = np.random.default_rng(seed)
+    state = game.init(game.deal(rng), validate=False)
+    while 25 - len(state.placements) > empty:
+        game.apply(state, int(rng.choice(game.legal_cells(state))))
+    return state
+
+
+@pytest.mark.parametrize("rules", RULES, ids=IDS)
+@pytest.mark.parametrize("system", ["american", "english"])
+def test_exact_endgame_matches_plain_python_expectimax(rules, system):
+    from agents._fast import exact_values
+    from pokersquares_env.core import ADJACENT
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(rules)
+    ps = point_system(system)
+
+    def legal_of(b):
+        empty = [c for c in range(25) if b[c] == -1]
+        if rules.placement != "adjacent":
+            return empty
+        occupied = sum(1 << c for c in range(25) if b[c] != -1)
+        return [c for c in empty if any((occupied >> n) & 1 for n in range(25) if (ADJACENT[c] >> n) & 1)]
+
+    for seed, empty in ((1, 1), (2, 2), (3, 3), (4, 3)):
+        state = _endgame_state(game, seed, empty)
+        unseen = game.unseen(state)
+        # a smaller pool keeps the plain-Python reference quick; the kernel takes any list of unseen cards
+        pool = unseen[:9] if empty == 3 else unseen
+        got = exact_values(ps.line_points_table, state, pool, rules.placement == "adjacent", rules.first_cell)
+        want = _exact_reference(list(state.board), state.card, pool, ps, legal_of)
+        assert sorted(np.flatnonzero(~np.isnan(got)).tolist()) == sorted(want)
+        for c, v in want.items():
+            assert got[c] == pytest.approx(v, abs=1e-9), (seed, empty, c)
+
+
+def test_exact_endgame_last_card_is_the_true_score():
+    from agents._fast import exact_values
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules())
+    state = _endgame_state(game, 9, 1)
+    got = exact_values(point_system("american").line_points_table, state, game.unseen(state), False, None)
+    (cell,) = np.flatnonzero(~np.isnan(got))
+    final = state.copy()
+    game.apply(final, int(cell))
+    assert got[cell] == game.score(final)
+
+
+def test_search_endgame_plays_the_exact_best_cell_and_rejects_bad_values(tables, tmp_path):
+    from agents._fast import exact_values
+    from agents.search import RolloutSearchAgent
+    from pokersquares_env.scoring import point_system
+
+    rules = Rules()
+    path = tmp_path / "t.npz"
+    tables(rules).save(path)
+    agent = make_agent(f"search:endgame=3,rollouts=16,tables={path}", system="american", rules=rules, seed=0)
+    assert agent.endgame == 3
+    game = PokerSquaresGame(rules)
+    pts = point_system("american").line_points_table
+    for seed in (11, 12, 13):
+        state = _endgame_state(game, seed, 3)
+        want = exact_values(pts, state, game.unseen(state), False, None)
+        assert agent.act(None, {}, game, state) == int(np.nanargmax(want))
+    for bad in (-1, 6, 2.5, True):
+        with pytest.raises(ValueError, match="endgame="):
+            RolloutSearchAgent(system="american", rules=rules, tables=str(path), endgame=bad)
+    with pytest.raises(ValueError, match="endgame=2 needs the compiled backend"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), endgame=2, backend="numpy")

@@ -670,6 +670,8 @@ def _exact_after(line, cnt, seen, cells, unseen, used, adjacent, first_cell, poi
     return total / n
 
 
+# Its loop repeats _exact_after's on purpose: folding both into one recursive kernel made numba crash when it loaded
+# that kernel from its cache in a new process (tests/test_fast.py runs a cached load in a fresh interpreter).
 @njit(cache=True, nogil=True)
 def _exact_values(line, cnt, seen, cells, card, unseen, adjacent, first_cell, points, out):  # pragma: no cover
     legal = np.zeros(25, dtype=np.int64)

@@ -457,3 +457,28 @@ def test_search_endgame_plays_the_exact_best_cell_and_rejects_bad_values(tables,
             RolloutSearchAgent(system="american", rules=rules, tables=str(path), endgame=bad)
     with pytest.raises(ValueError, match="endgame=2 needs the compiled backend"):
         RolloutSearchAgent(system="american", rules=rules, tables=str(path), endgame=2, backend="numpy")
+
+
+def test_exact_endgame_kernel_loads_from_numba_cache_in_a_new_process():
+    """The endgame kernel recurses; numba can crash loading some recursive kernels from its cache.
+
+    Two fresh interpreters: the first compiles (or loads) and caches, the second must load the cache and agree.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from agents._fast import exact_values\n"
+        "from pokersquares_env.core import PokerSquaresGame, Rules\n"
+        "from pokersquares_env.scoring import point_system\n"
+        "g = PokerSquaresGame(Rules()); rng = np.random.default_rng(5)\n"
+        "s = g.init(g.deal(rng), validate=False)\n"
+        "while 25 - len(s.placements) > 3: g.apply(s, int(rng.choice(g.legal_cells(s))))\n"
+        "v = exact_values(point_system('american').line_points_table, s, g.unseen(s), False, None)\n"
+        "print(repr(float(np.nansum(v))))\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[0].stdout == runs[1].stdout

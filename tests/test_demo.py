@@ -9,16 +9,30 @@ def test_demo_trains_and_evaluates_with_tiny_budgets(tmp_path, monkeypatch, caps
     from pokersquares_env.cli import main
 
     monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--games", "8"]) == 0
     text = capsys.readouterr().out
     assert "| random |" in text and "| greedy |" in text and f"fastppo:{out}" in text
+    # the self-play-learned tables are trained on first use and their agent is in the table
+    assert "| expectimax:games=3000 |" in text and any((tmp_path / "cache" / "tables").iterdir())
     assert (out / "model.pt").exists() and (out / "config.json").exists()
     summary = (out / "evaluation")
     files = {p.name for p in summary.iterdir()}
     assert any(name.endswith(".jsonl") for name in files), files
     config = json.loads((out / "config.json").read_text())
     assert config["algo"] == "fast-ppo"
+
+
+def test_demo_no_search_leaves_expectimax_out(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--games", "4", "--no-search", "--minutes", "0.05"]) == 0
+    text = capsys.readouterr().out
+    assert "| rules |" in text and "expectimax" not in text
+    assert not (tmp_path / "cache").exists()
 
 
 def test_cli_lists_every_command(capsys):

@@ -78,6 +78,12 @@ def _phase(placed, phases):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _key(t, k, pairs, ranks, suits):  # pragma: no cover - compiled
+    """The ``LINE_MASK``/points-table index of a line from its ``t, k, pairs, ranks, suits``."""
+    return (((t * 3 + k) * 11 + pairs) * 4 + _WIN[ranks]) * 2 + _FLU[suits]
+
+
+@njit(cache=True, nogil=True)
 def _legal(cells, adjacent, first_cell, out):  # pragma: no cover - compiled
     """Fill ``out[25]`` with 1 on legal cells; return how many."""
     occ, front, placed = cells[0], cells[1], cells[2]
@@ -111,8 +117,7 @@ def _prep(line, seen, vf, phases, nout, ph, ur, us, live, base):  # pragma: no c
             if (ranks >> r) & 1:
                 lv += ur[r]
         live[0, li] = lv
-        key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[ranks]) * 2 \
-            + _FLU[line[4, li]]
+        key = _key(line[0, li], line[1, li], line[2, li], ranks, line[4, li])
         base[li] = (ph * NUM_KEYS + key) * 2 + (1 if li >= 5 else 0)
     live[1, :] = 0
     live[2, :] = 0
@@ -192,7 +197,7 @@ def _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live,
             ranks2 = ranks
             suits2 = suits
             k2 = k + 1 if k < 2 else 2
-        key2 = (((t2 * 3 + k2) * 11 + p2) * 4 + _WIN[ranks2]) * 2 + _FLU[suits2]
+        key2 = _key(t2, k2, p2, ranks2, suits2)
         b2 = (ph * NUM_KEYS + key2) * 2 + is_col
         if nout == 1:
             after = vf[b2]
@@ -440,8 +445,7 @@ def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, 
             j += 1
         total = 0.0
         for li in range(10):
-            key = (((ln[0, li] * 3 + ln[1, li]) * 11 + ln[2, li]) * 4 + _WIN[ln[3, li]]) * 2 + _FLU[ln[4, li]]
-            total += points[key]
+            total += points[_key(ln[0, li], ln[1, li], ln[2, li], ln[3, li], ln[4, li])]
         out[i, r] = total
 
 
@@ -512,14 +516,12 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
             for li in range(10):
                 t = line[0, li]
                 s = _SUIT_OF[line[4, li]]
-                key = (((t * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
+                key = _key(t, line[1, li], line[2, li], line[3, li], line[4, li])
                 row = ((key * 2 + (1 if li >= 5 else 0)) * phases + ph) * nout  # the table's own (key, kind, phase) order
                 o = _outs(t, s, us[s] if s >= 0 else 0, live[0, li], live[1, li]) if nout > 1 else 0
                 rec[g, m, li] = row + o
         for li in range(10):
-            key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 \
-                + _FLU[line[4, li]]
-            final[g, li] = points[key]
+            final[g, li] = points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
 
 
 def self_play(values: np.ndarray, decks: np.ndarray, *, ply: int, explore: np.ndarray, noise: np.ndarray,
@@ -567,8 +569,7 @@ def _rollout2_totals(line, cnt, seen, cells, perms, steps, vf, phases, nout, adj
             _place(ln, cn, se, ce, cell, card)
         total = 0.0
         for li in range(10):
-            key = (((ln[0, li] * 3 + ln[1, li]) * 11 + ln[2, li]) * 4 + _WIN[ln[3, li]]) * 2 + _FLU[ln[4, li]]
-            total += points[key]
+            total += points[_key(ln[0, li], ln[1, li], ln[2, li], ln[3, li], ln[4, li])]
         out[i, r] = total
 
 
@@ -590,9 +591,18 @@ def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms,
 def _final_score(line, points):  # pragma: no cover - compiled
     total = 0.0
     for li in range(10):
-        key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
-        total += points[key]
+        total += points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
     return total
+
+
+@njit(cache=True, nogil=True)
+def _copy_place(line, cnt, seen, cells, ln, cn, se, ce, cell, card):  # pragma: no cover - compiled
+    """Make ``(ln, cn, se, ce)`` the board ``(line, cnt, seen, cells)`` with ``card`` on ``cell``."""
+    ln[:] = line
+    cn[:] = cnt
+    se[:] = seen
+    ce[:] = cells
+    _place(ln, cn, se, ce, cell, card)
 
 
 @njit(cache=True, nogil=True)
@@ -603,8 +613,7 @@ def _last_card_mean(line, cnt, cell, unseen, used, points):  # pragma: no cover 
     rest = 0.0
     for li in range(10):
         if li != a and li != b:
-            key = (((line[0, li] * 3 + line[1, li]) * 11 + line[2, li]) * 4 + _WIN[line[3, li]]) * 2 + _FLU[line[4, li]]
-            rest += points[key]
+            rest += points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
     total = 0.0
     n = 0
     for j in range(unseen.shape[0]):
@@ -624,7 +633,7 @@ def _last_card_mean(line, cnt, cell, unseen, used, points):  # pragma: no cover 
                 suits |= 1 << (card // 13)
             else:
                 k += 1
-            v += points[(((t * 3 + k) * 11 + pairs) * 4 + _WIN[ranks]) * 2 + _FLU[suits]]
+            v += points[_key(t, k, pairs, ranks, suits)]
         total += v
         n += 1
     return total / n
@@ -656,11 +665,7 @@ def _exact_after(line, cnt, seen, cells, unseen, used, adjacent, first_cell, poi
         for c in range(25):
             if legal[c] == 0:
                 continue
-            ln[:] = line
-            cn[:] = cnt
-            se[:] = seen
-            ce[:] = cells
-            _place(ln, cn, se, ce, c, unseen[j])
+            _copy_place(line, cnt, seen, cells, ln, cn, se, ce, c, unseen[j])
             v = _exact_after(ln, cn, se, ce, unseen, used, adjacent, first_cell, points)
             if v > best:
                 best = v
@@ -670,8 +675,8 @@ def _exact_after(line, cnt, seen, cells, unseen, used, adjacent, first_cell, poi
     return total / n
 
 
-# Its loop repeats _exact_after's on purpose: folding both into one recursive kernel made numba crash when it loaded
-# that kernel from its cache in a new process (tests/test_fast.py runs a cached load in a fresh interpreter).
+# A separate entry rather than one recursive kernel for both: that made numba crash when it loaded the kernel from its
+# cache in a new process (tests/test_fast.py runs a cached load in a fresh interpreter).
 @njit(cache=True, nogil=True)
 def _exact_values(line, cnt, seen, cells, card, unseen, adjacent, first_cell, points, out):  # pragma: no cover
     legal = np.zeros(25, dtype=np.int64)
@@ -685,11 +690,7 @@ def _exact_values(line, cnt, seen, cells, card, unseen, adjacent, first_cell, po
         out[c] = np.nan
         if legal[c] == 0:
             continue
-        ln[:] = line
-        cn[:] = cnt
-        se[:] = seen
-        ce[:] = cells
-        _place(ln, cn, se, ce, c, card)
+        _copy_place(line, cnt, seen, cells, ln, cn, se, ce, c, card)
         out[c] = _exact_after(ln, cn, se, ce, unseen, used, adjacent, first_cell, points)
 
 

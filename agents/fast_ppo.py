@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.config import TrainConfig
+from agents.shaping import LinePotential, shaped_rewards
 
 __all__ = ["LinesNet", "MlpNet", "make_net", "make_env", "train", "masked_logits", "load_policy"]
 
@@ -196,7 +197,9 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     policy = _greedy_policy(model)
 
     envs = make_env(cfg, N)
+    potential = _potential(cfg, envs)
     obs_np, info = envs.reset(seed=cfg.seed + 7919 * start_update)
+    phi = potential(obs_np) if potential is not None else None
     obs = torch.as_tensor(obs_np)
     mask = torch.as_tensor(info["action_mask"]).bool()
     reset_step = torch.zeros(N, dtype=torch.bool)  # the next step only resets these games
@@ -227,6 +230,10 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 b_act[t], b_logp[t], b_val[t] = action, dist.log_prob(action), value
                 obs_np, reward, terminated, truncated, info = envs.step(action.numpy())
                 done = np.logical_or(terminated, truncated)
+                if potential is not None:  # r + gamma * phi(s') - phi(s); autoreset steps are left alone
+                    phi_next = potential(obs_np)
+                    reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, ~reset_step.numpy())
+                    phi = phi_next
                 b_rew[t] = torch.as_tensor(reward, dtype=torch.float32)
                 b_done[t] = torch.as_tensor(done, dtype=torch.float32)
                 obs = torch.as_tensor(obs_np)
@@ -297,6 +304,18 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         envs.close()
     run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
     return model
+
+
+def _potential(cfg: TrainConfig, envs: Any) -> Any:
+    """The shaping potential of ``cfg.shaping`` (``None`` for ``"none"``), in the env's reward units."""
+    if cfg.shaping == "none":
+        return None
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import reward_scale_factor
+
+    scale = reward_scale_factor(cfg.reward_scale, cfg.scoring, cfg.jokers)
+    rules = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell)
+    return LinePotential.make(cfg.shaping, cfg.scoring, rules, scale)
 
 
 def _final_scores(info: dict[str, Any], done: np.ndarray) -> list[float]:

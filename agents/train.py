@@ -481,6 +481,7 @@ _CLI_FLAGS = {
     "first-cell": dict(metavar="CELL"),
     "reward-mode": dict(choices=["line", "terminal"]),
     "reward-scale": dict(metavar="X|normalized"),
+    "shaping": dict(choices=["none", "heuristic", "tables"]),
     "timesteps": dict(type=int),
     "seed": dict(type=int),
     "out": dict(metavar="DIR"),

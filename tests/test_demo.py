@@ -21,7 +21,24 @@ def test_demo_trains_and_evaluates_with_tiny_budgets(tmp_path, monkeypatch, caps
     files = {p.name for p in summary.iterdir()}
     assert any(name.endswith(".jsonl") for name in files), files
     config = json.loads((out / "config.json").read_text())
-    assert config["algo"] == "fast-ppo"
+    assert config["algo"] == "fast-ppo" and config["shaping"] == "heuristic"  # tiny: no table training for it
+
+
+def test_demo_shapes_rewards_with_the_self_play_tables(tmp_path, monkeypatch, capsys):
+    """``--shaping tables`` trains (or loads) the expectimax tables before PPO and shapes with them."""
+    import agents.expectimax
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.expectimax, "DEFAULT_GAMES", 2000)  # the tables' training, shrunk
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--games", "4", "--no-search", "--minutes", "0.05",
+                 "--shaping", "tables"]) == 0
+    assert "shaping=tables" in capsys.readouterr().out
+    assert json.loads((out / "config.json").read_text())["shaping"] == "tables"
+    names = [p.name for p in (tmp_path / "cache" / "tables").iterdir()]
+    assert len(names) == 1, names  # trained once, before PPO, and reused by it
 
 
 def test_demo_no_search_leaves_expectimax_out(tmp_path, monkeypatch, capsys):

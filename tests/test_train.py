@@ -73,6 +73,7 @@ def test_resolved_fills_algorithm_defaults_and_keeps_choices():
         ("first_cell", 99, "first_cell=99"),
         ("reward_mode", "dense", "reward_mode='dense'"),
         ("reward_scale", -1.0, "reward_scale=-1.0"),
+        ("shaping", "magic", "shaping='magic'"),
         ("timesteps", 0, "timesteps=0"),
         ("learning_rate", -0.1, "learning_rate=-0.1"),
         ("hidden", [64, 0], "hidden=[64, 0]"),
@@ -89,6 +90,33 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
         train(TrainConfig(**{"algo": "fast-ppo", "out": str(out), field: value}))
     assert needle in str(err.value)
     assert not out.exists()  # nothing was created: the check came first
+
+
+def test_shaping_is_a_fast_ppo_option(tmp_path):
+    with pytest.raises(ConfigError, match="shaping='heuristic'.*dqn"):
+        train(TrainConfig(algo="dqn", shaping="heuristic", out=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
+def test_shaped_fast_ppo_trains_and_learns_from_the_potential(tmp_path, monkeypatch):
+    """A shaped run trains and saves; its rewards are the env's plus gamma * phi(s') - phi(s)."""
+    from agents import fast_ppo
+
+    seen = []
+    real = fast_ppo.shaped_rewards
+
+    def spy(rewards, phi, phi_next, gamma, valid):
+        out = real(rewards, phi, phi_next, gamma, valid)
+        seen.append((np.asarray(rewards).copy(), np.asarray(out).copy(), np.asarray(valid).copy()))
+        return out
+
+    monkeypatch.setattr(fast_ppo, "shaped_rewards", spy)
+    result = train(_cfg("fast-ppo", tmp_path / "run", shaping="heuristic"))
+    assert os.path.exists(result.model_path)
+    assert len(seen) >= 26
+    shaped_steps = [(r, o) for r, o, v in seen if v.all()]
+    assert any(not np.allclose(r, o) for r, o in shaped_steps)  # the potential changed some rewards
+    assert json.load(open(tmp_path / "run" / "config.json"))["shaping"] == "heuristic"
 
 
 def test_unknown_config_keys_and_bad_files_are_named(tmp_path):

@@ -1,0 +1,99 @@
+"""Potential-based reward shaping for the trainers: ``r + gamma * phi(s') - phi(s)`` with a line-value potential.
+
+Ng, Harada and Russell (1999) showed that adding ``F = gamma * phi(s') - phi(s)``
+to every reward leaves the optimal policies of an MDP unchanged, for any
+potential ``phi`` of the state that is 0 at the end.  With ``gamma = 1`` (the
+default of every trainer here) the shaping terms of a game telescope to
+``-phi(s_0)``, the same constant for every game, so a game's shaped return is
+its score minus a constant: only *when* credit arrives changes.  Line rewards
+arrive when a row or column completes, often twenty moves after the placement
+that made or broke it; the shaped reward credits a placement at once with the
+change it makes to the board's estimated worth.
+
+The potential here is the expected final points of the board's incomplete
+lines, ``phi(s) = scale * sum over incomplete lines of V[key(line), is_column]``,
+read from the observation alone (so it works for any env that emits
+``PokerSquares-v0`` observations).  ``V`` is
+:func:`agents.lines.heuristic_values` (``shaping="heuristic"``, no training) or
+the phase-free average of learned self-play tables (``shaping="tables"``, see
+:mod:`agents.tables`).  Complete lines count 0 (their points are the env's own
+reward), so ``phi`` is 0 on a full board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.lines import KEY_T, NUM_KEYS, heuristic_values
+from pokersquares_env.scoring import line_keys, point_system
+
+__all__ = ["SHAPINGS", "LinePotential", "board_codes", "shaped_rewards"]
+
+SHAPINGS = ("none", "heuristic", "tables")
+_CARD = 18
+_LINES = np.array([[5 * r + c for c in range(5)] for r in range(5)] + [[5 * r + c for r in range(5)] for c in range(5)])
+_IS_COL = np.array([0] * 5 + [1] * 5)
+
+
+def board_codes(obs: np.ndarray) -> np.ndarray:
+    """The ``(N, 25)`` card codes (-1 empty, 52 a joker) of a batch of flat ``PokerSquares-v0`` observations."""
+    obs = np.asarray(obs)
+    if obs.ndim != 2 or obs.shape[1] < 25 * _CARD:
+        raise ValueError(f"observations of shape {obs.shape}: expected (N, >= {25 * _CARD}) flat PokerSquares-v0 rows")
+    board = obs[:, : 25 * _CARD].reshape(-1, 25, _CARD)
+    occupied = board.any(-1)
+    code = 13 * board[..., 13:17].argmax(-1) + board[..., :13].argmax(-1)
+    code = np.where(board[..., 17] > 0, 52, code)
+    return np.where(occupied, code, -1).astype(np.int64)
+
+
+class LinePotential:
+    """``phi(obs)``: ``scale`` times the summed values of the incomplete lines of each board.
+
+    ``values``: an array ``(NUM_KEYS, 2)`` of line values (rows, columns) by ``LINE_MASK`` key.
+    """
+
+    def __init__(self, values: np.ndarray, scale: float = 1.0) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (NUM_KEYS, 2) or not np.isfinite(values).all():
+            raise ValueError(f"line values of shape {values.shape}: expected finite values of shape ({NUM_KEYS}, 2)")
+        self.values = np.where((KEY_T == 5)[:, None], 0.0, values) * float(scale)
+
+    @classmethod
+    def make(cls, kind: str, system: Any, rules: Any = None, scale: float = 1.0, **table_options: Any) -> "LinePotential":
+        """The potential called ``kind`` (``heuristic`` or ``tables``) for point system ``system``.
+
+        ``tables``: the tables :func:`agents.tables.tables_for` gives for ``table_options`` (by default those of
+        the ``expectimax`` agent, so the two share one cached training).
+        """
+        ps = point_system(system)
+        if kind == "heuristic":
+            return cls(heuristic_values(ps), scale)
+        if kind == "tables":
+            from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+            from agents.tables import tables_for
+            from pokersquares_env.core import Rules
+
+            options = dict(tables=None, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features=DEFAULT_FEATURES,
+                           cache=True)
+            vt = tables_for(ps, rules or Rules(), **{**options, **table_options})
+            v = vt.values.reshape(NUM_KEYS, 2, -1)
+            c = vt.counts.reshape(NUM_KEYS, 2, -1)
+            n = c.sum(2)
+            mean = (v * c).sum(2) / np.maximum(n, 1e-9)  # visit-weighted over phases (and outs buckets)
+            flat = v.mean(2)  # never-visited keys: the plain mean of their (prior-blended) values
+            return cls(np.where(n > 0, mean, flat), scale)
+        raise ValueError(f"shaping={kind!r}: expected one of {', '.join(SHAPINGS)}")
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """``(N,)`` potentials of a batch of flat observations."""
+        keys = line_keys(board_codes(obs)[:, _LINES])  # (N, 10)
+        return self.values[keys, _IS_COL].sum(1)
+
+
+def shaped_rewards(rewards: np.ndarray, phi: np.ndarray, phi_next: np.ndarray, gamma: float,
+                   valid: np.ndarray) -> np.ndarray:
+    """``rewards + gamma * phi_next - phi`` where ``valid`` (0 shaping on autoreset steps, which start a new game)."""
+    return np.where(valid, rewards + gamma * phi_next - phi, rewards)

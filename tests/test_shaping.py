@@ -1,0 +1,96 @@
+"""Potential-based reward shaping: the potential reads boards right, vanishes on full boards, and shaping telescopes."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
+from agents.lines import heuristic_values
+from agents.shaping import LinePotential, board_codes, shaped_rewards
+from pokersquares_env.scoring import line_keys, point_system
+
+
+def _random_game(env_kwargs, seed, n=6):
+    """Play ``n`` games at once with random legal cells; yield (obs, reward, terminated, info) after each step."""
+    envs = gym.make_vec("PokerSquares-v0", num_envs=n, vectorization_mode="vector_entry_point", **env_kwargs)
+    obs, info = envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps = [(obs, np.zeros(n), np.zeros(n, bool), info)]
+    for _ in range(25):
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs, reward, terminated, _, info = envs.step(action)
+        steps.append((obs, reward, terminated, info))
+    envs.close()
+    return steps
+
+
+@pytest.mark.parametrize("jokers", [0, 2])
+def test_board_codes_read_the_board_back_from_observations(jokers):
+    steps = _random_game(dict(jokers=jokers), seed=5)
+    obs, _, terminated, info = steps[-1]
+    assert terminated.all()
+    codes = board_codes(obs)
+    board = np.asarray(info["board"], dtype=np.int64)
+    expected = np.where(board >= 52, 52, board)  # both jokers read as 52 (they are alike)
+    np.testing.assert_array_equal(codes, expected)
+    assert (board_codes(steps[0][0]) == -1).all()  # the first observation: an empty board
+    with pytest.raises(ValueError, match=r"\(3, 7\)"):
+        board_codes(np.zeros((3, 7)))
+
+
+def test_potential_sums_the_incomplete_lines_and_is_zero_on_full_boards():
+    values = heuristic_values(point_system("american")) + 1.0  # nonzero on every key
+    pot = LinePotential(values, scale=2.0)
+    steps = _random_game({}, seed=11)
+    assert np.allclose(pot(steps[-1][0]), 0.0)  # every line complete
+    obs = steps[12][0]
+    lines = board_codes(obs)[:, np.r_[[[5 * r + c for c in range(5)] for r in range(5)],
+                                      [[5 * r + c for r in range(5)] for c in range(5)]]]
+    keys = line_keys(lines)
+    t = (lines >= 0).sum(-1)
+    expected = np.zeros(len(obs))
+    for g in range(len(obs)):
+        for i in range(10):
+            if t[g, i] < 5:
+                expected[g] += 2.0 * values[keys[g, i], int(i >= 5)]
+    np.testing.assert_allclose(pot(obs), expected)
+    with pytest.raises(ValueError, match=r"\(5, 2\)"):
+        LinePotential(np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="shaping='magic'"):
+        LinePotential.make("magic", "american")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), scoring=st.sampled_from(["american", "english"]), jokers=st.integers(0, 2),
+       scale=st.sampled_from([1.0, 0.25]))
+def test_shaped_rewards_of_a_game_sum_to_its_score_minus_the_first_potential(seed, scoring, jokers, scale):
+    values = heuristic_values(point_system(scoring)) + np.random.default_rng(seed).normal(size=(heuristic_values(point_system(scoring)).shape))
+    pot = LinePotential(values, scale)
+    steps = _random_game(dict(scoring=scoring, jokers=jokers, reward_scale=scale), seed)
+    phi = pot(steps[0][0])
+    phi0, total = phi.copy(), np.zeros(len(phi))
+    for obs, reward, _, _ in steps[1:]:
+        phi_next = pot(obs)
+        total += shaped_rewards(reward, phi, phi_next, 1.0, np.ones(len(phi), bool))
+        phi = phi_next
+    np.testing.assert_allclose(total, scale * np.asarray(steps[-1][3]["score"]) - phi0, atol=1e-9)
+
+
+def test_autoreset_steps_are_not_shaped():
+    r = shaped_rewards(np.array([1.0, 0.0]), np.array([3.0, 0.0]), np.array([5.0, 9.0]), 1.0, np.array([True, False]))
+    np.testing.assert_allclose(r, [3.0, 0.0])
+
+
+def test_table_potential_uses_the_learned_values(tmp_path):
+    pot = LinePotential.make("tables", "american", None, 1.0, tables=None, games=2000, phases=2, features="none",
+                             cache=str(tmp_path))
+    heur = LinePotential.make("heuristic", "american")
+    assert pot.values.shape == heur.values.shape and np.isfinite(pot.values).all()
+    assert not np.allclose(pot.values, heur.values)
+    from agents.lines import KEY_T
+
+    assert (pot.values[KEY_T == 5] == 0).all()

@@ -121,3 +121,33 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
     assert (tmp_path / "trainer_curves.png").is_file() and "| fast-ppo |" in (tmp_path / "comparison.md").read_text()
     with pytest.raises(ValueError, match="a2c"):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
+
+
+def test_potential_shaping_compares_shapings_on_common_deals(tmp_path, monkeypatch):
+    import agents.expectimax
+    from agents.experiments.potential_shaping import potential_shaping
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.expectimax, "DEFAULT_GAMES", 2000)  # the tables potential's training, shrunk
+    out = tmp_path / "ps"
+    result = potential_shaping(str(out), shapings=("none", "tables"), seeds=(0, 1), timesteps=832, games=6,
+                               eval_points=2, progress=False, train_options=TINY_TRAIN)
+    assert {(r["shaping"], r["seed"]) for r in result["runs"]} == {("none", 0), ("none", 1), ("tables", 0), ("tables", 1)}
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["shapings"]["tables"]["seed_means"] == [r["mean"] for r in result["runs"] if r["shaping"] == "tables"]
+    # the paired difference is the difference of the seed-averaged means (the same deals for every run)
+    t, n = saved["shapings"]["tables"], saved["shapings"]["none"]
+    assert t["vs_none"]["mean_diff"] == pytest.approx(t["mean"] - n["mean"])
+    assert "vs_none" not in n
+    assert (out / "curves.png").is_file() and "| tables |" in (out / "results.md").read_text()
+    for shaping in ("none", "tables"):
+        cfg = json.loads((out / "runs" / f"{shaping}_s1" / "config.json").read_text())
+        assert cfg["shaping"] == shaping and cfg["timesteps"] == 832
+    two = potential_shaping(str(tmp_path / "two"), shapings=("none", "heuristic"), seeds=(3,), timesteps=416, games=4,
+                            progress=False, train_options=TINY_TRAIN, jobs=2)  # runs in two processes
+    assert [r["steps"] for r in two["runs"]] == [416, 416] and "vs_none" in two["shapings"]["heuristic"]
+    with pytest.raises(ValueError, match="magic"):
+        potential_shaping(str(tmp_path / "x"), shapings=("magic",))
+    with pytest.raises(ValueError, match="seeds"):
+        potential_shaping(str(tmp_path / "x"), seeds=(1, 1))
+    assert not (tmp_path / "x").exists()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-HELP = "run an experiment: reward-shaping (English vs American reward x line vs terminal) or compare-trainers"
+HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
+        "(fast-ppo with and without line-value reward shaping) or compare-trainers")
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -50,6 +51,41 @@ def add_arguments(parser) -> None:
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+    q = sub.add_parser(
+        "potential-shaping",
+        help="fast-ppo with no, heuristic and self-play-table potential-based reward shaping, on the same budget",
+        description="Train fast-ppo with each --shaping on each seed for the same steps; play every model on the same "
+                    "deals; write results.md/json (paired differences against no shaping) and curves.png.",
+    )
+    q.add_argument("--out", default="runs/potential_shaping", help="experiment folder")
+    q.add_argument("--shapings", nargs="+", choices=["none", "heuristic", "tables"],
+                   default=["none", "heuristic", "tables"])
+    q.add_argument("--seeds", type=int, nargs="+", default=[0, 1], metavar="S", help="training seeds")
+    q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run")
+    q.add_argument("--games", type=int, default=500, help="common evaluation deals")
+    q.add_argument("--eval-seed", type=int, default=0, help="seed of the common deals")
+    q.add_argument("--scoring", default="american", help="reward and evaluation point system")
+    q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes)")
+    q.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _potential(args) -> int:
+    from agents.experiments.potential_shaping import potential_shaping
+
+    try:
+        result = potential_shaping(
+            args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
+            games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, jobs=args.jobs,
+            progress=not args.no_progress,
+        )
+    except ValueError as exc:
+        print(f"pokersquares experiment potential-shaping: {exc}", file=sys.stderr)
+        return 2
+    print(result["table"])
+    print(f"outputs in {args.out}: results.md, results.json, curves.png, evaluation/, runs/")
+    return 0
+
+
 def _compare(args) -> int:
     from agents.experiments.compare_trainers import compare_trainers
 
@@ -70,8 +106,10 @@ def run(args) -> int:
     """Run ``pokersquares experiment ...``."""
     if getattr(args, "experiment", None) == "compare-trainers":
         return _compare(args)
+    if getattr(args, "experiment", None) == "potential-shaping":
+        return _potential(args)
     if getattr(args, "experiment", None) != "reward-shaping":
-        print("pokersquares experiment: choose an experiment: reward-shaping or compare-trainers", file=sys.stderr)
+        print("pokersquares experiment: choose an experiment: reward-shaping, potential-shaping or compare-trainers", file=sys.stderr)
         return 2
     import dataclasses
 

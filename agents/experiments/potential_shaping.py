@@ -1,0 +1,163 @@
+"""Potential-based reward shaping for fast-ppo: ``none`` vs ``heuristic`` vs ``tables`` on the same step budget.
+
+:func:`potential_shaping` trains one fast-ppo run per shaping and seed (same
+hyper-parameters, same step budget, rewards normalised as usual), then plays
+every model greedily on the same common deals through the harness.  Outputs
+(in ``out``): the run folders ``runs/<shaping>_s<seed>``, ``results.md`` /
+``results.json`` (mean per run, the mean over seeds per shaping, and each
+shaping's paired difference against ``none``, seeds averaged per deal) and
+``curves.png`` (the in-training evaluation score against steps).
+See :mod:`agents.shaping` for what the potentials are.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["potential_shaping"]
+
+
+def _train(cfg: Any) -> dict[str, Any]:
+    from agents.train import train
+
+    result = train(cfg)
+    return {"steps": result.steps, "seconds": result.seconds}
+
+
+def potential_shaping(
+    out: str = "runs/potential_shaping",
+    *,
+    shapings: tuple[str, ...] = ("none", "heuristic", "tables"),
+    seeds: tuple[int, ...] = (0, 1),
+    timesteps: int = 2_000_000,
+    games: int = 500,
+    eval_seed: int = 0,
+    scoring: str = "american",
+    jobs: int = 1,
+    eval_points: int = 10,
+    train_options: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train fast-ppo with each shaping on each seed for ``timesteps`` steps; compare on ``games`` common deals.
+
+    ``jobs``: training runs at once (separate processes, one torch thread each).  Every config is checked before
+    the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
+    """
+    from agents.config import TrainConfig
+    from agents.evaluation import evaluate
+    from agents.experiments.reward_shaping import read_curve
+    from agents.shaping import SHAPINGS, LinePotential
+
+    if not shapings or any(s not in SHAPINGS for s in shapings):
+        raise ValueError(f"shapings={list(shapings)!r}: expected some of {list(SHAPINGS)}")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds={list(seeds)!r}: expected distinct seeds")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    root = Path(out)
+    configs = {}
+    for shaping in shapings:
+        for seed in seeds:
+            cfg = TrainConfig(
+                algo="fast-ppo", scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed,
+                out=str(root / "runs" / f"{shaping}_s{seed}"), eval_every=max(1, timesteps // eval_points),
+                eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and jobs == 1,
+                **(train_options or {}),
+            )
+            configs[(shaping, seed)] = cfg.resolved()
+    if "tables" in shapings:
+        LinePotential.make("tables", scoring)  # train the tables once, before the runs that share them
+    if jobs == 1:
+        trained = {key: _train(cfg) for key, cfg in configs.items()}
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {key: pool.submit(_train, cfg) for key, cfg in configs.items()}
+            trained = {key: f.result() for key, f in futures.items()}
+    specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
+    ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring,
+                  out_dir=str(root / "evaluation"), progress=progress)
+    summary = {s["agent"]: s for s in ev.summary}
+    per_deal = {}
+    for spec in specs.values():
+        scores = ev.scores(spec)
+        per_deal[spec] = np.array([scores[d] for d in sorted(scores)], dtype=float)
+    runs = []
+    for key, cfg in configs.items():
+        s = summary[specs[key]]
+        runs.append({"shaping": key[0], "seed": key[1], **trained[key], "mean": s["mean"], "ci95": s["ci95"],
+                     "curve": read_curve(Path(cfg.out) / "curve.csv")})
+    by_shaping = {}
+    for shaping in shapings:
+        scores = np.mean([per_deal[specs[(shaping, seed)]] for seed in seeds], axis=0)  # seeds averaged per deal
+        row = {"mean": float(scores.mean()), "ci95": _ci(scores),
+               "seed_means": [summary[specs[(shaping, seed)]]["mean"] for seed in seeds]}
+        if "none" in shapings and shaping != "none":
+            base = np.mean([per_deal[specs[("none", seed)]] for seed in seeds], axis=0)
+            diff = scores - base
+            row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _ci(diff)}
+        by_shaping[shaping] = row
+    results = {"scoring": scoring, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
+               "seeds": list(seeds), "runs": runs, "shapings": by_shaping}
+    root.mkdir(parents=True, exist_ok=True)
+    text = markdown(results)
+    (root / "results.md").write_text(text)
+    (root / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    _plot(results, root / "curves.png")
+    results["table"] = text
+    return results
+
+
+def _ci(values: np.ndarray) -> float:
+    return float(1.96 * values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
+    lines = [
+        f"# fast-ppo with potential-based reward shaping ({results['timesteps']:,} steps per run, "
+        f"{results['scoring']} reward)", "",
+        f"Greedy policies on {results['games']:,} common deals (harness seed {results['eval_seed']}); "
+        f"seeds {', '.join(map(str, results['seeds']))}.", "",
+        "| shaping | mean ± 95% CI (seeds averaged per deal) | per seed | paired vs none |", "|---|---|---|---|",
+    ]
+    for shaping, row in results["shapings"].items():
+        vs = row.get("vs_none")
+        paired = "" if vs is None else "{:+.2f} ± {:.2f}".format(vs["mean_diff"], vs["ci95"])
+        per_seed = ", ".join("{:.1f}".format(m) for m in row["seed_means"])
+        lines.append(f"| {shaping} | {row['mean']:.2f} ± {row['ci95']:.2f} | {per_seed} | {paired} |")
+    lines += ["", "| run | steps | seconds | mean ± 95% CI |", "|---|---|---|---|"]
+    for r in results["runs"]:
+        lines.append(f"| {r['shaping']} seed {r['seed']} | {r['steps']:,} | {r['seconds']:.0f} | "
+                     f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(results: dict[str, Any], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    key = "eval_american" if results["scoring"] == "american" else "eval_english"
+    colours = {"none": "tab:grey", "heuristic": "tab:blue", "tables": "tab:green"}
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for r in results["runs"]:
+        c = r["curve"]
+        if c.get(key):
+            ax.plot(c["step"], c[key], marker="o", ms=3, color=colours.get(r["shaping"]),
+                    label=f"{r['shaping']} (seed {r['seed']})")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel(f"mean {results['scoring']} score (200 fixed deals)")
+    ax.set_title("fast-ppo: reward shaping by line-value potentials")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

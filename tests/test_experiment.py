@@ -151,3 +151,13 @@ def test_potential_shaping_compares_shapings_on_common_deals(tmp_path, monkeypat
     with pytest.raises(ValueError, match="seeds"):
         potential_shaping(str(tmp_path / "x"), seeds=(1, 1))
     assert not (tmp_path / "x").exists()
+
+
+def test_potential_shaping_cli_names_bad_options(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "ps"
+    assert main(["experiment", "potential-shaping", "--seeds", "1", "1", "--out", str(out)]) == 2
+    assert "seeds=[1, 1]" in capsys.readouterr().err and not out.exists()
+    assert main(["experiment", "compare-trainers", "--algos", "a2c", "--out", str(out)]) == 2
+    assert "a2c" in capsys.readouterr().err

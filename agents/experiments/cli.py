@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
         "(fast-ppo with and without line-value reward shaping) or compare-trainers")
@@ -69,37 +70,35 @@ def add_arguments(parser) -> None:
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def _run_and_print(name: str, call: Any, outputs: str, out: str) -> int:
+    """Run one experiment function; print its table and where its outputs went (exit 2 on a bad option)."""
+    try:
+        result = call()
+    except ValueError as exc:
+        print(f"pokersquares experiment {name}: {exc}", file=sys.stderr)
+        return 2
+    print(result["table"])
+    print(f"outputs in {out}: {outputs}")
+    return 0
+
+
 def _potential(args) -> int:
     from agents.experiments.potential_shaping import potential_shaping
 
-    try:
-        result = potential_shaping(
-            args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
-            games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, jobs=args.jobs,
-            progress=not args.no_progress,
-        )
-    except ValueError as exc:
-        print(f"pokersquares experiment potential-shaping: {exc}", file=sys.stderr)
-        return 2
-    print(result["table"])
-    print(f"outputs in {args.out}: results.md, results.json, curves.png, evaluation/, runs/")
-    return 0
+    return _run_and_print("potential-shaping", lambda: potential_shaping(
+        args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
+        games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, jobs=args.jobs,
+        progress=not args.no_progress,
+    ), "results.md, results.json, curves.png, evaluation/, runs/", args.out)
 
 
 def _compare(args) -> int:
     from agents.experiments.compare_trainers import compare_trainers
 
-    try:
-        result = compare_trainers(
-            args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
-            scoring=args.scoring, progress=not args.no_progress,
-        )
-    except ValueError as exc:
-        print(f"pokersquares experiment compare-trainers: {exc}", file=sys.stderr)
-        return 2
-    print(result["table"])
-    print(f"outputs in {args.out}: comparison.md, comparison.json, trainer_curves.png, evaluation/")
-    return 0
+    return _run_and_print("compare-trainers", lambda: compare_trainers(
+        args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
+        scoring=args.scoring, progress=not args.no_progress,
+    ), "comparison.md, comparison.json, trainer_curves.png, evaluation/", args.out)
 
 
 def run(args) -> int:

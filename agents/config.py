@@ -72,8 +72,8 @@ class TrainConfig:
     reward_scale: Any = "normalized"
     """reward multiplier, or 'normalized' (divide by the expected random-play score of the system)"""
     shaping: str = "none"
-    """fast-ppo: potential-based reward shaping, 'none', 'heuristic' (hand-set line values) or 'tables'
-    (self-play line values, trained on first use and cached); see agents.shaping"""
+    """potential-based reward shaping: 'none', 'heuristic' (hand-set line values) or 'tables' (self-play line
+    values, trained on first use and cached); see agents.shaping"""
     timesteps: int = 100_000
     """total environment steps (card placements) to train for"""
     seed: int = 0
@@ -189,8 +189,6 @@ class TrainConfig:
             raise ConfigError(f"reward_mode={self.reward_mode!r}: expected 'line' or 'terminal'")
         if self.shaping not in ("none", "heuristic", "tables"):
             raise ConfigError(f"shaping={self.shaping!r}: expected 'none', 'heuristic' or 'tables'")
-        if self.shaping != "none" and self.algo != "fast-ppo":
-            raise ConfigError(f"shaping={self.shaping!r}: only algo='fast-ppo' shapes rewards (got algo={self.algo!r})")
         if self.reward_scale != "normalized" and not _positive(self.reward_scale):
             raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")
         _int(self, "timesteps", 1)

@@ -23,6 +23,7 @@ import numpy as np
 
 from agents.config import TrainConfig
 from agents.fast_ppo import _greedy_policy, _final_scores, make_env, make_net, masked_logits, save_model, torch
+from agents.shaping import potential_for, shaped_rewards
 
 __all__ = ["train", "ReplayBuffer"]
 
@@ -87,6 +88,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     envs = make_env(cfg, N)
     obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
     mask = info["action_mask"].astype(bool)
+    potential = potential_for(cfg)
+    phi = potential(obs) if potential is not None else None
     reset_step = np.zeros(N, dtype=bool)
     explore_steps = max(1, int(cfg.exploration_fraction * cfg.timesteps))
     run.start(total=cfg.timesteps, done=global_step)
@@ -107,6 +110,10 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             done = np.logical_or(terminated, truncated)
             next_mask = info["action_mask"].astype(bool)
             keep = ~reset_step  # the reset step's transition is not a move of the game
+            if potential is not None:  # r + gamma * phi(s') - phi(s)
+                phi_next = potential(next_obs)
+                reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, keep)
+                phi = phi_next
             if keep.any():
                 buffer.add(obs[keep], action[keep], reward[keep], next_obs[keep], next_mask[keep], terminated[keep])
             if done.any():

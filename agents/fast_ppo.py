@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.config import TrainConfig
-from agents.shaping import LinePotential, shaped_rewards
+from agents.shaping import potential_for, shaped_rewards
 
 __all__ = ["LinesNet", "MlpNet", "make_net", "make_env", "train", "masked_logits", "load_policy"]
 
@@ -197,7 +197,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     policy = _greedy_policy(model)
 
     envs = make_env(cfg, N)
-    potential = _potential(cfg, envs)
+    potential = potential_for(cfg)
     obs_np, info = envs.reset(seed=cfg.seed + 7919 * start_update)
     phi = potential(obs_np) if potential is not None else None
     obs = torch.as_tensor(obs_np)
@@ -304,18 +304,6 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         envs.close()
     run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
     return model
-
-
-def _potential(cfg: TrainConfig, envs: Any) -> Any:
-    """The shaping potential of ``cfg.shaping`` (``None`` for ``"none"``), in the env's reward units."""
-    if cfg.shaping == "none":
-        return None
-    from pokersquares_env.core import Rules
-    from pokersquares_env.scoring import reward_scale_factor
-
-    scale = reward_scale_factor(cfg.reward_scale, cfg.scoring, cfg.jokers)
-    rules = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell)
-    return LinePotential.make(cfg.shaping, cfg.scoring, rules, scale)
 
 
 def _final_scores(info: dict[str, Any], done: np.ndarray) -> list[float]:

@@ -29,7 +29,7 @@ import numpy as np
 from agents.lines import KEY_T, NUM_KEYS, heuristic_values
 from pokersquares_env.scoring import line_keys, point_system
 
-__all__ = ["SHAPINGS", "LinePotential", "board_codes", "shaped_rewards"]
+__all__ = ["SHAPINGS", "LinePotential", "board_codes", "potential_for", "shape_sb3_vec_env", "shaped_rewards"]
 
 SHAPINGS = ("none", "heuristic", "tables")
 _CARD = 18
@@ -97,3 +97,47 @@ def shaped_rewards(rewards: np.ndarray, phi: np.ndarray, phi_next: np.ndarray, g
                    valid: np.ndarray) -> np.ndarray:
     """``rewards + gamma * phi_next - phi`` where ``valid`` (0 shaping on autoreset steps, which start a new game)."""
     return np.where(valid, rewards + gamma * phi_next - phi, rewards)
+
+
+def potential_for(cfg: Any) -> LinePotential | None:
+    """The potential of a training config's ``shaping`` (``None`` for ``"none"``), in the env's scaled reward units."""
+    if cfg.shaping == "none":
+        return None
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import reward_scale_factor
+
+    scale = reward_scale_factor(cfg.reward_scale, cfg.scoring, cfg.jokers)
+    rules = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell)
+    return LinePotential.make(cfg.shaping, cfg.scoring, rules, scale)
+
+
+def shape_sb3_vec_env(venv: Any, potential: LinePotential, gamma: float = 1.0) -> Any:
+    """``venv`` (a Stable-Baselines3 ``VecEnv`` of ``PokerSquares-v0`` games) with shaped rewards.
+
+    SB3 vector envs reset a finished game within the same step (the observation returned is the next game's first
+    one), so a finishing step's target potential is 0 (a full board's) and the stored potential restarts from the
+    new game's first observation.  Action masks and every other attribute pass through (``VecEnvWrapper``).
+    """
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class PotentialShapingVecEnv(VecEnvWrapper):
+        """Adds ``gamma * phi(s') - phi(s)`` to every reward (see :mod:`agents.shaping`)."""
+
+        def __init__(self, venv: Any) -> None:
+            super().__init__(venv)
+            self.phi: np.ndarray | None = None
+
+        def reset(self) -> Any:
+            obs = self.venv.reset()
+            self.phi = potential(obs)
+            return obs
+
+        def step_wait(self) -> Any:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            phi_next = potential(obs)
+            target = np.where(dones, 0.0, phi_next)
+            shaped = shaped_rewards(rewards, self.phi, target, gamma, np.ones(len(rewards), dtype=bool))
+            self.phi = phi_next
+            return obs, shaped.astype(np.asarray(rewards).dtype), dones, infos
+
+    return PotentialShapingVecEnv(venv)

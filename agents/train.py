@@ -365,6 +365,11 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         venv = make_sb3_vec_env(num_envs=cfg.num_envs, seed=cfg.seed, **kwargs)
     else:
         venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
+    from agents.shaping import potential_for, shape_sb3_vec_env
+
+    potential = potential_for(cfg)
+    if potential is not None:
+        venv = shape_sb3_vec_env(venv, potential, cfg.gamma)
     decks = eval_decks(cfg, cfg.eval_games, cfg.eval_seed)
 
     class FixedDeals(gym.Wrapper):

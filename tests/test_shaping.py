@@ -94,3 +94,41 @@ def test_table_potential_uses_the_learned_values(tmp_path):
     from agents.lines import KEY_T
 
     assert (pot.values[KEY_T == 5] == 0).all()
+
+
+@pytest.mark.parametrize("vectorization", ["native", "sync"])
+def test_sb3_wrapper_shapes_rewards_that_telescope_and_keeps_masks(vectorization):
+    pytest.importorskip("stable_baselines3")
+    from agents.shaping import shape_sb3_vec_env
+
+    n = 3
+    if vectorization == "native":
+        from pokersquares_env.sb3 import make_sb3_vec_env
+
+        raw, shaped = make_sb3_vec_env(num_envs=n, seed=4), make_sb3_vec_env(num_envs=n, seed=4)
+    else:
+        from stable_baselines3.common.env_util import make_vec_env
+
+        raw, shaped = (make_vec_env("PokerSquares-v0", n_envs=n, seed=4) for _ in range(2))
+    values = heuristic_values(point_system("american")) + 0.5
+    pot = LinePotential(values)
+    shaped = shape_sb3_vec_env(shaped, pot, gamma=1.0)
+    obs_raw, obs = raw.reset(), shaped.reset()
+    np.testing.assert_array_equal(obs_raw, obs)
+    phi0 = pot(obs)
+    rng = np.random.default_rng(0)
+    totals_raw, totals = np.zeros(n), np.zeros(n)
+    for step in range(25):
+        masks = np.stack(shaped.env_method("action_masks"))  # masks pass through the wrapper
+        np.testing.assert_array_equal(masks, np.stack(raw.env_method("action_masks")))
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs_raw, r_raw, d_raw, _ = raw.step(action)
+        obs, r, d, infos = shaped.step(action)
+        np.testing.assert_array_equal(obs_raw, obs)
+        totals_raw += r_raw
+        totals += r
+    assert d.all() and d_raw.all()  # the 25th placement ends every game; obs is the next game's first
+    np.testing.assert_allclose(totals, totals_raw - phi0, atol=1e-4)  # shaped return = return - phi(first board); float32
+    assert (r != r_raw).any() or np.allclose(phi0, 0)
+    raw.close()
+    shaped.close()

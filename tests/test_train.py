@@ -92,10 +92,17 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
     assert not out.exists()  # nothing was created: the check came first
 
 
-def test_shaping_is_a_fast_ppo_option(tmp_path):
-    with pytest.raises(ConfigError, match="shaping='heuristic'.*dqn"):
-        train(TrainConfig(algo="dqn", shaping="heuristic", out=str(tmp_path / "run")))
-    assert not (tmp_path / "run").exists()
+@pytest.mark.parametrize("algo", ["dqn", "maskable-ppo"])
+def test_other_trainers_train_on_shaped_rewards(tmp_path, monkeypatch, algo):
+    """DQN and MaskablePPO shape too: the run trains, saves and its config records the shaping."""
+    import agents.shaping
+
+    calls = []
+    real = agents.shaping.LinePotential.__call__
+    monkeypatch.setattr(agents.shaping.LinePotential, "__call__", lambda self, obs: calls.append(1) or real(self, obs))
+    result = train(_cfg(algo, tmp_path / "run", shaping="heuristic"))
+    assert os.path.exists(result.model_path) and len(calls) >= 20
+    assert json.load(open(tmp_path / "run" / "config.json"))["shaping"] == "heuristic"
 
 
 def test_shaped_fast_ppo_trains_and_learns_from_the_potential(tmp_path, monkeypatch):

@@ -49,6 +49,8 @@ def add_arguments(parser) -> None:
     c.add_argument("--games", type=int, default=500, help="common evaluation deals")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"])
     c.add_argument("--scoring", default="american", choices=["american", "english"])
+    c.add_argument("--shaping", default="none", choices=["none", "heuristic", "tables"],
+                   help="potential-based reward shaping of every run (see agents/shaping.py)")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -97,7 +99,7 @@ def _compare(args) -> int:
 
     return _run_and_print("compare-trainers", lambda: compare_trainers(
         args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
-        scoring=args.scoring, progress=not args.no_progress,
+        scoring=args.scoring, shaping=args.shaping, progress=not args.no_progress,
     ), "comparison.md, comparison.json, trainer_curves.png, evaluation/", args.out)
 
 

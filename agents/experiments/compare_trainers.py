@@ -26,10 +26,14 @@ def compare_trainers(
     games: int = 500,
     eval_points: int = 5,
     scoring: str = "american",
+    shaping: str = "none",
     train_options: dict[str, dict[str, Any]] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train each algorithm on the same budget and compare learning curves and final scores on common deals."""
+    """Train each algorithm on the same budget and compare learning curves and final scores on common deals.
+
+    ``shaping``: the potential-based reward shaping of every run (:mod:`agents.shaping`; default none).
+    """
     from agents.config import ALGOS, TrainConfig
     from agents.evaluation import evaluate
     from agents.experiments.reward_shaping import read_curve
@@ -44,7 +48,7 @@ def compare_trainers(
     configs = []
     for algo in algos:
         cfg = TrainConfig(
-            algo=algo, scoring=scoring, timesteps=timesteps, seed=seed, out=str(root / algo),
+            algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
             eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
             progress=progress, **(train_options or {}).get(algo, {}),
         )
@@ -62,7 +66,7 @@ def compare_trainers(
         r.update(mean=s["mean"], ci95=s["ci95"], errors=s["errors"], games=s["games"])
         r["curve"] = read_curve(root / r["algo"] / "curve.csv")
     lines = [
-        f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward)", "",
+        f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward, shaping {shaping})", "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
         "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",
     ]

@@ -112,7 +112,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             keep = ~reset_step  # the reset step's transition is not a move of the game
             if potential is not None:  # r + gamma * phi(s') - phi(s)
                 phi_next = potential(next_obs)
-                reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, keep)
+                reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, keep, terminated)
                 phi = phi_next
             if keep.any():
                 buffer.add(obs[keep], action[keep], reward[keep], next_obs[keep], next_mask[keep], terminated[keep])

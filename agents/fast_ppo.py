@@ -232,7 +232,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 done = np.logical_or(terminated, truncated)
                 if potential is not None:  # r + gamma * phi(s') - phi(s); autoreset steps are left alone
                     phi_next = potential(obs_np)
-                    reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, ~reset_step.numpy())
+                    reward = shaped_rewards(reward, phi, phi_next, cfg.gamma, ~reset_step.numpy(), terminated)
                     phi = phi_next
                 b_rew[t] = torch.as_tensor(reward, dtype=torch.float32)
                 b_done[t] = torch.as_tensor(done, dtype=torch.float32)

@@ -17,7 +17,9 @@ read from the observation alone (so it works for any env that emits
 :func:`agents.lines.heuristic_values` (``shaping="heuristic"``, no training) or
 the phase-free average of learned self-play tables (``shaping="tables"``, see
 :mod:`agents.tables`).  Complete lines count 0 (their points are the env's own
-reward), so ``phi`` is 0 on a full board.
+reward), so ``phi`` is 0 on a full board.  Under ``reward_mode="terminal"`` no line's points arrive before the
+end, so there the potential also counts complete lines (at their points) and a finished game's potential is taken
+as 0: the last step's reward is then the score minus the potential before it.
 """
 
 from __future__ import annotations
@@ -53,16 +55,21 @@ class LinePotential:
     """``phi(obs)``: ``scale`` times the summed values of the incomplete lines of each board.
 
     ``values``: an array ``(NUM_KEYS, 2)`` of line values (rows, columns) by ``LINE_MASK`` key.
+    ``complete=True`` also counts complete lines, at their values (for ``reward_mode="terminal"``, where no line's
+    points are paid before the end: the potential then tracks the whole expected score, and the trainers take the
+    potential after a game's last step as 0).
     """
 
-    def __init__(self, values: np.ndarray, scale: float = 1.0) -> None:
+    def __init__(self, values: np.ndarray, scale: float = 1.0, complete: bool = False) -> None:
         values = np.asarray(values, dtype=np.float64)
         if values.shape != (NUM_KEYS, 2) or not np.isfinite(values).all():
             raise ValueError(f"line values of shape {values.shape}: expected finite values of shape ({NUM_KEYS}, 2)")
-        self.values = np.where((KEY_T == 5)[:, None], 0.0, values) * float(scale)
+        self.complete = bool(complete)
+        self.values = (values if complete else np.where((KEY_T == 5)[:, None], 0.0, values)) * float(scale)
 
     @classmethod
-    def make(cls, kind: str, system: Any, rules: Any = None, scale: float = 1.0, **table_options: Any) -> "LinePotential":
+    def make(cls, kind: str, system: Any, rules: Any = None, scale: float = 1.0, complete: bool = False,
+             **table_options: Any) -> "LinePotential":
         """The potential called ``kind`` (``heuristic`` or ``tables``) for point system ``system``.
 
         ``tables``: the tables :func:`agents.tables.tables_for` gives for ``table_options`` (by default those of
@@ -70,7 +77,7 @@ class LinePotential:
         """
         ps = point_system(system)
         if kind == "heuristic":
-            return cls(heuristic_values(ps), scale)
+            return cls(heuristic_values(ps), scale, complete)
         if kind == "tables":
             from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
             from agents.tables import tables_for
@@ -84,7 +91,7 @@ class LinePotential:
             n = c.sum(2)
             mean = (v * c).sum(2) / np.maximum(n, 1e-9)  # visit-weighted over phases (and outs buckets)
             flat = v.mean(2)  # never-visited keys: the plain mean of their (prior-blended) values
-            return cls(np.where(n > 0, mean, flat), scale)
+            return cls(np.where(n > 0, mean, flat), scale, complete)
         raise ValueError(f"shaping={kind!r}: expected one of {', '.join(SHAPINGS)}")
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
@@ -94,8 +101,11 @@ class LinePotential:
 
 
 def shaped_rewards(rewards: np.ndarray, phi: np.ndarray, phi_next: np.ndarray, gamma: float,
-                   valid: np.ndarray) -> np.ndarray:
-    """``rewards + gamma * phi_next - phi`` where ``valid`` (0 shaping on autoreset steps, which start a new game)."""
+                   valid: np.ndarray, terminal: np.ndarray | None = None) -> np.ndarray:
+    """``rewards + gamma * phi_next - phi`` where ``valid`` (no shaping on autoreset steps, which start a new game);
+    ``phi_next`` counts as 0 where ``terminal`` (a finished game's potential is 0 by definition)."""
+    if terminal is not None:
+        phi_next = np.where(terminal, 0.0, phi_next)
     return np.where(valid, rewards + gamma * phi_next - phi, rewards)
 
 
@@ -108,7 +118,7 @@ def potential_for(cfg: Any) -> LinePotential | None:
 
     scale = reward_scale_factor(cfg.reward_scale, cfg.scoring, cfg.jokers)
     rules = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell)
-    return LinePotential.make(cfg.shaping, cfg.scoring, rules, scale)
+    return LinePotential.make(cfg.shaping, cfg.scoring, rules, scale, complete=cfg.reward_mode == "terminal")
 
 
 def shape_sb3_vec_env(venv: Any, potential: LinePotential, gamma: float = 1.0) -> Any:
@@ -134,9 +144,8 @@ def shape_sb3_vec_env(venv: Any, potential: LinePotential, gamma: float = 1.0) -
 
         def step_wait(self) -> Any:
             obs, rewards, dones, infos = self.venv.step_wait()
-            phi_next = potential(obs)
-            target = np.where(dones, 0.0, phi_next)
-            shaped = shaped_rewards(rewards, self.phi, target, gamma, np.ones(len(rewards), dtype=bool))
+            phi_next = potential(obs)  # where done: the next game's first board (the finished one counts as 0)
+            shaped = shaped_rewards(rewards, self.phi, phi_next, gamma, np.ones(len(rewards), dtype=bool), dones)
             self.phi = phi_next
             return obs, shaped.astype(np.asarray(rewards).dtype), dones, infos
 

@@ -64,20 +64,48 @@ def test_potential_sums_the_incomplete_lines_and_is_zero_on_full_boards():
         LinePotential.make("magic", "american")
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), scoring=st.sampled_from(["american", "english"]), jokers=st.integers(0, 2),
-       scale=st.sampled_from([1.0, 0.25]))
-def test_shaped_rewards_of_a_game_sum_to_its_score_minus_the_first_potential(seed, scoring, jokers, scale):
-    values = heuristic_values(point_system(scoring)) + np.random.default_rng(seed).normal(size=(heuristic_values(point_system(scoring)).shape))
-    pot = LinePotential(values, scale)
-    steps = _random_game(dict(scoring=scoring, jokers=jokers, reward_scale=scale), seed)
+       scale=st.sampled_from([1.0, 0.25]), reward_mode=st.sampled_from(["line", "terminal"]))
+def test_shaped_rewards_of_a_game_sum_to_its_score_minus_the_first_potential(seed, scoring, jokers, scale, reward_mode):
+    base = heuristic_values(point_system(scoring))
+    values = base + np.random.default_rng(seed).normal(size=base.shape)
+    pot = LinePotential(values, scale, complete=reward_mode == "terminal")
+    steps = _random_game(dict(scoring=scoring, jokers=jokers, reward_scale=scale, reward_mode=reward_mode), seed)
     phi = pot(steps[0][0])
     phi0, total = phi.copy(), np.zeros(len(phi))
-    for obs, reward, _, _ in steps[1:]:
+    for obs, reward, terminated, _ in steps[1:]:
         phi_next = pot(obs)
-        total += shaped_rewards(reward, phi, phi_next, 1.0, np.ones(len(phi), bool))
+        step = shaped_rewards(reward, phi, phi_next, 1.0, np.ones(len(phi), bool), terminated)
+        if not terminated.any():  # before the end: the shaping term is the potential's change alone
+            np.testing.assert_allclose(step - reward, phi_next - phi)
+        total += step
         phi = phi_next
     np.testing.assert_allclose(total, scale * np.asarray(steps[-1][3]["score"]) - phi0, atol=1e-9)
+
+
+def test_terminal_reward_potential_counts_complete_lines():
+    values = heuristic_values(point_system("american")) + 1.0
+    full = _random_game({}, seed=2)[-1][0]
+    assert np.allclose(LinePotential(values)(full), 0.0)
+    # complete=True: a full board is worth its lines' values (complete lines: their points + 1 here)
+    hands = line_keys(board_codes(full)[:, np.r_[[[5 * r + c for c in range(5)] for r in range(5)],
+                                                 [[5 * r + c for r in range(5)] for c in range(5)]]])
+    expected = values[hands, np.array([0] * 5 + [1] * 5)].sum(1)
+    np.testing.assert_allclose(LinePotential(values, complete=True)(full), expected)
+
+
+def test_trainer_potential_follows_the_reward_mode():
+    from agents.config import TrainConfig
+    from agents.shaping import potential_for
+
+    assert potential_for(TrainConfig(algo="fast-ppo")) is None
+    line = potential_for(TrainConfig(algo="fast-ppo", shaping="heuristic", reward_scale=2.0))
+    terminal = potential_for(TrainConfig(algo="fast-ppo", shaping="heuristic", reward_scale=2.0, reward_mode="terminal"))
+    assert not line.complete and terminal.complete
+    np.testing.assert_allclose(line.values[1310:1330], 2.0 * np.where(
+        (np.arange(1310, 1330) // 264) == 5, 0.0, heuristic_values(point_system("american"))[1310:1330].T).T)
+    np.testing.assert_allclose(terminal.values, 2.0 * heuristic_values(point_system("american")))
 
 
 def test_autoreset_steps_are_not_shaped():

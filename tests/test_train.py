@@ -92,15 +92,16 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
     assert not out.exists()  # nothing was created: the check came first
 
 
-@pytest.mark.parametrize("algo", ["dqn", "maskable-ppo"])
-def test_other_trainers_train_on_shaped_rewards(tmp_path, monkeypatch, algo):
+@pytest.mark.parametrize("algo,reward_mode", [("dqn", "line"), ("maskable-ppo", "line"), ("fast-ppo", "terminal"),
+                                              ("dqn", "terminal")])
+def test_other_trainers_train_on_shaped_rewards(tmp_path, monkeypatch, algo, reward_mode):
     """DQN and MaskablePPO shape too: the run trains, saves and its config records the shaping."""
     import agents.shaping
 
     calls = []
     real = agents.shaping.LinePotential.__call__
     monkeypatch.setattr(agents.shaping.LinePotential, "__call__", lambda self, obs: calls.append(1) or real(self, obs))
-    result = train(_cfg(algo, tmp_path / "run", shaping="heuristic"))
+    result = train(_cfg(algo, tmp_path / "run", shaping="heuristic", reward_mode=reward_mode))
     assert os.path.exists(result.model_path) and len(calls) >= 20
     assert json.load(open(tmp_path / "run" / "config.json"))["shaping"] == "heuristic"
 
@@ -112,8 +113,8 @@ def test_shaped_fast_ppo_trains_and_learns_from_the_potential(tmp_path, monkeypa
     seen = []
     real = fast_ppo.shaped_rewards
 
-    def spy(rewards, phi, phi_next, gamma, valid):
-        out = real(rewards, phi, phi_next, gamma, valid)
+    def spy(rewards, phi, phi_next, gamma, valid, terminal=None):
+        out = real(rewards, phi, phi_next, gamma, valid, terminal)
         seen.append((np.asarray(rewards).copy(), np.asarray(out).copy(), np.asarray(valid).copy()))
         return out
 

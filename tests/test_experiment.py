@@ -111,6 +111,20 @@ def test_cli_help_lists_the_experiment(capsys):
     assert main(["experiment"]) == 2
 
 
+def test_reward_shaping_cli_passes_the_shaping_to_every_run(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "rs"
+    assert main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "400", "--seeds", "0", "--systems",
+                 "american", "--reward-modes", "line", "--games", "2", "--hidden", "8", "8", "--num-envs", "32",
+                 "--shaping", "heuristic", "--no-progress"]) == 0
+    config = json.loads((out / "runs" / "american-line-s0" / "config.json").read_text())
+    assert config["shaping"] == "heuristic"
+    with pytest.raises(SystemExit):
+        main(["experiment", "reward-shaping", "--shaping", "magic"])
+    assert "magic" in capsys.readouterr().err
+
+
 def test_compare_trainers_writes_a_table_and_curves(tmp_path):
     from agents.experiments.compare_trainers import compare_trainers
 

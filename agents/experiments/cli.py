@@ -35,6 +35,8 @@ def add_arguments(parser) -> None:
     p.add_argument("--hidden", type=int, nargs="+", metavar="N", help="hidden layer sizes of every run")
     p.add_argument("--num-envs", type=int, help="parallel games per run")
     p.add_argument("--learning-rate", type=float, help="learning rate of every run")
+    p.add_argument("--shaping", choices=["none", "heuristic", "tables"],
+                   help="potential-based reward shaping of every run (agents/shaping.py; default none)")
     p.add_argument("--jobs", type=int, help="evaluation processes")
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -122,7 +124,8 @@ def run(args) -> int:
         "eval_seed": args.eval_seed, "systems": args.systems, "reward_modes": args.reward_modes, "jobs": args.jobs,
     }
     cfg = dataclasses.replace(cfg, **{k: v for k, v in over.items() if v is not None})
-    train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate") if getattr(args, k) is not None}
+    train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate", "shaping")
+                     if getattr(args, k) is not None}
     cfg = dataclasses.replace(cfg, train_options=train_options, retrain=args.retrain, progress=not args.no_progress)
     try:
         results = run_experiment(cfg)

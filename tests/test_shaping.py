@@ -160,3 +160,22 @@ def test_sb3_wrapper_shapes_rewards_that_telescope_and_keeps_masks(vectorization
     assert (r != r_raw).any() or np.allclose(phi0, 0)
     raw.close()
     shaped.close()
+
+
+def test_shaped_line_and_terminal_rewards_are_the_same_sequence():
+    """phi_terminal = phi_line + the line points already paid (complete lines are valued at their points, as in the
+    heuristic and learned tables), so shaping makes the two reward modes identical."""
+    from agents.lines import KEY_T
+
+    values = heuristic_values(point_system("english")) + 0.3 * (KEY_T < 5)[:, None]
+    shaped = {}
+    for mode in ("line", "terminal"):
+        pot = LinePotential(values, complete=mode == "terminal")
+        steps = _random_game(dict(scoring="english", reward_mode=mode), seed=9)
+        phi, out = pot(steps[0][0]), []
+        for obs, reward, terminated, _ in steps[1:]:
+            phi_next = pot(obs)
+            out.append(shaped_rewards(reward, phi, phi_next, 1.0, np.ones(len(phi), bool), terminated))
+            phi = phi_next
+        shaped[mode] = np.array(out)
+    np.testing.assert_allclose(shaped["line"], shaped["terminal"], atol=1e-9)

@@ -187,7 +187,9 @@ class TrainConfig:
             raise ConfigError(f"first_cell={self.first_cell!r}: {exc}") from None
         if self.reward_mode not in ("line", "terminal"):
             raise ConfigError(f"reward_mode={self.reward_mode!r}: expected 'line' or 'terminal'")
-        if self.shaping not in ("none", "heuristic", "tables"):
+        from agents.shaping import SHAPINGS
+
+        if self.shaping not in SHAPINGS:
             raise ConfigError(f"shaping={self.shaping!r}: expected 'none', 'heuristic' or 'tables'")
         if self.reward_scale != "normalized" and not _positive(self.reward_scale):
             raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")

@@ -39,7 +39,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="training and evaluation seed")
     parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs)")
     parser.add_argument("--jobs", type=int, default=1, help="processes for the evaluation")
-    parser.add_argument("--shaping", choices=["none", "heuristic", "tables"], default=None,
+    from agents.shaping import SHAPINGS
+
+    parser.add_argument("--shaping", choices=list(SHAPINGS), default=None,
                         help="potential-based reward shaping of the PPO run (default tables: the self-play line "
                              "values, trained on first use and cached; heuristic when POKERSQUARES_TINY=1)")
     parser.add_argument("--search", action=argparse.BooleanOptionalAction, default=True,

@@ -240,6 +240,18 @@ def summarize(records: Iterable[dict[str, Any]], agent: str, system: Any) -> dic
     return row
 
 
+def pyplot(what: str = "plots") -> Any:
+    """``matplotlib.pyplot`` on the file-only Agg backend, or an ImportError naming the ``plot`` extra."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(f'{what} need matplotlib: pip install "pokersquares_env[plot]"') from exc
+    return plt
+
+
 @dataclass
 class EvaluationResult:
     """Per-game records of an evaluation and every figure computed from them."""
@@ -383,13 +395,7 @@ class EvaluationResult:
 
     def plot(self, out_dir: str | os.PathLike) -> list[str]:
         """Save ``scores.png`` (score distribution per agent) and ``hands.png`` (hand frequencies)."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:
-            raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from exc
+        plt = pyplot()
         paths = []
         fig, ax = plt.subplots(figsize=(8, 4.5))
         data = [list(self.scores(a).values()) for a in self.agents]

@@ -458,13 +458,9 @@ class SweepResult:
 
     def plot(self) -> list[str]:
         """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (final mean per trial)."""
-        try:
-            import matplotlib
+        from agents.evaluation import pyplot
 
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:
-            raise ImportError('sweep plots need matplotlib: pip install "pokersquares_env[plot]"') from exc
+        plt = pyplot("sweep plots")
         out = Path(self.config.out)
         keys = [k for k in self.config.space if k != "seed"]
         labels = {json.dumps([t["params"].get(k) for k in keys]): ", ".join(

@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.config import ALGOS, ConfigError, TrainConfig
+from agents.shaping import SHAPINGS
 
 __all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks"]
 
@@ -486,7 +487,7 @@ _CLI_FLAGS = {
     "first-cell": dict(metavar="CELL"),
     "reward-mode": dict(choices=["line", "terminal"]),
     "reward-scale": dict(metavar="X|normalized"),
-    "shaping": dict(choices=["none", "heuristic", "tables"]),
+    "shaping": dict(choices=list(SHAPINGS)),
     "timesteps": dict(type=int),
     "seed": dict(type=int),
     "out": dict(metavar="DIR"),

@@ -13,6 +13,8 @@ __all__ = ["HELP", "add_arguments", "run"]
 
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
+    from agents.shaping import SHAPINGS
+
     sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT")
     p = sub.add_parser(
         "reward-shaping",
@@ -35,7 +37,7 @@ def add_arguments(parser) -> None:
     p.add_argument("--hidden", type=int, nargs="+", metavar="N", help="hidden layer sizes of every run")
     p.add_argument("--num-envs", type=int, help="parallel games per run")
     p.add_argument("--learning-rate", type=float, help="learning rate of every run")
-    p.add_argument("--shaping", choices=["none", "heuristic", "tables"],
+    p.add_argument("--shaping", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (agents/shaping.py; default none)")
     p.add_argument("--jobs", type=int, help="evaluation processes")
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
@@ -51,7 +53,7 @@ def add_arguments(parser) -> None:
     c.add_argument("--games", type=int, default=500, help="common evaluation deals")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"])
     c.add_argument("--scoring", default="american", choices=["american", "english"])
-    c.add_argument("--shaping", default="none", choices=["none", "heuristic", "tables"],
+    c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (see agents/shaping.py)")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -63,8 +65,8 @@ def add_arguments(parser) -> None:
                     "deals; write results.md/json (paired differences against no shaping) and curves.png.",
     )
     q.add_argument("--out", default="runs/potential_shaping", help="experiment folder")
-    q.add_argument("--shapings", nargs="+", choices=["none", "heuristic", "tables"],
-                   default=["none", "heuristic", "tables"])
+    q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS),
+                   default=list(SHAPINGS))
     q.add_argument("--seeds", type=int, nargs="+", default=[0, 1], metavar="S", help="training seeds")
     q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run")
     q.add_argument("--games", type=int, default=500, help="common evaluation deals")

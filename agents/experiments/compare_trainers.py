@@ -80,13 +80,9 @@ def compare_trainers(
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, scoring: str) -> None:
-    try:
-        import matplotlib
+    from agents.evaluation import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for r in rows:
         c = r["curve"]

@@ -50,7 +50,7 @@ def potential_shaping(
     """
     from agents.config import TrainConfig
     from agents.evaluation import evaluate
-    from agents.experiments.reward_shaping import read_curve
+    from agents.experiments.reward_shaping import _stats, read_curve
     from agents.shaping import SHAPINGS, LinePotential
 
     if not shapings or any(s not in SHAPINGS for s in shapings):
@@ -94,12 +94,12 @@ def potential_shaping(
     by_shaping = {}
     for shaping in shapings:
         scores = np.mean([per_deal[specs[(shaping, seed)]] for seed in seeds], axis=0)  # seeds averaged per deal
-        row = {"mean": float(scores.mean()), "ci95": _ci(scores),
+        row = {"mean": float(scores.mean()), "ci95": _stats(scores)["ci95"],
                "seed_means": [summary[specs[(shaping, seed)]]["mean"] for seed in seeds]}
         if "none" in shapings and shaping != "none":
             base = np.mean([per_deal[specs[("none", seed)]] for seed in seeds], axis=0)
             diff = scores - base
-            row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _ci(diff)}
+            row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _stats(diff)["ci95"]}
         by_shaping[shaping] = row
     results = {"scoring": scoring, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
                "seeds": list(seeds), "runs": runs, "shapings": by_shaping}
@@ -110,10 +110,6 @@ def potential_shaping(
     _plot(results, root / "curves.png")
     results["table"] = text
     return results
-
-
-def _ci(values: np.ndarray) -> float:
-    return float(1.96 * values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -138,13 +134,9 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def _plot(results: dict[str, Any], path: Path) -> None:
-    try:
-        import matplotlib
+    from agents.evaluation import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    plt = pyplot()
     key = "eval_american" if results["scoring"] == "american" else "eval_english"
     colours = {"none": "tab:grey", "heuristic": "tab:blue", "tables": "tab:green"}
     fig, ax = plt.subplots(figsize=(7, 4.2))

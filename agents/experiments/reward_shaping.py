@@ -297,13 +297,9 @@ def write_outputs(cfg: ExperimentConfig, results: dict[str, Any]) -> list[str]:
 
 def plot(results: dict[str, Any], out: Path) -> list[str]:
     """Save the learning curves and the hand-frequency bars as PNG files."""
-    try:
-        import matplotlib
+    from agents.evaluation import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError('plots need matplotlib: pip install "pokersquares_env[plot]"') from None
+    plt = pyplot()
     paths = []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -1,0 +1,138 @@
+"""Tune the expectimax agents' value tables by direct policy search, then measure them on held-out deals.
+
+:func:`tune_tables_experiment` loads (or trains) the default tables of
+``expectimax`` for a point system (:func:`agents.tables.load_or_train` with
+the agent's defaults), runs :func:`agents.tuning.tune_tables` in two stages
+(one multiplier per line class and row/column; then refined per third of the
+game) and plays the untuned and the tuned tables with one- and two-ply
+expectimax on the same held-out deals (decks of another seed than any
+generation's).  Outputs (in ``out``): ``tables.npz`` (usable as
+``expectimax:tables=OUT/tables.npz`` or ``search:tables=...``),
+``theta.json``, ``history.json``, ``results.md`` / ``results.json`` and
+``curve.png`` (each generation's mean against the untuned tables' on its
+deals).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["tune_tables_experiment"]
+
+
+def _paired(base: np.ndarray, tuned: np.ndarray) -> dict[str, float]:
+    from agents.experiments.reward_shaping import _stats
+
+    diff = _stats(tuned - base)
+    return {"games": int(base.size), "base": float(base.mean()), "tuned": float(tuned.mean()),
+            "base_ci95": _stats(base)["ci95"], "tuned_ci95": _stats(tuned)["ci95"],
+            "difference": diff["mean"], "difference_ci95": diff["ci95"]}
+
+
+def tune_tables_experiment(
+    out: str = "runs/tune_tables",
+    *,
+    scoring: str = "american",
+    ply: int = 1,
+    generations: int = 25,
+    refine: int = 20,
+    population: int = 60,
+    elite: int = 12,
+    games: int = 20_000,
+    sigma: float = 0.3,
+    eval_games: int = 20_000,
+    eval_seed: int = 99,
+    seed: int = 0,
+    tables_games: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Tune ``scoring``'s default expectimax tables for ``ply``-ply play; measure ply 1 and 2 on held-out deals.
+
+    Stage 1 runs ``generations`` generations with one multiplier per class and row/column (starting spread
+    ``sigma``); stage 2 (``refine`` generations, 0 to skip) starts from it with one multiplier per third of the
+    game (spread ``sigma / 3``).  ``eval_games`` held-out deals (two-ply on half of them) give the paired
+    differences.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
+    """
+    from agents.evaluation import pyplot
+    from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.tables import load_or_train
+    from agents.tuning import CLASS_NAMES, play_scores, random_decks, tune_tables
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    system = point_system(scoring)  # ValueError names a bad system
+    for name, value in (("refine", refine), ("eval_games", eval_games)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (name == "eval_games" and value < 2):
+            raise ValueError(f"{name}={value!r}: expected an integer >= {2 if name == 'eval_games' else 0}")
+    base = load_or_train(system, Rules(), games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
+                         features=DEFAULT_FEATURES, progress=progress)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    common = {"ply": ply, "population": population, "elite": elite, "games": games, "progress": progress}
+    first = tune_tables(base, generations=generations, sigma=sigma, bins=1, seed=seed, **common)
+    history = [dict(r, stage=1) for r in first.history]
+    result = first
+    if refine:
+        result = tune_tables(base, generations=refine, sigma=sigma / 3, bins=3, init=first.theta, seed=seed + 1,
+                             **common)
+        history += [dict(r, stage=2, generation=r["generation"] + generations) for r in result.history]
+    seconds = time.perf_counter() - start
+    result.tables.policy = (f"{base.policy}+cem(ply={ply},stages={generations}+{refine},population={population},"
+                            f"games={games})")
+    result.tables.save(folder / "tables.npz")
+
+    decks = random_decks(base.rules, eval_games, [eval_seed, 93])
+    evaluation = {}
+    for p, n in ((1, eval_games), (2, max(2, eval_games // 2))):
+        evaluation[f"ply={p}"] = _paired(play_scores(base.values, decks[:n], base, p),
+                                         play_scores(result.tables.values, decks[:n], base, p))
+    theta = result.theta
+    theta_json = {name: {"row": theta[i, 0].round(4).tolist(), "column": theta[i, 1].round(4).tolist()}
+                  for i, name in enumerate(CLASS_NAMES)}
+    summary = {"scoring": system.name, "ply": ply, "generations": generations, "refine": refine,
+               "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
+               "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
+               "tables": str(folder / "tables.npz"), "evaluation": evaluation}
+    lines = [f"# Tuned tables ({system.name}, tuned for ply={ply}; {seconds / 60:.1f} min)", "",
+             f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {eval_games // 2}).", "",
+             "| player | games | untuned | tuned | paired difference |", "|---|---|---|---|---|"]
+    for name, e in evaluation.items():
+        lines.append(f"| expectimax:{name} | {e['games']} | {e['base']:.2f} +- {e['base_ci95']:.2f} | "
+                     f"{e['tuned']:.2f} +- {e['tuned_ci95']:.2f} | {e['difference']:+.2f} +- "
+                     f"{e['difference_ci95']:.2f} |")
+    lines += ["", "Multipliers exp(theta) (row / column; per third of the game where refined):", "",
+              "| class | rows | columns |", "|---|---|---|"]
+    for i, name in enumerate(CLASS_NAMES):
+        row = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 0])
+        col = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 1])
+        lines.append(f"| {name} | {row} | {col} |")
+    lines += ["", f"Play them: `pokersquares evaluate --agent expectimax:tables={folder / 'tables.npz'} "
+              f"--scoring {system.name}`"]
+    table = "\n".join(lines)
+    summary["table"] = table
+    (folder / "results.md").write_text(table + "\n")
+    (folder / "results.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "table"}, indent=1))
+    (folder / "theta.json").write_text(json.dumps(theta_json, indent=1))
+    (folder / "history.json").write_text(json.dumps(history, indent=1))
+
+    plt = pyplot("the tuning curve")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    gens = [r["generation"] for r in history]
+    ax.plot(gens, [r["base"] for r in history], label="untuned tables", color="0.5")
+    ax.plot(gens, [r["mean_theta"] for r in history], label="tuned (current mean)")
+    if refine:
+        ax.axvline(generations - 0.5, color="0.8", linestyle=":")
+    ax.set_xlabel("generation")
+    ax.set_ylabel(f"mean {system.name} score, ply={ply}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(folder / "curve.png", dpi=110)
+    plt.close(fig)
+    return summary

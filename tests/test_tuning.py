@@ -1,0 +1,151 @@
+"""Direct policy search on value tables (agents.tuning) and the ``tune-tables`` experiment."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents.evaluation import deal_deck, evaluate
+from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW, NUM_KEYS
+from agents.tables import ValueTables, train_tables
+from agents.tuning import CLASS_NAMES, line_classes, scale_values
+from pokersquares_env.core import Rules
+from pokersquares_env.vector import numba_available
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (the fast extra)")
+
+
+@pytest.fixture(autouse=True)
+def _table_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
+
+
+@pytest.fixture(scope="module")
+def small():
+    return train_tables("american", Rules(), games=4000, phases=26, features="outs", seed=5)
+
+
+def test_line_classes_cover_exactly_the_incomplete_lines():
+    cls = line_classes()
+    assert cls.shape == (NUM_KEYS,)
+    incomplete = (KEY_T >= 1) & (KEY_T <= 4)
+    assert np.all(cls[incomplete] >= 0) and np.all(cls[~incomplete] == -1)
+    assert set(np.unique(cls[incomplete])) == set(range(len(CLASS_NAMES)))
+    mid = (KEY_T >= 2) & (KEY_T <= 4)
+    assert np.all(cls[mid & (KEY_PAIRS == 1)] == CLASS_NAMES.index("one pair"))
+    assert np.all(cls[mid & (KEY_PAIRS == 0) & (KEY_FLUSH == 1) & (KEY_WINDOW == 0)] == CLASS_NAMES.index("flush draw"))
+    assert np.all(cls[KEY_T == 1] == CLASS_NAMES.index("one card"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_scale_values_touches_only_incomplete_lines_of_each_bin(bins, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(NUM_KEYS, 2, 26, 3))
+    theta = rng.normal(scale=0.5, size=(len(CLASS_NAMES), 2, bins))
+    out = scale_values(values, theta)
+    cls = line_classes()
+    fixed = cls < 0
+    np.testing.assert_array_equal(out[fixed], values[fixed])
+    # each incomplete key's ratio is exp(theta) of its class, kind and the phase's bin
+    key = int(rng.choice(np.flatnonzero(~fixed)))
+    kind = int(rng.integers(2))
+    phase = int(rng.integers(26))
+    ratio = out[key, kind, phase] / values[key, kind, phase]
+    np.testing.assert_allclose(ratio, np.exp(theta[cls[key], kind, min(phase * bins // 26, bins - 1)]))
+    np.testing.assert_array_equal(scale_values(values, np.zeros((len(CLASS_NAMES), 2))), values)
+
+
+def test_scale_values_rejects_bad_theta():
+    values = np.zeros((NUM_KEYS, 2, 26))
+    with pytest.raises(ValueError, match=r"theta of shape \(3, 2\)"):
+        scale_values(values, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        scale_values(values, np.full((len(CLASS_NAMES), 2), np.nan))
+    with pytest.raises(ValueError, match=r"values of shape \(5, 2, 26\)"):
+        scale_values(np.zeros((5, 2, 26)), np.zeros((len(CLASS_NAMES), 2)))
+
+
+@needs_numba
+def test_play_scores_are_the_harness_scores_of_expectimax(small, tmp_path):
+    from agents.tuning import play_scores
+
+    theta = np.random.default_rng(0).normal(scale=0.3, size=(len(CLASS_NAMES), 2, 3))
+    tuned = ValueTables(scale_values(small.values, theta), small.counts, small.system, small.rules, small.games,
+                        small.seed)
+    path = tmp_path / "tuned.npz"
+    tuned.save(path)
+    decks = np.array([deal_deck(11, i) for i in range(8)], dtype=np.int64)
+    ev = evaluate([f"expectimax:ply=1,tables={path}", f"expectimax:ply=2,tables={path}"], games=8, seed=11,
+                  progress=False)
+    for ply in (1, 2):
+        got = play_scores(tuned.values, decks, small, ply)
+        want = ev.scores(f"expectimax:ply={ply},tables={path}")
+        assert got.tolist() == [want[i] for i in range(8)]
+
+
+@needs_numba
+def test_tuning_repairs_a_broken_table_and_is_deterministic(small):
+    from agents.tuning import play_scores, random_decks, tune_tables
+
+    # Columns that value flush draws at a tenth: the classic strategy is broken; the search must mend it.
+    broken = np.zeros((len(CLASS_NAMES), 2))
+    broken[[1, 2], 1] = np.log(0.1)
+    start = ValueTables(scale_values(small.values, broken), small.counts, small.system, small.rules, small.games,
+                        small.seed)
+    kwargs = {"generations": 6, "population": 12, "elite": 4, "games": 1500, "sigma": 0.5, "seed": 2}
+    result = tune_tables(start, **kwargs)
+    assert [r["generation"] for r in result.history] == list(range(6))
+    assert set(result.history[0]) == {"generation", "base", "mean_theta", "best", "elite", "sigma"}
+    assert result.theta.shape == (len(CLASS_NAMES), 2, 1)
+    decks = random_decks(small.rules, 3000, [123])
+    before = play_scores(start.values, decks, small).mean()
+    after = play_scores(result.tables.values, decks, small).mean()
+    assert after > before + 10, (before, after)  # measured: 85.3 -> 110.0 (the unbroken table: 107.7)
+    assert result.history[-1]["mean_theta"] > result.history[0]["mean_theta"] + 10
+    np.testing.assert_array_equal(result.tables.values[KEY_T == 5], start.values[KEY_T == 5])
+    assert "cem(ply=1" in result.tables.policy
+    again = tune_tables(start, **kwargs)
+    np.testing.assert_array_equal(again.theta, result.theta)
+
+
+@needs_numba
+@pytest.mark.parametrize("bad, match", [({"elite": 9, "population": 4}, "elite=9"), ({"games": 0}, "games=0"),
+                                        ({"ply": 3}, "ply=3"), ({"sigma": -1.0}, "sigma=-1.0"),
+                                        ({"init": np.zeros((2, 2))}, r"init of shape \(2, 2\)")])
+def test_tune_tables_rejects_bad_options(small, bad, match):
+    from agents.tuning import tune_tables
+
+    with pytest.raises(ValueError, match=match):
+        tune_tables(small, **{"generations": 1, "population": 4, "elite": 2, "games": 10, **bad})
+
+
+@needs_numba
+def test_tune_tables_experiment_writes_its_outputs(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "tune"
+    code = main(["experiment", "tune-tables", "--out", str(out), "--generations", "2", "--refine", "1",
+                 "--population", "4", "--elite", "2", "--games", "200", "--eval-games", "200", "--tables-games", "3000", "--no-progress"])
+    assert code == 0
+    for name in ("tables.npz", "theta.json", "history.json", "results.md", "results.json", "curve.png"):
+        assert (out / name).exists(), name
+    res = json.loads((out / "results.json").read_text())
+    assert set(res["evaluation"]) == {"ply=1", "ply=2"}
+    assert res["evaluation"]["ply=2"]["games"] == 100
+    history = json.loads((out / "history.json").read_text())
+    assert [(r["stage"], r["generation"]) for r in history] == [(1, 0), (1, 1), (2, 2)]
+    assert set(json.loads((out / "theta.json").read_text())) == set(CLASS_NAMES)
+    ValueTables.load(out / "tables.npz")  # a loadable table
+    assert "expectimax:ply=1" in capsys.readouterr().out
+
+
+def test_tune_tables_experiment_rejects_a_bad_point_system(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    assert main(["experiment", "tune-tables", "--out", str(tmp_path), "--scoring", "nope", "--no-progress"]) == 2
+    assert "nope" in capsys.readouterr().err

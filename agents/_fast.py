@@ -502,7 +502,10 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
                             break
                         pick -= 1
             else:
-                _ply_values(line, cnt, seen, cells, card, decks[g, m + 1:], ply, vf, phases, nout, adjacent,
+                # the unseen cards in ascending order, as the agents pass them (GameState order): the chance
+                # nodes then sum in the same order, so near-ties break the same way as in the agents
+                rest = np.sort(decks[g, m + 1:]) if ply >= 2 else decks[g, m + 1:].copy()
+                _ply_values(line, cnt, seen, cells, card, rest, ply, vf, phases, nout, adjacent,
                             first_cell, vals)
                 cell = -1
                 best = -np.inf

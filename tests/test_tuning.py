@@ -70,20 +70,26 @@ def test_scale_values_rejects_bad_theta():
         scale_values(np.zeros((5, 2, 26)), np.zeros((len(CLASS_NAMES), 2)))
 
 
+RULES = {"plain": {}, "jokers": {"jokers": 2}, "adjacent": {"placement": "adjacent", "first_cell": 12}}
+
+
 @needs_numba
-def test_play_scores_are_the_harness_scores_of_expectimax(small, tmp_path):
+@pytest.mark.parametrize("rules", list(RULES.values()), ids=list(RULES))
+def test_play_scores_are_the_harness_scores_of_expectimax(small, tmp_path, rules):
     from agents.tuning import play_scores
 
+    base = small if not rules else train_tables("american", Rules(**rules), games=1500, phases=26, features="outs",
+                                                 seed=5)
     theta = np.random.default_rng(0).normal(scale=0.3, size=(len(CLASS_NAMES), 2, 3))
-    tuned = ValueTables(scale_values(small.values, theta), small.counts, small.system, small.rules, small.games,
-                        small.seed)
+    tuned = ValueTables(scale_values(base.values, theta), base.counts, base.system, base.rules, base.games,
+                        base.seed)
     path = tmp_path / "tuned.npz"
     tuned.save(path)
-    decks = np.array([deal_deck(11, i) for i in range(8)], dtype=np.int64)
+    decks = np.array([deal_deck(11, i, rules) for i in range(8)], dtype=np.int64)
     ev = evaluate([f"expectimax:ply=1,tables={path}", f"expectimax:ply=2,tables={path}"], games=8, seed=11,
-                  progress=False)
+                  rules=rules, progress=False)
     for ply in (1, 2):
-        got = play_scores(tuned.values, decks, small, ply)
+        got = play_scores(tuned.values, decks, tuned, ply)
         want = ev.scores(f"expectimax:ply={ply},tables={path}")
         assert got.tolist() == [want[i] for i in range(8)]
 

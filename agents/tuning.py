@@ -35,7 +35,7 @@ import numpy as np
 from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW
 from agents.tables import ValueTables
 
-__all__ = ["CLASS_NAMES", "TuneResult", "line_classes", "play_scores", "random_decks", "scale_values", "tune_tables"]
+__all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "play_scores", "random_decks", "scale_values", "tune_tables"]
 
 CLASS_NAMES = ("one card", "flush+straight draw", "flush draw", "straight draw", "one pair", "two pair",
                "three of a kind", "full house/four draw", "dead")
@@ -108,6 +108,21 @@ def random_decks(rules, n: int, seed: Any) -> np.ndarray:
     return np.argsort(rng.random((n, rules.deck_size)), axis=1).astype(np.int64)
 
 
+def check_options(*, ply: int, generations: int, population: int, elite: int, games: int, sigma: float,
+                  bins: int = 1) -> None:
+    """Raise a ValueError naming the first bad option of :func:`tune_tables`."""
+    for name, value in (("generations", generations), ("population", population), ("elite", elite),
+                        ("games", games), ("bins", bins)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r}: expected a positive integer")
+    if elite > population:
+        raise ValueError(f"elite={elite} is larger than population={population}")
+    if ply not in (1, 2):
+        raise ValueError(f"ply={ply!r}: expected 1 or 2")
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma={sigma!r}: expected a positive number")
+
+
 @dataclass
 class TuneResult:
     """What :func:`tune_tables` found: the tuned ``tables``, their ``theta`` and one record per generation."""
@@ -142,16 +157,8 @@ def tune_tables(
     current mean's), ``best``, ``elite`` and ``sigma``.  ``init`` starts from a previous ``theta`` (a one-bin
     ``theta`` is spread over ``bins``).  Deterministic for a ``seed``.
     """
-    for name, value in (("generations", generations), ("population", population), ("elite", elite),
-                        ("games", games), ("bins", bins)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name}={value!r}: expected a positive integer")
-    if elite > population:
-        raise ValueError(f"elite={elite} is larger than population={population}")
-    if ply not in (1, 2):
-        raise ValueError(f"ply={ply!r}: expected 1 or 2")
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma={sigma!r}: expected a positive number")
+    check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma,
+                  bins=bins)
     from agents import _fast
 
     _fast.tables_flat(base.values)  # raises for tables the kernels cannot read

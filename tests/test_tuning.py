@@ -150,8 +150,13 @@ def test_tune_tables_experiment_writes_its_outputs(tmp_path, capsys):
     assert "expectimax:ply=1" in capsys.readouterr().out
 
 
-def test_tune_tables_experiment_rejects_a_bad_point_system(tmp_path, capsys):
+@pytest.mark.parametrize("args, match", [(["--scoring", "nope"], "nope"),
+                                         (["--population", "2", "--elite", "3"], "elite=3 is larger"),
+                                         (["--refine", "-1"], "refine=-1")])
+def test_tune_tables_experiment_rejects_bad_options_before_any_work(tmp_path, capsys, args, match):
     from pokersquares_env.cli import main
 
-    assert main(["experiment", "tune-tables", "--out", str(tmp_path), "--scoring", "nope", "--no-progress"]) == 2
-    assert "nope" in capsys.readouterr().err
+    out = tmp_path / "tune"
+    assert main(["experiment", "tune-tables", "--out", str(out), "--no-progress", *args]) == 2
+    assert match in capsys.readouterr().err
+    assert not out.exists()  # checked before tables are trained or the folder is made

@@ -62,7 +62,7 @@ def tune_tables_experiment(
     from agents.evaluation import pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.tables import load_or_train
-    from agents.tuning import CLASS_NAMES, play_scores, random_decks, tune_tables
+    from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import point_system
 
@@ -70,6 +70,7 @@ def tune_tables_experiment(
     for name, value in (("refine", refine), ("eval_games", eval_games)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (name == "eval_games" and value < 2):
             raise ValueError(f"{name}={value!r}: expected an integer >= {2 if name == 'eval_games' else 0}")
+    check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
     base = load_or_train(system, Rules(), games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     folder = Path(out)

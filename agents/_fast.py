@@ -489,6 +489,7 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
         us = np.zeros(4, dtype=np.int64)
         live = np.empty((3, 10), dtype=np.int64)
         base = np.empty(10, dtype=np.int64)
+        rest = np.empty(decks.shape[1], dtype=np.int64)  # the cards still to come, one buffer per game
         for m in range(25):
             card = decks[g, m]
             nleg = _legal(cells, adjacent, first_cell, legal)
@@ -504,8 +505,11 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
             else:
                 # the unseen cards in ascending order, as the agents pass them (GameState order): the chance
                 # nodes then sum in the same order, so near-ties break the same way as in the agents
-                rest = np.sort(decks[g, m + 1:]) if ply >= 2 else decks[g, m + 1:].copy()
-                _ply_values(line, cnt, seen, cells, card, rest, ply, vf, phases, nout, adjacent,
+                k = decks.shape[1] - m - 1
+                rest[:k] = decks[g, m + 1:]
+                if ply >= 2:
+                    rest[:k].sort()
+                _ply_values(line, cnt, seen, cells, card, rest[:k], ply, vf, phases, nout, adjacent,
                             first_cell, vals)
                 cell = -1
                 best = -np.inf

@@ -9,6 +9,7 @@ import numpy as np
 from agents.base import Agent
 from agents.batch import Batch
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
+from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -44,6 +45,8 @@ class RolloutSearchAgent(Agent):
     not yet drawn in the rollout, compiled only, about 30 times dearer a rollout), ``endgame`` (0, off; ``n`` from 1
     to 5: once at most ``n`` cells are empty, play by exact expectimax to the end over the true unseen cards, on
     the true points rather than the tables; compiled only; about 20 ms for the move with 4 empty cells, 3 s with 5),
+    ``rollout_tables`` (a saved ``.npz`` with the same features and phases, e.g. tuned tables from
+    ``pokersquares experiment tune-tables``: the rollouts' one-ply policy plays on them, ``E`` stays on ``tables``),
     and the table options of ``expectimax``: ``tables``
     (a saved ``.npz``), ``games``, ``phases``, ``features`` (``outs``) and
     ``cache``.  Only the board, the drawn card and the set of unseen cards
@@ -72,6 +75,7 @@ class RolloutSearchAgent(Agent):
         ply: int = 2,
         rollout: str = "ply1",
         endgame: int = 0,
+        rollout_tables: str | None = None,
     ) -> None:
         super().__init__(seed)
         if ply not in (2, 3):
@@ -97,6 +101,20 @@ class RolloutSearchAgent(Agent):
         self._table = vt.values
         self._points = self.system.line_points_table
         self.backend = "numpy" if self._compiled is None else "numba"
+        self._roll_table, self._roll_flat = self._table, None
+        if rollout_tables is not None:
+            if rollout == "ply2":
+                raise ValueError("rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)")
+            rt = tables_for(self.system, self.rules, tables=rollout_tables, games=games, phases=phases,
+                            features=features, cache=cache)
+            if rt.values.ndim != vt.values.ndim or rt.values.shape[1:3] != vt.values.shape[1:3]:
+                raise ValueError(f"rollout_tables={rollout_tables!r} have shape {rt.values.shape}, but the main "
+                                 f"tables have {vt.values.shape}: expected the same features and phases")
+            self._roll_table = rt.values
+        if self._compiled is not None:
+            from agents._fast import tables_flat
+
+            self._roll_flat = tables_flat(self._roll_table)[0] if rollout_tables is not None else self._compiled.flat
 
     def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell values (NaN where illegal; candidates: the combined score) and the candidate cells."""
@@ -133,14 +151,14 @@ class RolloutSearchAgent(Agent):
             from agents._fast import rollout_means
 
             c = self._compiled
-            means = rollout_means(c.flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
-                                  rules.placement == "adjacent", rules.first_cell)
+            means = rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
+                                  unseen[orders], rules.placement == "adjacent", rules.first_cell)
         else:
             bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
             bx = bx.repeat(len(cells))
             bx.place(cells, np.full(len(cells), state.card))
             by = bx.repeat(self.rollouts)
-            by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._table)
+            by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._roll_table)
             means = self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
         values[cells] = values[cells] + self.weight * (means - means[0])
         return values, cells

@@ -102,3 +102,53 @@ def test_tables_of_another_point_system_are_rejected(tmp_path):
     train_tables("english", games=500, phases=2, features="outs").save(path)
     with pytest.raises(ValueError, match="trained for point system 'english'"):
         make_agent(f"search:tables={path}", system="american")
+
+
+def _small_tables(tmp_path, name="main.npz", **train):
+    from agents.tables import train_tables
+
+    path = tmp_path / name
+    vt = train_tables("american", games=2000, phases=4, features="outs", **train)
+    vt.save(path)
+    return vt, path
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_rollout_tables_steer_only_the_rollouts(tmp_path, backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    from agents.tables import ValueTables
+
+    vt, main = _small_tables(tmp_path)
+    flat = tmp_path / "flat.npz"  # every line worth 0: rollouts fill the first legal cell; expectimax is unchanged
+    ValueTables(np.zeros_like(vt.values), vt.counts, vt.system, vt.rules, vt.games, vt.seed, "flat").save(flat)
+    game = PokerSquaresGame()
+    state = _midgame(game, seed=3, moves=6)
+    spec = f"search:candidates=4,rollouts=32,backend={backend},tables={main}"
+    plain = make_agent(spec, seed=2).action_values(None, None, game, state)
+    same = make_agent(f"{spec},rollout_tables={main}", seed=2).action_values(None, None, game, state)
+    other = make_agent(f"{spec},rollout_tables={flat}", seed=2).action_values(None, None, game, state)
+    np.testing.assert_array_equal(same, plain)  # the same tables given twice: the same moves
+    ply2 = make_agent(f"expectimax:ply=2,backend={backend},tables={main}").action_values(None, None, game, state)
+    legal = np.flatnonzero(~np.isnan(ply2))
+    top = legal[np.argsort(-ply2[legal], kind="stable")[:4]]
+    rest = np.setdiff1d(legal, top)
+    np.testing.assert_allclose(other[rest], ply2[rest])  # non-candidates keep their expectimax values
+    assert not np.allclose(other[top[1:]], plain[top[1:]])  # the weaker rollout policy rates the candidates anew
+
+
+def test_rollout_tables_errors_name_the_problem(tmp_path):
+    _, main = _small_tables(tmp_path)
+    from agents.tables import train_tables
+
+    p2 = tmp_path / "p2.npz"
+    train_tables("american", games=500, phases=2, features="outs").save(p2)
+    with pytest.raises(ValueError, match=r"rollout_tables=.*p2\.npz.*expected the same features and phases"):
+        make_agent(f"search:tables={main},rollout_tables={p2}")
+    en = tmp_path / "en.npz"
+    train_tables("english", games=500, phases=4, features="outs").save(en)
+    with pytest.raises(ValueError, match="trained for point system 'english'"):
+        make_agent(f"search:tables={main},rollout_tables={en}", system="american")
+    pytest.importorskip("numba")
+    with pytest.raises(ValueError, match="rollout_tables needs rollout='ply1'"):
+        make_agent(f"search:tables={main},rollout_tables={main},rollout=ply2")

@@ -35,7 +35,8 @@ import numpy as np
 from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW
 from agents.tables import ValueTables
 
-__all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "play_scores", "random_decks", "scale_values", "tune_tables"]
+__all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "load_theta", "play_scores", "random_decks",
+           "scale_values", "tune_tables"]
 
 CLASS_NAMES = ("one card", "flush+straight draw", "flush draw", "straight draw", "one pair", "two pair",
                "three of a kind", "full house/four draw", "dead")
@@ -130,6 +131,36 @@ class TuneResult:
     tables: ValueTables
     theta: np.ndarray
     history: list[dict[str, float]] = field(default_factory=list)
+
+
+def load_theta(path: Any) -> np.ndarray:
+    """The ``theta`` of a ``theta.json`` written by ``pokersquares experiment tune-tables``: shape ``(9, 2, bins)``
+    (class, row/column, phase bin), e.g. to start :func:`tune_tables` from it (``init``).  A missing class, a
+    non-number or rows and columns of different lengths raise ``ValueError`` naming the file and the entry."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"theta file {str(path)!r}: cannot read it as JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"theta file {str(path)!r}: expected an object of classes, got {type(data).__name__}")
+    missing = [name for name in CLASS_NAMES if name not in data]
+    if missing:
+        raise ValueError(f"theta file {str(path)!r}: classes {missing} missing; expected all of {list(CLASS_NAMES)}")
+    rows = []
+    for name in CLASS_NAMES:
+        entry = data[name]
+        pair = [entry.get(k) if isinstance(entry, dict) else None for k in ("row", "column")]
+        ok = all(isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                   and np.isfinite(x) for x in v) for v in pair)
+        if not ok or len(pair[0]) != len(pair[1]) or (rows and len(pair[0]) != len(rows[0][0])):
+            raise ValueError(f"theta file {str(path)!r}: class {name!r} is {entry!r}; expected "
+                             '{"row": [numbers], "column": [numbers]} with one number per phase bin, the same '
+                             "count for every class")
+        rows.append(pair)
+    return np.array(rows, dtype=np.float64)
 
 
 def tune_tables(

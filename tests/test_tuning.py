@@ -148,6 +148,49 @@ def test_tune_tables_experiment_writes_its_outputs(tmp_path, capsys):
     assert set(json.loads((out / "theta.json").read_text())) == set(CLASS_NAMES)
     ValueTables.load(out / "tables.npz")  # a loadable table
     assert "expectimax:ply=1" in capsys.readouterr().out
+    from agents.tuning import load_theta
+
+    theta = load_theta(out / "theta.json")  # the file reads back as the theta it was written from
+    assert theta.shape == (len(CLASS_NAMES), 2, 3)
+    written = json.loads((out / "theta.json").read_text())
+    assert theta[2, 1].tolist() == written[CLASS_NAMES[2]]["column"]
+
+    # benchmarks/tune_ply2.py continues the search from it with two-ply play and reports the paired differences
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "tune_ply2.py"
+    spec = importlib.util.spec_from_file_location("bench_tune_ply2", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out2 = tmp_path / "ply2"
+    assert module.main(["--init", str(out / "theta.json"), "--generations", "1", "--population", "3", "--elite", "2",
+                        "--games", "30", "--eval-games", "40", "--table-games", "3000", "--out", str(out2)]) == 0
+    printed = capsys.readouterr().out
+    assert "generation 0:" in printed and "ply2_tuned_vs_ply1_tuned" in printed
+    res2 = json.loads((out2 / "result.json").read_text())
+    assert res2["evaluation"]["games"] == 40 and np.array(res2["theta"]).shape == theta.shape
+    ValueTables.load(out2 / "tables.npz")
+
+
+@pytest.mark.parametrize("content, match", [
+    ("{not json", "cannot read it as JSON"),
+    ("[1, 2]", "expected an object of classes, got list"),
+    ('{"one card": {"row": [0], "column": [0]}}', "missing"),
+    ("BAD_ENTRY", "class 'flush draw' is"),
+])
+def test_load_theta_names_what_is_wrong(tmp_path, content, match):
+    from agents.tuning import load_theta
+
+    good = {name: {"row": [0.1], "column": [-0.1]} for name in CLASS_NAMES}
+    if content == "BAD_ENTRY":
+        good["flush draw"] = {"row": [0.1, 0.2], "column": [0.0]}
+        content = json.dumps(good)
+    path = tmp_path / "theta.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        load_theta(path)
+    assert path.read_text() == content  # the file is left as it was
 
 
 @pytest.mark.parametrize("args, match", [(["--scoring", "nope"], "nope"),

@@ -98,11 +98,13 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
 
 
 def tables_and_kernels(system: Any, rules: Rules, *, tables: str | None, games: int, phases: int, features: str,
-                       cache: Any, backend: Any, needs_compiled: str = "") -> tuple[Any, Callable | None]:
+                       cache: Any, backend: Any, needs_compiled: str = "",
+                       tuned: Any = False) -> tuple[Any, Callable | None]:
     """The value tables an agent plays on (:func:`agents.tables.tables_for`) and their compiled kernels
     (:func:`compiled_values`, ``None`` on the numpy path).  ``needs_compiled`` names the options that have no numpy
     path (claims tables always need the kernels); the error says so when the kernels are not there."""
-    vt = tables_for(system, rules, tables=tables, games=games, phases=phases, features=features, cache=cache)
+    vt = tables_for(system, rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
+                    tuned=tuned)
     compiled = compiled_values(vt.values, rules, backend)
     if vt.features == "claims":
         needs_compiled = ", ".join(filter(None, [needs_compiled, "features='claims'"]))
@@ -123,7 +125,9 @@ class ExpectimaxAgent(Agent):
     still fit each line, see :func:`agents.batch.outs_index`; ``straights``:
     also the straight windows still open; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder),
     ``backend`` (``auto``: compiled loops when numba is installed, about 8 times faster, the same values;
-    ``numpy``; ``numba``; see :func:`compiled_values`).
+    ``numpy``; ``numba``; see :func:`compiled_values`), ``tuned`` (``false``; ``true``: the default tables scaled by
+    the multipliers shipped for American and English scoring under the plain rules, see
+    :func:`agents.tuning.tuned_tables`; one-ply play on them is about as strong as two-ply play on the learned ones).
     """
 
     name = "expectimax"
@@ -143,6 +147,7 @@ class ExpectimaxAgent(Agent):
         cache: Any = True,
         backend: str = "auto",
         top: int = 4,
+        tuned: bool = False,
     ) -> None:
         super().__init__(seed)
         if ply not in (1, 2, 3):
@@ -155,7 +160,7 @@ class ExpectimaxAgent(Agent):
         self.rules = rules or Rules()
         self.tables, self._compiled = tables_and_kernels(
             self.system, self.rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
-            backend=backend, needs_compiled="ply=3" if ply == 3 else "")
+            backend=backend, needs_compiled="ply=3" if ply == 3 else "", tuned=tuned)
         self._values = self.tables.values
         self.backend = "numpy" if self._compiled is None else "numba"
 

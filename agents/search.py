@@ -48,7 +48,8 @@ class RolloutSearchAgent(Agent):
     ``rollout_tables`` (a saved ``.npz`` with the same features and phases, e.g. tuned tables from
     ``pokersquares experiment tune-tables``: the rollouts' one-ply policy plays on them, ``E`` stays on ``tables``),
     and the table options of ``expectimax``: ``tables``
-    (a saved ``.npz``), ``games``, ``phases``, ``features`` (``outs``) and
+    (a saved ``.npz``), ``tuned`` (the shipped tuned tables, American or English, plain rules; both ``E`` and the
+    rollouts play on them), ``games``, ``phases``, ``features`` (``outs``) and
     ``cache``.  Only the board, the drawn card and the set of unseen cards
     are read; random orders come from ``self.rng``.  ``backend`` (``auto``, ``numpy`` or ``numba``): with numba
     both the expectimax and the rollouts run as compiled loops (one thread), the same moves several times faster.
@@ -76,6 +77,7 @@ class RolloutSearchAgent(Agent):
         rollout: str = "ply1",
         endgame: int = 0,
         rollout_tables: str | None = None,
+        tuned: bool = False,
     ) -> None:
         super().__init__(seed)
         if ply not in (2, 3):
@@ -97,7 +99,8 @@ class RolloutSearchAgent(Agent):
         needs = ", ".join(name for name, on in (("ply=3", ply == 3), ("rollout='ply2'", rollout == "ply2"),
                                                 (f"endgame={self.endgame}", self.endgame > 0)) if on)
         vt, self._compiled = tables_and_kernels(self.system, self.rules, tables=tables, games=games, phases=phases,
-                                                features=features, cache=cache, backend=backend, needs_compiled=needs)
+                                                features=features, cache=cache, backend=backend, needs_compiled=needs,
+                                                tuned=tuned)
         self._table = vt.values
         self._points = self.system.line_points_table
         self.backend = "numpy" if self._compiled is None else "numba"

@@ -327,9 +327,19 @@ def load_or_train(
 
 
 def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phases: int, features: str,
-               cache: Any) -> "ValueTables":
+               cache: Any, tuned: Any = False) -> "ValueTables":
     """The value tables an agent plays ``system`` with: the file ``tables`` (which must have been trained for the
-    same point values), or else :func:`load_or_train` with the other options."""
+    same point values), the shipped tuned tables (``tuned=True``, :func:`agents.tuning.tuned_tables`), or else
+    :func:`load_or_train` with the other options."""
+    if not isinstance(tuned, bool):
+        raise ValueError(f"tuned={tuned!r}: expected true or false")
+    if tuned:
+        if tables is not None:
+            raise ValueError(f"tuned=true and tables={tables!r}: give one or the other (tuned=true scales the "
+                             "default tables by the shipped multipliers)")
+        from agents.tuning import tuned_tables
+
+        return tuned_tables(system, rules, games=games, phases=phases, features=features, cache=cache)
     if tables is None:
         return load_or_train(system, rules, games=games, phases=phases, features=features, cache=cache)
     vt = ValueTables.load(tables)

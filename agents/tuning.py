@@ -36,7 +36,7 @@ from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW
 from agents.tables import ValueTables
 
 __all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "load_theta", "play_scores", "random_decks",
-           "scale_values", "tune_tables"]
+           "scale_values", "tune_tables", "tuned_tables", "TUNED_SYSTEMS"]
 
 CLASS_NAMES = ("one card", "flush+straight draw", "flush draw", "straight draw", "one pair", "two pair",
                "three of a kind", "full house/four draw", "dead")
@@ -161,6 +161,53 @@ def load_theta(path: Any) -> np.ndarray:
                              "count for every class")
         rows.append(pair)
     return np.array(rows, dtype=np.float64)
+
+
+TUNED_SYSTEMS = ("american", "english")  # the point systems with shipped multipliers (agents/data/tuned_*.json)
+
+
+def tuned_tables(system: Any, rules: Any = None, *, games: int, phases: int, features: str,
+                 cache: Any = True) -> ValueTables:
+    """The default expectimax tables of ``system`` scaled by the multipliers shipped with the package (the agents'
+    ``tuned=true`` option).
+
+    The multipliers in ``agents/data/tuned_{american,english}.json`` were found by ``pokersquares experiment
+    tune-tables`` on the default tables (plain rules, the agents' default ``games``, ``phases`` and ``features``,
+    seed 0), which are deterministic: applied to them they rebuild that run's ``tables.npz``.  Other point systems,
+    rules or table options raise ``ValueError`` saying how to tune tables for them instead.
+    """
+    import json
+    from importlib import resources
+
+    from agents.tables import load_or_train
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    ps = point_system(system)
+    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    name = next((n for n in TUNED_SYSTEMS if tuple(point_system(n).points) == tuple(ps.points)), None)
+    how = (f"tune tables for it with `pokersquares experiment tune-tables --scoring ...` and pass "
+           f"tables=OUT/tables.npz instead")
+    if name is None:
+        raise ValueError(f"tuned=true: multipliers are shipped for {' and '.join(TUNED_SYSTEMS)} only, not for point "
+                         f"system {ps.name!r} {ps.as_dict()}; {how}")
+    if rules != Rules():
+        raise ValueError(f"tuned=true: the shipped multipliers were tuned under the plain rules, not {rules.to_json()}; "
+                         f"{how}")
+    path = resources.files("agents") / "data" / f"tuned_{name}.json"
+    want = json.loads(path.read_text())["_about"]["tables"]
+    given = {"games": games, "phases": phases, "features": "none" if features is None else features}
+    wrong = {k: v for k, v in given.items() if v != want[k]}
+    if wrong:
+        raise ValueError(f"tuned=true: the shipped multipliers fit the default tables ({want['games']} games, "
+                         f"{want['phases']} phases, features={want['features']!r}), not {wrong}; leave those "
+                         f"options out, or {how}")
+    base = load_or_train(ps, rules, games=games, phases=phases, seed=int(want["seed"]), features=given["features"],
+                         cache=cache)
+    with resources.as_file(path) as file:
+        theta = load_theta(file)
+    return ValueTables(scale_values(base.values, theta), base.counts, base.system, base.rules, base.games,
+                       base.seed, f"{base.policy}+tuned({name})")
 
 
 def tune_tables(

@@ -14,6 +14,7 @@ from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW, NUM_KEYS
 from agents.tables import ValueTables, train_tables
 from agents.tuning import CLASS_NAMES, line_classes, scale_values
 from pokersquares_env.core import Rules
+from pokersquares_env.scoring import point_system
 from pokersquares_env.vector import numba_available
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (the fast extra)")
@@ -203,3 +204,90 @@ def test_tune_tables_experiment_rejects_bad_options_before_any_work(tmp_path, ca
     assert main(["experiment", "tune-tables", "--out", str(out), "--no-progress", *args]) == 2
     assert match in capsys.readouterr().err
     assert not out.exists()  # checked before tables are trained or the folder is made
+
+
+# ----------------------------------------------------------------------------- shipped tuned tables (tuned=true)
+
+def test_shipped_multipliers_fit_the_agents_default_tables():
+    from importlib import resources
+
+    from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.tuning import TUNED_SYSTEMS, load_theta
+
+    for name in TUNED_SYSTEMS:
+        path = resources.files("agents") / "data" / f"tuned_{name}.json"
+        about = json.loads(path.read_text())["_about"]
+        assert about["scoring"] == name
+        # re-tune (and re-ship) when the agents' default tables change: the multipliers fit those tables only
+        assert about["tables"] == {"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "features": DEFAULT_FEATURES,
+                                   "seed": 0, "rules": "plain"}
+        with resources.as_file(path) as file:
+            theta = load_theta(file)
+        assert theta.shape == (len(CLASS_NAMES), 2, 3) and np.all(np.abs(theta) < 1.0)
+
+
+@pytest.fixture
+def fake_default_tables(small, monkeypatch):
+    """``load_or_train`` returns the small module table (training the real 400,000-game default takes a minute)."""
+    import agents.tables
+
+    calls = []
+
+    def fake(system, rules=None, **options):
+        calls.append((system.name, options))
+        return ValueTables(small.values, small.counts, system, small.rules, small.games, small.seed, small.policy)
+
+    monkeypatch.setattr(agents.tables, "load_or_train", fake)
+    return calls
+
+
+def test_tuned_true_scales_the_default_tables_by_the_shipped_multipliers(small, fake_default_tables, tmp_path):
+    from importlib import resources
+
+    from agents import make_agent
+    from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.tuning import load_theta, tuned_tables
+
+    with resources.as_file(resources.files("agents") / "data" / "tuned_english.json") as file:
+        theta = load_theta(file)
+    vt = tuned_tables("english", games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features=DEFAULT_FEATURES)
+    np.testing.assert_array_equal(vt.values, scale_values(small.values, theta))
+    assert fake_default_tables[-1] == ("english", {"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "seed": 0,
+                                                   "features": DEFAULT_FEATURES, "cache": True})
+    assert vt.policy.endswith("+tuned(english)")
+    # the agents' option plays exactly like those tables given as a file
+    path = tmp_path / "scaled.npz"
+    vt.save(path)
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+
+    def play(agent, seed):
+        state = game.init(game.deal(np.random.default_rng(seed)), validate=False)
+        agent.reset()
+        while not state.terminal:
+            game.apply(state, agent.act(None, None, game, state.copy()))
+        return list(state.placements)
+
+    for spec in ("expectimax:ply=1,", "expectimax:", "search:rollouts=8,"):
+        for seed in (4, 5):
+            assert (play(make_agent(f"{spec}tuned=true", system="english", seed=1), seed)
+                    == play(make_agent(f"{spec}tables={path}", system="english", seed=1), seed)), spec
+    assert make_agent("expectimax:ply=1,tuned=true", system="english").tables.policy.endswith("+tuned(english)")
+
+
+@pytest.mark.parametrize("spec, system, rules, match", [
+    ("expectimax:tuned=true", {**point_system("american").as_dict(), "one_pair": 3}, Rules(),
+     "shipped for american and english only"),
+    ("expectimax:tuned=true", "american", Rules(jokers=1), "tuned under the plain rules"),
+    ("expectimax:tuned=true,games=2000", "american", Rules(), r"not \{'games': 2000\}"),
+    ("search:tuned=true,features=none", "american", Rules(), "features"),
+    ("expectimax:tuned=true,tables=x.npz", "american", Rules(), "give one or the other"),
+    ("expectimax:tuned=2", "american", Rules(), "tuned=2: expected true or false"),
+])
+def test_tuned_true_names_what_does_not_fit(fake_default_tables, spec, system, rules, match):
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match=match):
+        make_agent(spec, system=system, rules=rules)
+    assert fake_default_tables == []  # nothing is trained or loaded for a request that cannot be met

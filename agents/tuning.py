@@ -91,6 +91,12 @@ def scale_values(values: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return values * scale.reshape(scale.shape + (1,) * (values.ndim - 3))
 
 
+def _scaled_tables(base: ValueTables, theta: np.ndarray, policy: str) -> ValueTables:
+    """``base`` with its values scaled by ``theta`` (:func:`scale_values`), its other fields kept, ``policy`` new."""
+    return ValueTables(scale_values(base.values, theta), base.counts, base.system, base.rules, base.games, base.seed,
+                       policy)
+
+
 def play_scores(values: np.ndarray, decks: np.ndarray, tables: ValueTables, ply: int = 1) -> np.ndarray:
     """Final scores of ``ply``-ply expectimax on ``values`` over ``decks`` (one row per game), no exploration."""
     from agents import _fast
@@ -186,16 +192,17 @@ def tuned_tables(system: Any, rules: Any = None, *, games: int, phases: int, fea
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
     name = next((n for n in TUNED_SYSTEMS if tuple(point_system(n).points) == tuple(ps.points)), None)
-    how = (f"tune tables for it with `pokersquares experiment tune-tables --scoring ...` and pass "
-           f"tables=OUT/tables.npz instead")
+    how = ("tune tables for it with `pokersquares experiment tune-tables --scoring ...` and pass "
+           "tables=OUT/tables.npz instead")
     if name is None:
         raise ValueError(f"tuned=true: multipliers are shipped for {' and '.join(TUNED_SYSTEMS)} only, not for point "
                          f"system {ps.name!r} {ps.as_dict()}; {how}")
     if rules != Rules():
         raise ValueError(f"tuned=true: the shipped multipliers were tuned under the plain rules, not {rules.to_json()}; "
                          f"{how}")
-    path = resources.files("agents") / "data" / f"tuned_{name}.json"
-    want = json.loads(path.read_text())["_about"]["tables"]
+    with resources.as_file(resources.files("agents") / "data" / f"tuned_{name}.json") as path:
+        want = json.loads(path.read_text())["_about"]["tables"]
+        theta = load_theta(path)
     given = {"games": games, "phases": phases, "features": "none" if features is None else features}
     wrong = {k: v for k, v in given.items() if v != want[k]}
     if wrong:
@@ -204,10 +211,7 @@ def tuned_tables(system: Any, rules: Any = None, *, games: int, phases: int, fea
                          f"options out, or {how}")
     base = load_or_train(ps, rules, games=games, phases=phases, seed=int(want["seed"]), features=given["features"],
                          cache=cache)
-    with resources.as_file(path) as file:
-        theta = load_theta(file)
-    return ValueTables(scale_values(base.values, theta), base.counts, base.system, base.rules, base.games,
-                       base.seed, f"{base.policy}+tuned({name})")
+    return _scaled_tables(base, theta, f"{base.policy}+tuned({name})")
 
 
 def tune_tables(
@@ -280,6 +284,5 @@ def tune_tables(
             bar.update(1)
     if bar is not None:
         bar.close()
-    tuned = ValueTables(scale_values(base.values, mean), base.counts, base.system, base.rules, base.games,
-                        base.seed, f"{base.policy}+cem(ply={ply},bins={bins},gens={generations},games={games})")
+    tuned = _scaled_tables(base, mean, f"{base.policy}+cem(ply={ply},bins={bins},gens={generations},games={games})")
     return TuneResult(tuned, mean, history)

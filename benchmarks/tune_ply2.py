@@ -25,13 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-
-def _diff(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    d = b - a
-    return {"mean": float(d.mean()), "ci95": float(1.96 * d.std(ddof=1) / np.sqrt(d.size))}
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -48,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/tune_tables_ply2")
     args = parser.parse_args(argv)
 
+    from agents.experiments.reward_shaping import _stats
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.tables import load_or_train
     from agents.tuning import check_options, load_theta, play_scores, random_decks, scale_values, tune_tables
@@ -82,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     one = play_scores(scale_values(base.values, init), decks, base, 2)
     two = play_scores(result.tables.values, decks, base, 2)
     evaluation = {"games": args.eval_games, "untuned": float(untuned.mean()), "ply1_tuned": float(one.mean()),
-                  "ply2_tuned": float(two.mean()), "ply1_tuned_vs_untuned": _diff(untuned, one),
-                  "ply2_tuned_vs_untuned": _diff(untuned, two), "ply2_tuned_vs_ply1_tuned": _diff(one, two)}
+                  "ply2_tuned": float(two.mean()), "ply1_tuned_vs_untuned": _stats(one - untuned),
+                  "ply2_tuned_vs_untuned": _stats(two - untuned), "ply2_tuned_vs_ply1_tuned": _stats(two - one)}
     print(f"two-ply expectimax on {args.eval_games} held-out deals: untuned {untuned.mean():.2f}, "
           f"one-ply-tuned {one.mean():.2f}, two-ply-tuned {two.mean():.2f}")
     for key in ("ply1_tuned_vs_untuned", "ply2_tuned_vs_untuned", "ply2_tuned_vs_ply1_tuned"):

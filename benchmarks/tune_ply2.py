@@ -21,9 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path and benchmarks/agents.py would hide the agents package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -174,6 +174,23 @@ def test_tune_tables_experiment_writes_its_outputs(tmp_path, capsys):
     ValueTables.load(out2 / "tables.npz")
 
 
+def test_tune_ply2_script_runs_as_documented_and_rejects_a_damaged_theta_file(tmp_path):
+    """``python benchmarks/tune_ply2.py ...`` (a script next to benchmarks/agents.py) finds the agents package, and a
+    bad ``--init`` exits with status 2 before any tables are trained or folders made."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    bad = tmp_path / "theta.json"
+    bad.write_text("{not json")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "tune_ply2.py"), "--init", str(bad), "--out",
+                           str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot read it as JSON" in proc.stderr and not out.exists()
+
+
 @pytest.mark.parametrize("content, match", [
     ("{not json", "cannot read it as JSON"),
     ("[1, 2]", "expected an object of classes, got list"),

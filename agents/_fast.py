@@ -415,9 +415,31 @@ def _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first
 
 
 @njit(cache=True, nogil=True)
+def _board_value(line, seen, cells, vf, phases, nout, points, ur, us, live, base):  # pragma: no cover - compiled
+    """The board's summed line values: the points of full lines, the table value of the others (at the phase of the
+    cards on the board, with the outs of the cards not on it)."""
+    ph = _phase(cells[2], phases)
+    _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
+    total = 0.0
+    for li in range(10):
+        t = line[0, li]
+        if t >= 5:
+            total += points[_key(t, line[1, li], line[2, li], line[3, li], line[4, li])]
+        elif nout == 1:
+            total += vf[base[li]]
+        else:
+            s = _SUIT_OF[line[4, li]]
+            usl = us[s] if s >= 0 else 0
+            total += vf[base[li] * nout + _outs(t, s, usl, live[0, li], live[1, li])]
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, first_cell, points,
-                    out):  # pragma: no cover - compiled
-    """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``."""
+                    out, depth=0):  # pragma: no cover - compiled
+    """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``;
+    with ``depth > 0`` only ``depth`` moves are played and the board's summed line values (:func:`_board_value`)
+    stand for the final score."""
     nb = line.shape[0]
     nr = orders.shape[0]
     ln = np.empty_like(line[0])
@@ -438,11 +460,14 @@ def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, 
         se[:] = seen[i]
         ce[:] = cells[i]
         j = 0
-        while ce[2] < 25:
+        while ce[2] < 25 and (depth <= 0 or j < depth):
             card = orders[r, j]
             c = _greedy_cell(ln, cn, se, ce, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base)
             _place(ln, cn, se, ce, c, card)
             j += 1
+        if ce[2] < 25:
+            out[i, r] = _board_value(ln, se, ce, vf, phases, nout, points, ur, us, live, base)
+            continue
         total = 0.0
         for li in range(10):
             total += points[_key(ln[0, li], ln[1, li], ln[2, li], ln[3, li], ln[4, li])]
@@ -460,17 +485,18 @@ def _boards_after(state: GameState, cells, card: int):
 
 def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.ndarray, state: GameState,
                   cells: np.ndarray, card: int, orders: np.ndarray, adjacent: bool,
-                  first_cell: int | None) -> np.ndarray:
+                  first_cell: int | None, depth: int = 0) -> np.ndarray:
     """Mean final score of each cell in ``cells`` after ``card`` goes there, over rollouts on ``orders``.
 
     ``orders`` ``(R, steps)``: the cards to come, one row per rollout (the same rows for every cell).  Rollouts
-    play the one-ply greedy policy on the table, like :meth:`agents.batch.Batch.play_out`.
+    play the one-ply greedy policy on the table, like :meth:`agents.batch.Batch.play_out`.  ``depth > 0``
+    truncates them after ``depth`` moves and scores the board by its summed line values instead.
     """
     lines, cnts, seens, cls = _boards_after(state, cells, card)
     out = np.empty((len(cells), orders.shape[0]))
     _rollout_totals(lines, cnts, seens, cls, np.ascontiguousarray(orders, dtype=np.int64), values_flat, phases,
                     nout, bool(adjacent), -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
-                    out)
+                    out, int(depth))
     return out.mean(1)
 
 

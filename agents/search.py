@@ -45,6 +45,9 @@ class RolloutSearchAgent(Agent):
     not yet drawn in the rollout, compiled only, about 30 times dearer a rollout), ``endgame`` (0, off; ``n`` from 1
     to 5: once at most ``n`` cells are empty, play by exact expectimax to the end over the true unseen cards, on
     the true points rather than the tables; compiled only; about 20 ms for the move with 4 empty cells, 3 s with 5),
+    ``depth`` (0, full rollouts; ``n`` > 0: each rollout plays ``n`` moves, then the board's summed line values --
+    the points of full lines, the table values of the others -- stand for its final score; compiled only; ``depth=8``
+    plays as strongly as full rollouts at half the time),
     ``rollout_tables`` (a saved ``.npz`` with the same features and phases, e.g. tuned tables from
     ``pokersquares experiment tune-tables``: the rollouts' one-ply policy plays on them, ``E`` stays on ``tables``),
     and the table options of ``expectimax``: ``tables``
@@ -78,6 +81,7 @@ class RolloutSearchAgent(Agent):
         endgame: int = 0,
         rollout_tables: str | None = None,
         tuned: bool = False,
+        depth: int = 0,
     ) -> None:
         super().__init__(seed)
         if ply not in (2, 3):
@@ -86,6 +90,11 @@ class RolloutSearchAgent(Agent):
             raise ValueError(f"rollout={rollout!r}: expected 'ply1' (one-ply greedy rollouts) or 'ply2'")
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 5:
             raise ValueError(f"endgame={endgame!r}: expected an integer from 0 (off) to 5 empty cells")
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+            raise ValueError(f"depth={depth!r}: expected an integer >= 0 (0: full rollouts)")
+        if depth and rollout == "ply2":
+            raise ValueError("depth needs rollout='ply1' (two-ply rollouts always play to the end)")
+        self.depth = int(depth)
         self.ply = ply
         self.rollout = rollout
         self.endgame = int(endgame)
@@ -97,7 +106,8 @@ class RolloutSearchAgent(Agent):
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         needs = ", ".join(name for name, on in (("ply=3", ply == 3), ("rollout='ply2'", rollout == "ply2"),
-                                                (f"endgame={self.endgame}", self.endgame > 0)) if on)
+                                                (f"endgame={self.endgame}", self.endgame > 0),
+                                                (f"depth={self.depth}", self.depth > 0)) if on)
         vt, self._compiled = tables_and_kernels(self.system, self.rules, tables=tables, games=games, phases=phases,
                                                 features=features, cache=cache, backend=backend, needs_compiled=needs,
                                                 tuned=tuned)
@@ -155,7 +165,7 @@ class RolloutSearchAgent(Agent):
 
             c = self._compiled
             means = rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
-                                  unseen[orders], rules.placement == "adjacent", rules.first_cell)
+                                  unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth)
         else:
             bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
             bx = bx.repeat(len(cells))

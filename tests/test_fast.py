@@ -482,3 +482,69 @@ def test_exact_endgame_kernel_loads_from_numba_cache_in_a_new_process():
     for r in runs:
         assert r.returncode == 0, r.stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout
+
+
+@pytest.mark.parametrize("rules", RULES[:2], ids=IDS[:2])
+@pytest.mark.parametrize("features", ["outs", "none"])
+def test_truncated_rollouts_match_numpy(tables, rules, features):
+    """``depth``: ``depth`` greedy moves, then the board's summed line values (points for full lines)."""
+    from agents import _fast
+    from agents.batch import IS_COL, phase_of
+
+    vt = tables(rules, features)
+    game = PokerSquaresGame(rules)
+    state = list(_states(game, 5, every=7))[1]  # 7 cards placed
+    cells = np.array(game.legal_cells(state)[:3])
+    unseen = np.array(game.unseen(state))
+    steps = 24 - len(state.placements)
+    orders = np.argsort(np.random.default_rng(1).random((30, unseen.size)), axis=1)[:, :steps]
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    points = vt.system.line_points_table
+    full = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, unseen[orders], False, None)
+    for depth in (1, 5):
+        got = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, unseen[orders], False, None,
+                                  depth)
+        b = Batch.from_state(state, 1).repeat(len(cells))
+        b.place(cells, np.full(len(cells), state.card))
+        by = b.repeat(len(orders))
+        cards = np.tile(unseen[orders], (len(cells), 1))
+        for j in range(depth):
+            by.place(by.cell_gains(cards[:, j], vt.values, phase_of(by.placed + 1, phases)).argmax(1), cards[:, j])
+        ph = phase_of(by.placed, phases)
+        keys = by.keys()
+        table = vt.values[keys, IS_COL, ph, by.outs()] if features == "outs" else vt.values[keys, IS_COL, ph]
+        line_values = np.where(by.t >= 5, points[keys], table)
+        want = line_values.sum(1).reshape(len(cells), len(orders)).mean(1)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+        assert not np.allclose(got, full)  # truncation changes the estimate
+    deep = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, unseen[orders], False, None,
+                               steps)
+    np.testing.assert_array_equal(deep, full)  # a depth past the end of the game is a full rollout
+
+
+def test_search_depth_truncates_only_the_rollouts_and_rejects_bad_values(tables, tmp_path):
+    from agents.search import RolloutSearchAgent
+
+    rules = Rules()
+    path = tmp_path / "t.npz"
+    tables(rules).save(path)
+    game = PokerSquaresGame(rules)
+    state = list(_states(game, 6, every=5))[2]  # 10 cards placed: 14 cards to come after this one
+    spec = f"search:rollouts=32,candidates=4,tables={path}"
+    full = make_agent(spec, seed=1).action_values(None, {}, game, state)
+    past_end = make_agent(f"{spec},depth=14", seed=1).action_values(None, {}, game, state)
+    np.testing.assert_array_equal(past_end, full)  # depth reaching the last card: the full rollouts
+    short = make_agent(f"{spec},depth=3", seed=1).action_values(None, {}, game, state)
+    ply2 = make_agent(f"expectimax:ply=2,tables={path}").action_values(None, {}, game, state)
+    legal = np.flatnonzero(~np.isnan(ply2))
+    top = legal[np.argsort(-ply2[legal], kind="stable")[:4]]
+    rest = np.setdiff1d(legal, top)
+    np.testing.assert_allclose(short[rest], ply2[rest])  # only the candidates are re-rated
+    assert not np.allclose(short[top], full[top])
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="depth="):
+            RolloutSearchAgent(system="american", rules=rules, tables=str(path), depth=bad)
+    with pytest.raises(ValueError, match="depth=4 needs the compiled backend"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), depth=4, backend="numpy")
+    with pytest.raises(ValueError, match="depth needs rollout='ply1'"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), depth=4, rollout="ply2")

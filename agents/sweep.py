@@ -49,7 +49,9 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -601,7 +603,12 @@ def run_sweep(
         run_config=tune.RunConfig(name=config.name, storage_path=str(out / "tune"), verbose=verbose,
                                   failure_config=tune.FailureConfig(max_failures=1)),
     )
-    grid = tuner.fit()
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        grid = tuner.fit()
+    finally:  # Tune installs its own Ctrl-C handler and leaves it behind: give the caller's back
+        if sigint is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, sigint)
     trials = []
     for res in grid:
         params = trial_params(config, res.config)

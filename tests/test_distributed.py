@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -175,7 +176,9 @@ def test_sweep_runs_and_resumes_without_retraining(local_ray, tmp_path, capsys):
     from pokersquares_env.cli import main
 
     path = _sweep_file(tmp_path)
+    handler_before = signal.getsignal(signal.SIGINT)
     first = run_sweep(path, verbose=0)
+    assert signal.getsignal(signal.SIGINT) is handler_before  # Tune's Ctrl-C handler does not outlive the sweep
     assert [t["status"] for t in first.trials] == ["done", "done"]
     assert [t["params"]["reward_mode"] for t in first.trials] == ["line", "terminal"]
     out = tmp_path / "sweep"

@@ -224,10 +224,11 @@ def test_ctrl_c_saves_a_checkpoint_and_the_model(tmp_path, monkeypatch):
 
     monkeypatch.setattr(RunFolder, "step", step_then_interrupt)
     out = tmp_path / "run"
+    handler_before = signal.getsignal(signal.SIGINT)
     result = train(_cfg("fast-ppo", out, timesteps=10**6))
     assert result.interrupted and result.steps == sent[0] < 10**6
     assert (out / "model.pt").is_file() and (out / "checkpoints" / "latest.pt").is_file()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is handler_before  # the caller's handler restored
 
 
 def test_every_config_option_has_a_documented_flag():

@@ -415,6 +415,15 @@ def _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first
 
 
 @njit(cache=True, nogil=True)
+def _final_score(line, points):  # pragma: no cover - compiled
+    """The points of a full board."""
+    total = 0.0
+    for li in range(10):
+        total += points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _board_value(line, seen, cells, vf, phases, nout, points, ur, us, live, base):  # pragma: no cover - compiled
     """The board's summed line values: the points of full lines, the table value of the others (at the phase of the
     cards on the board, with the outs of the cards not on it)."""
@@ -467,11 +476,8 @@ def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, 
             j += 1
         if ce[2] < 25:
             out[i, r] = _board_value(ln, se, ce, vf, phases, nout, points, ur, us, live, base)
-            continue
-        total = 0.0
-        for li in range(10):
-            total += points[_key(ln[0, li], ln[1, li], ln[2, li], ln[3, li], ln[4, li])]
-        out[i, r] = total
+        else:
+            out[i, r] = _final_score(ln, points)
 
 
 def _boards_after(state: GameState, cells, card: int):
@@ -600,10 +606,7 @@ def _rollout2_totals(line, cnt, seen, cells, perms, steps, vf, phases, nout, adj
                     best = vals[c]
                     cell = c
             _place(ln, cn, se, ce, cell, card)
-        total = 0.0
-        for li in range(10):
-            total += points[_key(ln[0, li], ln[1, li], ln[2, li], ln[3, li], ln[4, li])]
-        out[i, r] = total
+        out[i, r] = _final_score(ln, points)
 
 
 def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms, adjacent, first_cell):
@@ -618,14 +621,6 @@ def rollout2_means(values_flat, phases, nout, points, state, cells, card, perms,
 
 
 # --------------------------------------------------------------------------- exact endgame
-
-
-@njit(cache=True, nogil=True)
-def _final_score(line, points):  # pragma: no cover - compiled
-    total = 0.0
-    for li in range(10):
-        total += points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
-    return total
 
 
 @njit(cache=True, nogil=True)

@@ -150,6 +150,11 @@ def load_theta(path: Any) -> np.ndarray:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise ValueError(f"theta file {str(path)!r}: cannot read it as JSON ({exc})") from None
+    return _theta_from(data, path)
+
+
+def _theta_from(data: Any, path: Any) -> np.ndarray:
+    """:func:`load_theta` on the parsed JSON ``data`` of the file ``path`` (named in the errors)."""
     if not isinstance(data, dict):
         raise ValueError(f"theta file {str(path)!r}: expected an object of classes, got {type(data).__name__}")
     missing = [name for name in CLASS_NAMES if name not in data]
@@ -201,8 +206,9 @@ def tuned_tables(system: Any, rules: Any = None, *, games: int, phases: int, fea
         raise ValueError(f"tuned=true: the shipped multipliers were tuned under the plain rules, not {rules.to_json()}; "
                          f"{how}")
     with resources.as_file(resources.files("agents") / "data" / f"tuned_{name}.json") as path:
-        want = json.loads(path.read_text())["_about"]["tables"]
-        theta = load_theta(path)
+        data = json.loads(path.read_text())
+        want = data["_about"]["tables"]
+        theta = _theta_from(data, path)
     given = {"games": games, "phases": phases, "features": "none" if features is None else features}
     wrong = {k: v for k, v in given.items() if v != want[k]}
     if wrong:

@@ -408,7 +408,8 @@ class EvaluationResult:
         ax.set_xlabel(f"score ({self.system.name})")
         ax.set_ylabel("games")
         ax.set_title(f"Score distribution, {self.games} common deals, seed {self.config['seed']}")
-        ax.legend()
+        if any(data):
+            ax.legend()
         fig.tight_layout()
         paths.append(os.path.join(out_dir, "scores.png"))
         fig.savefig(paths[-1], dpi=100)
@@ -419,11 +420,13 @@ class EvaluationResult:
         cats = list(CATEGORY_KEYS)
         width = 0.8 / max(1, len(self.agents))
         x = np.arange(len(cats))
-        for j, agent in enumerate(self.agents):
-            ax.bar(x + j * width, [freqs[agent]["all"][c] for c in cats], width, label=agent)
+        shares = [[freqs[agent]["all"][c] for c in cats] for agent in self.agents]
+        for j, (agent, share) in enumerate(zip(self.agents, shares)):
+            ax.bar(x + j * width, share, width, label=agent)
         ax.set_xticks(x + 0.4 - width / 2, [c.replace("_", " ") for c in cats], rotation=30, ha="right")
         ax.set_ylabel("share of lines")
-        ax.set_yscale("log")
+        if any(v > 0 for share in shares for v in share):  # every game raised: nothing to put on a log scale
+            ax.set_yscale("log")
         ax.set_title("Hand frequencies per line")
         ax.legend()
         fig.tight_layout()

@@ -100,6 +100,19 @@ def test_harness_survives_an_agent_that_raises(tmp_path):
     assert len(json.loads((tmp_path / "errors.json").read_text())) == len(odd)
 
 
+def test_an_agent_that_cannot_be_built_is_reported_and_every_output_is_written(tmp_path, capsys):
+    """Every game of the run raised (a bad option): the outputs are still all written, the error names the value."""
+    out = tmp_path / "out"
+    assert cli.main(["evaluate", "--agent", "expectimax:ply=7", "--games", "3", "--out", str(out),
+                     "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "error: agent expectimax:ply=7 on deal 0" in err and "ply=7" in err
+    assert "log-scaled" not in err
+    assert {"games.jsonl", "errors.json", "summary.md", "summary.json", "hands.json", "paired.json", "scores.png",
+            "hands.png"} <= {p.name for p in out.iterdir()}
+    assert len(json.loads((out / "errors.json").read_text())) == 3
+
+
 def test_cli_json_output_has_the_documented_keys(capsys):
     rc = cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "5", "--seed", "1",
                    "--format", "json", "--no-progress"])

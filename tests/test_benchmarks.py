@@ -66,3 +66,76 @@ def test_residual_board_features_count_what_they_say():
     b.place(np.array([4]), np.array([0]))  # a club in row 0: the row dies for flushes; no pair, straight 2-6 dead
     f = residuals.board_features(b)[0]
     assert f[1] == 1 and f[8] == 0  # one live row left; row 0 is full, so not an open dead line
+
+
+def _small_tables(tmp_path, seed):
+    from agents.tables import train_tables
+
+    path = tmp_path / f"tables{seed}.npz"
+    train_tables("american", games=2000, phases=4, seed=seed).save(path)
+    return str(path)
+
+
+def _ensemble_game(agent, game, deck):
+    state = game.init(deck, validate=False)
+    agent.reset()
+    while not state.terminal:
+        cell = agent.act(None, None, game, state.copy())
+        assert cell in game.legal_cells(state)
+        game.apply(state, cell)
+    return list(state.placements)
+
+
+def test_search_ensemble_with_one_side_is_search_and_with_both_plays_legally(tmp_path, monkeypatch):
+    """``benchmarks/search_ensemble.py``: weights 1,0,1,0 play exactly ``search:depth=D``'s games (plain rules, jokers,
+    adjacent placement); the full ensemble plays legal, reproducible games that differ from them somewhere."""
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    from agents.search import RolloutSearchAgent
+    from pokersquares_env.core import PokerSquaresGame, Rules
+
+    ens = load("search_ensemble")
+    first, second = _small_tables(tmp_path, 0), _small_tables(tmp_path, 1)
+    opts = dict(candidates=3, rollouts=16, depth=3, tables=first)
+    differs = False
+    for rules in (Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center")):
+        game = PokerSquaresGame(rules)
+        for d in range(2):
+            deck = game.deal(np.random.default_rng([5, d]))
+            base = _ensemble_game(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
+            one = ens.EnsembleAgent(rules=rules, seed=d, weights="1,0,1,0", second=second, **opts)
+            assert _ensemble_game(one, game, deck) == base
+            both = [_ensemble_game(ens.EnsembleAgent(rules=rules, seed=d, second=second, **opts), game, deck)
+                    for _ in range(2)]
+            assert both[0] == both[1] and sorted(both[0]) == list(range(25))
+            differs |= both[0] != base
+    assert differs
+
+
+def test_search_ensemble_script_reports_the_paired_difference_and_rejects_bad_options(tmp_path, monkeypatch, capsys):
+    import json
+
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    ens = load("search_ensemble")
+    second = _small_tables(tmp_path, 1)
+    args = ["--games", "3", "--rollouts", "8", "--depth", "2", "--options", "games=2000,phases=4", "--second", second,
+            "--no-progress"]
+    assert ens.main(args + ["--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "ensemble - search:" in out and "on 3 common deals" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert len(summary) == 2 and all(row["games"] == 3 for row in summary)
+    with pytest.raises(ValueError, match=r"weights='1,1': expected 4 numbers"):
+        ens.EnsembleAgent(weights="1,1", second=second, games=2000, phases=4)
+    with pytest.raises(ValueError, match=r"second='best': expected 'tuned' or a saved tables file"):
+        ens.EnsembleAgent(second="best", games=2000, phases=4)
+    with pytest.raises(ValueError, match=r"ensemble options \['ply'\]"):
+        ens.EnsembleAgent(second=second, ply=3, games=2000, phases=4)
+    assert ens.main(args + ["--weights", "0,0,0,0"]) == 2
+    assert "weights='0,0,0,0': expected 4 numbers >= 0" in capsys.readouterr().err

@@ -77,13 +77,9 @@ def _small_tables(tmp_path, seed):
 
 
 def _ensemble_game(agent, game, deck):
-    state = game.init(deck, validate=False)
-    agent.reset()
-    while not state.terminal:
-        cell = agent.act(None, None, game, state.copy())
-        assert cell in game.legal_cells(state)
-        game.apply(state, cell)
-    return list(state.placements)
+    from helpers import play_game
+
+    return play_game(agent, game, deck)[0]
 
 
 def test_search_ensemble_with_one_side_is_search_and_with_both_plays_legally(tmp_path, monkeypatch):

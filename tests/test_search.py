@@ -7,6 +7,7 @@ import pytest
 
 from agents import make_agent
 from agents.base import visible_view
+from helpers import play_game
 from pokersquares_env.core import PokerSquaresGame, Rules
 
 SMALL = "games=2000,phases=4"
@@ -15,16 +16,6 @@ SMALL = "games=2000,phases=4"
 @pytest.fixture(autouse=True)
 def _table_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
-
-
-def _play(agent, game, deck):
-    state = game.init(deck, validate=False)
-    agent.reset()
-    while not state.terminal:
-        cell = agent.act(None, None, game, state.copy())
-        assert cell in game.legal_cells(state)
-        game.apply(state, cell)
-    return list(state.placements), game.score(state)
 
 
 def _midgame(game, seed=2, moves=8):
@@ -42,17 +33,17 @@ def test_same_seed_same_game(rules):
     game = PokerSquaresGame(rules)
     deck = game.deal(np.random.default_rng(4))
     spec = f"search:rollouts=6,candidates=3,{SMALL}"
-    a = _play(make_agent(spec, rules=rules, seed=11), game, deck)
-    b = _play(make_agent(spec, rules=rules, seed=11), game, deck)
+    a = play_game(make_agent(spec, rules=rules, seed=11), game, deck)
+    b = play_game(make_agent(spec, rules=rules, seed=11), game, deck)
     assert a == b and len(a[0]) == 25
 
 
 def test_weight_zero_or_one_candidate_is_expectimax_ply2():
     game = PokerSquaresGame()
     deck = game.deal(np.random.default_rng(5))
-    ref = _play(make_agent(f"expectimax:ply=2,{SMALL}", seed=0), game, deck)[0]
-    assert _play(make_agent(f"search:weight=0,{SMALL}", seed=0), game, deck)[0] == ref
-    assert _play(make_agent(f"search:candidates=1,rollouts=2,{SMALL}", seed=0), game, deck)[0] == ref
+    ref = play_game(make_agent(f"expectimax:ply=2,{SMALL}", seed=0), game, deck)[0]
+    assert play_game(make_agent(f"search:weight=0,{SMALL}", seed=0), game, deck)[0] == ref
+    assert play_game(make_agent(f"search:candidates=1,rollouts=2,{SMALL}", seed=0), game, deck)[0] == ref
 
 
 def test_action_values_rerate_only_the_candidates():

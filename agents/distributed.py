@@ -8,9 +8,10 @@ chunks at once (``ray.wait``) and hands every record to the harness as it
 arrives, so:
 
 * finished games are never lost: when a worker (or its node) dies, the
-  records it already streamed are kept, and only the deals of that chunk that
-  have no record yet are submitted again as a new task (up to ``retries``
-  times per chunk);
+  records that already reached the driver are kept, and only the deals of
+  that chunk that have no record yet are submitted again as a new task (up
+  to ``retries`` times per chunk; a record still in flight when the worker
+  died is lost with it, and its deal is replayed to the same game);
 * the result does not depend on how deals are split or where they run: deal
   ``i`` of seed ``S`` and the agent's per-deal seed are fixed by the harness,
   so ``--backend ray`` gives the same records (bar timings) and the same

@@ -41,11 +41,10 @@ _TABLE_OPTIONS = {"tables", "games", "phases", "features", "cache"}
 
 
 def _weights(text: Any) -> tuple[float, float, float, float]:
-    """``"a,b,c,d"`` or ``"a/b/c/d"`` (or a sequence of 4 numbers) -> the weights of E_first, E_second, M_first, M_second."""
-    parts = text.replace("/", ",").split(",") if isinstance(text, str) else list(text)
+    """``"a,b,c,d"`` or ``"a/b/c/d"`` -> the weights of E_first, E_second, M_first, M_second."""
     try:
-        out = tuple(float(p) for p in parts)
-    except (TypeError, ValueError):
+        out = tuple(float(p) for p in str(text).replace("/", ",").split(","))
+    except ValueError:
         out = ()
     if len(out) != 4 or not all(np.isfinite(w) and w >= 0 for w in out) or not any(out):
         raise ValueError(f"weights={text!r}: expected 4 numbers >= 0 (E_first, E_second, M_first, M_second), "

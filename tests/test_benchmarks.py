@@ -135,3 +135,48 @@ def test_search_ensemble_script_reports_the_paired_difference_and_rejects_bad_op
         ens.EnsembleAgent(second=second, ply=3, games=2000, phases=4)
     assert ens.main(args + ["--weights", "0,0,0,0"]) == 2
     assert "weights='0,0,0,0': expected 4 numbers >= 0" in capsys.readouterr().err
+
+
+def test_frontier_reads_evaluation_folders_and_rejects_damaged_ones(tmp_path, capsys):
+    import json
+
+    import pytest
+
+    from agents.evaluation import evaluate
+
+    pytest.importorskip("matplotlib")
+    frontier = load("frontier")
+    a = evaluate(["random", "greedy"], games=4, seed=3, out_dir=tmp_path / "a", progress=False)
+    evaluate(["random"], games=4, seed=5, out_dir=tmp_path / "b", progress=False)
+    rows = frontier.load_run(str(tmp_path / "a"))
+    by_agent = {r["agent"]: r for r in rows}
+    for s in a.summary:
+        row = by_agent[s["agent"]]
+        assert (row["mean"], row["ci95"], row["games"], row["seed"]) == (s["mean_american"], s["ci95_american"], 4, 3)
+    assert frontier.load_run(str(tmp_path / "a" / "summary.json"), "english")[0]["mean"] == a.summary[0]["mean_english"]
+
+    # a, the same folder again (dropped), and b on other deals (said so)
+    out = tmp_path / "plot" / "frontier.png"
+    assert frontier.main([str(tmp_path / "a"), str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out),
+                          "--min-mean", "30"]) == 0
+    text = capsys.readouterr().out
+    table = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| agent")]
+    assert len(table) == 3  # random and greedy of a, random of b
+    times = [float(line.split(" | ")[2]) for line in table]
+    assert times == sorted(times)
+    assert text.count("dropped: already given on the same deals") == 2
+    assert "do not share their deals" in text and "(3, 4)" in text and "(5, 4)" in text
+    assert out.stat().st_size > 0
+
+    # damaged or missing input: exit status 2 and an error that names the file
+    assert frontier.main([str(tmp_path / "missing")]) == 2
+    assert "missing" in capsys.readouterr().err
+    (tmp_path / "a" / "summary.json").write_text("[{\"agent\": ")
+    with pytest.raises(ValueError, match=r"summary.json' is not valid JSON"):
+        frontier.load_run(str(tmp_path / "a"))
+    (tmp_path / "a" / "summary.json").write_text(json.dumps([{"agent": "x", "games": 4}]))
+    with pytest.raises(ValueError, match=r"entry 0: missing \['seconds_per_game', 'mean_american', 'ci95_american'\]"):
+        frontier.load_run(str(tmp_path / "a"))
+    (tmp_path / "a" / "summary.json").write_text("{}")
+    with pytest.raises(ValueError, match="expected a non-empty JSON list"):
+        frontier.load_run(str(tmp_path / "a"))

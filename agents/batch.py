@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.lines import NUM_KEYS
 from pokersquares_env.cards import NUM_STANDARD
 from pokersquares_env.core import ADJACENT, GameState
 from pokersquares_env.scoring import FLUSHABLE, WINDOW

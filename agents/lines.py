@@ -73,7 +73,7 @@ def heuristic_values(system: PointSystem) -> np.ndarray:
     """
     pts = np.asarray(system.points, dtype=np.float64)
     base = system.line_points_table.astype(np.float64)  # rank groups of incomplete lines
-    t, k, pairs, win, flush = KEY_T, KEY_K, KEY_PAIRS, KEY_WINDOW, KEY_FLUSH
+    t, pairs, win, flush = KEY_T, KEY_PAIRS, KEY_WINDOW, KEY_FLUSH
     share = np.array([0.0, 0.12, 0.25, 0.45, 0.7, 1.0])[t]
     can_flush = (flush == 1) & (t < 5) & (t > 0)
     can_straight = (win > 0) & (pairs == 0) & (t < 5) & (t > 0)

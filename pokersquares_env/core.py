@@ -26,7 +26,6 @@ from pokersquares_env.scoring import (
     FLUSHABLE,
     WINDOW,
     PointSystem,
-    line_key,
     point_system,
 )
 

@@ -31,8 +31,8 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Union

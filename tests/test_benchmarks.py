@@ -53,6 +53,7 @@ def test_residuals_network_option(capsys, tmp_path, monkeypatch):
 
 def test_residual_board_features_count_what_they_say():
     import numpy as np
+
     from agents.batch import Batch
 
     residuals = load("residuals")
@@ -95,7 +96,7 @@ def test_search_ensemble_with_one_side_is_search_and_with_both_plays_legally(tmp
 
     ens = load("search_ensemble")
     first, second = _small_tables(tmp_path, 0), _small_tables(tmp_path, 1)
-    opts = dict(candidates=3, rollouts=16, depth=3, tables=first)
+    opts = {"candidates": 3, "rollouts": 16, "depth": 3, "tables": first}
     differs = False
     for rules in (Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center")):
         game = PokerSquaresGame(rules)

@@ -24,8 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Parameterized Poker Squares: evaluate under a set of point systems, normalised per "
                              "system; 'pps' (American, English, random, hypercorner, single-hand, Ameritish) or a "
                              "comma-separated list of names/JSON files")
-    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="wild jokers in the deck")
-    parser.add_argument("--placement", default="free", choices=("free", "adjacent"), help="placement rule")
+    parser.add_argument("--rules", default=None, metavar="SPEC",
+                        help="rule options at once: 'jokers=2,placement=adjacent,first_cell=center', a JSON object "
+                             "or a JSON file (default: 52 cards, free placement); the three options below may add "
+                             "to it but not contradict it")
+    parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2), help="wild jokers in the deck (0)")
+    parser.add_argument("--placement", default=None, choices=("free", "adjacent"), help="placement rule (free)")
     parser.add_argument("--first-cell", default=None, help="where the first card goes: center, top-left or a cell")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
@@ -40,13 +44,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
+def _rules(args: argparse.Namespace) -> dict:
+    """The rules of ``--rules`` with ``--jokers``, ``--placement`` and ``--first-cell`` added (a clash is an error)."""
+    from pokersquares_env.core import Rules
+
+    given = Rules.spec_options(args.rules) if args.rules is not None else {}
+    flags = {"jokers": args.jokers, "placement": args.placement, "first_cell": args.first_cell}
+    flags = Rules.spec_options({k: v for k, v in flags.items() if v is not None})
+    for key, value in flags.items():
+        if key in given and given[key] != value:
+            option = "--" + key.replace("_", "-")
+            raise ValueError(f"{option} {getattr(args, key)!r} contradicts --rules {args.rules!r} "
+                             f"({key}={given[key]!r})")
+    return Rules(**{**given, **flags}).to_json()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; 0 on success, 1 if any game raised."""
     from agents.evaluation import evaluate, evaluate_pps
-    from pokersquares_env.core import Rules
 
     try:
-        rules = Rules(jokers=args.jokers, placement=args.placement, first_cell=args.first_cell).to_json()
+        rules = _rules(args)
     except ValueError as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2

@@ -141,6 +141,63 @@ class Rules:
         """A JSON-ready description (``Rules(**d)`` reads it back)."""
         return {"jokers": self.jokers, "placement": self.placement, "first_cell": self.first_cell}
 
+    @classmethod
+    def parse(cls, spec: "str | dict[str, Any] | Rules") -> "Rules":
+        """Rules from a spec: ``"jokers=2,placement=adjacent,first_cell=center"`` (``first-cell`` and ``none`` are
+        accepted too), a JSON object (``to_json``'s form, as game records store it), the path of a JSON file
+        holding one, or a mapping; options not named keep their defaults.  Errors name the bad part and what was
+        expected."""
+        return spec if isinstance(spec, Rules) else cls(**cls.spec_options(spec))
+
+    @classmethod
+    def spec_options(cls, spec: "str | dict[str, Any]") -> dict[str, Any]:
+        """The options a spec of :meth:`parse` names, validated and normalised (``to_json``'s values)."""
+        source = f"rules {spec!r}"
+        if isinstance(spec, str):
+            text = spec.strip()
+            if text.startswith("{") or text.endswith(".json"):
+                import json
+
+                try:
+                    if text.startswith("{"):
+                        spec = json.loads(text)
+                    else:
+                        source = f"rules file {text!r}"
+                        with open(text, encoding="utf-8") as fh:
+                            spec = json.load(fh)
+                except OSError as exc:
+                    raise ValueError(f"{source}: cannot read it ({exc.strerror})") from None
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{source}: not valid JSON ({exc.msg}): expected an object such as "
+                                     '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
+            else:
+                pairs: dict[str, Any] = {}
+                for part in filter(None, (p.strip() for p in text.split(","))):
+                    key, eq, value = part.partition("=")
+                    if not eq or not key.strip() or not value.strip():
+                        raise ValueError(f"{source}: {part!r} is not KEY=VALUE: expected e.g. "
+                                         "'jokers=2,placement=adjacent,first_cell=center'")
+                    key, value = key.strip().replace("-", "_"), value.strip()
+                    if key in pairs:
+                        raise ValueError(f"{source}: {key!r} is given twice")
+                    if key == "jokers":
+                        try:
+                            value = int(value)
+                        except ValueError:
+                            raise ValueError(f"{source}: jokers={value!r}: expected 0, 1 or 2") from None
+                    elif key == "first_cell" and value.lower() == "none":
+                        value = None
+                    pairs[key] = value
+                spec = pairs
+        if not isinstance(spec, dict):
+            raise ValueError(f"{source}: expected KEY=VALUE pairs, a JSON object or a mapping, "
+                             f"got {type(spec).__name__}")
+        unknown = sorted(set(spec) - {"jokers", "placement", "first_cell"})
+        if unknown:
+            raise ValueError(f"{source}: unknown rule option(s) {unknown}: expected jokers, placement, first_cell")
+        full = cls(**spec).to_json()
+        return {key: full[key] for key in spec}
+
 
 def shuffled_deck(rng: np.random.Generator, rules: Rules) -> np.ndarray:
     """A uniformly shuffled deck of the rules' cards (argsort of uniform keys, so it batches the same way)."""

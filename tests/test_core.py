@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -64,6 +66,31 @@ def test_rules_validation():
     assert Rules(first_cell="b2").first_cell == 6
     with pytest.raises(ValueError, match="jokers"):
         Rules(jokers=True)
+
+
+def test_rules_parse_reads_specs_json_and_files(tmp_path):
+    want = Rules(jokers=2, placement="adjacent", first_cell="center")
+    assert Rules.parse("jokers=2, placement=adjacent, first-cell=center") == want
+    assert Rules.parse('{"jokers": 2, "placement": "adjacent", "first_cell": 12}') == want
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(want.to_json()))
+    (tmp_path / "list.json").write_text('["jokers"]')
+    assert Rules.parse(str(path)) == want
+    assert Rules.parse(want.to_json()) == want and Rules.parse(want) is want
+    assert Rules.parse("first_cell=none") == Rules() and Rules.parse("") == Rules()
+    assert Rules.spec_options("first_cell=c3,jokers=1") == {"first_cell": 12, "jokers": 1}  # only what is named
+    for bad, message in [("jokers=3", "jokers=3: expected 0, 1 or 2"),
+                         ("jokers=two", "jokers='two': expected 0, 1 or 2"),
+                         ("jokrs=1", r"unknown rule option\(s\) \['jokrs'\]"),
+                         ("jokers", "'jokers' is not KEY=VALUE"),
+                         ("jokers=1,jokers=2", "'jokers' is given twice"),
+                         ("placement=diagonal", "placement='diagonal': expected 'free' or 'adjacent'"),
+                         ("first_cell=z9", "first_cell='z9'"),
+                         ("{jokers: 1}", "not valid JSON"),
+                         (str(tmp_path / "missing.json"), "missing.json'.*cannot read it"),
+                         (str(tmp_path / "list.json"), "expected KEY=VALUE pairs, a JSON object or a mapping, got list")]:
+        with pytest.raises(ValueError, match=message):
+            Rules.parse(bad)
 
 
 def test_illegal_first_cell_message():

@@ -227,3 +227,22 @@ def test_pps_tournament_score_is_the_challenges_min_max_scaling():
     # a field of one has no spread: NaN, not a division error
     solo = evaluate_pps(["greedy"], systems=["american"], games=2, seed=2, progress=False)
     assert math.isnan(solo.summary[0]["tournament"])
+
+
+
+def test_cli_rules_option_equals_the_single_flags_and_refuses_a_contradiction(capsys):
+    def run(*extra):
+        assert cli.main(["evaluate", "--agent", "random", "--games", "4", "--seed", "2", "--format", "json",
+                         "--no-progress", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    spec = run("--rules", "jokers=2,placement=adjacent,first_cell=center")
+    flags = run("--jokers", "2", "--placement", "adjacent", "--first-cell", "center")
+    mixed = run("--rules", '{"jokers": 2}', "--placement", "adjacent", "--first-cell", "c3")  # additions, same cell
+    plain = run()
+    assert spec == {**flags, "seconds_per_game": spec["seconds_per_game"]}
+    assert mixed["mean"] == spec["mean"] and plain["mean"] != spec["mean"]
+    assert cli.main(["evaluate", "--agent", "random", "--rules", "jokers=2", "--jokers", "1"]) == 2
+    assert "--jokers 1 contradicts --rules 'jokers=2' (jokers=2)" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--agent", "random", "--rules", "jokers=2,wild=yes"]) == 2
+    assert "unknown rule option(s) ['wild']" in capsys.readouterr().err

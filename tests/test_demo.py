@@ -59,3 +59,19 @@ def test_cli_lists_every_command(capsys):
     text = capsys.readouterr().out
     for name in COMMANDS:
         assert name in text
+
+
+def test_cli_exits_quietly_when_its_reader_leaves():
+    """`pokersquares evaluate ... | head`: the closed pipe ends the command with status 141, not a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", "--agent", "random",
+                             "--games", "3", "--no-progress"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err

@@ -44,27 +44,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def _rules(args: argparse.Namespace) -> dict:
-    """The rules of ``--rules`` with ``--jokers``, ``--placement`` and ``--first-cell`` added (a clash is an error)."""
-    from pokersquares_env.core import Rules
-
-    given = Rules.spec_options(args.rules) if args.rules is not None else {}
-    flags = {"jokers": args.jokers, "placement": args.placement, "first_cell": args.first_cell}
-    flags = Rules.spec_options({k: v for k, v in flags.items() if v is not None})
-    for key, value in flags.items():
-        if key in given and given[key] != value:
-            option = "--" + key.replace("_", "-")
-            raise ValueError(f"{option} {getattr(args, key)!r} contradicts --rules {args.rules!r} "
-                             f"({key}={given[key]!r})")
-    return Rules(**{**given, **flags}).to_json()
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; 0 on success, 1 if any game raised."""
     from agents.evaluation import evaluate, evaluate_pps
 
+    from pokersquares_env.core import Rules
+
     try:
-        rules = _rules(args)
+        rules = Rules.with_options(args.rules, jokers=args.jokers, placement=args.placement,
+                                   first_cell=args.first_cell).to_json()
     except ValueError as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2

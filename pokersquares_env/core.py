@@ -150,6 +150,18 @@ class Rules:
         return spec if isinstance(spec, Rules) else cls(**cls.spec_options(spec))
 
     @classmethod
+    def with_options(cls, spec: "str | dict[str, Any] | None" = None, **options: Any) -> "Rules":
+        """The rules of ``spec`` (see :meth:`parse`; ``None``: the defaults) with ``options`` added; options that are
+        ``None`` are ignored.  An option that contradicts one the spec names is an error naming both (a command
+        line's ``--rules`` and its single flags)."""
+        given = cls.spec_options(spec) if spec is not None else {}
+        extra = cls.spec_options({k: v for k, v in options.items() if v is not None})
+        for key, value in extra.items():
+            if key in given and given[key] != value:
+                raise ValueError(f"{key}={options[key]!r} contradicts rules {spec!r} ({key}={given[key]!r})")
+        return cls(**{**given, **extra})
+
+    @classmethod
     def spec_options(cls, spec: "str | dict[str, Any]") -> dict[str, Any]:
         """The options a spec of :meth:`parse` names, validated and normalised (``to_json``'s values)."""
         source = f"rules {spec!r}"

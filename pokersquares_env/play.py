@@ -54,8 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``pokersquares play``."""
     parser.add_argument("--scoring", default="american",
                         help="point system: american (default), english, or a JSON file of points per hand")
-    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="wild jokers in the deck (default 0)")
-    parser.add_argument("--placement", default="free", choices=("free", "adjacent"),
+    parser.add_argument("--rules", default=None, metavar="SPEC",
+                        help="rule options at once: 'jokers=2,placement=adjacent,first_cell=center', a JSON object "
+                             "or a JSON file; the three options below may add to it but not contradict it")
+    parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2), help="wild jokers in the deck (default 0)")
+    parser.add_argument("--placement", default=None, choices=("free", "adjacent"),
                         help="'adjacent': every card after the first must touch a placed card (default free)")
     parser.add_argument("--first-cell", default=None,
                         help="where the first card must go: center, top-left or a cell such as c3 (default anywhere)")
@@ -406,7 +409,8 @@ def run(args: argparse.Namespace) -> int:
     from pokersquares_env.scoring import point_system
 
     try:
-        rules = Rules(jokers=args.jokers, placement=args.placement, first_cell=args.first_cell)
+        rules = Rules.with_options(args.rules, jokers=args.jokers, placement=args.placement,
+                                   first_cell=args.first_cell)
         system = point_system(args.scoring)
     except (TypeError, ValueError) as exc:
         print(f"pokersquares play: {exc}", file=sys.stderr)

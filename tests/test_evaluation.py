@@ -243,6 +243,6 @@ def test_cli_rules_option_equals_the_single_flags_and_refuses_a_contradiction(ca
     assert spec == {**flags, "seconds_per_game": spec["seconds_per_game"]}
     assert mixed["mean"] == spec["mean"] and plain["mean"] != spec["mean"]
     assert cli.main(["evaluate", "--agent", "random", "--rules", "jokers=2", "--jokers", "1"]) == 2
-    assert "--jokers 1 contradicts --rules 'jokers=2' (jokers=2)" in capsys.readouterr().err
+    assert "jokers=1 contradicts rules 'jokers=2' (jokers=2)" in capsys.readouterr().err
     assert cli.main(["evaluate", "--agent", "random", "--rules", "jokers=2,wild=yes"]) == 2
     assert "unknown rule option(s) ['wild']" in capsys.readouterr().err

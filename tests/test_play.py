@@ -178,9 +178,20 @@ def test_piped_game_against_an_agent_with_hints(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [(["--scoring", "nope"], "unknown point system 'nope'"), (["--vs", "nobody"], "unknown agent 'nobody'"),
-     (["--first-cell", "z9"], "first_cell='z9'")],
+     (["--first-cell", "z9"], "first_cell='z9'"),
+     (["--rules", "jokers=2", "--jokers", "1"], "jokers=1 contradicts rules 'jokers=2' (jokers=2)"),
+     (["--rules", "jokers=2,wild=yes"], "unknown rule option(s) ['wild']")],
 )
 def test_bad_options_exit_2(args, message):
     proc = subprocess.run([sys.executable, "-m", "pokersquares_env", "play", *args], input="", capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_rules_option_sets_the_rules_of_the_game():
+    proc = subprocess.run([sys.executable, "-m", "pokersquares_env", "play", "--seed", "3", "--rules",
+                           "placement=adjacent,first_cell=center"], input="a1\nc3\nq\ny\n", capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "adjacent placement" in proc.stdout
+    assert "not allowed: cell 0 (a1) is not the first cell" in proc.stdout

@@ -529,6 +529,10 @@ def add_arguments(parser) -> None:
         name = flag.replace("-", "_")
         parser.add_argument(f"--{flag}", dest=name, default=None, help=docs.get(name, ""), **extra)
     parser.add_argument("--hidden", type=int, nargs="+", default=None, metavar="N", help=docs["hidden"])
+    parser.add_argument("--rules", metavar="SPEC", default=None,
+                        help="rule options at once: 'jokers=2,placement=adjacent,first_cell=center', a JSON object "
+                             "or a JSON file; over the config file; --jokers, --placement and --first-cell may add "
+                             "to it but not contradict it")
     parser.add_argument("--config", metavar="FILE", help="a JSON or YAML config file; flags given here override it")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -567,6 +571,16 @@ def _first_cell(text: str) -> Any:
 def config_from_args(args) -> TrainConfig:
     """The TrainConfig of parsed ``pokersquares train`` arguments (config file, then flags)."""
     base = TrainConfig.load(args.config).to_dict() if args.config else TrainConfig().to_dict()
+    if getattr(args, "rules", None) is not None:
+        from pokersquares_env.core import Rules
+
+        flags = {"jokers": args.jokers, "placement": args.placement,
+                 "first_cell": None if args.first_cell is None else _first_cell(args.first_cell)}
+        try:
+            Rules.with_options(args.rules, **flags)  # a contradiction between --rules and a flag is an error
+            base.update(Rules.spec_options(args.rules))
+        except ValueError as exc:
+            raise ConfigError(f"--rules: {exc}") from None
     names = {f.name for f in fields(TrainConfig)}
     for name in names:
         value = getattr(args, name, None)

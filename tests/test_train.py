@@ -152,6 +152,27 @@ def test_cli_reports_bad_values_and_prints_resolved_config(tmp_path, capsys):
     assert printed["learning_rate"] is not None  # resolved
 
 
+def test_cli_rules_spec_sits_over_the_config_file_under_the_single_flags(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    cfg_file = tmp_path / "c.json"
+    TrainConfig(jokers=1, placement="free").save(cfg_file)
+
+    def printed(*args):
+        assert main(["train", "--config", str(cfg_file), *args, "--print-config"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    got = printed("--rules", "jokers=2,first-cell=center")
+    assert (got["jokers"], got["placement"], got["first_cell"]) == (2, "free", 12)  # placement from the file
+    got = printed("--rules", "jokers=2", "--placement", "adjacent")
+    assert (got["jokers"], got["placement"]) == (2, "adjacent")
+    assert printed()["jokers"] == 1
+    assert main(["train", "--rules", "jokers=2", "--jokers", "1", "--print-config"]) == 2
+    assert "jokers=1 contradicts rules 'jokers=2'" in capsys.readouterr().err
+    assert main(["train", "--rules", "jokers=2,speed=9", "--print-config"]) == 2
+    assert "unknown rule option(s) ['speed']" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------- training
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_each_algorithm_trains_saves_and_plays_only_legal_cells(tmp_path, algo):

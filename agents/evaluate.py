@@ -47,7 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; 0 on success, 1 if any game raised."""
     from agents.evaluation import evaluate, evaluate_pps
-
     from pokersquares_env.core import Rules
 
     try:

@@ -188,7 +188,8 @@ class Rules:
                     key, eq, value = part.partition("=")
                     if not eq or not key.strip() or not value.strip():
                         raise ValueError(f"{source}: {part!r} is not KEY=VALUE: expected e.g. "
-                                         "'jokers=2,placement=adjacent,first_cell=center'")
+                                         "'jokers=2,placement=adjacent,first_cell=center', a JSON object "
+                                         "or the path of a .json file")
                     key, value = key.strip().replace("-", "_"), value.strip()
                     if key in pairs:
                         raise ValueError(f"{source}: {key!r} is given twice")

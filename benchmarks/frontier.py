@@ -53,7 +53,10 @@ _KEYS = ("agent", "games", "seconds_per_game")
 def _read_json(path: str, what: str) -> Any:
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.loads(fh.readline() if what == "record" else fh.read())
+            if what == "record":  # the first record only; an empty file has none
+                line = fh.readline()
+                return json.loads(line) if line.strip() else None
+            return json.loads(fh.read())
     except OSError as exc:
         raise FileNotFoundError(f"{path!r}: cannot read it ({exc.strerror}): expected the output folder of "
                                 "'pokersquares evaluate --out DIR'") from None

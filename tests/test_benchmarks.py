@@ -169,6 +169,9 @@ def test_frontier_reads_evaluation_folders_and_rejects_damaged_ones(tmp_path, ca
     assert "do not share their deals" in text and "(3, 4)" in text and "(5, 4)" in text
     assert out.stat().st_size > 0
 
+    (tmp_path / "b" / "games.jsonl").write_text("")  # no records: the seed is unknown, the rows stay
+    assert [r["seed"] for r in frontier.load_run(str(tmp_path / "b"))] == [None]
+
     # damaged or missing input: exit status 2 and an error that names the file
     assert frontier.main([str(tmp_path / "missing")]) == 2
     assert "missing" in capsys.readouterr().err

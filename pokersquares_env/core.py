@@ -11,6 +11,7 @@ lines it completes costs a few integer operations and one table look-up.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,8 +169,6 @@ class Rules:
         if isinstance(spec, str):
             text = spec.strip()
             if text.startswith("{") or text.endswith(".json"):
-                import json
-
                 try:
                     if text.startswith("{"):
                         spec = json.loads(text)

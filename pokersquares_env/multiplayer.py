@@ -15,7 +15,6 @@ AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -219,13 +218,12 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.match_points: dict[str, float] = {}
         self.deck: tuple[int, ...] = ()
 
-    # same objects on every call, as PettingZoo requires
-    @functools.lru_cache(maxsize=None)
+    # the same objects on every call, as PettingZoo requires (stored once in __init__; no lru_cache, which would
+    # keep every env alive for the life of the process)
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent`` (the same for all)."""
         return self._obs_space
 
-    @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent`` (the same for all)."""
         return self._act_space

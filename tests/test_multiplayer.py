@@ -166,3 +166,16 @@ def test_seeded_matches_repeat_exactly():
             assert i1[a]["card"] == i2[a]["card"]
     other = play(parallel_env(num_players=2, rounds=2, jokers=1), seed=12)
     assert [h[3]["player_0"]["card"] for h in other] != [h[3]["player_0"]["card"] for h in runs[0]]
+
+
+def test_spaces_are_stable_and_do_not_keep_the_env_alive():
+    import gc
+    import weakref
+
+    env = parallel_env(num_players=2)
+    assert env.observation_space("player_0") is env.observation_space("player_1")
+    assert env.action_space("player_0") is env.action_space("player_0")
+    ref = weakref.ref(env)
+    del env
+    gc.collect()
+    assert ref() is None, "a finished env must be collectable (no per-instance caches held by the class)"

@@ -211,7 +211,29 @@ def test_load_theta_names_what_is_wrong(tmp_path, content, match):
     assert path.read_text() == content  # the file is left as it was
 
 
+@needs_numba
+def test_tune_tables_experiment_takes_rules(tmp_path):
+    """``--rules`` reaches the tables, the tuning and the held-out deals, and the command it prints plays them."""
+    from pokersquares_env.cli import main
+    from pokersquares_env.core import Rules
+
+    out = tmp_path / "tune"
+    code = main(["experiment", "tune-tables", "--out", str(out), "--rules", "jokers=1,placement=adjacent",
+                 "--generations", "1", "--refine", "0", "--population", "4", "--elite", "2", "--games", "100",
+                 "--eval-games", "100", "--tables-games", "2000", "--no-progress"])
+    assert code == 0
+    want = Rules(jokers=1, placement="adjacent")
+    assert ValueTables.load(out / "tables.npz").rules == want
+    res = json.loads((out / "results.json").read_text())
+    assert Rules(**res["rules"]) == want
+    md = (out / "results.md").read_text()
+    assert "--rules jokers=1,placement=adjacent" in md
+    assert Rules.parse(md.split("--rules ")[1].split("`")[0]) == want  # the printed spec reads back as the rules
+
+
 @pytest.mark.parametrize("args, match", [(["--scoring", "nope"], "nope"),
+                                         (["--rules", "jokers=9"], "jokers"),
+                                         (["--rules", "colour=red"], "colour"),
                                          (["--population", "2", "--elite", "3"], "elite=3 is larger"),
                                          (["--refine", "-1"], "refine=-1")])
 def test_tune_tables_experiment_rejects_bad_options_before_any_work(tmp_path, capsys, args, match):

@@ -35,10 +35,19 @@ def _paired(base: np.ndarray, tuned: np.ndarray) -> dict[str, float]:
             "difference": diff["mean"], "difference_ci95": diff["ci95"]}
 
 
+def _spec(rules) -> str:
+    """``rules`` as the ``KEY=VALUE`` spec that ``--rules`` reads back (the options that differ from the defaults)."""
+    from pokersquares_env.core import Rules
+
+    default = Rules().to_json()
+    return ",".join(f"{k}={'none' if v is None else v}" for k, v in rules.to_json().items() if default.get(k) != v)
+
+
 def tune_tables_experiment(
     out: str = "runs/tune_tables",
     *,
     scoring: str = "american",
+    rules: Any = None,
     ply: int = 1,
     generations: int = 25,
     refine: int = 20,
@@ -57,7 +66,9 @@ def tune_tables_experiment(
     Stage 1 runs ``generations`` generations with one multiplier per class and row/column (starting spread
     ``sigma``); stage 2 (``refine`` generations, 0 to skip) starts from it with one multiplier per third of the
     game (spread ``sigma / 3``).  ``eval_games`` held-out deals (two-ply on half of them) give the paired
-    differences.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
+    differences.  ``rules`` (a :class:`~pokersquares_env.core.Rules` or a spec of ``Rules.parse``, such as
+    ``"jokers=2,placement=adjacent"``; default the plain rules) are the rules tables, tuning and held-out deals
+    use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
     """
     from agents.evaluation import pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
@@ -67,11 +78,12 @@ def tune_tables_experiment(
     from pokersquares_env.scoring import point_system
 
     system = point_system(scoring)  # ValueError names a bad system
+    rules = Rules() if rules is None else Rules.parse(rules)  # ValueError names a bad option
     for name, value in (("refine", refine), ("eval_games", eval_games)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (name == "eval_games" and value < 2):
             raise ValueError(f"{name}={value!r}: expected an integer >= {2 if name == 'eval_games' else 0}")
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
-    base = load_or_train(system, Rules(), games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
+    base = load_or_train(system, rules, games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -97,11 +109,13 @@ def tune_tables_experiment(
     theta = result.theta
     theta_json = {name: {"row": theta[i, 0].round(4).tolist(), "column": theta[i, 1].round(4).tolist()}
                   for i, name in enumerate(CLASS_NAMES)}
-    summary = {"scoring": system.name, "ply": ply, "generations": generations, "refine": refine,
+    summary = {"scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations, "refine": refine,
                "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
                "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
-    lines = [f"# Tuned tables ({system.name}, tuned for ply={ply}; {seconds / 60:.1f} min)", "",
+    plain = rules == Rules()
+    lines = [f"# Tuned tables ({system.name}{'' if plain else ', rules ' + _spec(rules)}, tuned for ply={ply}; "
+             f"{seconds / 60:.1f} min)", "",
              f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {eval_games // 2}).", "",
              "| player | games | untuned | tuned | paired difference |", "|---|---|---|---|---|"]
     for name, e in evaluation.items():
@@ -115,7 +129,7 @@ def tune_tables_experiment(
         col = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 1])
         lines.append(f"| {name} | {row} | {col} |")
     lines += ["", f"Play them: `pokersquares evaluate --agent expectimax:tables={folder / 'tables.npz'} "
-              f"--scoring {system.name}`"]
+              f"--scoring {system.name}{'' if plain else ' --rules ' + _spec(rules)}`"]
     table = "\n".join(lines)
     summary["table"] = table
     (folder / "results.md").write_text(table + "\n")

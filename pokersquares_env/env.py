@@ -288,11 +288,11 @@ class PokerSquaresEnv(gym.Env):
         keys = state.line_keys()
         complete = [t == 5 for t in state.line_t]
         active, american_table, english_table, categories = self._final_tables
-        score = float(sum([active[k] if c else 0.0 for k, c in zip(keys, complete)]))
-        american = float(sum([american_table[k] if c else 0.0 for k, c in zip(keys, complete)]))
-        english = float(sum([english_table[k] if c else 0.0 for k, c in zip(keys, complete)]))
+        score = float(sum([active[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
+        american = float(sum([american_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
+        english = float(sum([english_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
         hands = [CATEGORY_KEYS[categories[k]] if c and categories[k] >= 0 else NO_HAND_KEY
-                 for k, c in zip(keys, complete)]
+                 for k, c in zip(keys, complete, strict=True)]
         threshold = self.point_system.win_threshold
         return {
             "action_mask": np.zeros(NUM_CELLS, dtype=np.int8),

@@ -158,7 +158,7 @@ def side_by_side(game: Any, states: list[Any], names: list[str], style: _Style |
     hands = [game.hands(s) for s in states]
     points = [game.line_points(s) for s in states]
     for i in range(10):
-        cells = "".join(f"{_hand_label(h[i]):<16}{_fmt(p[i]):>4}    " for h, p in zip(hands, points))
+        cells = "".join(f"{_hand_label(h[i]):<16}{_fmt(p[i]):>4}    " for h, p in zip(hands, points, strict=True))
         out.append(f"{line_name(i):<7}{cells}".rstrip())
     for system in dict.fromkeys((game.system.name, "american", "english")):
         try:

@@ -226,7 +226,8 @@ class GameRecord:
         if isinstance(data.get("board"), list):  # a board may write either joker as plain "JK"
             if len(data["board"]) == len(expected["board"]):
                 expected["board"] = [
-                    "JK" if t in ("JK1", "JK2") and j == "JK" else t for t, j in zip(expected["board"], data["board"])
+                    "JK" if t in ("JK1", "JK2") and j == "JK" else t
+                    for t, j in zip(expected["board"], data["board"], strict=True)
                 ]
         for key in ("board", "hands", "scores", "score", "finished"):
             if key in data and data[key] != expected[key]:

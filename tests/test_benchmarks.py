@@ -60,7 +60,7 @@ def test_residual_board_features_count_what_they_say():
     b = Batch(1)
     # nine hearts (suit 2, ranks 2..10): columns 0-3 collect them (3, 2, 2, 2 cards: 2+3+3+3 = 11 claimed, 4 unseen),
     # rows 0 and 1 hold four each (1 + 1 claimed), row 2 one (not yet a claim)
-    for cell, card in zip([0, 5, 10, 1, 6, 2, 7, 3, 8], range(26, 35)):
+    for cell, card in zip([0, 5, 10, 1, 6, 2, 7, 3, 8], range(26, 35), strict=True):
         b.place(np.array([cell]), np.array([card]))
     f = residuals.board_features(b)[0]
     np.testing.assert_array_equal(f, [0, 2, 1, 7, 4, 1, 0, 0, 0, 0, 0])

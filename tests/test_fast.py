@@ -103,7 +103,7 @@ def test_search_backends_agree(tables):
             game.apply(state, agent.act(None, None, game, state.copy()))
         plays.append((list(state.placements), values))
     assert plays[0][0] == plays[1][0]
-    for a, b in zip(plays[0][1], plays[1][1]):
+    for a, b in zip(plays[0][1], plays[1][1], strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
 
 
@@ -239,7 +239,8 @@ def test_claims_tables_match_a_from_scratch_reference(rules):
             placed = len(state.placements)
             if placed < 8 or placed >= 24:
                 continue
-            lines = list(zip(state.line_t, state.line_k, state.line_pairs, state.line_ranks, state.line_suits))
+            lines = list(zip(state.line_t, state.line_k, state.line_pairs, state.line_ranks, state.line_suits,
+                             strict=True))
             counts = np.asarray(state.rank_counts).reshape(10, 13).tolist()
             seen_rank = [sum(1 for c in state.board if 0 <= c < 52 and c % 13 == r) for r in range(13)]
             seen_suit = [sum(1 for c in state.board if 0 <= c < 52 and c // 13 == s) for s in range(4)]

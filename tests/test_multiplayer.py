@@ -159,7 +159,7 @@ def test_bad_arguments_are_named():
 def test_seeded_matches_repeat_exactly():
     # pettingzoo's parallel_seed_test stops after one step (it tests any() of a dict), so check whole matches here
     runs = [play(parallel_env(num_players=2, rounds=2, jokers=1), seed=11) for _ in range(2)]
-    for (o1, r1, t1, i1), (o2, r2, t2, i2) in zip(*runs):
+    for (o1, r1, t1, i1), (o2, r2, t2, i2) in zip(*runs, strict=True):
         assert r1 == r2 and t1 == t2
         for a in o1:
             assert np.array_equal(o1[a]["observation"], o2[a]["observation"])

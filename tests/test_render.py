@@ -220,7 +220,7 @@ def test_any_board_draws_deterministically(seed, filled, partial):
     board = [-1] * 25
     cells = rng.permutation(25)[:filled]
     cards = rng.permutation(54)[:filled]
-    for cell, code in zip(cells, cards):
+    for cell, code in zip(cells, cards, strict=True):
         board[int(cell)] = int(code)
     drawn = int(rng.integers(54))
     frame = render.draw_board(board, "english", partial=partial, drawn=drawn, cards_left=3)

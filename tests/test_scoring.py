@@ -157,7 +157,7 @@ def test_score_grids_matches_score_grid(boards):
 
 def test_incomplete_grids_score_rank_groups_only():
     grid = [-1] * 25
-    for cell, card in zip(range(4), parse_cards("7c 7d 7h 2s")):
+    for cell, card in zip(range(4), parse_cards("7c 7d 7h 2s"), strict=True):
         grid[cell] = card  # four cards of row 1: trips
     grid[5:10] = parse_cards("2c 3c 4c 5c")[:4] + [-1]  # four-card straight flush draw: nothing
     assert line_points(grid, "american")[:2] == [10, 0]

@@ -429,7 +429,7 @@ class PokerShuffleEnv(gym.Env):
             text = board_text(self.game, self.state, legal=self.mode == "arrange" and self.rules.placement == "adjacent")
             lines = [ln for ln in text.splitlines() if not ln.startswith("card to place")]
             if self.mode == "arrange":
-                todo = [c for c, p in zip(self.cards, self._placed) if not p]
+                todo = [c for c, p in zip(self.cards, self._placed, strict=True) if not p]
                 lines.append(f"cards to place: {format_cards(todo) or '-'}")
                 lines.append(f"placements left before the check: {self._left}")
             else:

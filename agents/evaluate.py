@@ -83,14 +83,29 @@ def run(args: argparse.Namespace) -> int:
                 if len(args.agent) > 1:
                     print()
                     for p in result.paired():
+                        if not p["deals"]:
+                            print(f"{p['a']} - {p['b']}: no common deals (one of them failed every game)")
+                            continue
                         print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} +- {p['ci95']:.3f} "
                               f"over {p['deals']} common deals")
             errors = result.errors
     except (ValueError, TypeError, ImportError) as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
-    for e in errors[:20]:
-        print(f"error: agent {e['agent']} on deal {e['deal']}: {e['error']}", file=sys.stderr)
-    if len(errors) > 20:
-        print(f"... and {len(errors) - 20} more errors", file=sys.stderr)
+    _report_errors(errors)
     return 1 if errors else 0
+
+
+def _report_errors(errors: list[dict], limit: int = 20) -> None:
+    """Print the games that raised to stderr, one line per agent and message: an agent that could not be built fails
+    every deal with the same message, which is printed once with the number of deals (all are in errors.json)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for e in errors:
+        groups.setdefault((e["agent"], e["error"]), []).append(int(e["deal"]))
+    for n, ((agent, message), deals) in enumerate(groups.items()):
+        if n == limit:
+            rest = sum(len(d) for d in list(groups.values())[limit:])
+            print(f"... and {rest} more failed games (every one is in errors.json under --out)", file=sys.stderr)
+            break
+        where = f"deal {deals[0]}" if len(deals) == 1 else f"deal {deals[0]} and {len(deals) - 1} more deals"
+        print(f"error: agent {agent} on {where}: {message}", file=sys.stderr)

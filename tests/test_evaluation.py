@@ -106,7 +106,8 @@ def test_an_agent_that_cannot_be_built_is_reported_and_every_output_is_written(t
     assert cli.main(["evaluate", "--agent", "expectimax:ply=7", "--games", "3", "--out", str(out),
                      "--no-progress"]) == 1
     err = capsys.readouterr().err
-    assert "error: agent expectimax:ply=7 on deal 0" in err and "ply=7" in err
+    assert "error: agent expectimax:ply=7 on deal 0 and 2 more deals" in err and "ply=7" in err
+    assert err.count("error: agent") == 1  # the same build error once, not once per deal
     assert "log-scaled" not in err
     assert {"games.jsonl", "errors.json", "summary.md", "summary.json", "hands.json", "paired.json", "scores.png",
             "hands.png"} <= {p.name for p in out.iterdir()}
@@ -131,6 +132,12 @@ def test_cli_reports_errors_and_bad_specs(capsys):
                      "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "error: agent raiser on deal" in err and "boom" in err
+    odd = [d for d in range(10) if deal_deck(3, d)[0] % 2]
+    assert err.count("error: agent raiser on deal") == len(odd)  # each message names its deal, so none is merged
+    assert cli.main(["evaluate", "--agent", "expectimax:ply=7", "--agent", "random", "--games", "2",
+                     "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "expectimax:ply=7 - random: no common deals" in out and "+nan" not in out
     assert cli.main(["evaluate", "--agent", "nosuch", "--games", "2", "--no-progress"]) == 2
     assert "unknown agent 'nosuch'" in capsys.readouterr().err
 

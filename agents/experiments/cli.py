@@ -88,8 +88,9 @@ def add_arguments(parser) -> None:
     t.add_argument("--out", default="runs/tune_tables", help="output folder")
     t.add_argument("--scoring", default="american", help="point system (american, english, or a JSON file)")
     t.add_argument("--rules", default=None, metavar="SPEC",
-                   help="rule options of the tables, the tuning and the held-out deals, as 'jokers=2,placement=adjacent,"
-                        "first_cell=center', a JSON object or a .json file (default: the plain rules)")
+                   help="rule options of the tables, the tuning and the held-out deals, as "
+                        "'jokers=2,placement=adjacent,first_cell=center', a JSON object or a .json file "
+                        "(default: the plain rules)")
     t.add_argument("--ply", type=int, default=1, choices=[1, 2], help="the expectimax depth tuned for")
     t.add_argument("--generations", type=int, default=25, help="generations of stage 1 (one multiplier per class)")
     t.add_argument("--refine", type=int, default=20, help="generations of stage 2 (per third of the game; 0: skip)")
@@ -140,8 +141,8 @@ def _tune(args) -> int:
     from agents.experiments.tune_tables import tune_tables_experiment
 
     return _run_and_print("tune-tables", lambda: tune_tables_experiment(
-        args.out, scoring=args.scoring, rules=args.rules, ply=args.ply, generations=args.generations, refine=args.refine,
-        population=args.population, elite=args.elite, games=args.games, sigma=args.sigma,
+        args.out, scoring=args.scoring, rules=args.rules, ply=args.ply, generations=args.generations,
+        refine=args.refine, population=args.population, elite=args.elite, games=args.games, sigma=args.sigma,
         eval_games=args.eval_games, eval_seed=args.eval_seed, seed=args.seed, tables_games=args.tables_games,
         progress=not args.no_progress,
     ), "tables.npz, theta.json, history.json, results.md, results.json, curve.png", args.out)

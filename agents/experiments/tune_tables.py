@@ -109,8 +109,8 @@ def tune_tables_experiment(
     theta = result.theta
     theta_json = {name: {"row": theta[i, 0].round(4).tolist(), "column": theta[i, 1].round(4).tolist()}
                   for i, name in enumerate(CLASS_NAMES)}
-    summary = {"scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations, "refine": refine,
-               "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
+    summary = {"scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations,
+               "refine": refine, "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
                "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
     plain = rules == Rules()

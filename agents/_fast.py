@@ -445,10 +445,11 @@ def _board_value(line, seen, cells, vf, phases, nout, points, ur, us, live, base
 
 @njit(cache=True, nogil=True)
 def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, first_cell, points,
-                    out, depth=0):  # pragma: no cover - compiled
+                    out, depth, reply):  # pragma: no cover - compiled
     """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``;
     with ``depth > 0`` only ``depth`` moves are played and the board's summed line values (:func:`_board_value`)
-    stand for the final score."""
+    stand for the final score.  With ``reply`` of shape ``(boards, 54)`` (not ``(boards, 0)``), the first move of
+    every rollout on board ``i`` puts its card on ``reply[i, card]`` instead of the greedy cell."""
     nb = line.shape[0]
     nr = orders.shape[0]
     ln = np.empty_like(line[0])
@@ -471,7 +472,11 @@ def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, 
         j = 0
         while ce[2] < 25 and (depth <= 0 or j < depth):
             card = orders[r, j]
-            c = _greedy_cell(ln, cn, se, ce, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base)
+            if j == 0 and reply.shape[1] > 0:
+                c = reply[i, card]
+            else:
+                c = _greedy_cell(ln, cn, se, ce, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live,
+                                 base)
             _place(ln, cn, se, ce, c, card)
             j += 1
         if ce[2] < 25:
@@ -489,20 +494,59 @@ def _boards_after(state: GameState, cells, card: int):
     return lines, cnts, seens, cls
 
 
+@njit(cache=True, nogil=True)
+def _reply_cells(line, cnt, seen, cells, cards, unseen, vf, phases, nout, adjacent, first_cell,
+                 reply):  # pragma: no cover - compiled
+    """``reply[i, card]``: two-ply expectimax's cell on board ``i`` for each ``card`` in ``cards``, the other cards of
+    ``unseen`` (ascending, as the agents pass them) being the chance cards."""
+    m = unseen.shape[0]
+    rest = np.empty(max(m - 1, 0), dtype=np.int64)
+    vals = np.empty(25)
+    for i in range(line.shape[0]):
+        if cells[i, 2] >= 25:
+            continue
+        for a in range(cards.shape[0]):
+            card = cards[a]
+            k = 0
+            for b in range(m):
+                if unseen[b] != card:
+                    rest[k] = unseen[b]
+                    k += 1
+            _ply_values(line[i], cnt[i], seen[i], cells[i], card, rest[:k], 2, vf, phases, nout, adjacent,
+                        first_cell, vals)
+            best = -np.inf
+            cell = -1
+            for c in range(25):
+                if not np.isnan(vals[c]) and vals[c] > best:
+                    best = vals[c]
+                    cell = c
+            reply[i, card] = cell
+
+
 def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.ndarray, state: GameState,
                   cells: np.ndarray, card: int, orders: np.ndarray, adjacent: bool,
-                  first_cell: int | None, depth: int = 0) -> np.ndarray:
+                  first_cell: int | None, depth: int = 0, reply: tuple[np.ndarray, np.ndarray] | None = None,
+                  ) -> np.ndarray:
     """Mean final score of each cell in ``cells`` after ``card`` goes there, over rollouts on ``orders``.
 
     ``orders`` ``(R, steps)``: the cards to come, one row per rollout (the same rows for every cell).  Rollouts
     play the one-ply greedy policy on the table, like :meth:`agents.batch.Batch.play_out`.  ``depth > 0``
-    truncates them after ``depth`` moves and scores the board by its summed line values instead.
+    truncates them after ``depth`` moves and scores the board by its summed line values instead.  ``reply``
+    ``(unseen, reply_flat)``: each rollout's first move is two-ply expectimax on ``reply_flat`` (a flat table of
+    the same shape), over the ``unseen`` cards (ascending) less the one drawn, instead of one-ply.
     """
     lines, cnts, seens, cls = _boards_after(state, cells, card)
+    orders = np.ascontiguousarray(orders, dtype=np.int64)
+    adjacent, first = bool(adjacent), -1 if first_cell is None else int(first_cell)
+    replies = np.full((len(cells), 0), -1, dtype=np.int64)
+    if reply is not None and orders.shape[1] > 0:
+        unseen, reply_flat = reply
+        replies = np.full((len(cells), 54), -1, dtype=np.int64)
+        _reply_cells(lines, cnts, seens, cls, np.unique(orders[:, 0]), np.asarray(unseen, dtype=np.int64),
+                     reply_flat, phases, nout, adjacent, first, replies)
     out = np.empty((len(cells), orders.shape[0]))
-    _rollout_totals(lines, cnts, seens, cls, np.ascontiguousarray(orders, dtype=np.int64), values_flat, phases,
-                    nout, bool(adjacent), -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64),
-                    out, int(depth))
+    _rollout_totals(lines, cnts, seens, cls, orders, values_flat, phases, nout, adjacent, first,
+                    np.asarray(points, dtype=np.float64), out, int(depth), replies)
     return out.mean(1)
 
 

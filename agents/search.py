@@ -47,7 +47,9 @@ class RolloutSearchAgent(Agent):
     the true points rather than the tables; compiled only; about 20 ms for the move with 4 empty cells, 3 s with 5),
     ``depth`` (0, full rollouts; ``n`` > 0: each rollout plays ``n`` moves, then the board's summed line values --
     the points of full lines, the table values of the others -- stand for its final score; compiled only; ``depth=8``
-    plays as strongly as full rollouts at half the time),
+    plays as strongly as full rollouts at half the time), ``reply`` (``ply1``; ``ply2``: the first move of every
+    rollout, the reply to the candidate, is two-ply expectimax on ``tables`` over the unseen cards less the one drawn,
+    the later moves one-ply; compiled only; one two-ply evaluation per candidate and possible next card),
     ``rollout_tables`` (a saved ``.npz`` with the same features and phases, e.g. tuned tables from
     ``pokersquares experiment tune-tables``: the rollouts' one-ply policy plays on them, ``E`` stays on ``tables``),
     and the table options of ``expectimax``: ``tables``
@@ -82,6 +84,7 @@ class RolloutSearchAgent(Agent):
         rollout_tables: str | None = None,
         tuned: bool = False,
         depth: int = 0,
+        reply: str = "ply1",
     ) -> None:
         super().__init__(seed)
         if ply not in (2, 3):
@@ -94,6 +97,12 @@ class RolloutSearchAgent(Agent):
             raise ValueError(f"depth={depth!r}: expected an integer >= 0 (0: full rollouts)")
         if depth and rollout == "ply2":
             raise ValueError("depth needs rollout='ply1' (two-ply rollouts always play to the end)")
+        if reply not in ("ply1", "ply2"):
+            raise ValueError(f"reply={reply!r}: expected 'ply1' (the rollouts' first move one-ply, like the rest) or "
+                             "'ply2' (two-ply expectimax)")
+        if reply == "ply2" and rollout == "ply2":
+            raise ValueError("reply='ply2' needs rollout='ply1' (two-ply rollouts already reply by two-ply)")
+        self.reply = reply
         self.depth = int(depth)
         self.ply = ply
         self.rollout = rollout
@@ -107,7 +116,8 @@ class RolloutSearchAgent(Agent):
         self.rules = rules or Rules()
         needs = ", ".join(name for name, on in (("ply=3", ply == 3), ("rollout='ply2'", rollout == "ply2"),
                                                 (f"endgame={self.endgame}", self.endgame > 0),
-                                                (f"depth={self.depth}", self.depth > 0)) if on)
+                                                (f"depth={self.depth}", self.depth > 0),
+                                                ("reply='ply2'", reply == "ply2")) if on)
         vt, self._compiled = tables_and_kernels(self.system, self.rules, tables=tables, games=games, phases=phases,
                                                 features=features, cache=cache, backend=backend, needs_compiled=needs,
                                                 tuned=tuned)
@@ -165,7 +175,8 @@ class RolloutSearchAgent(Agent):
 
             c = self._compiled
             means = rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
-                                  unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth)
+                                  unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth,
+                                  reply=(np.sort(unseen), c.flat) if self.reply == "ply2" else None)
         else:
             bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
             bx = bx.repeat(len(cells))

@@ -549,3 +549,70 @@ def test_search_depth_truncates_only_the_rollouts_and_rejects_bad_values(tables,
         RolloutSearchAgent(system="american", rules=rules, tables=str(path), depth=4, backend="numpy")
     with pytest.raises(ValueError, match="depth needs rollout='ply1'"):
         RolloutSearchAgent(system="american", rules=rules, tables=str(path), depth=4, rollout="ply2")
+
+
+@pytest.mark.parametrize("rules", RULES, ids=IDS)
+def test_reply_ply2_plays_the_first_rollout_move_by_numpy_two_ply_expectimax(tables, rules):
+    """``reply``: each rollout's first move (the reply to the candidate) is numpy's expectimax:ply=2 for the drawn card
+    over the other unseen cards; the later moves are one-ply, as without it."""
+    from agents import _fast
+    from agents.batch import IS_COL, phase_of
+
+    vt = tables(rules)
+    game = PokerSquaresGame(rules)
+    state = list(_states(game, 5, every=7))[1]  # 7 cards placed
+    cells = np.array(game.legal_cells(state)[:3])
+    unseen = np.array(sorted(game.unseen(state)))
+    steps = 24 - len(state.placements)
+    orders = np.argsort(np.random.default_rng(3).random((12, unseen.size)), axis=1)[:, :steps]
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    points = vt.system.line_points_table
+    adjacent = rules.placement == "adjacent"
+    depth = 3
+    got = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, unseen[orders], adjacent,
+                              rules.first_cell, depth, reply=(unseen, flat))
+    plain = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, unseen[orders], adjacent,
+                                rules.first_cell, depth)
+    placed = len(state.placements)
+    want = np.empty(len(cells))
+    for i, c in enumerate(cells):
+        finals = []
+        for order in unseen[orders]:
+            # the state after the candidate, with the rollout's first card drawn: numpy two-ply picks the reply
+            s = game.init(list(state.deck[:placed + 1]) + list(order), validate=False)
+            for cell in list(state.placements) + [int(c)]:
+                game.apply(s, cell)
+            assert s.card == order[0] and sorted(game.unseen(s)) == sorted(set(unseen) - {order[0]})
+            reply = int(np.nanargmax(expectimax_values(vt.values, game, s, 2)))
+            b = Batch.from_state(s, 1, placement=rules.placement, first_cell=rules.first_cell)
+            b.place(np.array([reply]), np.array([order[0]]))
+            for j in range(1, depth):
+                b.place(b.cell_gains(np.array([order[j]]), vt.values, phase_of(b.placed + 1, phases)).argmax(1),
+                        np.array([order[j]]))
+            keys = b.keys()
+            table = vt.values[keys, IS_COL, phase_of(b.placed, phases), b.outs()]
+            finals.append(float(np.where(b.t >= 5, points[keys], table).sum()))
+        want[i] = np.mean(finals)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+    assert not np.allclose(got, plain)  # the two-ply reply changes the estimate
+
+
+def test_search_reply_option(tables, tmp_path):
+    from agents.search import RolloutSearchAgent
+
+    rules = Rules(jokers=1, placement="adjacent")
+    path = tmp_path / "t.npz"
+    tables(rules).save(path)
+    game = PokerSquaresGame(rules)
+    agent = make_agent(f"search:reply=ply2,depth=4,rollouts=8,candidates=3,tables={path}", rules=rules, seed=1)
+    state = game.init(game.deal(np.random.default_rng(4)), validate=False)
+    while not state.terminal:
+        cell = agent.act(None, None, game, state.copy())
+        assert cell in game.legal_cells(state)
+        game.apply(state, cell)
+    with pytest.raises(ValueError, match="reply='ply3'"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), reply="ply3")
+    with pytest.raises(ValueError, match="reply='ply2' needs the compiled backend"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), reply="ply2", backend="numpy")
+    with pytest.raises(ValueError, match="reply='ply2' needs rollout='ply1'"):
+        RolloutSearchAgent(system="american", rules=rules, tables=str(path), reply="ply2", rollout="ply2")

@@ -495,6 +495,18 @@ def _boards_after(state: GameState, cells, card: int):
 
 
 @njit(cache=True, nogil=True)
+def _best_cell(vals):  # pragma: no cover - compiled
+    """The first cell of highest value (NaN: illegal); -1 if none is legal."""
+    best = -np.inf
+    cell = -1
+    for c in range(25):
+        if not np.isnan(vals[c]) and vals[c] > best:
+            best = vals[c]
+            cell = c
+    return cell
+
+
+@njit(cache=True, nogil=True)
 def _reply_cells(line, cnt, seen, cells, cards, unseen, vf, phases, nout, adjacent, first_cell,
                  reply):  # pragma: no cover - compiled
     """``reply[i, card]``: two-ply expectimax's cell on board ``i`` for each ``card`` in ``cards``, the other cards of
@@ -514,13 +526,7 @@ def _reply_cells(line, cnt, seen, cells, cards, unseen, vf, phases, nout, adjace
                     k += 1
             _ply_values(line[i], cnt[i], seen[i], cells[i], card, rest[:k], 2, vf, phases, nout, adjacent,
                         first_cell, vals)
-            best = -np.inf
-            cell = -1
-            for c in range(25):
-                if not np.isnan(vals[c]) and vals[c] > best:
-                    best = vals[c]
-                    cell = c
-            reply[i, card] = cell
+            reply[i, card] = _best_cell(vals)
 
 
 def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.ndarray, state: GameState,
@@ -643,13 +649,7 @@ def _rollout2_totals(line, cnt, seen, cells, perms, steps, vf, phases, nout, adj
         for j in range(steps):
             card = perms[r, j]
             _ply_values(ln, cn, se, ce, card, perms[r, j + 1:], 2, vf, phases, nout, adjacent, first_cell, vals)
-            best = -np.inf
-            cell = -1
-            for c in range(25):
-                if not np.isnan(vals[c]) and vals[c] > best:
-                    best = vals[c]
-                    cell = c
-            _place(ln, cn, se, ce, cell, card)
+            _place(ln, cn, se, ce, _best_cell(vals), card)
         out[i, r] = _final_score(ln, points)
 
 

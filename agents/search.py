@@ -159,7 +159,7 @@ class RolloutSearchAgent(Agent):
         if len(legal) == 1 or steps <= 0 or self.weight == 0 or self.candidates == 1:
             return values, order[:1]
         cells = order[: self.candidates]
-        unseen = np.array(game.unseen(state), dtype=np.int64)
+        unseen = np.array(game.unseen(state), dtype=np.int64)  # ascending, as the two-ply reply expects
         orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)
         if self.rollout == "ply2":
             from agents._fast import rollout2_means
@@ -176,7 +176,7 @@ class RolloutSearchAgent(Agent):
             c = self._compiled
             means = rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
                                   unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth,
-                                  reply=(np.sort(unseen), c.flat) if self.reply == "ply2" else None)
+                                  reply=(unseen, c.flat) if self.reply == "ply2" else None)
         else:
             bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
             bx = bx.repeat(len(cells))

@@ -142,6 +142,12 @@ class Rules:
         """A JSON-ready description (``Rules(**d)`` reads it back)."""
         return {"jokers": self.jokers, "placement": self.placement, "first_cell": self.first_cell}
 
+    def to_spec(self) -> str:
+        """The ``KEY=VALUE`` spec :meth:`parse` reads back, naming only the options that differ from the defaults
+        (``""`` for the plain rules), as a command line's ``--rules`` takes it."""
+        default = Rules().to_json()
+        return ",".join(f"{k}={'none' if v is None else v}" for k, v in self.to_json().items() if default[k] != v)
+
     @classmethod
     def parse(cls, spec: "str | dict[str, Any] | Rules") -> "Rules":
         """Rules from a spec: ``"jokers=2,placement=adjacent,first_cell=center"`` (``first-cell`` and ``none`` are

@@ -107,3 +107,11 @@ def test_illegal_first_cell_message():
 def test_shuffled_deck_is_a_permutation():
     deck = shuffled_deck(np.random.default_rng(0), Rules(jokers=1))
     assert sorted(deck.tolist()) == list(range(53))
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center"),
+                                   Rules(jokers=1, placement="adjacent")])
+def test_rules_to_spec_reads_back(rules):
+    spec = rules.to_spec()
+    assert Rules.parse(spec) == rules
+    assert (spec == "") == (rules == Rules())  # only options that differ from the defaults are named

@@ -35,14 +35,6 @@ def _paired(base: np.ndarray, tuned: np.ndarray) -> dict[str, float]:
             "difference": diff["mean"], "difference_ci95": diff["ci95"]}
 
 
-def _spec(rules) -> str:
-    """``rules`` as the ``KEY=VALUE`` spec that ``--rules`` reads back (the options that differ from the defaults)."""
-    from pokersquares_env.core import Rules
-
-    default = Rules().to_json()
-    return ",".join(f"{k}={'none' if v is None else v}" for k, v in rules.to_json().items() if default.get(k) != v)
-
-
 def tune_tables_experiment(
     out: str = "runs/tune_tables",
     *,
@@ -113,8 +105,8 @@ def tune_tables_experiment(
                "refine": refine, "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
                "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
-    plain = rules == Rules()
-    lines = [f"# Tuned tables ({system.name}{'' if plain else ', rules ' + _spec(rules)}, tuned for ply={ply}; "
+    spec = rules.to_spec()
+    lines = [f"# Tuned tables ({system.name}{', rules ' + spec if spec else ''}, tuned for ply={ply}; "
              f"{seconds / 60:.1f} min)", "",
              f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {eval_games // 2}).", "",
              "| player | games | untuned | tuned | paired difference |", "|---|---|---|---|---|"]
@@ -129,7 +121,7 @@ def tune_tables_experiment(
         col = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 1])
         lines.append(f"| {name} | {row} | {col} |")
     lines += ["", f"Play them: `pokersquares evaluate --agent expectimax:tables={folder / 'tables.npz'} "
-              f"--scoring {system.name}{'' if plain else ' --rules ' + _spec(rules)}`"]
+              f"--scoring {system.name}{' --rules ' + spec if spec else ''}`"]
     table = "\n".join(lines)
     summary["table"] = table
     (folder / "results.md").write_text(table + "\n")

@@ -14,6 +14,16 @@ from agents.experiments.reward_shaping import EVAL_SYSTEMS, ExperimentConfig, ma
 TINY_TRAIN = dict(hidden=[8, 8], num_envs=16, num_steps=26, minibatch_size=208, update_epochs=1)
 
 
+RULES = {"jokers": 1, "placement": "adjacent", "first_cell": 12}
+
+
+def _played_rules(folder):
+    """The rules of every game record in an experiment's evaluation folder (all the same, or the test fails)."""
+    games = [json.loads(line) for line in (folder / "evaluation" / "games.jsonl").read_text().splitlines()]
+    assert games and all(g["rules"] == games[0]["rules"] for g in games)
+    return games[0]["rules"]
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("rs")
@@ -64,7 +74,8 @@ def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(ti
                                            - means[("english", "line")]["american_mean"])
     for row in results["hands"]:
         total = sum(v for k, v in row.items() if k.startswith("all:"))
-        assert total == pytest.approx(1.0, abs=0.02)  # five of a kind is not in the table; never happens without jokers
+        assert total == pytest.approx(1.0)  # five of a kind is not a column without jokers: it cannot happen
+    assert "five_of_a_kind" not in results["hand_columns"]
 
 
 def test_outputs_written_and_rerun_reuses_finished_runs(tiny, monkeypatch):
@@ -111,18 +122,33 @@ def test_cli_help_lists_the_experiment(capsys):
     assert main(["experiment"]) == 2
 
 
-def test_reward_shaping_cli_passes_the_shaping_to_every_run(tmp_path, capsys):
+def test_reward_shaping_cli_passes_the_shaping_and_the_rules_to_every_run(tmp_path, capsys):
     from pokersquares_env.cli import main
 
     out = tmp_path / "rs"
     assert main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "400", "--seeds", "0", "--systems",
                  "american", "--reward-modes", "line", "--games", "2", "--hidden", "8", "8", "--num-envs", "32",
-                 "--shaping", "heuristic", "--no-progress"]) == 0
+                 "--shaping", "heuristic", "--rules", "jokers=1,placement=adjacent,first_cell=center",
+                 "--no-progress"]) == 0
     config = json.loads((out / "runs" / "american-line-s0" / "config.json").read_text())
     assert config["shaping"] == "heuristic"
+    assert {k: config[k] for k in RULES} == RULES  # training, evaluation deals and results follow --rules
+    assert _played_rules(out) == RULES
+    assert json.loads((out / "results.json").read_text())["config"]["rules"] == RULES
+    assert "rules jokers=1,placement=adjacent,first_cell=12" in (out / "results.md").read_text()
+    saved = json.loads((out / "results.json").read_text())
+    assert "five_of_a_kind" in saved["hand_columns"] and "five of a kind" in (out / "results.md").read_text()
+    for row in saved["hands"]:  # with jokers, five of a kind is a column, and the shares are all of them
+        assert sum(v for k, v in row.items() if k.startswith("all:")) == pytest.approx(1.0)
     with pytest.raises(SystemExit):
         main(["experiment", "reward-shaping", "--shaping", "magic"])
     assert "magic" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    assert main(["experiment", "reward-shaping", "--out", str(bad), "--rules", "jokers=9"]) == 2
+    assert "jokers" in capsys.readouterr().err and not bad.exists()
+    with pytest.raises(ValueError, match="may not set"):
+        run_experiment(ExperimentConfig(out=str(bad)), train_options={"jokers": 1})
+    assert not bad.exists()
 
 
 def test_compare_trainers_writes_a_table_and_curves(tmp_path):
@@ -175,3 +201,38 @@ def test_potential_shaping_cli_names_bad_options(tmp_path, capsys):
     assert "seeds=[1, 1]" in capsys.readouterr().err and not out.exists()
     assert main(["experiment", "compare-trainers", "--algos", "a2c", "--out", str(out)]) == 2
     assert "a2c" in capsys.readouterr().err
+
+
+
+def test_compare_trainers_and_potential_shaping_follow_the_rules(tmp_path, monkeypatch, capsys):
+    import agents.expectimax
+    from agents.experiments.compare_trainers import compare_trainers
+    from agents.experiments.potential_shaping import potential_shaping
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.expectimax, "DEFAULT_GAMES", 2000)  # the tables potential's training, shrunk
+    ct = tmp_path / "ct"
+    result = compare_trainers(str(ct), timesteps=416, algos=("fast-ppo",), games=2, eval_points=1, progress=False,
+                              rules="jokers=1,placement=adjacent,first_cell=c3",
+                              train_options={"fast-ppo": TINY_TRAIN})
+    assert result["rules"] == RULES and _played_rules(ct) == RULES
+    config = json.loads((ct / "fast-ppo" / "config.json").read_text())
+    assert {k: config[k] for k in RULES} == RULES
+    assert "rules jokers=1" in (ct / "comparison.md").read_text()
+    assert json.loads((ct / "experiment.json").read_text())["rules"] == RULES
+
+    ps = tmp_path / "ps"
+    result = potential_shaping(str(ps), shapings=("tables",), seeds=(0,), timesteps=416, games=2, eval_points=1,
+                               rules=RULES, progress=False, train_options=TINY_TRAIN)
+    assert result["rules"] == RULES and _played_rules(ps) == RULES
+    config = json.loads((ps / "runs" / "tables_s0" / "config.json").read_text())
+    assert {k: config[k] for k in RULES} == RULES
+    assert "rules jokers=1,placement=adjacent,first_cell=12" in (ps / "results.md").read_text()
+    with pytest.raises(ValueError, match="may not set"):
+        potential_shaping(str(tmp_path / "x"), rules=RULES, train_options={"placement": "free"})
+    for name in ("potential-shaping", "compare-trainers"):
+        capsys.readouterr()
+        bad = tmp_path / name
+        assert main(["experiment", name, "--out", str(bad), "--rules", "placement=diagonal"]) == 2
+        assert "diagonal" in capsys.readouterr().err and not bad.exists()

@@ -11,6 +11,10 @@ HELP = ("run an experiment: reward-shaping (English vs American reward x line vs
 
 __all__ = ["HELP", "add_arguments", "run"]
 
+RULES_HELP = ("rule options of every training run and of the common deals, as "
+              "'jokers=2,placement=adjacent,first_cell=center', a JSON object or a .json file (default: the plain "
+              "rules)")
+
 
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
@@ -40,6 +44,7 @@ def add_arguments(parser) -> None:
     p.add_argument("--learning-rate", type=float, help="learning rate of every run")
     p.add_argument("--shaping", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (agents/shaping.py; default none)")
+    p.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
     p.add_argument("--jobs", type=int, help="evaluation processes")
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -56,6 +61,7 @@ def add_arguments(parser) -> None:
     c.add_argument("--scoring", default="american", choices=["american", "english"])
     c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (see agents/shaping.py)")
+    c.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -73,6 +79,7 @@ def add_arguments(parser) -> None:
     q.add_argument("--games", type=int, default=500, help="common evaluation deals")
     q.add_argument("--eval-seed", type=int, default=0, help="seed of the common deals")
     q.add_argument("--scoring", default="american", help="reward and evaluation point system")
+    q.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
     q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -123,7 +130,7 @@ def _potential(args) -> int:
 
     return _run_and_print("potential-shaping", lambda: potential_shaping(
         args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
-        games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, jobs=args.jobs,
+        games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, rules=args.rules, jobs=args.jobs,
         progress=not args.no_progress,
     ), "results.md, results.json, curves.png, evaluation/, runs/", args.out)
 
@@ -133,7 +140,7 @@ def _compare(args) -> int:
 
     return _run_and_print("compare-trainers", lambda: compare_trainers(
         args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
-        scoring=args.scoring, shaping=args.shaping, progress=not args.no_progress,
+        scoring=args.scoring, shaping=args.shaping, rules=args.rules, progress=not args.no_progress,
     ), "comparison.md, comparison.json, trainer_curves.png, evaluation/", args.out)
 
 
@@ -168,6 +175,7 @@ def run(args) -> int:
     over = {
         "out": args.out, "timesteps": args.timesteps, "seeds": args.seeds, "games": args.games,
         "eval_seed": args.eval_seed, "systems": args.systems, "reward_modes": args.reward_modes, "jobs": args.jobs,
+        "rules": args.rules,
     }
     cfg = dataclasses.replace(cfg, **{k: v for k, v in over.items() if v is not None})
     train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate", "shaping")

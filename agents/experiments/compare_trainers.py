@@ -27,16 +27,19 @@ def compare_trainers(
     eval_points: int = 5,
     scoring: str = "american",
     shaping: str = "none",
+    rules: Any = None,
     train_options: dict[str, dict[str, Any]] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train each algorithm on the same budget and compare learning curves and final scores on common deals.
 
     ``shaping``: the potential-based reward shaping of every run (:mod:`agents.shaping`; default none).
+    ``rules``: the rule options of every run and of the common deals (a ``Rules`` or a spec of ``Rules.parse``
+    such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     """
     from agents.config import ALGOS, TrainConfig
     from agents.evaluation import evaluate
-    from agents.experiments.reward_shaping import read_curve
+    from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
 
     if scoring not in ("american", "english"):
@@ -44,13 +47,17 @@ def compare_trainers(
     for algo in algos:
         if algo not in ALGOS:
             raise ValueError(f"algos: {algo!r}: expected some of {sorted(ALGOS)}")
+    rules = rules_options(rules)
+    for algo, extra in (train_options or {}).items():
+        if set(extra) & set(rules):
+            raise ValueError(f"train_options[{algo!r}]={extra!r}: may not set {', '.join(rules)} (use rules)")
     root = Path(out)
     configs = []
     for algo in algos:
         cfg = TrainConfig(
             algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
             eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
-            progress=progress, **(train_options or {}).get(algo, {}),
+            progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config is checked before the first run starts
     rows = []
@@ -58,7 +65,7 @@ def compare_trainers(
         result = train(cfg)
         rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
                      "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
-    ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring,
+    ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
     summary = {s["agent"]: s for s in ev.summary}
     for r in rows:
@@ -66,7 +73,8 @@ def compare_trainers(
         r.update(mean=s["mean"], ci95=s["ci95"], errors=s["errors"], games=s["games"])
         r["curve"] = read_curve(root / r["algo"] / "curve.csv")
     lines = [
-        f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward, shaping {shaping})", "",
+        (f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward, shaping {shaping}"
+         f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
         "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",
     ]
@@ -75,8 +83,11 @@ def compare_trainers(
                      f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
     (root / "comparison.md").write_text("\n".join(lines) + "\n")
     (root / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (root / "experiment.json").write_text(json.dumps(
+        {"timesteps": timesteps, "seed": seed, "algos": list(algos), "games": games, "scoring": scoring,
+         "shaping": shaping, "rules": rules}, indent=2) + "\n")
     _plot(rows, root / "trainer_curves.png", scoring)
-    return {"rows": rows, "table": "\n".join(lines) + "\n"}
+    return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, scoring: str) -> None:

@@ -38,6 +38,7 @@ def potential_shaping(
     games: int = 500,
     eval_seed: int = 0,
     scoring: str = "american",
+    rules: Any = None,
     jobs: int = 1,
     eval_points: int = 10,
     train_options: dict[str, Any] | None = None,
@@ -45,13 +46,16 @@ def potential_shaping(
 ) -> dict[str, Any]:
     """Train fast-ppo with each shaping on each seed for ``timesteps`` steps; compare on ``games`` common deals.
 
+    ``rules``: the rule options of every run, of the ``tables`` potential and of the common deals (a ``Rules`` or a
+    spec of ``Rules.parse`` such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     ``jobs``: training runs at once (separate processes, one torch thread each).  Every config is checked before
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
     """
     from agents.config import TrainConfig
     from agents.evaluation import evaluate
-    from agents.experiments.reward_shaping import _stats, read_curve
+    from agents.experiments.reward_shaping import _stats, read_curve, rules_options
     from agents.shaping import SHAPINGS, LinePotential
+    from pokersquares_env.core import Rules
 
     if not shapings or any(s not in SHAPINGS for s in shapings):
         raise ValueError(f"shapings={list(shapings)!r}: expected some of {list(SHAPINGS)}")
@@ -59,6 +63,9 @@ def potential_shaping(
         raise ValueError(f"seeds={list(seeds)!r}: expected distinct seeds")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    rules = rules_options(rules)
+    if set(train_options or {}) & set(rules):
+        raise ValueError(f"train_options={train_options!r}: may not set {', '.join(rules)} (use rules)")
     root = Path(out)
     configs = {}
     for shaping in shapings:
@@ -67,11 +74,11 @@ def potential_shaping(
                 algo="fast-ppo", scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed,
                 out=str(root / "runs" / f"{shaping}_s{seed}"), eval_every=max(1, timesteps // eval_points),
                 eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and jobs == 1,
-                **(train_options or {}),
+                **{**rules, **(train_options or {})},
             )
             configs[(shaping, seed)] = cfg.resolved()
     if "tables" in shapings:
-        LinePotential.make("tables", scoring)  # train the tables once, before the runs that share them
+        LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
     if jobs == 1:
         trained = {key: _train(cfg) for key, cfg in configs.items()}
     else:
@@ -79,7 +86,7 @@ def potential_shaping(
             futures = {key: pool.submit(_train, cfg) for key, cfg in configs.items()}
             trained = {key: f.result() for key, f in futures.items()}
     specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
-    ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring,
+    ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
     summary = {s["agent"]: s for s in ev.summary}
     per_deal = {}
@@ -101,7 +108,7 @@ def potential_shaping(
             diff = scores - base
             row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _stats(diff)["ci95"]}
         by_shaping[shaping] = row
-    results = {"scoring": scoring, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
+    results = {"scoring": scoring, "rules": rules, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
                "seeds": list(seeds), "runs": runs, "shapings": by_shaping}
     root.mkdir(parents=True, exist_ok=True)
     text = markdown(results)
@@ -114,9 +121,11 @@ def potential_shaping(
 
 def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
+    from agents.experiments.reward_shaping import rules_note
+
     lines = [
-        f"# fast-ppo with potential-based reward shaping ({results['timesteps']:,} steps per run, "
-        f"{results['scoring']} reward)", "",
+        (f"# fast-ppo with potential-based reward shaping ({results['timesteps']:,} steps per run, "
+         f"{results['scoring']} reward{rules_note(results.get('rules') or {})})"), "",
         f"Greedy policies on {results['games']:,} common deals (harness seed {results['eval_seed']}); "
         f"seeds {', '.join(map(str, results['seeds']))}.", "",
         "| shaping | mean ± 95% CI (seeds averaged per deal) | per seed | paired vs none |", "|---|---|---|---|",

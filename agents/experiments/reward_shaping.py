@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ExperimentConfig", "run_experiment", "analyse", "SMALL", "FULL"]
+__all__ = ["FULL", "SMALL", "ExperimentConfig", "analyse", "rules_options", "run_experiment"]
 
 Z95 = 1.959963984540054
 EVAL_SYSTEMS = ("american", "english")
@@ -59,6 +59,9 @@ class ExperimentConfig:
     """common evaluation deals per agent"""
     eval_seed: int = 20_260
     """seed of the common evaluation deals"""
+    rules: Any = None
+    """rule options of every run and of the evaluation deals: a ``Rules``, a spec of ``Rules.parse`` such as
+    ``"jokers=2,placement=adjacent,first_cell=center"``, a mapping or a JSON file; ``None``: the plain rules"""
     train_options: dict[str, Any] = field(default_factory=dict)
     """extra TrainConfig options for every run (e.g. hidden, learning_rate, num_envs)"""
     jobs: int = 1
@@ -81,8 +84,11 @@ class ExperimentConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r}: expected a positive integer")
-        if not isinstance(self.train_options, dict) or set(self.train_options) & {"scoring", "reward_mode", "seed", "out", "algo"}:
-            raise ValueError(f"train_options={self.train_options!r}: may not set scoring, reward_mode, seed, out or algo")
+        reserved = {"scoring", "reward_mode", "seed", "out", "algo", *RULE_FIELDS}
+        if not isinstance(self.train_options, dict) or set(self.train_options) & reserved:
+            raise ValueError(f"train_options={self.train_options!r}: may not set {', '.join(sorted(reserved))} "
+                             "(the experiment's own options, and `rules` for the rule options)")
+        rules_options(self.rules)  # ValueError names a bad rule option
         for system in self.systems:
             for seed in self.seeds:
                 self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
@@ -99,7 +105,7 @@ class ExperimentConfig:
             algo="fast-ppo", scoring=system, reward_mode=mode, reward_scale="normalized", seed=seed,
             timesteps=self.timesteps, out=str(self.run_dir(system, mode, seed)),
             eval_every=max(1, self.timesteps // 6), eval_games=200, checkpoint_every=0, final_eval_games=0,
-            progress=self.progress,
+            progress=self.progress, **rules_options(self.rules),
         )
         options.update(self.train_options)
         return TrainConfig(**options)
@@ -109,6 +115,34 @@ class ExperimentConfig:
 SMALL = ExperimentConfig()
 #: the documented full budget (about 12 x 3M steps)
 FULL = ExperimentConfig(timesteps=3_000_000, games=2_000, out="runs/reward_shaping_full")
+
+
+#: the TrainConfig fields that are rule options (``Rules.to_json``'s keys)
+RULE_FIELDS = ("jokers", "placement", "first_cell")
+
+
+def rules_options(rules: Any) -> dict[str, Any]:
+    """The rule options (``jokers``, ``placement``, ``first_cell``) of ``rules`` -- ``None`` (the plain rules), a
+    ``Rules``, or a spec of ``Rules.parse`` -- as TrainConfig and the harness take them; ValueError names a bad one."""
+    from pokersquares_env.core import Rules
+
+    return (Rules() if rules is None else Rules.parse(rules)).to_json()
+
+
+def hand_columns(rules: dict[str, Any]) -> tuple[str, ...]:
+    """The hand categories of the hand-share tables: :data:`HAND_COLUMNS`, with five of a kind when jokers are in."""
+    if not rules.get("jokers"):
+        return HAND_COLUMNS
+    i = HAND_COLUMNS.index("four_of_a_kind") + 1
+    return (*HAND_COLUMNS[:i], "five_of_a_kind", *HAND_COLUMNS[i:])
+
+
+def rules_note(rules: dict[str, Any]) -> str:
+    """``", rules jokers=1,..."`` for a results heading, or ``""`` under the plain rules."""
+    from pokersquares_env.core import Rules
+
+    spec = Rules(**rules).to_spec()
+    return f", rules {spec}" if spec else ""
 
 
 def _slug(system: str) -> str:
@@ -137,6 +171,7 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
+    cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
@@ -155,7 +190,7 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                 runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
                              "spec": f"fastppo:{folder}"})
     specs = [r["spec"] for r in runs]
-    ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", jobs=cfg.jobs,
+    ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
                   out_dir=str(out / "evaluation"), progress=cfg.progress)
     bad = ev.errors
     if bad:
@@ -218,12 +253,13 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
                  f"{cfg.reward_modes[0]} - {cfg.reward_modes[1]} reward ({_slug(system)})")
 
     freqs = ev.hand_frequencies()
+    columns = hand_columns(rules_options(cfg.rules))
     hands = []
     for cond in conditions:
         specs = [r["spec"] for r in runs if (r["system"], r["mode"]) == cond]
         row = {"train_system": _slug(cond[0]), "reward_mode": cond[1]}
         for kind in ("all", "rows", "columns"):
-            for h in HAND_COLUMNS:
+            for h in columns:
                 row[f"{kind}:{h}"] = float(np.mean([freqs[sp][kind][h] for sp in specs]))
         hands.append(row)
 
@@ -237,7 +273,7 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
         curves[f"{_slug(cond[0])}/{cond[1]}"] = per_seed
     return {
         "config": dataclasses.asdict(cfg), "deals": len(deals), "table": table, "paired": paired, "hands": hands,
-        "curves": curves, "runs": runs,
+        "hand_columns": list(columns), "curves": curves, "runs": runs,
     }
 
 
@@ -257,11 +293,13 @@ def read_curve(path: Path) -> dict[str, list[float]]:
 def markdown(results: dict[str, Any]) -> str:
     """The experiment's tables in Markdown."""
     cfg = results["config"]
+    columns = results.get("hand_columns", HAND_COLUMNS)
     lines = [
         "# Reward shaping: English vs American reward, line vs terminal",
         "",
-        f"fast-ppo, {cfg['timesteps']:,} steps per run, seeds {cfg['seeds']}, normalised rewards; "
-        f"{results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under both systems.",
+        (f"fast-ppo, {cfg['timesteps']:,} steps per run, seeds {cfg['seeds']}{rules_note(cfg.get('rules') or {})}, "
+         f"normalised rewards; {results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under "
+         "both systems."),
         "",
         "## Mean score (95% CI over seeds x deals; seed-to-seed sd of the means)",
         "",
@@ -279,11 +317,11 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± {p['ci95']:.2f} | "
                      f"{p['a_better']} / {p['b_better']} |")
     lines += ["", "## Share of lines ending in each hand (all 10 lines, seeds averaged)", "",
-              "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in HAND_COLUMNS) + " |",
-              "|---|---|" + "---|" * len(HAND_COLUMNS)]
+              "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in columns) + " |",
+              "|---|---|" + "---|" * len(columns)]
     for r in results["hands"]:
         lines.append(f"| {r['train_system']} | {r['reward_mode']} | "
-                     + " | ".join(f"{100 * r['all:' + h]:.2f}%" for h in HAND_COLUMNS) + " |")
+                     + " | ".join(f"{100 * r['all:' + h]:.2f}%" for h in columns) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -324,11 +362,12 @@ def plot(results: dict[str, Any], out: Path) -> list[str]:
     fig, ax = plt.subplots(figsize=(11, 4.2))
     rows = results["hands"]
     width = 0.8 / max(1, len(rows))
-    x = np.arange(len(HAND_COLUMNS))
+    columns = results.get("hand_columns", HAND_COLUMNS)
+    x = np.arange(len(columns))
     for j, r in enumerate(rows):
-        ax.bar(x + j * width, [100 * r["all:" + h] for h in HAND_COLUMNS], width,
+        ax.bar(x + j * width, [100 * r["all:" + h] for h in columns], width,
                label=f"{r['train_system']}/{r['reward_mode']}")
-    ax.set_xticks(x + 0.4 - width / 2, [h.replace("_", " ") for h in HAND_COLUMNS], rotation=20, ha="right")
+    ax.set_xticks(x + 0.4 - width / 2, [h.replace("_", " ") for h in columns], rotation=20, ha="right")
     ax.set_ylabel("% of lines")
     ax.set_yscale("log")
     ax.set_title("What each reward teaches: hand frequencies per line")

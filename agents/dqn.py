@@ -140,7 +140,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm * 20)
                     optimizer.step()
                     with torch.no_grad():
-                        for p, tp in zip(q_net.parameters(), target.parameters()):
+                        for p, tp in zip(q_net.parameters(), target.parameters(), strict=True):
                             tp.mul_(1.0 - cfg.target_tau).add_(p, alpha=cfg.target_tau)
                     losses.append(loss.item())
             if iteration % 25 == 0:

@@ -402,7 +402,7 @@ class EvaluationResult:
         lo = min((min(d) for d in data if d), default=0)
         hi = max((max(d) for d in data if d), default=1)
         bins = np.linspace(lo, hi + 1, 40)
-        for agent, d in zip(self.agents, data):
+        for agent, d in zip(self.agents, data, strict=True):
             if d:
                 ax.hist(d, bins=bins, alpha=0.5, label=f"{agent} (mean {np.mean(d):.1f})")
         ax.set_xlabel(f"score ({self.system.name})")
@@ -421,7 +421,7 @@ class EvaluationResult:
         width = 0.8 / max(1, len(self.agents))
         x = np.arange(len(cats))
         shares = [[freqs[agent]["all"][c] for c in cats] for agent in self.agents]
-        for j, (agent, share) in enumerate(zip(self.agents, shares)):
+        for j, (agent, share) in enumerate(zip(self.agents, shares, strict=True)):
             ax.bar(x + j * width, share, width, label=agent)
         ax.set_xticks(x + 0.4 - width / 2, [c.replace("_", " ") for c in cats], rotation=30, ha="right")
         ax.set_ylabel("share of lines")
@@ -564,7 +564,7 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     out: list[Any] = [point_system("american"), point_system("english")]
 
     def table(name: str, values: Sequence[float]) -> Any:
-        pts = dict(zip(_PPS_HANDS, (float(v) for v in values)))
+        pts = dict(zip(_PPS_HANDS, (float(v) for v in values), strict=True))
         return PointSystem(name, tuple(point_system(pts).points), None)
 
     for j in range(random_tables):

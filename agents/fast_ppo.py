@@ -310,7 +310,7 @@ def _final_scores(info: dict[str, Any], done: np.ndarray) -> list[float]:
     """Scores (active system) of the games that ended this step, from the batched final infos."""
     if "score" in info:
         have = info.get("_score", done)
-        return [float(s) for s, h in zip(np.asarray(info["score"]), np.asarray(have)) if h]
+        return [float(s) for s, h in zip(np.asarray(info["score"]), np.asarray(have), strict=True) if h]
     return []
 
 

@@ -148,7 +148,7 @@ def play_decks(
 
     envs = [gym.make("PokerSquares-v0", **env_kwargs).unwrapped for _ in decks]
     obs, masks = [], []
-    for env, deck in zip(envs, decks):
+    for env, deck in zip(envs, decks, strict=True):
         o, info = env.reset(options={"deck": list(deck)})
         obs.append(o)
         masks.append(info["action_mask"])
@@ -158,7 +158,7 @@ def play_decks(
     while live:
         actions = np.asarray(policy(obs_arr[live], mask_arr[live])).reshape(-1)
         still = []
-        for i, a in zip(live, actions):
+        for i, a in zip(live, actions, strict=True):
             o, _r, term, trunc, info = envs[i].step(int(a))
             if term or trunc:
                 results[i] = info

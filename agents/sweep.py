@@ -160,9 +160,9 @@ class SweepConfig:
         rand = {k: _example_value(v) for k, v in self.space.items() if k not in grid}
         combos = list(itertools.islice(itertools.product(*grid.values()), 1000))
         for combo in combos:
-            options = {**self.train, **rand, **dict(zip(grid, combo)), "out": "_", "progress": False}
+            options = {**self.train, **rand, **dict(zip(grid, combo, strict=True)), "out": "_", "progress": False}
             try:
-                TrainConfig.from_dict(options, where=f"{where}: trial {dict(zip(grid, combo))}").resolved()
+                TrainConfig.from_dict(options, where=f"{where}: trial {dict(zip(grid, combo, strict=True))}").resolved()
             except ConfigError as exc:
                 raise ValueError(f"{where}: {exc}") from None
 
@@ -412,7 +412,7 @@ class SweepResult:
                 pooled.setdefault(tuple(json.dumps(t["params"].get(k)) for k in keys), []).append(t)
         out = []
         for key, trials in pooled.items():
-            row: dict[str, Any] = dict(zip(keys, (json.loads(v) for v in key)))
+            row: dict[str, Any] = dict(zip(keys, (json.loads(v) for v in key), strict=True))
             row["trials"] = len(trials)
             for m in ("mean", "mean_american", "mean_english", "eval_score"):
                 vals = [t["metrics"].get(m) for t in trials]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import math
 import signal
@@ -547,7 +548,7 @@ def _field_docs() -> dict[str, str]:
     docs: dict[str, str] = {}
     tree = ast.parse(inspect.getsource(TrainConfig))
     body = tree.body[0].body
-    for node, nxt in zip(body, body[1:]):
+    for node, nxt in itertools.pairwise(body):
         if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant):
             docs[node.target.id] = str(nxt.value.value)
     return docs

@@ -140,10 +140,11 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     fig, ax = plt.subplots(figsize=(10, 6))
     ax.set_xscale("log")
     xs = [max(r["seconds"], 1e-5) for r in shown]
-    for r, x in zip(shown, xs):
+    for r, x in zip(shown, xs, strict=True):
         ax.errorbar([x], [r["mean"]], yerr=[r["ci95"]], fmt="o", color="C0", capsize=3)
         # the label goes below the point if a point close in time stands higher, else above
-        lower = any(o is not r and abs(np.log(x / xo)) < 0.3 and o["mean"] > r["mean"] for o, xo in zip(shown, xs))
+        lower = any(o is not r and abs(np.log(x / xo)) < 0.3 and o["mean"] > r["mean"]
+                    for o, xo in zip(shown, xs, strict=True))
         ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points", xytext=(6, -10 if lower else 4),
                     fontsize=7)
     american = system == "american"

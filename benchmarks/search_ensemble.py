@@ -93,7 +93,7 @@ class EnsembleAgent(Agent):
         total = we1 * values[0] + we2 * values[1]
         steps = 24 - len(state.placements)
         cells: list[int] = []  # the first side's best cells in its order, then the second side's others
-        for side, v, used in zip(sides, values, (we1 or wm1, we2 or wm2)):
+        for side, v, used in zip(sides, values, (we1 or wm1, we2 or wm2), strict=True):
             if used:
                 best = legal[np.argsort(-v[legal], kind="stable")][: side.candidates]
                 cells += [int(c) for c in best if c not in cells]
@@ -104,7 +104,7 @@ class EnsembleAgent(Agent):
         orders = unseen[np.argsort(self.rng.random((self.first.rollouts, unseen.size)), axis=1)[:, :steps]]
         score = total[cells_a]
         adjacent = game.rules.placement == "adjacent"
-        for side, w in zip(sides, (wm1, wm2)):
+        for side, w in zip(sides, (wm1, wm2), strict=True):
             if w:
                 c = side._compiled
                 means = rollout_means(side._roll_flat, c.phases, c.nout, side._points, state, cells_a, state.card,

@@ -60,7 +60,7 @@ _RANK_ALIASES.update(
 )
 
 _SUIT_ALIASES = {}
-for _i, (_sym, _letter) in enumerate(zip(SUITS, SUIT_LETTERS)):
+for _i, (_sym, _letter) in enumerate(zip(SUITS, SUIT_LETTERS, strict=True)):
     _SUIT_ALIASES[_sym] = _i
     _SUIT_ALIASES[_letter] = _i
     _SUIT_ALIASES[_letter.upper()] = _i

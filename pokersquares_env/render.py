@@ -529,7 +529,7 @@ def draw_poker_shuffle(
         flags = list(placed) if placed is not None else [False] * len(cards)
         if len(flags) != len(cards):
             raise ValueError(f"placed has {len(flags)} flags for {len(cards)} cards: expected one per card")
-        remaining = [c for c, p in zip(cards, flags) if not p]
+        remaining = [c for c, p in zip(cards, flags, strict=True) if not p]
     playable = 0
     last_cell = None
     if is_state and mode == "arrange" and hasattr(game, "legal_mask"):

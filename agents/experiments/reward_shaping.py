@@ -88,7 +88,6 @@ class ExperimentConfig:
         if not isinstance(self.train_options, dict) or set(self.train_options) & reserved:
             raise ValueError(f"train_options={self.train_options!r}: may not set {', '.join(sorted(reserved))} "
                              "(the experiment's own options, and `rules` for the rule options)")
-        rules_options(self.rules)  # ValueError names a bad rule option
         for system in self.systems:
             for seed in self.seeds:
                 self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
@@ -137,11 +136,12 @@ def hand_columns(rules: dict[str, Any]) -> tuple[str, ...]:
     return (*HAND_COLUMNS[:i], "five_of_a_kind", *HAND_COLUMNS[i:])
 
 
-def rules_note(rules: dict[str, Any]) -> str:
-    """``", rules jokers=1,..."`` for a results heading, or ``""`` under the plain rules."""
+def rules_note(rules: Any) -> str:
+    """``", rules jokers=1,..."`` for a results heading (``rules``: a ``Rules`` or a spec of ``Rules.parse``), or
+    ``""`` under the plain rules."""
     from pokersquares_env.core import Rules
 
-    spec = Rules(**rules).to_spec()
+    spec = Rules.parse(rules).to_spec()
     return f", rules {spec}" if spec else ""
 
 

@@ -63,6 +63,7 @@ def tune_tables_experiment(
     use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
     """
     from agents.evaluation import pyplot
+    from agents.experiments.reward_shaping import rules_note
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.tables import load_or_train
     from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
@@ -106,8 +107,7 @@ def tune_tables_experiment(
                "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
     spec = rules.to_spec()
-    lines = [f"# Tuned tables ({system.name}{', rules ' + spec if spec else ''}, tuned for ply={ply}; "
-             f"{seconds / 60:.1f} min)", "",
+    lines = [f"# Tuned tables ({system.name}{rules_note(rules)}, tuned for ply={ply}; {seconds / 60:.1f} min)", "",
              f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {eval_games // 2}).", "",
              "| player | games | untuned | tuned | paired difference |", "|---|---|---|---|---|"]
     for name, e in evaluation.items():

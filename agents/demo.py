@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
+
+from pokersquares_env.cli import int_at_least, positive_float, seed_arg
 
 HELP = "train a placement agent for a few minutes, then evaluate it against baselines on common deals"
 
@@ -33,12 +36,12 @@ def _tiny() -> bool:
 
 def add_arguments(parser) -> None:
     """Options of ``pokersquares demo``."""
-    parser.add_argument("--minutes", type=float, default=None, help="training wall-clock budget (default 4; 0.1 when POKERSQUARES_TINY=1)")
+    parser.add_argument("--minutes", type=positive_float, default=None, help="training wall-clock budget (default 4; 0.1 when POKERSQUARES_TINY=1)")
     parser.add_argument("--scoring", default="american", help="point system used as reward and for the evaluation")
-    parser.add_argument("--games", type=int, default=None, help="common deals per agent (default 500; 20 when tiny)")
-    parser.add_argument("--seed", type=int, default=0, help="training and evaluation seed")
+    parser.add_argument("--games", type=int_at_least(1), default=None, help="common deals per agent (default 500; 20 when tiny)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="training and evaluation seed")
     parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs)")
-    parser.add_argument("--jobs", type=int, default=1, help="processes for the evaluation")
+    parser.add_argument("--jobs", type=int_at_least(1), default=1, help="processes for the evaluation")
     from agents.shaping import SHAPINGS
 
     parser.add_argument("--shaping", choices=list(SHAPINGS), default=None,
@@ -53,12 +56,16 @@ def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
     from agents.evaluation import evaluate
     from agents.train import train
+    from pokersquares_env.scoring import point_system
 
     tiny = _tiny()
     minutes = args.minutes if args.minutes is not None else (0.1 if tiny else 4.0)
     games = args.games if args.games is not None else (20 if tiny else 500)
-    if minutes <= 0 or games < 1:
-        raise SystemExit(f"pokersquares demo: --minutes {minutes} and --games {games} must be positive")
+    try:
+        point_system(args.scoring)  # a bad system is named now, not after the training
+    except ValueError as exc:
+        print(f"pokersquares demo: {exc}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     shaping = args.shaping or ("heuristic" if tiny else "tables")
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "

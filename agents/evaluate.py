@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from pokersquares_env.cli import seed_arg
+
 HELP = "evaluate agents on common seeded deals (summary, per-game records, hand frequencies, paired comparisons)"
 
 
@@ -15,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
                              "ppo:PATH, ...")
     parser.add_argument("--games", type=int, default=100, help="number of deals (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="deal seed: deal i of seed S is the same for every agent")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="deal seed: deal i of seed S is the same for every agent")
     parser.add_argument("--scoring", default="american",
                         help="point system the agents play for: american, english or a JSON file "
                              "(every game is also scored under American and English)")

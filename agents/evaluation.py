@@ -42,6 +42,8 @@ __all__ = [
     "EvalConfig",
     "EvaluationResult",
     "ameritish_points",
+    "check_positive_int",
+    "check_seed",
     "deal_deck",
     "evaluate",
     "PPSResult",
@@ -451,6 +453,20 @@ def _jsonable(x: Any) -> Any:
 # --------------------------------------------------------------------------- entry point
 
 
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int, or a ValueError naming it: a count such as ``games`` or ``jobs`` (>= 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}={value!r}: expected a positive integer")
+    return int(value)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """``seed`` as an int, or a ValueError naming it: deal seeds are integers >= 0 (what NumPy accepts)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name}={seed!r}: expected an integer >= 0")
+    return int(seed)
+
+
 def evaluate(
     agent_specs: str | Sequence[str],
     *,
@@ -478,10 +494,7 @@ def evaluate(
         raise ValueError("agent_specs is empty: expected at least one agent spec")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
-        raise ValueError(f"games={games!r}: expected a positive integer")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
     from agents.registry import check_spec
 
     for spec in specs:
@@ -668,6 +681,7 @@ def evaluate_pps(
 
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
     """
+    seed = check_seed(seed)
     systems = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
     results = {}
     for spec in systems:

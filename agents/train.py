@@ -40,6 +40,7 @@ import numpy as np
 
 from agents.config import ALGOS, ConfigError, TrainConfig
 from agents.shaping import SHAPINGS
+from pokersquares_env.cli import seed_arg
 
 __all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks"]
 
@@ -490,7 +491,7 @@ _CLI_FLAGS = {
     "reward-scale": dict(metavar="X|normalized"),
     "shaping": dict(choices=list(SHAPINGS)),
     "timesteps": dict(type=int),
-    "seed": dict(type=int),
+    "seed": dict(type=seed_arg),
     "out": dict(metavar="DIR"),
     "net": dict(choices=["mlp", "lines"]),
     "learning-rate": dict(type=float),
@@ -511,12 +512,12 @@ _CLI_FLAGS = {
     "epsilon-start": dict(type=float),
     "epsilon-end": dict(type=float),
     "exploration-fraction": dict(type=float),
-    "eval-seed": dict(type=int),
+    "eval-seed": dict(type=seed_arg),
     "eval-every": dict(type=int),
     "eval-games": dict(type=int),
     "checkpoint-every": dict(type=int),
     "final-eval-games": dict(type=int),
-    "final-eval-seed": dict(type=int),
+    "final-eval-seed": dict(type=seed_arg),
     "vectorization": dict(choices=["native", "sync"]),
     "time-limit": dict(type=float),
     "torch-threads": dict(type=int),

@@ -248,6 +248,9 @@ def tune_tables(
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma,
                   bins=bins)
     from agents import _fast
+    from agents.evaluation import check_seed
+
+    seed = check_seed(seed)
 
     _fast.tables_flat(base.values)  # raises for tables the kernels cannot read
     shape = (len(CLASS_NAMES), 2, bins)

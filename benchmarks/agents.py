@@ -39,10 +39,12 @@ PUBLISHED = [
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; prints the tables."""
+    from pokersquares_env.cli import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", action="append", help=f"agent spec (repeatable; default {DEFAULT_AGENTS})")
     parser.add_argument("--games", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--seed", type=seed_arg, default=2024)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--systems", default="american,english")
     parser.add_argument("--out", default=None)

@@ -42,13 +42,15 @@ def state_bytes(env: PokerSquaresVectorEnv) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure and print; exit status 1 if RSS grew by more than ``--tolerance`` after the warm-up."""
+    from pokersquares_env.cli import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--num-envs", type=int, default=1024, help="sub-envs (default 1024)")
     parser.add_argument("--steps", type=float, default=10e6, help="sub-env steps in all (default 1e7)")
     parser.add_argument("--every", type=float, default=1e6, help="print RSS every this many sub-env steps")
     parser.add_argument("--tolerance", type=float, default=4.0, help="allowed growth after warm-up, MiB")
     parser.add_argument("--quick", action="store_true", help="1e6 steps, RSS every 1e5")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     ns = parser.parse_args(argv)
     steps, every = (1e6, 1e5) if ns.quick else (ns.steps, ns.every)
     n = ns.num_envs

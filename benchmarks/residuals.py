@@ -93,9 +93,11 @@ def fit_mlp(x: np.ndarray, y: np.ndarray, train: np.ndarray, epochs: int, seed: 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pokersquares_env.cli import seed_arg
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=20000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--scoring", default="american")
     p.add_argument("--mlp", type=int, default=0, metavar="EPOCHS", help="also fit a small network (torch)")

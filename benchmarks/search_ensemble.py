@@ -114,9 +114,11 @@ class EnsembleAgent(Agent):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pokersquares_env.cli import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--seed", type=seed_arg, default=2024)
     parser.add_argument("--scoring", default="american")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--depth", type=int, default=8)

@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     from agents.registry import register_agent
     from agents.tables import improve_tables, train_tables
 
+    from pokersquares_env.cli import seed_arg
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--probe", metavar="OPTIONS", help="options of the probe agent, e.g. k=3,r=256")
@@ -204,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                                                         "play ply=2 on the result")
     p.add_argument("--games", type=int, default=400)
     p.add_argument("--start", type=int, default=0, help="first deal index")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=seed_arg, default=7)
     p.add_argument("--scoring", default="american")
     a = p.parse_args(argv)
     register_agent("probe", ProbeAgent, kind="params")

@@ -88,10 +88,12 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print one summary line per system."""
+    from pokersquares_env.cli import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=200, help="seeded deals per system")
     parser.add_argument("--systems", nargs="+", default=["american", "english"], help="point systems")
-    parser.add_argument("--seed", type=int, default=0, help="benchmark seed (deal d uses rng([seed, d]))")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="benchmark seed (deal d uses rng([seed, d]))")
     parser.add_argument("--restarts", type=int, default=48, help="solver chains")
     parser.add_argument("--rounds", type=int, default=40, help="solver kick-and-climb rounds")
     parser.add_argument("--anneal-steps", type=int, default=50_000, help="baseline annealing steps")

@@ -33,6 +33,8 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pokersquares_env.cli import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--init", required=True, help="theta.json of a one-ply tune-tables run (the start)")
     parser.add_argument("--scoring", default="american")
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=3000, help="deals per generation")
     parser.add_argument("--sigma", type=float, default=0.1, help="starting spread around the one-ply theta")
     parser.add_argument("--eval-games", type=int, default=6000)
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--seed", type=seed_arg, default=11)
     parser.add_argument("--table-games", type=int, default=None, help="size of the tables' training (tests)")
     parser.add_argument("--out", default="runs/tune_tables_ply2")
     args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 
@@ -25,6 +26,37 @@ COMMANDS: dict[str, str] = {
     "solve": "pokersquares_env.shuffle.cli",
     "soliter": "pokersquares_env.soliter.cli",
 }
+
+
+def int_at_least(low: int):
+    """An ``argparse`` type: an integer >= ``low``; a bad value is a usage error (exit 2) naming it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= {low}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: expected an integer >= {low}")
+        return value
+
+    parse.__name__ = f"int_at_least_{low}"
+    return parse
+
+
+#: ``argparse`` type of every ``--seed`` option: an integer >= 0 (what NumPy and Gymnasium accept as a seed)
+seed_arg = int_at_least(0)
+
+
+def positive_float(text: str) -> float:
+    """An ``argparse`` type: a finite number > 0 (seconds, minutes); a bad value is a usage error naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number > 0") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text}: expected a number > 0")
+    return value
 
 
 def _load(name: str):

@@ -35,6 +35,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from pokersquares_env.cli import seed_arg
+
 HELP = "Play Poker Squares at the terminal (with hints from an agent, or against one)."
 
 _CELL = re.compile(r"^\s*([a-e])\s*([1-5])\s*$|^\s*([1-5])\s*([a-e])\s*$")
@@ -62,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'adjacent': every card after the first must touch a placed card (default free)")
     parser.add_argument("--first-cell", default=None,
                         help="where the first card must go: center, top-left or a cell such as c3 (default anywhere)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=seed_arg, default=None,
                         help="deal seed (the same deck as env.reset(seed=S)); default: a fresh one, printed")
     parser.add_argument("--record", metavar="FILE", default=None, help="save the finished game as a JSON record")
     parser.add_argument("--hint", metavar="AGENT", default=None, help="show this agent's choice for every card")

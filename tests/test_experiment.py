@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -103,6 +104,7 @@ def test_outputs_written_and_rerun_reuses_finished_runs(tiny, monkeypatch):
         (dict(timesteps=0), "timesteps=0"),
         (dict(train_options={"seed": 3}), "train_options"),
         (dict(train_options={"learning_rate": -1.0}), "learning_rate=-1.0"),
+        (dict(eval_seed=-1), "eval_seed=-1"),
     ],
 )
 def test_bad_options_are_named_before_anything_runs(tmp_path, options, needle):
@@ -236,3 +238,36 @@ def test_compare_trainers_and_potential_shaping_follow_the_rules(tmp_path, monke
         bad = tmp_path / name
         assert main(["experiment", name, "--out", str(bad), "--rules", "placement=diagonal"]) == 2
         assert "diagonal" in capsys.readouterr().err and not bad.exists()
+
+
+@pytest.mark.parametrize(
+    "experiment,options,needle",
+    [
+        ("potential", dict(games=0), "games=0"),
+        ("potential", dict(eval_seed=-1), "eval_seed=-1"),
+        ("compare", dict(games=0), "games=0"),
+        ("compare", dict(seed=-2), "seed=-2"),
+        ("tune", dict(seed=-1), "seed=-1"),
+        ("tune", dict(eval_seed=1.5), "eval_seed=1.5"),
+    ],
+)
+def test_evaluation_options_are_checked_before_any_training(tmp_path, monkeypatch, experiment, options, needle):
+    """A bad deal count or seed of the final evaluation is named up front, not after minutes of training."""
+    import agents.tables
+    import agents.train
+    from agents.experiments.compare_trainers import compare_trainers
+    from agents.experiments.potential_shaping import potential_shaping
+    from agents.experiments.tune_tables import tune_tables_experiment
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("trained before checking the options")
+
+    monkeypatch.setattr(agents.train, "train", no_work)
+    monkeypatch.setattr(agents.tables, "load_or_train", no_work)
+    out = tmp_path / "exp"
+    run = {"potential": lambda: potential_shaping(out, shapings=("none",), seeds=(0,), timesteps=2048, **options),
+           "compare": lambda: compare_trainers(out, algos=("fast-ppo",), timesteps=2048, **options),
+           "tune": lambda: tune_tables_experiment(out, **options)}[experiment]
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        run()
+    assert not out.exists()

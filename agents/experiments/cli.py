@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from pokersquares_env.cli import seed_arg
+
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
         "(fast-ppo with and without line-value reward shaping), compare-trainers or tune-tables (direct policy "
         "search on expectimax's value tables)")
@@ -34,9 +36,9 @@ def add_arguments(parser) -> None:
     p.add_argument("--out", help="experiment folder (default runs/reward_shaping, or runs/reward_shaping_full)")
     p.add_argument("--full", action="store_true", help="the full budget: 3,000,000 steps per run and 2,000 deals")
     p.add_argument("--timesteps", type=int, help="training steps per run (default 150,000)")
-    p.add_argument("--seeds", type=int, nargs="+", metavar="S", help="training seeds (default 0 1 2)")
+    p.add_argument("--seeds", type=seed_arg, nargs="+", metavar="S", help="training seeds (default 0 1 2)")
     p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
-    p.add_argument("--eval-seed", type=int, help="seed of the common deals")
+    p.add_argument("--eval-seed", type=seed_arg, help="seed of the common deals")
     p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="training point systems (default american english)")
     p.add_argument("--reward-modes", nargs="+", choices=["line", "terminal"], help="default: line terminal")
     p.add_argument("--hidden", type=int, nargs="+", metavar="N", help="hidden layer sizes of every run")
@@ -55,7 +57,7 @@ def add_arguments(parser) -> None:
     )
     c.add_argument("--out", default="runs/compare_trainers", help="output folder")
     c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=seed_arg, default=0)
     c.add_argument("--games", type=int, default=500, help="common evaluation deals")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"])
     c.add_argument("--scoring", default="american", choices=["american", "english"])
@@ -74,10 +76,10 @@ def add_arguments(parser) -> None:
     q.add_argument("--out", default="runs/potential_shaping", help="experiment folder")
     q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS),
                    default=list(SHAPINGS))
-    q.add_argument("--seeds", type=int, nargs="+", default=[0, 1], metavar="S", help="training seeds")
+    q.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1], metavar="S", help="training seeds")
     q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run")
     q.add_argument("--games", type=int, default=500, help="common evaluation deals")
-    q.add_argument("--eval-seed", type=int, default=0, help="seed of the common deals")
+    q.add_argument("--eval-seed", type=seed_arg, default=0, help="seed of the common deals")
     q.add_argument("--scoring", default="american", help="reward and evaluation point system")
     q.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
     q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes)")
@@ -106,8 +108,8 @@ def add_arguments(parser) -> None:
     t.add_argument("--games", type=int, default=20_000, help="deals every candidate of a generation plays")
     t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers")
     t.add_argument("--eval-games", type=int, default=20_000, help="held-out deals (two-ply plays half of them)")
-    t.add_argument("--eval-seed", type=int, default=99, help="seed of the held-out deals")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals")
+    t.add_argument("--seed", type=seed_arg, default=0)
     t.add_argument("--tables-games", type=int,
                    help="self-play games of the tables if they are not cached yet (default: the agent's 400,000)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")

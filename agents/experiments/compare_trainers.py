@@ -38,12 +38,13 @@ def compare_trainers(
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     """
     from agents.config import ALGOS, TrainConfig
-    from agents.evaluation import evaluate
+    from agents.evaluation import check_positive_int, evaluate
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
 
     if scoring not in ("american", "english"):
         raise ValueError(f"scoring={scoring!r}: expected 'american' or 'english'")
+    check_positive_int(games, "games")  # before any training, not after it
     for algo in algos:
         if algo not in ALGOS:
             raise ValueError(f"algos: {algo!r}: expected some of {sorted(ALGOS)}")

@@ -52,7 +52,7 @@ def potential_shaping(
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
     """
     from agents.config import TrainConfig
-    from agents.evaluation import evaluate
+    from agents.evaluation import check_positive_int, check_seed, evaluate
     from agents.experiments.reward_shaping import _stats, read_curve, rules_options
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
@@ -63,6 +63,8 @@ def potential_shaping(
         raise ValueError(f"seeds={list(seeds)!r}: expected distinct seeds")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    check_positive_int(games, "games")  # the evaluation's options, before any training rather than after it
+    check_seed(eval_seed, "eval_seed")
     rules = rules_options(rules)
     if set(train_options or {}) & set(rules):
         raise ValueError(f"train_options={train_options!r}: may not set {', '.join(rules)} (use rules)")

@@ -84,6 +84,9 @@ class ExperimentConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r}: expected a positive integer")
+        from agents.evaluation import check_seed
+
+        check_seed(self.eval_seed, "eval_seed")
         reserved = {"scoring", "reward_mode", "seed", "out", "algo", *RULE_FIELDS}
         if not isinstance(self.train_options, dict) or set(self.train_options) & reserved:
             raise ValueError(f"train_options={self.train_options!r}: may not set {', '.join(sorted(reserved))} "

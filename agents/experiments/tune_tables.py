@@ -65,6 +65,7 @@ def tune_tables_experiment(
     from agents.evaluation import pyplot
     from agents.experiments.reward_shaping import rules_note
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.evaluation import check_seed
     from agents.tables import load_or_train
     from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
     from pokersquares_env.core import Rules
@@ -76,6 +77,8 @@ def tune_tables_experiment(
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (name == "eval_games" and value < 2):
             raise ValueError(f"{name}={value!r}: expected an integer >= {2 if name == 'eval_games' else 0}")
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
+    check_seed(seed)
+    check_seed(eval_seed, "eval_seed")
     base = load_or_train(system, rules, games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     folder = Path(out)

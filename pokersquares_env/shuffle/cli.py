@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+
+from pokersquares_env.cli import int_at_least, positive_float, seed_arg
 
 HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)"
 
@@ -11,12 +14,12 @@ HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``pokersquares solve``."""
     parser.add_argument("cards", nargs="*", help="25 cards such as 'As Kd 10h ...' (default: a seeded deal)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deal (when no cards are given) and of the search")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (when no cards are given) and of the search")
     parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="jokers in the deck of a seeded deal")
     parser.add_argument("--scoring", default="american", help="american, english, or a JSON point table")
-    parser.add_argument("--restarts", type=int, default=48, help="independent search chains")
-    parser.add_argument("--rounds", type=int, default=40, help="kick-and-climb rounds per chain")
-    parser.add_argument("--time-limit", type=float, default=None, help="stop the rounds after this many seconds")
+    parser.add_argument("--restarts", type=int_at_least(1), default=48, help="independent search chains")
+    parser.add_argument("--rounds", type=int_at_least(0), default=40, help="kick-and-climb rounds per chain")
+    parser.add_argument("--time-limit", type=positive_float, default=None, help="stop the rounds after this many seconds")
     parser.add_argument("--baseline", action="store_true", help="also run the simulated-annealing baseline")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of text")
 
@@ -29,8 +32,6 @@ def run(args: argparse.Namespace) -> int:
     from pokersquares_env.core import Rules, shuffled_deck
     from pokersquares_env.scoring import grid_hands, line_points, point_system
     from pokersquares_env.shuffle.solver import anneal, check_cards, solve
-
-    import sys
 
     try:
         system = point_system(args.scoring)

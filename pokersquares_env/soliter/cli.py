@@ -13,6 +13,8 @@ import math
 import sys
 import time
 
+from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+
 HELP = "Soliter (Baker's Game) and its variants: show a deal, solve it, benchmark the solver, or play"
 
 
@@ -30,20 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("show", help="print the deal of a seed")
     common(p)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p = sub.add_parser("solve", help="solve the deal of a seed and check the plan by replaying it")
     common(p)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds for the search (default 1)")
+    p.add_argument("--seed", type=seed_arg, default=0)
+    p.add_argument("--time-limit", type=positive_float, default=1.0, help="CPU seconds for the search (default 1)")
     p.add_argument("--moves", action="store_true", help="print the plan move by move")
     p = sub.add_parser("bench", help="solve rate (95%% CI) and CPU time per deal over seeded deals")
     common(p)
-    p.add_argument("--deals", type=int, default=100)
-    p.add_argument("--seed0", type=int, default=0)
-    p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds per deal (default 1)")
+    p.add_argument("--deals", type=int_at_least(1), default=100)
+    p.add_argument("--seed0", type=seed_arg, default=0)
+    p.add_argument("--time-limit", type=positive_float, default=1.0, help="CPU seconds per deal (default 1)")
     p = sub.add_parser("play", help="play a deal in the terminal (moves like 'c3 c5', 'c1 f', 'f2 h', 'r', 'hint')")
     common(p)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
 
 
 def _make(args: argparse.Namespace, **extra):
@@ -84,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
     from pokersquares_env.soliter.solver import solve_result
 
     action = args.soliter_command
+    try:
+        _make(args)  # the variant options (free cells, columns, jokers), checked before anything runs
+    except ValueError as exc:
+        print(f"pokersquares soliter {action}: {exc}", file=sys.stderr)
+        return 2
     if action == "show":
         env, _ = _make(args)
         env.reset(seed=args.seed)
@@ -105,9 +112,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{i:4d}. {_move_text(env.game, a)}")
         return 0 if ok else 1
     if action == "bench":
-        if args.deals < 1:
-            print(f"--deals {args.deals}: expected at least 1", file=sys.stderr)
-            return 2
         from tqdm import tqdm
 
         env, kwargs = _make(args)

@@ -1,0 +1,95 @@
+"""The ``pokersquares`` command line: every seed option takes only integers >= 0, refused before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from pokersquares_env.cli import COMMANDS, build_parser, main, seed_arg
+
+
+def _actions(parser: argparse.ArgumentParser, path: str = "pokersquares"):
+    """Every option of a parser and its sub-commands, as ``(command path, action)``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _actions(sub, f"{path} {name}")
+        else:
+            yield path, action
+
+
+def test_every_seed_option_of_every_command_uses_the_seed_type():
+    seen = []
+    for path, action in _actions(build_parser()):
+        if "seed" in action.dest:
+            seen.append(f"{path} {action.option_strings[0]}")
+            assert action.type is seed_arg, f"{path} {action.option_strings}: type {action.type}, expected seed_arg"
+    # the scan reached the nested sub-commands (experiment, soliter), not only the top level
+    assert {"pokersquares evaluate --seed", "pokersquares soliter bench --seed0",
+            "pokersquares experiment reward-shaping --eval-seed", "pokersquares train --seed"} <= set(seen)
+    assert {path.split()[1] for path in seen} >= set(COMMANDS) - {"replay", "sweep"}
+
+
+def test_seed_type_accepts_integers_from_zero_and_names_bad_text():
+    assert seed_arg("0") == 0 and seed_arg("2024") == 2024
+    for text, shown in (("-1", "-1"), ("1.5", "'1.5'"), ("seven", "'seven'")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^{shown}: expected an integer >= 0$"):
+            seed_arg(text)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--agent", "greedy", "--games", "2", "--seed", "-1"],
+        ["demo", "--seed", "-1"],
+        ["play", "--seed", "-1"],
+        ["solve", "--seed", "-1"],
+        ["soliter", "show", "--seed", "-1"],
+        ["soliter", "bench", "--seed0", "-1", "--deals", "2"],
+        ["experiment", "reward-shaping", "--seeds", "0", "-1"],
+        ["experiment", "potential-shaping", "--eval-seed", "-1"],
+        ["experiment", "tune-tables", "--seed", "-1"],
+        ["train", "--seed", "-1", "--timesteps", "10"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_a_negative_seed_exits_2_with_its_value_and_writes_nothing(argv, tmp_path, monkeypatch, capsys):
+    _refused(argv, "-1", "expected an integer >= 0", tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    "argv,value,expected",
+    [
+        (["demo", "--jobs", "0"], "0", "expected an integer >= 1"),
+        (["demo", "--minutes", "-1"], "-1", "expected a number > 0"),
+        (["demo", "--games", "0"], "0", "expected an integer >= 1"),
+        (["demo", "--scoring", "klondike"], "klondike", "expected 'american', 'english'"),
+        (["solve", "--restarts", "0"], "0", "expected an integer >= 1"),
+        (["solve", "--rounds", "-1"], "-1", "expected an integer >= 0"),
+        (["solve", "--time-limit", "nan"], "nan", "expected a number > 0"),
+        (["soliter", "solve", "--time-limit", "-1"], "-1", "expected a number > 0"),
+        (["soliter", "bench", "--deals", "0"], "0", "expected an integer >= 1"),
+        (["soliter", "show", "--free-cells", "-3"], "free_cells=-3", "expected an integer 0..16"),
+        (["soliter", "play", "--columns", "0"], "columns=0", "expected an integer 1..20"),
+    ],
+    ids=lambda v: " ".join(v[:3]) if isinstance(v, list) else None,
+)
+def test_a_bad_number_is_a_usage_error_before_any_work(argv, value, expected, tmp_path, monkeypatch, capsys):
+    """Before, these ran for minutes (demo --jobs 0 trained first) or ended in a traceback."""
+    _refused(argv, value, expected, tmp_path, monkeypatch, capsys)
+
+
+def _refused(argv, value, expected, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    if argv[0] in ("evaluate", "demo", "experiment", "train"):
+        argv = [*argv, "--out", str(out)]
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert value in err and expected in err and "Traceback" not in err
+    assert not out.exists() and not any(tmp_path.iterdir())

@@ -184,3 +184,53 @@ def test_frontier_reads_evaluation_folders_and_rejects_damaged_ones(tmp_path, ca
     (tmp_path / "a" / "summary.json").write_text("{}")
     with pytest.raises(ValueError, match="expected a non-empty JSON list"):
         frontier.load_run(str(tmp_path / "a"))
+
+
+def test_search_noisy_at_temp_0_is_search_and_noisy_rollouts_play_legal_reproducible_games(tmp_path, monkeypatch):
+    """``benchmarks/search_noisy.py``: ``temp=0`` plays exactly ``search``'s games under plain rules, jokers and
+    adjacent placement; with noise the games stay legal and reproducible for a seed, and differ somewhere."""
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    from agents.search import RolloutSearchAgent
+    from pokersquares_env.core import PokerSquaresGame, Rules
+
+    noisy = load("search_noisy")
+    opts = {"candidates": 3, "rollouts": 16, "tables": _small_tables(tmp_path, 0)}
+    differs = False
+    for rules in (Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center")):
+        game = PokerSquaresGame(rules)
+        for d in range(2):
+            deck = game.deal(np.random.default_rng([6, d]))
+            base = _ensemble_game(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
+            assert _ensemble_game(noisy.NoisySearchAgent(rules=rules, seed=d, temp=0, **opts), game, deck) == base
+            hot = [_ensemble_game(noisy.NoisySearchAgent(rules=rules, seed=d, temp=5, **opts), game, deck)
+                   for _ in range(2)]
+            assert hot[0] == hot[1] and sorted(hot[0]) == list(range(25))
+            differs |= hot[0] != base
+    assert differs
+    with pytest.raises(ValueError, match=r"temp=-1: expected a finite number >= 0"):
+        noisy.NoisySearchAgent(temp=-1, **opts)
+    with pytest.raises(ValueError, match=r"noisy-search options \['depth'\]"):
+        noisy.NoisySearchAgent(depth=8, **opts)
+
+
+def test_search_noisy_script_reports_each_temperature_against_search(tmp_path, monkeypatch, capsys):
+    import json
+
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    noisy = load("search_noisy")
+    args = ["--temps", "2", "5", "--games", "3", "--options", "games=2000,phases=4,rollouts=8", "--no-progress"]
+    assert noisy.main(args + ["--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "noisy-search:games=2000,phases=4,rollouts=8,temp=2 - search:" in out
+    assert out.count("on 3 common deals") == 2
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary[0]["agent"] == "search:games=2000,phases=4,rollouts=8" and len(summary) == 3
+    assert noisy.main(args[:5] + ["--options", "games=2000,depth=4", "--no-progress"]) == 2
+    assert "noisy-search options ['depth']" in capsys.readouterr().err

@@ -1,0 +1,184 @@
+"""Do noisy rollouts lift ``search``?  (Issue 5's 127 target; a measured negative result.)
+
+``search`` rates its candidate cells by rollouts of the *greedy* one-ply
+policy, which is deterministic given the card order: every rollout makes the
+same systematic misjudgements.  In Monte Carlo search a stochastic rollout
+policy sometimes gives better-balanced estimates than a stronger
+deterministic one (simulation balancing), so this script adds Gumbel noise of
+scale ``temp`` (in points) to every one-ply gain in the rollouts -- a softmax
+policy of temperature ``temp`` -- with the same noise for every candidate in
+rollout ``r`` (common random numbers), and plays it against ``search`` on the
+same common deals::
+
+    python benchmarks/search_noisy.py --temps 1 3 8 --games 1000 --seed 17 --jobs 2 --out runs/noisy
+
+``temp=0`` plays exactly the games of ``search`` (the tests check this).
+Needs the compiled kernels (numba).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+# Run as a script, this file's folder comes first on sys.path and benchmarks/agents.py would hide the agents package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
+
+from agents._fast import (  # noqa: E402
+    _boards_after,
+    _deltas,
+    _final_score,
+    _legal,
+    _phase,
+    _place,
+    _prep,
+)
+from agents.search import RolloutSearchAgent  # noqa: E402
+
+
+@njit(nogil=True)
+def _noisy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base,
+                temp):  # pragma: no cover - compiled
+    """The one-ply cell of highest gain plus Gumbel noise of scale ``temp`` (``temp=0``: the greedy cell)."""
+    _legal(cells, adjacent, first_cell, legal)
+    ph = _phase(cells[2] + 1, phases)
+    _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
+    _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live, base, d)
+    best = -np.inf
+    cell = -1
+    for c in range(25):
+        if legal[c]:
+            g = d[c // 5] + d[5 + c % 5]
+            if temp > 0:
+                g -= temp * np.log(-np.log(np.random.random() + 1e-300) + 1e-300)
+            if g > best:
+                best = g
+                cell = c
+    return cell
+
+
+@njit(nogil=True)
+def _noisy_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, first_cell, points, out, temp,
+                  seed):  # pragma: no cover - compiled
+    """``out[i, r]``: final score of board ``i`` played out on ``orders[r]`` by the noisy one-ply policy; the noise
+    of rollout ``r`` comes from ``seed + r`` whatever the board, so the candidates share it."""
+    ln = np.empty_like(line[0])
+    cn = np.empty_like(cnt[0])
+    se = np.empty_like(seen[0])
+    ce = np.empty_like(cells[0])
+    legal = np.zeros(25, dtype=np.int64)
+    ur = np.zeros(13, dtype=np.int64)
+    us = np.zeros(4, dtype=np.int64)
+    d = np.zeros(10)
+    live = np.empty((3, 10), dtype=np.int64)
+    base = np.empty(10, dtype=np.int64)
+    for r in range(orders.shape[0]):
+        for i in range(line.shape[0]):
+            np.random.seed(seed + r)
+            ln[:] = line[i]
+            cn[:] = cnt[i]
+            se[:] = seen[i]
+            ce[:] = cells[i]
+            j = 0
+            while ce[2] < 25:
+                card = orders[r, j]
+                c = _noisy_cell(ln, cn, se, ce, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d,
+                                live, base, temp)
+                _place(ln, cn, se, ce, c, card)
+                j += 1
+            out[i, r] = _final_score(ln, points)
+
+
+class NoisySearchAgent(RolloutSearchAgent):
+    """``search`` (full rollouts, compiled) whose rollouts add Gumbel noise of scale ``temp`` to the one-ply gains."""
+
+    name = "noisy-search"
+
+    def __init__(self, *, temp: float = 1.0, **options) -> None:
+        if isinstance(temp, bool) or not isinstance(temp, (int, float)) or not np.isfinite(temp) or temp < 0:
+            raise ValueError(f"temp={temp!r}: expected a finite number >= 0 (points)")
+        unsupported = sorted(set(options) & {"ply", "rollout", "endgame", "depth", "reply", "backend"})
+        if unsupported:
+            raise ValueError(f"noisy-search options {unsupported}: not supported (full one-ply rollouts, compiled)")
+        super().__init__(backend="numba", **options)
+        self.temp = float(temp)
+
+    def _evaluate(self, game, state):
+        values = self._compiled(game, state, 2, self.candidates)
+        legal = np.flatnonzero(~np.isnan(values))
+        order = legal[np.argsort(-values[legal], kind="stable")]
+        steps = 24 - len(state.placements)
+        if len(legal) == 1 or steps <= 0 or self.weight == 0 or self.candidates == 1:
+            return values, order[:1]
+        cells = order[: self.candidates]
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)[:, :steps]
+        seed = int(self.rng.integers(2**30)) if self.temp > 0 else 0  # temp=0 draws nothing: search's games
+        lines, cnts, seens, cls = _boards_after(state, cells, state.card)
+        out = np.empty((len(cells), self.rollouts))
+        c, rules = self._compiled, game.rules
+        _noisy_totals(lines, cnts, seens, cls, np.ascontiguousarray(unseen[orders]), self._roll_flat, c.phases,
+                      c.nout, rules.placement == "adjacent", -1 if rules.first_cell is None else int(rules.first_cell),
+                      np.asarray(self._points, dtype=np.float64), out, self.temp, seed)
+        means = out.mean(1)
+        values[cells] = values[cells] + self.weight * (means - means[0])
+        return values, cells
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    from pokersquares_env.cli import positive_float, seed_arg
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--temps", type=positive_float, nargs="+", default=[1.0, 3.0, 8.0],
+                        help="noise scales in points, one noisy agent each")
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=seed_arg, default=17)
+    parser.add_argument("--scoring", default="american")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--options", default="", help="search options for every agent, e.g. games=2000,phases=4")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    from agents.evaluation import evaluate
+    from agents.registry import check_spec, make_agent, register_agent
+
+    register_agent("noisy-search", NoisySearchAgent, kind="params")
+    extra = f":{args.options}" if args.options else ""
+    base = f"search{extra}"
+    noisy = [f"noisy-search:{args.options + ',' if args.options else ''}temp={t:g}" for t in args.temps]
+    try:
+        check_spec(base)
+        agent = make_agent(noisy[0], system=args.scoring)  # the options, checked (and the tables made) up front
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()  # one move compiles the kernels here, not inside the first agent's timed games
+    state = game.init(game.deal(np.random.default_rng(0)))
+    game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
+    game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
+    res = evaluate([base, *noisy], games=args.games, seed=args.seed, scoring=args.scoring, jobs=args.jobs,
+                   progress=not args.no_progress)
+    if args.out:
+        res.save(args.out)
+    for row in res.summary:
+        print(f"{row['agent']}: {row['mean']:.2f} +- {row['ci95']:.2f} ({row['seconds_per_game']:.3f} s a game, "
+              f"{row['errors']} errors)")
+    for pair in res.paired():
+        if pair["a"] == base:
+            print(f"{pair['b']} - search: {-pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} "
+                  "common deals")
+    return 1 if any(row["errors"] for row in res.summary) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -344,6 +344,11 @@ class EvaluationResult:
         lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in rows]
         return "\n".join(lines) + "\n"
 
+    def brief(self) -> str:
+        """One line per agent: ``AGENT: MEAN +- CI95 (S s a game, N errors)``, for scripts that print a result."""
+        return "".join(f"{r['agent']}: {r['mean']:.2f} +- {r['ci95']:.2f} ({r['seconds_per_game']:.3f} s a game, "
+                       f"{r['errors']} errors)\n" for r in self.summary)
+
     def json_lines(self) -> str:
         """One JSON object per agent (the summary rows), one per line."""
         return "".join(json.dumps(_jsonable(r)) + "\n" for r in self.summary)

@@ -150,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                    progress=not args.no_progress)
     if args.out:
         res.save(args.out)
-    for row in res.summary:
-        print(f"{row['agent']}: {row['mean']:.2f} +- {row['ci95']:.2f} ({row['seconds_per_game']:.3f} s a game, "
-              f"{row['errors']} errors)")
+    print(res.brief(), end="")
     pair = res.paired()[0]
     print(f"ensemble - search: {-pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} common deals")
     return 1 if any(row["errors"] for row in res.summary) else 0

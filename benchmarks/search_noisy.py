@@ -170,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                    progress=not args.no_progress)
     if args.out:
         res.save(args.out)
-    for row in res.summary:
-        print(f"{row['agent']}: {row['mean']:.2f} +- {row['ci95']:.2f} ({row['seconds_per_game']:.3f} s a game, "
-              f"{row['errors']} errors)")
+    print(res.brief(), end="")
     for pair in res.paired():
         if pair["a"] == base:
             print(f"{pair['b']} - search: {-pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} "

@@ -77,6 +77,10 @@ def test_summary_scores_and_paired_comparisons():
     freq = res.hand_frequencies()["rules"]
     assert sum(freq["all"].values()) == pytest.approx(1.0)
     assert sum(freq["rows"].values()) == pytest.approx(1.0)
+    brief = res.brief().splitlines()
+    assert [line.split(":")[0] for line in brief] == ["random", "rules"]
+    assert brief[1].startswith(f"rules: {rows['rules']['mean']:.2f} +- {rows['rules']['ci95']:.2f} (")
+    assert brief[1].endswith(" s a game, 0 errors)")
 
 
 def test_random_agent_matches_the_exact_expectation():

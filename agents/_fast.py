@@ -444,6 +444,15 @@ def _board_value(line, seen, cells, vf, phases, nout, points, ur, us, live, base
 
 
 @njit(cache=True, nogil=True)
+def _rollout_scratch(line, cnt, seen, cells):  # pragma: no cover - compiled
+    """The working arrays of one rollout on boards stacked like ``line``: a board (``line``, ``cnt``, ``seen``,
+    ``cells``), the legal mask, the unseen ranks and suits, the line gains and :func:`_prep`'s ``live``, ``base``."""
+    return (np.empty_like(line[0]), np.empty_like(cnt[0]), np.empty_like(seen[0]), np.empty_like(cells[0]),
+            np.zeros(25, dtype=np.int64), np.zeros(13, dtype=np.int64), np.zeros(4, dtype=np.int64), np.zeros(10),
+            np.empty((3, 10), dtype=np.int64), np.empty(10, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
 def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, first_cell, points,
                     out, depth, reply):  # pragma: no cover - compiled
     """``out[i, r]``: final score when board ``i`` (boards stacked on axis 0) is played out greedily on ``orders[r]``;
@@ -452,16 +461,7 @@ def _rollout_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, 
     every rollout on board ``i`` puts its card on ``reply[i, card]`` instead of the greedy cell."""
     nb = line.shape[0]
     nr = orders.shape[0]
-    ln = np.empty_like(line[0])
-    cn = np.empty_like(cnt[0])
-    se = np.empty_like(seen[0])
-    ce = np.empty_like(cells[0])
-    legal = np.zeros(25, dtype=np.int64)
-    ur = np.zeros(13, dtype=np.int64)
-    us = np.zeros(4, dtype=np.int64)
-    d = np.zeros(10)
-    live = np.empty((3, 10), dtype=np.int64)
-    base = np.empty(10, dtype=np.int64)
+    ln, cn, se, ce, legal, ur, us, d, live, base = _rollout_scratch(line, cnt, seen, cells)
     for job in range(nb * nr):
         i = job // nr
         r = job % nr

@@ -38,6 +38,7 @@ from agents._fast import (  # noqa: E402
     _phase,
     _place,
     _prep,
+    _rollout_scratch,
 )
 from agents.search import RolloutSearchAgent  # noqa: E402
 
@@ -68,16 +69,7 @@ def _noisy_totals(line, cnt, seen, cells, orders, vf, phases, nout, adjacent, fi
                   seed):  # pragma: no cover - compiled
     """``out[i, r]``: final score of board ``i`` played out on ``orders[r]`` by the noisy one-ply policy; the noise
     of rollout ``r`` comes from ``seed + r`` whatever the board, so the candidates share it."""
-    ln = np.empty_like(line[0])
-    cn = np.empty_like(cnt[0])
-    se = np.empty_like(seen[0])
-    ce = np.empty_like(cells[0])
-    legal = np.zeros(25, dtype=np.int64)
-    ur = np.zeros(13, dtype=np.int64)
-    us = np.zeros(4, dtype=np.int64)
-    d = np.zeros(10)
-    live = np.empty((3, 10), dtype=np.int64)
-    base = np.empty(10, dtype=np.int64)
+    ln, cn, se, ce, legal, ur, us, d, live, base = _rollout_scratch(line, cnt, seen, cells)
     for r in range(orders.shape[0]):
         for i in range(line.shape[0]):
             np.random.seed(seed + r)

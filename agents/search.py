@@ -161,31 +161,35 @@ class RolloutSearchAgent(Agent):
         cells = order[: self.candidates]
         unseen = np.array(game.unseen(state), dtype=np.int64)  # ascending, as the two-ply reply expects
         orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)
+        means = self._rollout_means(game, state, cells, unseen, orders, steps)
+        values[cells] = values[cells] + self.weight * (means - means[0])
+        return values, cells
+
+    def _rollout_means(self, game: PokerSquaresGame, state: GameState, cells: np.ndarray, unseen: np.ndarray,
+                       orders: np.ndarray, steps: int) -> np.ndarray:
+        """Mean rollout score of each candidate cell; ``orders``: one permutation of ``unseen``'s indices per rollout
+        (the same for every candidate), of which the first ``steps`` cards are still to come."""
+        rules = game.rules
         if self.rollout == "ply2":
             from agents._fast import rollout2_means
 
             c = self._compiled
-            means = rollout2_means(c.flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
-                                   rules.placement == "adjacent", rules.first_cell)
-            values[cells] = values[cells] + self.weight * (means - means[0])
-            return values, cells
+            return rollout2_means(c.flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
+                                  rules.placement == "adjacent", rules.first_cell)
         orders = orders[:, :steps]
         if self._compiled is not None:
             from agents._fast import rollout_means
 
             c = self._compiled
-            means = rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
-                                  unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth,
-                                  reply=(unseen, c.flat) if self.reply == "ply2" else None)
-        else:
-            bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
-            bx = bx.repeat(len(cells))
-            bx.place(cells, np.full(len(cells), state.card))
-            by = bx.repeat(self.rollouts)
-            by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._roll_table)
-            means = self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
-        values[cells] = values[cells] + self.weight * (means - means[0])
-        return values, cells
+            return rollout_means(self._roll_flat, c.phases, c.nout, self._points, state, cells, state.card,
+                                 unseen[orders], rules.placement == "adjacent", rules.first_cell, self.depth,
+                                 reply=(unseen, c.flat) if self.reply == "ply2" else None)
+        bx = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
+        bx = bx.repeat(len(cells))
+        bx.place(cells, np.full(len(cells), state.card))
+        by = bx.repeat(self.rollouts)
+        by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._roll_table)
+        return self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Expectimax values, plus ``weight`` times the rollout advantage over expectimax's favourite for the candidates."""

@@ -101,27 +101,16 @@ class NoisySearchAgent(RolloutSearchAgent):
         super().__init__(backend="numba", **options)
         self.temp = float(temp)
 
-    def _evaluate(self, game, state):
-        values = self._compiled(game, state, 2, self.candidates)
-        legal = np.flatnonzero(~np.isnan(values))
-        order = legal[np.argsort(-values[legal], kind="stable")]
-        steps = 24 - len(state.placements)
-        if len(legal) == 1 or steps <= 0 or self.weight == 0 or self.candidates == 1:
-            return values, order[:1]
-        cells = order[: self.candidates]
-        unseen = np.array(game.unseen(state), dtype=np.int64)
-        orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)[:, :steps]
+    def _rollout_means(self, game, state, cells, unseen, orders, steps):
         seed = int(self.rng.integers(2**30)) if self.temp > 0 else 0  # temp=0 draws nothing: search's games
         lines, cnts, seens, cls = _boards_after(state, cells, state.card)
         out = np.empty((len(cells), self.rollouts))
         c, rules = self._compiled, game.rules
-        _noisy_totals(lines, cnts, seens, cls, np.ascontiguousarray(unseen[orders]), self._roll_flat, c.phases,
-                      c.nout, rules.placement == "adjacent", -1 if rules.first_cell is None else int(rules.first_cell),
+        _noisy_totals(lines, cnts, seens, cls, np.ascontiguousarray(unseen[orders[:, :steps]]), self._roll_flat,
+                      c.phases, c.nout, rules.placement == "adjacent",
+                      -1 if rules.first_cell is None else int(rules.first_cell),
                       np.asarray(self._points, dtype=np.float64), out, self.temp, seed)
-        means = out.mean(1)
-        values[cells] = values[cells] + self.weight * (means - means[0])
-        return values, cells
-
+        return out.mean(1)
 
 
 def main(argv: list[str] | None = None) -> int:

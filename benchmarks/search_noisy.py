@@ -114,15 +114,15 @@ class NoisySearchAgent(RolloutSearchAgent):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pokersquares_env.cli import positive_float, seed_arg
+    from pokersquares_env.cli import int_at_least, positive_float, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--temps", type=positive_float, nargs="+", default=[1.0, 3.0, 8.0],
                         help="noise scales in points, one noisy agent each")
-    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--games", type=int_at_least(1), default=1000)
     parser.add_argument("--seed", type=seed_arg, default=17)
     parser.add_argument("--scoring", default="american")
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", type=int_at_least(1), default=1)
     parser.add_argument("--options", default="", help="search options for every agent, e.g. games=2000,phases=4")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-progress", action="store_true")

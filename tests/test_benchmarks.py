@@ -234,3 +234,9 @@ def test_search_noisy_script_reports_each_temperature_against_search(tmp_path, m
     assert summary[0]["agent"] == "search:games=2000,phases=4,rollouts=8" and len(summary) == 3
     assert noisy.main(args[:5] + ["--options", "games=2000,depth=4", "--no-progress"]) == 2
     assert "noisy-search options ['depth']" in capsys.readouterr().err
+    for bad in (["--games", "0"], ["--jobs", "-1"], ["--temps", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            noisy.main(args[:5] + bad + ["--out", str(tmp_path / "bad")])
+        assert exc.value.code == 2
+        assert f"argument {bad[0]}: {bad[1]}: expected" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

@@ -83,33 +83,39 @@ def _ensemble_game(agent, game, deck):
     return play_game(agent, game, deck)[0]
 
 
-def test_search_ensemble_with_one_side_is_search_and_with_both_plays_legally(tmp_path, monkeypatch):
-    """``benchmarks/search_ensemble.py``: weights 1,0,1,0 play exactly ``search:depth=D``'s games (plain rules, jokers,
-    adjacent placement); the full ensemble plays legal, reproducible games that differ from them somewhere."""
+def _check_search_variant(variant, opts, stream, same, other):
+    """Under plain rules, jokers and adjacent placement, on two deals each: ``variant(rules=, seed=, **opts,
+    **same)`` places every card where ``search`` does; with ``**other`` it plays legal games, the same twice for a
+    seed, that differ from ``search``'s somewhere."""
     import numpy as np
-    import pytest
 
-    pytest.importorskip("numba")
-    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
     from agents.search import RolloutSearchAgent
     from pokersquares_env.core import PokerSquaresGame, Rules
 
-    ens = load("search_ensemble")
-    first, second = _small_tables(tmp_path, 0), _small_tables(tmp_path, 1)
-    opts = {"candidates": 3, "rollouts": 16, "depth": 3, "tables": first}
     differs = False
     for rules in (Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center")):
         game = PokerSquaresGame(rules)
         for d in range(2):
-            deck = game.deal(np.random.default_rng([5, d]))
+            deck = game.deal(np.random.default_rng([stream, d]))
             base = _ensemble_game(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
-            one = ens.EnsembleAgent(rules=rules, seed=d, weights="1,0,1,0", second=second, **opts)
-            assert _ensemble_game(one, game, deck) == base
-            both = [_ensemble_game(ens.EnsembleAgent(rules=rules, seed=d, second=second, **opts), game, deck)
-                    for _ in range(2)]
-            assert both[0] == both[1] and sorted(both[0]) == list(range(25))
-            differs |= both[0] != base
+            assert _ensemble_game(variant(rules=rules, seed=d, **opts, **same), game, deck) == base
+            runs = [_ensemble_game(variant(rules=rules, seed=d, **opts, **other), game, deck) for _ in range(2)]
+            assert runs[0] == runs[1] and sorted(runs[0]) == list(range(25))
+            differs |= runs[0] != base
     assert differs
+
+
+def test_search_ensemble_with_one_side_is_search_and_with_both_plays_legally(tmp_path, monkeypatch):
+    """``benchmarks/search_ensemble.py``: weights 1,0,1,0 play exactly ``search:depth=D``'s games (plain rules, jokers,
+    adjacent placement); the full ensemble plays legal, reproducible games that differ from them somewhere."""
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    ens = load("search_ensemble")
+    first, second = _small_tables(tmp_path, 0), _small_tables(tmp_path, 1)
+    opts = {"candidates": 3, "rollouts": 16, "depth": 3, "tables": first}
+    _check_search_variant(ens.EnsembleAgent, opts, 5, {"weights": "1,0,1,0", "second": second}, {"second": second})
 
 
 def test_search_ensemble_script_reports_the_paired_difference_and_rejects_bad_options(tmp_path, monkeypatch, capsys):
@@ -189,28 +195,13 @@ def test_frontier_reads_evaluation_folders_and_rejects_damaged_ones(tmp_path, ca
 def test_search_noisy_at_temp_0_is_search_and_noisy_rollouts_play_legal_reproducible_games(tmp_path, monkeypatch):
     """``benchmarks/search_noisy.py``: ``temp=0`` plays exactly ``search``'s games under plain rules, jokers and
     adjacent placement; with noise the games stay legal and reproducible for a seed, and differ somewhere."""
-    import numpy as np
     import pytest
 
     pytest.importorskip("numba")
     monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
-    from agents.search import RolloutSearchAgent
-    from pokersquares_env.core import PokerSquaresGame, Rules
-
     noisy = load("search_noisy")
     opts = {"candidates": 3, "rollouts": 16, "tables": _small_tables(tmp_path, 0)}
-    differs = False
-    for rules in (Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center")):
-        game = PokerSquaresGame(rules)
-        for d in range(2):
-            deck = game.deal(np.random.default_rng([6, d]))
-            base = _ensemble_game(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
-            assert _ensemble_game(noisy.NoisySearchAgent(rules=rules, seed=d, temp=0, **opts), game, deck) == base
-            hot = [_ensemble_game(noisy.NoisySearchAgent(rules=rules, seed=d, temp=5, **opts), game, deck)
-                   for _ in range(2)]
-            assert hot[0] == hot[1] and sorted(hot[0]) == list(range(25))
-            differs |= hot[0] != base
-    assert differs
+    _check_search_variant(noisy.NoisySearchAgent, opts, 6, {"temp": 0}, {"temp": 5})
     with pytest.raises(ValueError, match=r"temp=-1: expected a finite number >= 0"):
         noisy.NoisySearchAgent(temp=-1, **opts)
     with pytest.raises(ValueError, match=r"noisy-search options \['depth'\]"):

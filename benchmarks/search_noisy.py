@@ -30,16 +30,7 @@ sys.path.insert(0, os.path.dirname(_HERE))
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 
-from agents._fast import (  # noqa: E402
-    _boards_after,
-    _deltas,
-    _final_score,
-    _legal,
-    _phase,
-    _place,
-    _prep,
-    _rollout_scratch,
-)
+from agents._fast import _boards_after, _final_score, _greedy_cell, _place, _rollout_scratch  # noqa: E402
 from agents.search import RolloutSearchAgent  # noqa: E402
 
 
@@ -47,17 +38,14 @@ from agents.search import RolloutSearchAgent  # noqa: E402
 def _noisy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live, base,
                 temp):  # pragma: no cover - compiled
     """The one-ply cell of highest gain plus Gumbel noise of scale ``temp`` (``temp=0``: the greedy cell)."""
-    _legal(cells, adjacent, first_cell, legal)
-    ph = _phase(cells[2] + 1, phases)
-    _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
-    _deltas(line, cnt, card, vf, phases, nout, ph, ur, us, live, base, d)
+    cell = _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur, us, d, live,
+                        base)  # fills ``legal`` and the line gains ``d``
+    if temp <= 0:
+        return cell
     best = -np.inf
-    cell = -1
     for c in range(25):
         if legal[c]:
-            g = d[c // 5] + d[5 + c % 5]
-            if temp > 0:
-                g -= temp * np.log(-np.log(np.random.random() + 1e-300) + 1e-300)
+            g = d[c // 5] + d[5 + c % 5] - temp * np.log(-np.log(np.random.random() + 1e-300) + 1e-300)
             if g > best:
                 best = g
                 cell = c
@@ -145,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
 
     game = PokerSquaresGame()  # one move compiles the kernels here, not inside the first agent's timed games
     state = game.init(game.deal(np.random.default_rng(0)))
-    game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
-    game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
+    for _ in range(2):
+        game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
     res = evaluate([base, *noisy], games=args.games, seed=args.seed, scoring=args.scoring, jobs=args.jobs,
                    progress=not args.no_progress)
     if args.out:

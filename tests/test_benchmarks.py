@@ -77,7 +77,7 @@ def _small_tables(tmp_path, seed):
     return str(path)
 
 
-def _ensemble_game(agent, game, deck):
+def _placements(agent, game, deck):
     from helpers import play_game
 
     return play_game(agent, game, deck)[0]
@@ -97,9 +97,9 @@ def _check_search_variant(variant, opts, stream, same, other):
         game = PokerSquaresGame(rules)
         for d in range(2):
             deck = game.deal(np.random.default_rng([stream, d]))
-            base = _ensemble_game(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
-            assert _ensemble_game(variant(rules=rules, seed=d, **opts, **same), game, deck) == base
-            runs = [_ensemble_game(variant(rules=rules, seed=d, **opts, **other), game, deck) for _ in range(2)]
+            base = _placements(RolloutSearchAgent(rules=rules, seed=d, backend="numba", **opts), game, deck)
+            assert _placements(variant(rules=rules, seed=d, **opts, **same), game, deck) == base
+            runs = [_placements(variant(rules=rules, seed=d, **opts, **other), game, deck) for _ in range(2)]
             assert runs[0] == runs[1] and sorted(runs[0]) == list(range(25))
             differs |= runs[0] != base
     assert differs

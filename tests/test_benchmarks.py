@@ -231,3 +231,75 @@ def test_search_noisy_script_reports_each_temperature_against_search(tmp_path, m
         assert exc.value.code == 2
         assert f"argument {bad[0]}: {bad[1]}: expected" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+def test_td_search_without_local_games_is_search_and_with_them_plays_legal_reproducible_games(tmp_path, monkeypatch):
+    """``benchmarks/td_search.py``: ``local=0`` plays exactly ``search``'s (and ``expectimax``'s) games; with local
+    games the tables change only where those games went, and play stays legal and reproducible under every rule."""
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    td = load("td_search")
+    opts = {"candidates": 3, "rollouts": 16, "tables": _small_tables(tmp_path, 0)}
+    _check_search_variant(td.TDSearchAgent, opts, 7, {"local": 0}, {"local": 60, "epsilon": 0.3})
+
+    from agents.expectimax import ExpectimaxAgent
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(3))
+    plain = ExpectimaxAgent(tables=opts["tables"], backend="numba")
+    assert _placements(td.TDExpectimaxAgent(tables=opts["tables"], local=0), game, deck) == _placements(
+        plain, game, deck)
+
+    state = game.init(deck)
+    for _ in range(6):
+        game.apply(state, plain.act(None, {}, game, state))
+    c = plain._compiled
+    points = plain.system.line_points_table
+    unseen = np.array(game.unseen(state), dtype=np.int64)
+
+    def local(prior, seed=0, games=200):
+        return td.local_tables(c.flat, c.phases, c.nout, points, state, unseen, games, 0.2, prior,
+                               np.random.default_rng(seed), False, None)
+
+    out = local(1.0)
+    changed = np.flatnonzero(out != c.flat)
+    assert 0 < changed.size < 200 * 19 * 10 + 1  # at most one entry per line, move and game
+    # each changed entry is a blend of the global value and line scores in [0, the best line's points]
+    lo, hi = np.minimum(c.flat[changed], 0), np.maximum(c.flat[changed], points.max())
+    assert np.all(out[changed] >= lo - 1e-9) and np.all(out[changed] <= hi + 1e-9)
+    assert np.array_equal(out, local(1.0)) and not np.array_equal(out, local(1.0, seed=1))
+    np.testing.assert_allclose(local(1e12), c.flat, atol=1e-6)  # an overwhelming prior keeps the global values
+    assert state.card not in unseen and len(state.placements) == 6  # state and inputs untouched
+    for bad, match in (({"local": -1}, "local=-1: expected an integer >= 0"),
+                       ({"epsilon": 2}, "epsilon=2: expected a number from 0 to 1"),
+                       ({"prior": 0}, "prior=0: expected a number > 0")):
+        with pytest.raises(ValueError, match=match):
+            td.TDSearchAgent(**opts, **bad)
+    with pytest.raises(ValueError, match=r"td-search options \['rollout'\]"):
+        td.TDSearchAgent(rollout="ply2", **opts)
+    with pytest.raises(ValueError, match="ply 1 or 2 only"):
+        td.TDExpectimaxAgent(tables=opts["tables"], ply=3)
+
+
+def test_td_search_script_reports_paired_differences(tmp_path, monkeypatch, capsys):
+    import json
+
+    import pytest
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    td = load("td_search")
+    args = ["--agents", "expectimax:games=2000,phases=4", "td-expectimax:games=2000,phases=4,local=30",
+            "--games", "3", "--no-progress"]
+    assert td.main(args + ["--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "expectimax:games=2000,phases=4 - td-expectimax:games=2000,phases=4,local=30: " in out
+    assert "on 3 deals" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [row["agent"] for row in summary] == args[1:3] and all(row["errors"] == 0 for row in summary)
+    assert td.main(["--agents", "td-search:local=-2", "--games", "1", "--no-progress"]) == 2
+    assert "local=-2: expected an integer >= 0" in capsys.readouterr().err

@@ -1,0 +1,253 @@
+"""Do line values re-learned for the deal at hand lift the search agents?  (Issue 5's 127 target.)
+
+Temporal-difference search (Silver, Sutton and Mueller, 2012) in Monte Carlo
+form: before each move, play ``local`` games from the current board to the
+end, over random orders of the true unseen cards (the drawn card first),
+epsilon-greedily by one-ply play on the current tables, and re-estimate every
+line abstraction those games visit as the mean of the points its line ends
+with, blended towards the global table value with a prior weight of ``prior``
+games.  The learned tables average over every deal that reaches an
+abstraction; the local ones only over completions of *this* deal, so they see
+which ranks and suits are really left.  The move is then chosen by the agent
+named on the command line playing on the local tables (two-ply expectimax for
+``td-expectimax``; two-ply expectimax plus one-ply rollouts, both on the local
+tables, for ``td-search``)::
+
+    python benchmarks/td_search.py --agents expectimax td-expectimax:local=2000 --games 400 --seed 7
+
+``local=0`` plays exactly the games of the base agent (the tests check this).
+Needs the compiled kernels (numba).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+# Run as a script, this file's folder comes first on sys.path and benchmarks/agents.py would hide the agents package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
+
+import numpy as np  # noqa: E402
+from numba import njit, prange  # noqa: E402
+
+from agents._fast import (  # noqa: E402
+    _SUIT_OF,
+    _greedy_cell,
+    _key,
+    _legal,
+    _outs,
+    _phase,
+    _place,
+    _prep,
+    board_from_state,
+    ply_values,
+    rollout_means,
+)
+from agents.expectimax import ExpectimaxAgent  # noqa: E402
+from agents.search import RolloutSearchAgent  # noqa: E402
+
+
+@njit(nogil=True, parallel=True)
+def _local_play(line0, cnt0, seen0, cells0, orders, explore, noise, vf, phases, nout, adjacent, first_cell, points,
+                rec, final):  # pragma: no cover - compiled
+    """Game ``g`` plays ``orders[g]`` from the board ``line0 ...`` one-ply epsilon-greedily (a random legal cell where
+    ``explore[g, m]``); ``rec[g, m, l]``: flat kernel index of line ``l``'s abstraction after move ``m`` (-1 for full
+    lines); ``final[g, l]``: the points line ``l`` ends with."""
+    n, steps = orders.shape
+    for g in prange(n):
+        line = line0.copy()
+        cnt = cnt0.copy()
+        seen = seen0.copy()
+        cells = cells0.copy()
+        legal = np.zeros(25, dtype=np.int64)
+        ur = np.zeros(13, dtype=np.int64)
+        us = np.zeros(4, dtype=np.int64)
+        d = np.zeros(10)
+        live = np.empty((3, 10), dtype=np.int64)
+        base = np.empty(10, dtype=np.int64)
+        for m in range(steps):
+            card = orders[g, m]
+            if explore[g, m]:
+                nleg = _legal(cells, adjacent, first_cell, legal)
+                pick = int(noise[g, m] * nleg)
+                cell = -1
+                for c in range(25):
+                    if legal[c]:
+                        if pick == 0:
+                            cell = c
+                            break
+                        pick -= 1
+            else:
+                cell = _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur,
+                                    us, d, live, base)
+            _place(line, cnt, seen, cells, cell, card)
+            ph = _phase(cells[2], phases)
+            _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
+            for li in range(10):
+                t = line[0, li]
+                if t >= 5:
+                    rec[g, m, li] = -1
+                    continue
+                s = _SUIT_OF[line[4, li]]
+                o = _outs(t, s, us[s] if s >= 0 else 0, live[0, li], live[1, li]) if nout > 1 else 0
+                rec[g, m, li] = base[li] * nout + o
+        for li in range(10):
+            final[g, li] = points[_key(line[0, li], line[1, li], line[2, li], line[3, li], line[4, li])]
+
+
+def local_tables(vf: np.ndarray, phases: int, nout: int, points: np.ndarray, state, unseen: np.ndarray, games: int,
+                 epsilon: float, prior: float, rng: np.random.Generator, adjacent: bool,
+                 first_cell: int | None) -> np.ndarray:
+    """A copy of the flat table ``vf`` whose entries visited by ``games`` completions of ``state`` (the drawn card
+    first, then random orders of ``unseen``) are ``(prior * vf + sum of final line points) / (prior + visits)``."""
+    line, cnt, seen, cells = board_from_state(state)
+    steps = 25 - len(state.placements)
+    orders = np.empty((games, steps), dtype=np.int64)
+    orders[:, 0] = state.card
+    if steps > 1:
+        orders[:, 1:] = unseen[np.argsort(rng.random((games, unseen.size)), axis=1)[:, : steps - 1]]
+    explore = rng.random((games, steps)) < epsilon
+    noise = rng.random((games, steps))
+    rec = np.empty((games, steps, 10), dtype=np.int64)
+    final = np.empty((games, 10))
+    _local_play(line, cnt, seen, cells, orders, explore, noise, vf, phases, nout, bool(adjacent),
+                -1 if first_cell is None else int(first_cell), np.asarray(points, dtype=np.float64), rec, final)
+    idx = rec.reshape(-1)
+    tgt = np.broadcast_to(final[:, None, :], rec.shape).reshape(-1)
+    keep = idx >= 0
+    idx, tgt = idx[keep], tgt[keep]
+    uniq, inv, counts = np.unique(idx, return_inverse=True, return_counts=True)
+    sums = np.bincount(inv, weights=tgt, minlength=uniq.size)
+    out = vf.copy()
+    out[uniq] = (prior * vf[uniq] + sums) / (prior + counts)
+    return out
+
+
+def _local_options(local, epsilon, prior):
+    if isinstance(local, bool) or not isinstance(local, (int, np.integer)) or local < 0:
+        raise ValueError(f"local={local!r}: expected an integer >= 0 (games re-played before each move)")
+    if not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
+        raise ValueError(f"epsilon={epsilon!r}: expected a number from 0 to 1")
+    if not isinstance(prior, (int, float)) or not prior > 0:
+        raise ValueError(f"prior={prior!r}: expected a number > 0 (games)")
+    return int(local), float(epsilon), float(prior)
+
+
+class _Local:
+    """Mixin: ``self._local_flat(game, state)``, the deal's local table (the global one with ``local=0`` or too late
+    in the game)."""
+
+    def _local_flat(self, game, state):
+        c = self._compiled
+        if self.local == 0 or len(state.placements) > self.last:
+            return c.flat
+        rules = game.rules
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        return local_tables(c.flat, c.phases, c.nout, self._points, state, unseen, self.local, self.epsilon,
+                            self.prior, self.rng, rules.placement == "adjacent", rules.first_cell)
+
+
+class TDExpectimaxAgent(_Local, ExpectimaxAgent):
+    """``expectimax:ply=2`` on tables re-learned for the deal before each move (``local`` games, ``epsilon``,
+    ``prior``; up to ``last`` cards placed)."""
+
+    name = "td-expectimax"
+
+    def __init__(self, *, local: int = 2000, epsilon: float = 0.1, prior: float = 20.0, last: int = 22,
+                 **options) -> None:
+        if options.get("ply", 2) not in (1, 2) or "backend" in options:
+            raise ValueError(f"td-expectimax options {options}: ply 1 or 2 only, compiled backend only")
+        super().__init__(backend="numba", **options)
+        self.local, self.epsilon, self.prior = _local_options(local, epsilon, prior)
+        self.last = int(last)
+        self._points = self.system.line_points_table
+
+    def action_values(self, obs, info, game, state):
+        c, rules = self._compiled, game.rules
+        flat = self._local_flat(game, state)
+        return ply_values(flat, c.phases, c.nout, state, game.unseen(state), self.ply, rules.placement == "adjacent",
+                          rules.first_cell)
+
+    def act(self, obs, info, game, state):
+        values = self.action_values(obs, info, game, state)
+        legal = np.flatnonzero(~np.isnan(values))
+        return int(legal[np.argmax(values[legal])])
+
+
+class TDSearchAgent(_Local, RolloutSearchAgent):
+    """``search`` (full one-ply rollouts, compiled) with both ``E`` and the rollouts on the deal's local table."""
+
+    name = "td-search"
+
+    def __init__(self, *, local: int = 2000, epsilon: float = 0.1, prior: float = 20.0, last: int = 22,
+                 **options) -> None:
+        unsupported = sorted(set(options) & {"ply", "rollout", "endgame", "reply", "backend", "rollout_tables"})
+        if unsupported:
+            raise ValueError(f"td-search options {unsupported}: not supported")
+        super().__init__(backend="numba", **options)
+        self.local, self.epsilon, self.prior = _local_options(local, epsilon, prior)
+        self.last = int(last)
+
+    def _evaluate(self, game, state):
+        c, rules = self._compiled, game.rules
+        flat = self._local_flat(game, state)
+        adjacent = rules.placement == "adjacent"
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        values = ply_values(flat, c.phases, c.nout, state, unseen, 2, adjacent, rules.first_cell)
+        legal = np.flatnonzero(~np.isnan(values))
+        order = legal[np.argsort(-values[legal], kind="stable")]
+        steps = 24 - len(state.placements)
+        if len(legal) == 1 or steps <= 0 or self.weight == 0 or self.candidates == 1:
+            return values, order[:1]
+        cells = order[: self.candidates]
+        orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)[:, :steps]
+        means = rollout_means(flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
+                              adjacent, rules.first_cell, self.depth)
+        values[cells] = values[cells] + self.weight * (means - means[0])
+        return values, cells
+
+
+def main(argv: list[str] | None = None) -> int:
+    from pokersquares_env.cli import int_at_least, seed_arg
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", nargs="+", default=["expectimax", "td-expectimax"])
+    parser.add_argument("--games", type=int_at_least(1), default=400)
+    parser.add_argument("--seed", type=seed_arg, default=7)
+    parser.add_argument("--scoring", default="american")
+    parser.add_argument("--jobs", type=int_at_least(1), default=1)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+
+    from agents.evaluation import evaluate
+    from agents.registry import make_agent, register_agent
+
+    register_agent("td-expectimax", TDExpectimaxAgent, kind="params")
+    register_agent("td-search", TDSearchAgent, kind="params")
+    from pokersquares_env.core import PokerSquaresGame
+
+    try:
+        for spec in args.agents:
+            agent = make_agent(spec, system=args.scoring)
+            game = PokerSquaresGame()  # one move compiles the kernels here, not inside the first timed games
+            state = game.init(game.deal(np.random.default_rng(0)))
+            game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    res = evaluate(args.agents, games=args.games, seed=args.seed, scoring=args.scoring, jobs=args.jobs,
+                   progress=not args.no_progress)
+    if args.out:
+        res.save(args.out)
+    print(res.brief(), end="")
+    for pair in res.paired():
+        print(f"{pair['a']} - {pair['b']}: {pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} deals")
+    return 1 if any(row["errors"] for row in res.summary) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -556,6 +556,17 @@ def rollout_means(values_flat: np.ndarray, phases: int, nout: int, points: np.nd
     return out.mean(1)
 
 
+@njit(cache=True, nogil=True)
+def _nth_legal(legal, pick):  # pragma: no cover - compiled
+    """The ``pick``-th legal cell (from 0) of the mask ``legal``; -1 if there are fewer."""
+    for c in range(25):
+        if legal[c]:
+            if pick == 0:
+                return c
+            pick -= 1
+    return -1
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cell, points, rec, final):  # pragma: no cover - compiled
     """Play game ``g`` on ``decks[g]``; ``rec[g, m, l]``: flat table index of line ``l`` after move ``m``."""
@@ -576,14 +587,7 @@ def _self_play(decks, explore, noise, ply, vf, phases, nout, adjacent, first_cel
             card = decks[g, m]
             nleg = _legal(cells, adjacent, first_cell, legal)
             if explore[g, m]:
-                pick = int(noise[g, m] * nleg)
-                cell = -1
-                for c in range(25):
-                    if legal[c]:
-                        if pick == 0:
-                            cell = c
-                            break
-                        pick -= 1
+                cell = _nth_legal(legal, int(noise[g, m] * nleg))
             else:
                 # the unseen cards in ascending order, as the agents pass them (GameState order): the chance
                 # nodes then sum in the same order, so near-ties break the same way as in the agents

@@ -38,6 +38,7 @@ from agents._fast import (  # noqa: E402
     _greedy_cell,
     _key,
     _legal,
+    _nth_legal,
     _outs,
     _phase,
     _place,
@@ -71,15 +72,7 @@ def _local_play(line0, cnt0, seen0, cells0, orders, explore, noise, vf, phases, 
         for m in range(steps):
             card = orders[g, m]
             if explore[g, m]:
-                nleg = _legal(cells, adjacent, first_cell, legal)
-                pick = int(noise[g, m] * nleg)
-                cell = -1
-                for c in range(25):
-                    if legal[c]:
-                        if pick == 0:
-                            cell = c
-                            break
-                        pick -= 1
+                cell = _nth_legal(legal, int(noise[g, m] * _legal(cells, adjacent, first_cell, legal)))
             else:
                 cell = _greedy_cell(line, cnt, seen, cells, card, vf, phases, nout, adjacent, first_cell, legal, ur,
                                     us, d, live, base)

@@ -149,10 +149,7 @@ class RolloutSearchAgent(Agent):
                                   rules.first_cell)
             legal = np.flatnonzero(~np.isnan(values))
             return values, legal[np.argsort(-values[legal], kind="stable")][:1]
-        if self._compiled is not None:  # ply=3: only the candidates are finite
-            values = self._compiled(game, state, self.ply, self.candidates)
-        else:
-            values = expectimax_values(self._table, game, state, 2)
+        values = self._expectimax(game, state)
         legal = np.flatnonzero(~np.isnan(values))
         order = legal[np.argsort(-values[legal], kind="stable")]
         steps = 24 - len(state.placements)  # cards still to come after this one
@@ -164,6 +161,13 @@ class RolloutSearchAgent(Agent):
         means = self._rollout_means(game, state, cells, unseen, orders, steps)
         values[cells] = values[cells] + self.weight * (means - means[0])
         return values, cells
+
+    def _expectimax(self, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """``E``: each cell's expectimax value on the tables (NaN where illegal; with ``ply=3`` only the candidates
+        are finite)."""
+        if self._compiled is not None:
+            return self._compiled(game, state, self.ply, self.candidates)
+        return expectimax_values(self._table, game, state, 2)
 
     def _rollout_means(self, game: PokerSquaresGame, state: GameState, cells: np.ndarray, unseen: np.ndarray,
                        orders: np.ndarray, steps: int) -> np.ndarray:

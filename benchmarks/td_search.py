@@ -45,7 +45,6 @@ from agents._fast import (  # noqa: E402
     _prep,
     board_from_state,
     ply_values,
-    rollout_means,
 )
 from agents.expectimax import ExpectimaxAgent  # noqa: E402
 from agents.search import RolloutSearchAgent  # noqa: E402
@@ -164,11 +163,6 @@ class TDExpectimaxAgent(_Local, ExpectimaxAgent):
         return ply_values(flat, c.phases, c.nout, state, game.unseen(state), self.ply, rules.placement == "adjacent",
                           rules.first_cell)
 
-    def act(self, obs, info, game, state):
-        values = self.action_values(obs, info, game, state)
-        legal = np.flatnonzero(~np.isnan(values))
-        return int(legal[np.argmax(values[legal])])
-
 
 class TDSearchAgent(_Local, RolloutSearchAgent):
     """``search`` (full one-ply rollouts, compiled) with both ``E`` and the rollouts on the deal's local table."""
@@ -184,23 +178,12 @@ class TDSearchAgent(_Local, RolloutSearchAgent):
         self.local, self.epsilon, self.prior = _local_options(local, epsilon, prior)
         self.last = int(last)
 
-    def _evaluate(self, game, state):
+    def _expectimax(self, game, state):
+        """Two-ply ``E`` on the deal's local table; the rollouts of this move play on it too."""
         c, rules = self._compiled, game.rules
-        flat = self._local_flat(game, state)
-        adjacent = rules.placement == "adjacent"
-        unseen = np.array(game.unseen(state), dtype=np.int64)
-        values = ply_values(flat, c.phases, c.nout, state, unseen, 2, adjacent, rules.first_cell)
-        legal = np.flatnonzero(~np.isnan(values))
-        order = legal[np.argsort(-values[legal], kind="stable")]
-        steps = 24 - len(state.placements)
-        if len(legal) == 1 or steps <= 0 or self.weight == 0 or self.candidates == 1:
-            return values, order[:1]
-        cells = order[: self.candidates]
-        orders = np.argsort(self.rng.random((self.rollouts, unseen.size)), axis=1)[:, :steps]
-        means = rollout_means(flat, c.phases, c.nout, self._points, state, cells, state.card, unseen[orders],
-                              adjacent, rules.first_cell, self.depth)
-        values[cells] = values[cells] + self.weight * (means - means[0])
-        return values, cells
+        self._roll_flat = self._local_flat(game, state)
+        return ply_values(self._roll_flat, c.phases, c.nout, state, game.unseen(state), 2,
+                          rules.placement == "adjacent", rules.first_cell)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from pokersquares_env._adapter import (
+    ILLEGAL_ACTIONS,
+    REWARD_MODES,
+    check_choice,
+    check_number,
+    check_render_mode,
+    render_ready,
+)
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, point_system, reward_scale_factor
@@ -155,19 +163,11 @@ class PokerSquaresEnv(gym.Env):
         system = point_system(scoring) if win_threshold == "default" else point_system(scoring, win_threshold=win_threshold)
         self.game = PokerSquaresGame(self.rules, system)
         self.point_system = system
-        if reward_mode not in ("line", "terminal"):
-            raise ValueError(f"reward_mode={reward_mode!r}: expected 'line' or 'terminal'")
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
-        self.reward_mode = reward_mode
+        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.reward_scale = self._resolve_scale(reward_scale)
-        self.illegal_action = illegal_action
-        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
-            raise TypeError(f"illegal_penalty={illegal_penalty!r}: expected a number")
-        self.illegal_penalty = float(illegal_penalty)
-        self.render_mode = render_mode
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.action_space = spaces.Discrete(NUM_CELLS)
         self.observation_space = spaces.Box(0, 1, shape=(OBS_SIZE,), dtype=np.uint8)
         self.state: GameState | None = None
@@ -313,11 +313,8 @@ class PokerSquaresEnv(gym.Env):
 
     def render(self):
         """Render per ``render_mode``: text for ``"ansi"``, an RGB frame for ``"rgb_array"``, a window for ``"human"``."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to make()")
+        if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
-        if self.state is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             from pokersquares_env.text import board_text
 

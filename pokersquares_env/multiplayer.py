@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
+from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
 from pokersquares_env.cards import EMPTY
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
@@ -182,10 +183,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 f"target={target!r} with rounds=1 would end the match after one round: "
                 f"pass rounds=None (play until the target) or a larger cap"
             )
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
+        check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        check_render_mode(render_mode, self.metadata["render_modes"])
         unknown = set(rules) - {"jokers", "placement", "first_cell"}
         if unknown:
             raise TypeError(
@@ -201,7 +200,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.target = target
         self.render_mode = render_mode
         self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agents: list[str] = []
         self.np_random, _ = seeding.np_random(None)
@@ -357,13 +356,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
 
     def render(self):
         """Every board as text (``render_mode="ansi"``), as a spectator sees them."""
-        if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+        if not render_ready(self.render_mode, bool(self.states), self.metadata["render_modes"]):
             return None
-        if not self.states:
-            raise RuntimeError("call reset() before render()")
         if self.render_mode != "ansi":
             from pokersquares_env import render as _render
 

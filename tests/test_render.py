@@ -256,3 +256,47 @@ def test_record_video_writes_one_clip_per_episode(tmp_path):
         assert clip.fps == env.metadata["render_fps"] == 4
         assert clip.duration == pytest.approx(26 / 4, abs=0.3)  # the reset frame and one per placement
         assert clip.size[0] > 100 and clip.size[1] > 100
+
+
+def _adapters():
+    """The four adapters, made by a function of their keyword options."""
+    from pokersquares_env.multiplayer import PokerSquaresParallelEnv
+
+    return {
+        "PokerSquares-v0": lambda **kw: gym.make("PokerSquares-v0", **kw).unwrapped,
+        "PokerShuffle-v0": lambda **kw: gym.make("PokerShuffle-v0", **kw).unwrapped,
+        "Soliter-v0": lambda **kw: gym.make("Soliter-v0", **kw).unwrapped,
+        "multiplayer": lambda **kw: PokerSquaresParallelEnv(**kw),
+    }
+
+
+@pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])
+def test_every_adapter_refuses_bad_shared_options_alike(name):
+    make = _adapters()[name]
+    with pytest.raises(ValueError, match=r"illegal_action='ignore': expected 'raise' or 'penalty'"):
+        make(illegal_action="ignore")
+    with pytest.raises(ValueError, match=r"illegal_action=\['raise'\]: expected"):
+        make(illegal_action=["raise"])
+    with pytest.raises(TypeError, match=r"illegal_penalty='-10': expected a number"):
+        make(illegal_penalty="-10")
+    with pytest.raises(TypeError, match=r"illegal_penalty=True: expected a number"):
+        make(illegal_penalty=True)
+    with pytest.raises(ValueError, match=r"render_mode='bogus': expected None or one of \['ansi', 'rgb_array'"):
+        make(render_mode="bogus")
+    assert make(illegal_penalty=np.float32(-2.5)).illegal_penalty == -2.5  # numpy numbers are numbers
+    if name != "Soliter-v0" and name != "multiplayer":
+        with pytest.raises(ValueError, match=r"reward_mode='dense': expected 'line' or 'terminal'"):
+            make(reward_mode="dense")
+
+
+@pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])
+def test_render_needs_a_mode_and_a_reset(name):
+    make = _adapters()[name]
+    with pytest.warns(UserWarning, match=r"without a render_mode; pass render_mode='ansi' or 'rgb_array'"):
+        assert make().render() is None
+    env = make(render_mode="ansi")
+    with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\) before render\(\)"):
+        env.render()
+    env.reset(seed=0)
+    text = env.render()
+    assert isinstance(text, str) and text.strip()

@@ -8,6 +8,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from pokersquares_env._adapter import (
+    ILLEGAL_ACTIONS,
+    REWARD_MODES,
+    check_choice,
+    check_number,
+    check_render_mode,
+    render_ready,
+)
 from pokersquares_env.cards import EMPTY, format_card, format_cards
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, FEATURE_SLOTS, mask_array
@@ -207,19 +215,11 @@ class PokerShuffleEnv(gym.Env):
         self.point_system = system
         self.game = PokerSquaresGame(self.rules, system)
         self.budget = self._check_budget(budget)
-        if reward_mode not in ("line", "terminal"):
-            raise ValueError(f"reward_mode={reward_mode!r}: expected 'line' or 'terminal'")
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
-        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
-            raise TypeError(f"illegal_penalty={illegal_penalty!r}: expected a number")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
-        self.reward_mode = reward_mode
+        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.reward_scale = self._resolve_scale(reward_scale)
-        self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
-        self.render_mode = render_mode
         if mode == "arrange":
             self.action_space = spaces.Discrete(ARRANGE_ACTIONS)
             self.observation_space = spaces.Box(0, 1, shape=(ARRANGE_OBS_SIZE,), dtype=np.uint8)
@@ -418,11 +418,8 @@ class PokerShuffleEnv(gym.Env):
 
     def render(self):
         """Render per ``render_mode``: the board and the cards still to place (or swaps left) as text for ``"ansi"``."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to make()")
+        if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
-        if self.state is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             from pokersquares_env.text import board_text
 

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
 from pokersquares_env.soliter.rules import (
     EMPTY,
     IllegalMoveError,
@@ -141,25 +142,17 @@ class SoliterEnv(gym.Env):
         super().__init__()
         self.variant = get_variant(variant, **overrides)
         self.game = SoliterGame(self.variant)
-        for name, value in (("reward_home", reward_home), ("reward_win", reward_win), ("reward_step", reward_step),
-                            ("illegal_penalty", illegal_penalty)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-                raise TypeError(f"{name}={value!r}: expected a number")
-        self.reward_home = float(reward_home)
-        self.reward_win = float(reward_win)
-        self.reward_step = float(reward_step)
-        self.illegal_penalty = float(illegal_penalty)
+        self.reward_home = check_number("reward_home", reward_home)
+        self.reward_win = check_number("reward_win", reward_win)
+        self.reward_step = check_number("reward_step", reward_step)
+        self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         if max_steps is None:
             max_steps = 20 * len(self.game.deck)
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
             raise ValueError(f"max_steps={max_steps!r}: expected a positive integer")
         self.max_steps = int(max_steps)
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action={illegal_action!r}: expected 'raise' or 'penalty'")
-        self.illegal_action = illegal_action
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: expected None or one of {self.metadata['render_modes']}")
-        self.render_mode = render_mode
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.game.num_actions)
         size = observation_size(self.game)
         self.observation_space = spaces.Box(-1, _HIGH, shape=(size,), dtype=np.int16)
@@ -242,11 +235,8 @@ class SoliterEnv(gym.Env):
 
     def render(self):
         """The position as text (``"ansi"``) or an RGB array (``"rgb_array"``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to make()")
+        if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
-        if self.state is None:
-            raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             return self.game.text(self.state) + "\n"
         from pokersquares_env.soliter.viewer import draw

@@ -1,0 +1,53 @@
+"""Option checks and guards that the Gymnasium and PettingZoo adapters share.
+
+``PokerSquares-v0``, ``PokerShuffle-v0``, ``Soliter-v0`` and the multiplayer env take the same kinds of options
+(``reward_mode``, ``illegal_action``, ``illegal_penalty``, ``render_mode``) and guard ``render()`` the same way; one
+copy of each check keeps their error messages alike: every one names the bad value and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+REWARD_MODES = ("line", "terminal")
+ILLEGAL_ACTIONS = ("raise", "penalty")
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; otherwise a ``ValueError`` that names it and the choices."""
+    if not isinstance(value, str) or value not in choices:
+        quoted = [repr(c) for c in choices]
+        expected = " or ".join(quoted) if len(quoted) <= 2 else "one of " + ", ".join(quoted)
+        raise ValueError(f"{name}={value!r}: expected {expected}")
+    return value
+
+
+def check_number(name: str, value: Any) -> float:
+    """``value`` as a float; a ``TypeError`` that names it unless it is a real number (``bool`` is refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}={value!r}: expected a number")
+    return float(value)
+
+
+def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
+    """``render_mode`` if it is ``None`` or one of the env's ``metadata["render_modes"]``; otherwise a ``ValueError``."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode={render_mode!r}: expected None or one of {list(modes)}")
+    return render_mode
+
+
+def render_ready(render_mode: str | None, started: bool, modes: Sequence[str]) -> bool:
+    """Whether ``render()`` has something to do: Gymnasium's warning (and ``False``) without a ``render_mode``, and
+    ``gymnasium.error.ResetNeeded`` before the first ``reset()``."""
+    import gymnasium
+
+    if render_mode is None:
+        hint = " or ".join(repr(m) for m in modes if m != "human")
+        gymnasium.logger.warn(f"render() called without a render_mode; pass render_mode={hint} to make()")
+        return False
+    if not started:
+        raise gymnasium.error.ResetNeeded("call reset() before render()")
+    return True

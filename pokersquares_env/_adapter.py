@@ -7,7 +7,7 @@ copy of each check keeps their error messages alike: every one names the bad val
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,19 @@ def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode={render_mode!r}: expected None or one of {list(modes)}")
     return render_mode
+
+
+def check_reset_options(options: Any, allowed: Sequence[str]) -> Mapping[str, Any]:
+    """``reset(options=...)`` as a mapping (``{}`` for ``None``); a ``TypeError`` unless it is one, a ``ValueError``
+    that names every key not in ``allowed``."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options={options!r}: expected None or a dict with the keys {', '.join(map(repr, allowed))}")
+    unknown = set(options) - set(allowed)
+    if unknown:
+        raise ValueError(f"unknown reset options {sorted(unknown)}: expected only {' and '.join(map(repr, allowed))}")
+    return options
 
 
 def render_ready(render_mode: str | None, started: bool, modes: Sequence[str]) -> bool:

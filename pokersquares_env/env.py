@@ -14,6 +14,7 @@ from pokersquares_env._adapter import (
     check_choice,
     check_number,
     check_render_mode,
+    check_reset_options,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
@@ -192,10 +193,7 @@ class PokerSquaresEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a game: a fresh shuffle, or ``options["deck"]`` drawn in the given order."""
         super().reset(seed=seed)
-        options = options or {}
-        unknown = set(options) - {"deck"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'deck'")
+        options = check_reset_options(options, ("deck",))
         if options.get("deck") is not None:
             state = self.game.init(options["deck"])
         else:

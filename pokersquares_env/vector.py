@@ -19,6 +19,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from pokersquares_env._adapter import check_reset_options
 from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, format_card, parse_cards
 from pokersquares_env.core import ADJACENT, NUM_CELLS, IllegalActionError, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv
@@ -340,10 +341,7 @@ class PokerSquaresVectorEnv(VectorEnv):
                 f"seed={seed!r}: expected an int or None (one generator deals every sub-env; see the class docstring)"
             )
         super().reset(seed=None if seed is None else int(seed))
-        options = options or {}
-        unknown = set(options) - {"deck", "reset_mask"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'deck' and 'reset_mask'")
+        options = check_reset_options(options, ("deck", "reset_mask"))
         rows = self._ids
         if options.get("reset_mask") is not None:
             reset_mask = np.asarray(options["reset_mask"])

@@ -300,3 +300,16 @@ def test_render_needs_a_mode_and_a_reset(name):
     env.reset(seed=0)
     text = env.render()
     assert isinstance(text, str) and text.strip()
+
+
+@pytest.mark.parametrize("name, keys", [("PokerSquares-v0", "'deck'"), ("PokerShuffle-v0", "'cards'"),
+                                        ("Soliter-v0", "'deal' and 'state'")])
+def test_reset_options_must_be_a_dict_of_known_keys(name, keys):
+    env = _adapters()[name]()
+    with pytest.raises(ValueError, match=rf"unknown reset options \['dek'\]: expected only {keys}"):
+        env.reset(seed=0, options={"dek": [1, 2]})
+    with pytest.raises(TypeError, match=r"options=\['deck'\]: expected None or a dict"):
+        env.reset(seed=0, options=["deck"])
+    obs, _ = env.reset(seed=0, options={})
+    again, _ = env.reset(seed=0, options=None)
+    assert np.array_equal(obs, again)

@@ -14,6 +14,7 @@ from pokersquares_env._adapter import (
     check_choice,
     check_number,
     check_render_mode,
+    check_reset_options,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, format_card, format_cards
@@ -252,10 +253,7 @@ class PokerShuffleEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal 25 cards face up: a fresh shuffle, or ``options["cards"]`` in the given order."""
         super().reset(seed=seed)
-        options = options or {}
-        unknown = set(options) - {"cards"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}: expected only 'cards'")
+        options = check_reset_options(options, ("cards",))
         if options.get("cards") is not None:
             cards = check_cards(options["cards"])
             self.game.check_deck(cards)  # jokers must be allowed by the rules

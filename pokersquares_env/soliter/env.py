@@ -8,7 +8,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
+from pokersquares_env._adapter import (
+    ILLEGAL_ACTIONS,
+    check_choice,
+    check_number,
+    check_render_mode,
+    check_reset_options,
+    render_ready,
+)
 from pokersquares_env.soliter.rules import (
     EMPTY,
     IllegalMoveError,
@@ -165,10 +172,7 @@ class SoliterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given."""
         super().reset(seed=seed)
-        options = options or {}
-        unknown = set(options) - {"deal", "state"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}: expected 'deal' (or 'state')")
+        options = check_reset_options(options, ("deal", "state"))
         if options.get("state") is not None:
             state = options["state"]
             if not isinstance(state, SoliterState):

@@ -90,6 +90,9 @@ def run(args) -> int:
         final_eval_games=0,  # evaluated below, beside the baselines
         num_envs=64 if tiny else None,
         shaping=shaping,
+        # the demo has the machine to itself: two torch threads trained 1.49 times the steps per second of one on
+        # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
+        torch_threads=min(2, os.cpu_count() or 1),
         progress=True,
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")

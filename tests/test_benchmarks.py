@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import statistics
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -303,3 +307,23 @@ def test_td_search_script_reports_paired_differences(tmp_path, monkeypatch, caps
     assert [row["agent"] for row in summary] == args[1:3] and all(row["errors"] == 0 for row in summary)
     assert td.main(["--agents", "td-search:local=-2", "--games", "1", "--no-progress"]) == 2
     assert "local=-2: expected an integer >= 0" in capsys.readouterr().err
+
+
+def test_ppo_threads_benchmark_reports_every_run_and_the_ratio(tmp_path, capsys):
+    bench = load("ppo_threads")
+    out = tmp_path / "threads.json"
+    assert bench.main(["--threads", "1", "2", "--seconds", "0.5", "--repeats", "2", "--shaping", "heuristic",
+                       "--num-envs", "32", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    runs = [line for line in text.splitlines() if line.startswith("| ") and line.count("|") == 4
+            and line.split("|")[1].strip().isdigit() and len(line.split("|")[2].strip()) == 1]
+    assert [r.split("|")[2].strip() for r in runs] == ["1", "2", "2", "1"]  # the order alternates per round
+    summary = json.loads(out.read_text())
+    assert [row["threads"] for row in summary["results"]] == [1, 2]
+    assert summary["results"][0]["ratio"] == 1.0
+    for row in summary["results"]:
+        assert len(row["runs"]) == 2 and all(rate > 0 for rate in row["runs"])
+        assert row["median_steps_per_s"] == statistics.median(row["runs"])
+    with pytest.raises(SystemExit) as bad:
+        bench.main(["--threads", "2", "2"])
+    assert bad.value.code == 2 and "expected each count once" in capsys.readouterr().err

@@ -29,6 +29,7 @@ ALGOS: dict[str, str] = {
 
 NETS = ("mlp", "lines")
 VECTORIZATION = ("native", "sync")
+ANNEAL_BY = ("first", "steps")
 
 
 class ConfigError(ValueError):
@@ -142,6 +143,8 @@ class TrainConfig:
     """'native' (the batched vector env; for SB3 through pokersquares_env.sb3) or 'sync' (single envs side by side)"""
     time_limit: float = 0.0
     """stop training after this many wall-clock seconds (0: no limit); the model is saved and evaluated as usual"""
+    anneal_by: str = "first"
+    """what fast-ppo's and dqn's learning rate anneals over: 'first' (whichever of the step budget and time_limit runs out first) or 'steps' (the step budget alone; time_limit then only stops the run, and a seeded run that its step budget ends is reproducible)"""
     torch_threads: int = 1
     """torch CPU threads (keep small on shared machines)"""
     progress: bool = True
@@ -240,6 +243,8 @@ class TrainConfig:
         _int(self, "torch_threads", 1)
         if not (_number(self.time_limit) and self.time_limit >= 0):
             raise ConfigError(f"time_limit={self.time_limit!r}: expected a number of seconds >= 0 (0: no limit)")
+        if self.anneal_by not in ANNEAL_BY:
+            raise ConfigError(f"anneal_by={self.anneal_by!r}: expected one of {list(ANNEAL_BY)}")
         if self.vectorization not in VECTORIZATION:
             raise ConfigError(f"vectorization={self.vectorization!r}: expected one of {list(VECTORIZATION)}")
         if not isinstance(self.anneal_lr, bool) or not isinstance(self.progress, bool):

@@ -1,7 +1,10 @@
 """``pokersquares demo``: the main job -- train a placement agent for a few minutes, then evaluate it.
 
 1. Trains the fast vectorised masked PPO (``agents/fast_ppo.py``) on ``PokerSquares-v0``
-   for ``--minutes`` of wall-clock time, writing a normal run folder.  Its rewards are shaped
+   for ``--steps`` card placements (default 2.5M: about 4 minutes at 10k steps/s, the 2-core machine of the
+   README's figures), or until ``--minutes`` of wall-clock time (default 10) if that comes first, writing a normal
+   run folder.  A step budget makes the result the same on a slower machine (and, for a seed, reproducible); the
+   time limit only guards against a very slow one.  Its rewards are shaped
    (``--shaping``, :mod:`agents.shaping`) by the self-play line values that ``expectimax`` plays on:
    the game's line points plus the change each placement makes to the estimated worth of the
    unfinished lines.  That leaves every game's return equal to its score minus a constant, so the
@@ -12,7 +15,8 @@
    minute with the compiled kernels) -- on the same seeded deals through the evaluation harness,
    and prints the summary and the paired differences.  ``--no-search`` leaves ``expectimax`` out.
 
-With ``POKERSQUARES_TINY=1`` (set by the test command) the budgets shrink to seconds.
+With ``POKERSQUARES_TINY=1`` (set by the test command) the budgets shrink to seconds (the time limit then
+governs unless ``--steps`` is given).
 """
 
 from __future__ import annotations
@@ -30,13 +34,33 @@ HELP = "train a placement agent for a few minutes, then evaluate it against base
 BASELINES = ["random", "greedy", "rules"]
 
 
+DEFAULT_STEPS = 2_500_000  # with reward shaping, runs of 2M steps and more beat `rules` (README)
+DEFAULT_MINUTES = 10.0
+
+
+def _steps(text: str) -> int:
+    """An ``argparse`` type: a whole number of steps >= 1, in plain or float notation (``2500000``, ``2.5e6``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of steps >= 1 (e.g. 2.5e6)") from None
+    if not (value >= 1 and value == int(value)):  # refuses nan, inf and fractions
+        raise argparse.ArgumentTypeError(f"{text}: expected a whole number of steps >= 1 (e.g. 2.5e6)")
+    return int(value)
+
+
 def _tiny() -> bool:
     return os.environ.get("POKERSQUARES_TINY", "") not in ("", "0")
 
 
 def add_arguments(parser) -> None:
     """Options of ``pokersquares demo``."""
-    parser.add_argument("--minutes", type=positive_float, default=None, help="training wall-clock budget (default 4; 0.1 when POKERSQUARES_TINY=1)")
+    parser.add_argument("--steps", type=_steps, default=None,
+                        help=f"PPO training steps (card placements; e.g. 2.5e6; default {DEFAULT_STEPS:.2g}, about 4 min "
+                             "at 10k steps/s); training stops at --minutes if that comes first")
+    parser.add_argument("--minutes", type=positive_float, default=None,
+                        help="wall-clock limit of the training (default 10; 0.1 when POKERSQUARES_TINY=1, where the "
+                             "limit governs unless --steps is given)")
     parser.add_argument("--scoring", default="american", help="point system used as reward and for the evaluation")
     parser.add_argument("--games", type=int_at_least(1), default=None, help="common deals per agent (default 500; 20 when tiny)")
     parser.add_argument("--seed", type=seed_arg, default=0, help="training and evaluation seed")
@@ -59,7 +83,8 @@ def run(args) -> int:
     from pokersquares_env.scoring import point_system
 
     tiny = _tiny()
-    minutes = args.minutes if args.minutes is not None else (0.1 if tiny else 4.0)
+    minutes = args.minutes if args.minutes is not None else (0.1 if tiny else DEFAULT_MINUTES)
+    steps = args.steps if args.steps is not None else (10**9 if tiny else DEFAULT_STEPS)
     games = args.games if args.games is not None else (20 if tiny else 500)
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
@@ -68,8 +93,9 @@ def run(args) -> int:
         return 2
     out = Path(args.out)
     shaping = args.shaping or ("heuristic" if tiny else "tables")
+    budget = f"{minutes:g} min" if steps >= 10**9 else f"{steps:,} steps (at most {minutes:g} min)"
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
-          f"{minutes:g} min -> {out}")
+          f"{budget} -> {out}")
     if shaping == "tables":  # train (or load) the self-play line values now, outside the PPO time budget
         from agents.shaping import LinePotential
 
@@ -78,10 +104,10 @@ def run(args) -> int:
     result = train(
         algo="fast-ppo",
         scoring=args.scoring,
-        # a step budget a free 2-core machine reaches in about that time (~12k steps/s), so the
-        # progress bar means something; the wall-clock limit stops it first on a slower machine
-        timesteps=max(10_000, int(minutes * 60 * 12_000)),
+        # in tiny mode a budget that ~12k steps/s reach in the time, so that the progress bar means something
+        timesteps=steps if steps < 10**9 else max(10_000, int(minutes * 60 * 12_000)),
         time_limit=minutes * 60.0,
+        anneal_by="first" if steps >= 10**9 else "steps",  # a step budget: no wall-clock in the run, it reproduces
         seed=args.seed,
         out=str(out),
         eval_every=10**12 if tiny else 200_000,
@@ -96,6 +122,9 @@ def run(args) -> int:
         progress=True,
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
+    if steps < 10**9 and result.steps < steps:
+        print(f"      the {minutes:g}-minute limit stopped it before {steps:,} steps: the result is weaker than "
+              f"on a faster machine (pass --minutes to allow more time)")
     agents = [f"fastppo:{out}"] + BASELINES
     if args.search:
         agents.append("expectimax:games=3000" if tiny else "expectimax")

@@ -184,9 +184,10 @@ class RunFolder:
 
     # ------------------------------------------------------------- logging
     def progress_fraction(self, step: int) -> float:
-        """How far the run is, 0..1: the larger of the step budget and the time budget used."""
+        """How far the run is, 0..1: the larger of the step budget and the time budget used (``anneal_by='first'``),
+        or the step budget alone (``anneal_by='steps'``: no wall-clock in it, so the run reproduces)."""
         frac = step / max(1, self.cfg.timesteps)
-        if self.cfg.time_limit:
+        if self.cfg.time_limit and self.cfg.anneal_by == "first":
             frac = max(frac, self.seconds() / self.cfg.time_limit)
         return min(1.0, frac)
 
@@ -520,6 +521,7 @@ _CLI_FLAGS = {
     "final-eval-seed": dict(type=seed_arg),
     "vectorization": dict(choices=["native", "sync"]),
     "time-limit": dict(type=float),
+    "anneal-by": dict(choices=["first", "steps"]),
     "torch-threads": dict(type=int),
 }
 

@@ -75,3 +75,47 @@ def test_cli_exits_quietly_when_its_reader_leaves():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_demo_step_budget_stops_training_and_reproduces_the_model(tmp_path, monkeypatch, capsys):
+    """``--steps`` governs (whole updates of 64 x 50 steps in tiny mode), and a seed then gives the same model."""
+    import torch
+
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    weights = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["demo", "--out", str(out), "--games", "4", "--no-search", "--steps", "5e3", "--minutes", "5",
+                     "--seed", "3"]) == 0
+        text = capsys.readouterr().out
+        assert "for 5,000 steps (at most 5 min)" in text and "trained 6,400 steps" in text
+        assert "limit stopped it" not in text
+        assert json.loads((out / "config.json").read_text())["timesteps"] == 5000
+        weights.append(torch.load(out / "model.pt", weights_only=False)["state_dict"])
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_demo_says_when_the_time_limit_cut_the_step_budget(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--games", "4", "--no-search", "--steps", "1e8",
+                 "--minutes", "0.02"]) == 0
+    text = capsys.readouterr().out
+    assert "the 0.02-minute limit stopped it before 100,000,000 steps" in text
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "1.5", "nan", "-3"])
+def test_demo_refuses_a_bad_step_budget(value, capsys):
+    from pokersquares_env.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--steps", value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--steps: {value}" in err.replace("'", "") and "expected a" in err

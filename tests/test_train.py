@@ -45,6 +45,7 @@ configs = st.builds(
     learning_rate=st.one_of(st.none(), st.floats(1e-6, 1e-1)),
     anneal_lr=st.booleans(),
     time_limit=st.floats(0, 1e5),
+    anneal_by=st.sampled_from(["first", "steps"]),
 )
 
 
@@ -81,6 +82,7 @@ def test_resolved_fills_algorithm_defaults_and_keeps_choices():
         ("net", "transformer", "net='transformer'"),
         ("vectorization", "gpu", "vectorization='gpu'"),
         ("time_limit", -5, "time_limit=-5"),
+        ("anneal_by", "wall", "anneal_by='wall'"),
         ("minibatch_size", 10**9, "minibatch_size=1000000000"),
     ],
 )
@@ -267,3 +269,19 @@ def test_every_config_option_has_a_documented_flag():
             continue
         assert f.name in dests, f"no flag for {f.name}"
         assert dests[f.name].help, f"flag for {f.name} is undocumented"
+
+
+def test_anneal_by_steps_keeps_wall_clock_out_of_the_schedule(tmp_path, monkeypatch):
+    """``anneal_by='first'``: the time budget counts once it runs ahead of the steps; ``'steps'``: it never counts."""
+    from agents import train as train_module
+
+    now = [1000.0]
+    monkeypatch.setattr(train_module.time, "time", lambda: now[0])
+    fractions = {}
+    for how in ("first", "steps"):
+        cfg = TrainConfig(algo="fast-ppo", timesteps=1000, time_limit=100.0, anneal_by=how,
+                          out=str(tmp_path / how)).resolved()
+        run = train_module.RunFolder(cfg)  # its clock starts now
+        now[0] += 50.0  # half the time budget spent, a tenth of the steps
+        fractions[how] = run.progress_fraction(100)
+    assert fractions == {"first": 0.5, "steps": 0.1}

@@ -84,7 +84,7 @@ def run(args) -> int:
 
     tiny = _tiny()
     minutes = args.minutes if args.minutes is not None else (0.1 if tiny else DEFAULT_MINUTES)
-    steps = args.steps if args.steps is not None else (10**9 if tiny else DEFAULT_STEPS)
+    steps = args.steps if args.steps is not None else (None if tiny else DEFAULT_STEPS)  # None: the time governs
     games = args.games if args.games is not None else (20 if tiny else 500)
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
@@ -93,7 +93,7 @@ def run(args) -> int:
         return 2
     out = Path(args.out)
     shaping = args.shaping or ("heuristic" if tiny else "tables")
-    budget = f"{minutes:g} min" if steps >= 10**9 else f"{steps:,} steps (at most {minutes:g} min)"
+    budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
           f"{budget} -> {out}")
     if shaping == "tables":  # train (or load) the self-play line values now, outside the PPO time budget
@@ -104,10 +104,10 @@ def run(args) -> int:
     result = train(
         algo="fast-ppo",
         scoring=args.scoring,
-        # in tiny mode a budget that ~12k steps/s reach in the time, so that the progress bar means something
-        timesteps=steps if steps < 10**9 else max(10_000, int(minutes * 60 * 12_000)),
+        # without a step budget (tiny mode), one that ~12k steps/s reach in the time, so the progress bar means something
+        timesteps=steps or max(10_000, int(minutes * 60 * 12_000)),
         time_limit=minutes * 60.0,
-        anneal_by="first" if steps >= 10**9 else "steps",  # a step budget: no wall-clock in the run, it reproduces
+        anneal_by="first" if steps is None else "steps",  # a step budget: no wall-clock in the run, it reproduces
         seed=args.seed,
         out=str(out),
         eval_every=10**12 if tiny else 200_000,
@@ -122,7 +122,7 @@ def run(args) -> int:
         progress=True,
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
-    if steps < 10**9 and result.steps < steps:
+    if steps is not None and result.steps < steps:
         print(f"      the {minutes:g}-minute limit stopped it before {steps:,} steps: the result is weaker than "
               f"on a faster machine (pass --minutes to allow more time)")
     agents = [f"fastppo:{out}"] + BASELINES

@@ -152,8 +152,9 @@ class TDExpectimaxAgent(_Local, ExpectimaxAgent):
                  **options) -> None:
         if options.get("ply", 2) not in (1, 2) or "backend" in options:
             raise ValueError(f"td-expectimax options {options}: ply 1 or 2 only, compiled backend only")
+        local_options = _local_options(local, epsilon, prior)  # checked before the base agent loads its tables
         super().__init__(backend="numba", **options)
-        self.local, self.epsilon, self.prior = _local_options(local, epsilon, prior)
+        self.local, self.epsilon, self.prior = local_options
         self.last = int(last)
         self._points = self.system.line_points_table
 
@@ -174,8 +175,9 @@ class TDSearchAgent(_Local, RolloutSearchAgent):
         unsupported = sorted(set(options) & {"ply", "rollout", "endgame", "reply", "backend", "rollout_tables"})
         if unsupported:
             raise ValueError(f"td-search options {unsupported}: not supported")
+        local_options = _local_options(local, epsilon, prior)  # checked before the base agent loads its tables
         super().__init__(backend="numba", **options)
-        self.local, self.epsilon, self.prior = _local_options(local, epsilon, prior)
+        self.local, self.epsilon, self.prior = local_options
         self.last = int(last)
 
     def _expectimax(self, game, state):

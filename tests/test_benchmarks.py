@@ -305,8 +305,10 @@ def test_td_search_script_reports_paired_differences(tmp_path, monkeypatch, caps
     assert "on 3 deals" in out
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert [row["agent"] for row in summary] == args[1:3] and all(row["errors"] == 0 for row in summary)
+    tables = sorted((tmp_path / "cache" / "tables").iterdir())
     assert td.main(["--agents", "td-search:local=-2", "--games", "1", "--no-progress"]) == 2
     assert "local=-2: expected an integer >= 0" in capsys.readouterr().err
+    assert sorted((tmp_path / "cache" / "tables").iterdir()) == tables  # refused before any table was trained
 
 
 def test_ppo_threads_benchmark_reports_every_run_and_the_ratio(tmp_path, capsys):

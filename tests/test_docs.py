@@ -10,6 +10,9 @@
   is checked against the agent registry.  Synopses (``a|b``, ``[...]``,
   ``<folder>``, ``...``, or placeholders such as ``S`` that do not parse) and
   bare mentions of a command are not commands and are left out.
+* Every relative link and image (``[text](path#anchor)``) points to a file of
+  the repository and, with an anchor, to a heading of that file as GitHub
+  names it.
 """
 
 from __future__ import annotations
@@ -207,3 +210,67 @@ def test_the_command_check_catches_a_wrong_flag_and_a_wrong_agent():
     _, namespace = parse_command("pokersquares evaluate --agent mc:rolouts=64", scripts)
     with pytest.raises(ValueError, match="rolouts"):
         check_spec(namespace.agent[0])
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^()\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors of a Markdown file's headings (outside code blocks), repeats numbered as GitHub numbers them."""
+    seen: dict[str, int] = {}
+    out: set[str] = set()
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := re.match(r"#{1,6} (.+)", line)):
+            base = slug(match.group(1))
+            count = seen.get(base, 0)
+            seen[base] = count + 1
+            out.add(base if count == 0 else f"{base}-{count}")
+    return out
+
+
+def broken_links(path: Path) -> list[str]:
+    """The relative links of a Markdown file (outside code blocks) whose file or heading does not exist."""
+    bad: list[str] = []
+    fenced = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"[a-z]+:", target):
+                continue  # http(s), mailto: not checked offline
+            name, _, anchor = target.partition("#")
+            file = (path.parent / name).resolve() if name else path
+            if not file.exists():
+                bad.append(f"{path.name}:{number}: {target} (no file {name})")
+            elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+                bad.append(f"{path.name}:{number}: {target} (no heading #{anchor} in {file.name})")
+    return bad
+
+
+def test_relative_links_point_to_files_and_headings():
+    bad = [entry for path in DOCS for entry in broken_links(path)]
+    assert not bad, "broken links:\n" + "\n".join(bad)
+    linked = sum(len(LINK.findall(path.read_text(encoding="utf-8"))) for path in DOCS)
+    assert linked >= 10, linked  # the scan really found the docs' links
+
+
+def test_the_link_check_catches_a_missing_file_and_heading(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Top: the (first) part\n\n## Top: the (first) part\n\n"
+                   "[ok](#top-the-first-part) [ok2](#top-the-first-part-1) [bad](#nowhere)\n"
+                   "[file](missing.md) ![img](doc.md) [web](https://example.org/x#y)\n"
+                   "```\n[in code](gone.md)\n```\n", encoding="utf-8")
+    bad = broken_links(doc)
+    assert len(bad) == 2 and "#nowhere" in bad[0] and "missing.md" in bad[1], bad

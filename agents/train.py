@@ -71,6 +71,25 @@ def eval_decks(cfg: TrainConfig, games: int, seed: int) -> list[tuple[int, ...]]
     return [tuple(int(c) for c in shuffled_deck(rng, rules)) for _ in range(games)]
 
 
+def _read_progress(path: Path) -> dict[str, float]:
+    """A run folder's ``progress.json`` (steps, seconds, episodes), or a ConfigError naming what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"--resume: {str(path)!r} cannot be read ({exc}): expected the JSON object "
+                          f"{{\"steps\": N, \"seconds\": S, \"episodes\": E}} the run wrote") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--resume: {str(path)!r} holds {type(data).__name__}: expected a JSON object with steps, "
+                          f"seconds and episodes")
+    out = {}
+    for key in ("steps", "seconds", "episodes"):
+        value = data.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ConfigError(f"--resume: {str(path)!r}: {key}={value!r}: expected a number >= 0")
+        out[key] = value
+    return out
+
+
 class RunFolder:
     """The run folder of a training run: config, logs, learning curve, evaluations, checkpoints, Ctrl-C."""
 
@@ -100,18 +119,23 @@ class RunFolder:
     # ---------------------------------------------------------------- setup
     def open(self) -> None:
         """Create the folder (or check it for --resume), write config.json and open the logs."""
+        if self.dir.exists() and not self.dir.is_dir():
+            raise ConfigError(f"out={str(self.dir)!r} is a file: expected a run folder (new or existing)")
+        meta = self.dir / "progress.json"
         if self.resume:
             if not self.latest_checkpoint().exists():
                 raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from")
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+            if meta.exists():  # read before anything is written, so a damaged file leaves the folder as it was
+                data = _read_progress(meta)
+                self._seconds_before = data["seconds"]
+                self._episodes = data["episodes"]
+                self._last_eval_step = self._last_ckpt_step = data["steps"]
+        try:
+            self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"out={str(self.dir)!r}: cannot create the run folder ({exc.strerror or exc})") from None
         self.cfg.save(self.dir / "config.json")
-        meta = self.dir / "progress.json"
-        if self.resume and meta.exists():
-            data = json.loads(meta.read_text())
-            self._seconds_before = data.get("seconds", 0.0)
-            self._episodes = data.get("episodes", 0)
-            self._last_eval_step = self._last_ckpt_step = data.get("steps", 0)
-        elif not self.resume and (self.dir / "curve.csv").exists():
+        if not self.resume and (self.dir / "curve.csv").exists():
             (self.dir / "curve.csv").unlink()
         try:
             from torch.utils.tensorboard import SummaryWriter
@@ -317,7 +341,8 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
             raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
         saved = TrainConfig.load(stored)
         # the stored config wins, except for the budget (raise it to train longer) and the display
-        keep = {"progress": config.progress, "timesteps": options.get("timesteps", saved.timesteps)}
+        # and the folder: a copied or moved run resumes where it now is, not where its config.json says it was
+        keep = {"progress": config.progress, "timesteps": options.get("timesteps", saved.timesteps), "out": config.out}
         config = TrainConfig.from_dict({**saved.to_dict(), **keep})
     cfg = config.resolved()  # validates every option before anything starts
     run = RunFolder(cfg, resume=resume)
@@ -391,9 +416,8 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         def action_masks(self):
             return self.env.unwrapped.action_masks()
 
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
     from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
     eval_env = DummyVecEnv([lambda: Monitor(FixedDeals(gym.make("PokerSquares-v0", **kwargs)))])
 

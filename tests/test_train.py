@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -231,6 +232,38 @@ def test_resume_continues_from_the_latest_checkpoint(tmp_path, algo):
 def test_resume_without_a_run_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="resume"):
         train(TrainConfig(out=str(tmp_path / "nothing")), resume=True)
+
+
+def test_resume_of_a_copied_run_stays_in_the_copy(tmp_path):
+    import shutil
+
+    first = tmp_path / "run"
+    train(_cfg("fast-ppo", first, checkpoint_every=1))
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    before = {p.name: p.read_bytes() for p in first.rglob("*") if p.is_file()}
+    result = train(TrainConfig(out=str(copy), progress=False), resume=True, timesteps=TINY["fast-ppo"]["timesteps"] * 2)
+    assert Path(result.out) == copy and TrainConfig.load(copy / "config.json").out == str(copy)
+    assert {p.name: p.read_bytes() for p in first.rglob("*") if p.is_file()} == before  # the original is untouched
+
+
+@pytest.mark.parametrize("damage", ["{", "[1, 2]", '{"steps": "many"}', '{"seconds": -1}'])
+def test_resume_with_a_damaged_progress_file_is_refused_before_writing(tmp_path, damage):
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    (out / "progress.json").write_text(damage)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ConfigError, match="progress.json"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**6)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_an_output_path_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "afile"
+    target.write_text("keep me")
+    with pytest.raises(ConfigError, match="afile.*is a file"):
+        train(_cfg("fast-ppo", target))
+    assert target.read_text() == "keep me"
 
 
 def test_ctrl_c_saves_a_checkpoint_and_the_model(tmp_path, monkeypatch):

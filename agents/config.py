@@ -162,7 +162,7 @@ class TrainConfig:
         """A validated copy with every ``None`` option set to the algorithm's default."""
         self.validate_algo()
         defaults = ALGO_DEFAULTS[self.algo]
-        cfg = dataclasses.replace(self, hidden=list(self.hidden) if self.hidden is not None else None)
+        cfg = dataclasses.replace(self, hidden=list(self.hidden) if isinstance(self.hidden, (list, tuple)) else self.hidden)
         for name, value in defaults.items():
             if getattr(cfg, name) is None:
                 setattr(cfg, name, list(value) if isinstance(value, list) else value)
@@ -303,8 +303,12 @@ class TrainConfig:
         """Read a config saved by :meth:`save` (JSON or YAML by file extension)."""
         path = Path(path)
         if not path.is_file():
-            raise ConfigError(f"config file {str(path)!r} does not exist")
-        text = path.read_text()
+            what = "is not a file" if path.exists() else "does not exist"
+            raise ConfigError(f"config file {str(path)!r} {what}: expected a JSON or YAML file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
         try:
             if path.suffix in (".yaml", ".yml"):
                 data = _yaml().safe_load(text)

@@ -490,7 +490,8 @@ def evaluate(
 
     ``scoring`` is the point system the agents play for (every game is also
     scored under American and English); ``rules`` holds ``Rules`` fields
-    (``jokers``, ``placement``, ``first_cell``).  ``jobs`` processes share the
+    (``jokers``, ``placement``, ``first_cell``) as a mapping, a ``Rules``, or a spec such as
+    ``"jokers=2,placement=adjacent"`` (:meth:`pokersquares_env.core.Rules.parse`).  ``jobs`` processes share the
     work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).
     ``backend_options`` go to the back end (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """
@@ -504,7 +505,7 @@ def evaluate(
 
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
-    rules = dict(Rules(**(rules or {})).to_json())
+    rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
     if jobs > 1:  # build each agent once here, so table training and caching happen before workers start

@@ -210,8 +210,12 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
     """Read a sweep config (YAML or JSON by extension); ``overrides`` replace top-level keys (``out``, ...)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"sweep config {str(path)!r} does not exist: expected a YAML or JSON file")
-    text = path.read_text()
+        what = "is not a file" if path.exists() else "does not exist"
+        raise ValueError(f"sweep config {str(path)!r} {what}: expected a YAML or JSON file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"sweep config {str(path)!r} cannot be read ({exc}): expected YAML or JSON text") from None
     try:
         if path.suffix in (".yaml", ".yml"):
             try:

@@ -168,12 +168,18 @@ def full_deck(jokers: int = 0) -> np.ndarray:
 
 
 def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str = "cards") -> list[int]:
-    """Validated integer card codes (``EMPTY`` allowed if ``allow_empty``); no card twice."""
+    """Validated integer card codes (``EMPTY`` allowed if ``allow_empty``); no card twice.
+
+    Text is parsed; a plain ``'JK'`` is the first joker not yet listed (so ``['JK', 'JK']`` is both jokers, as in
+    :func:`parse_cards`), ``'JK1'``/``'JK2'`` a given one.
+    """
     out: list[int] = []
     seen: set[int] = set()
     for i, c in enumerate(codes):
         if isinstance(c, str):
-            c = parse_card(c)
+            text, c = c, parse_card(c)
+            if is_joker(c) and text.strip().lower() not in ("jk1", "jk2"):
+                c = next((j for j in JOKERS if j not in seen), c)
         if allow_empty and not isinstance(c, bool) and isinstance(c, (int, np.integer)) and int(c) == EMPTY:
             out.append(EMPTY)
             continue

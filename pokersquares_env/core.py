@@ -184,6 +184,9 @@ class Rules:
                             spec = json.load(fh)
                 except OSError as exc:
                     raise ValueError(f"{source}: cannot read it ({exc.strerror})") from None
+                except UnicodeDecodeError:
+                    raise ValueError(f"{source}: not UTF-8 text: expected a JSON object such as "
+                                     '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{source}: not valid JSON ({exc.msg}): expected an object such as "
                                      '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None

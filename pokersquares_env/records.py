@@ -36,7 +36,7 @@ from typing import Any
 
 from pokersquares_env.cards import format_card, parse_card
 from pokersquares_env.core import GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name, parse_cell
-from pokersquares_env.scoring import point_system
+from pokersquares_env.scoring import POINT_SYSTEMS, point_system
 
 __all__ = [
     "FORMAT",
@@ -55,6 +55,17 @@ VERSION = 1
 
 class RecordError(ValueError):
     """A record that cannot be read: names the field (and the move) at fault."""
+
+
+def _record_card(value: Any) -> int:
+    """A record's card: its text, or an integer code 0..53 (not a float or a bool)."""
+    if isinstance(value, str):
+        return parse_card(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not a card: expected its text (e.g. 'T♠', 'JK') or an integer code 0..53")
+    if not 0 <= value <= 53:
+        raise ValueError(f"card code {value} out of range: expected 0..53")
+    return value
 
 
 def _card_text(code: int) -> str:
@@ -147,7 +158,8 @@ class GameRecord:
             raise RecordError(f"{source}: expected a JSON object, got {type(data).__name__}")
         if data.get("format") != FORMAT:
             raise fail("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
-        if data.get("version") != VERSION:
+        version = data.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version != VERSION:
             raise fail("version", f"expected {VERSION}, got {data.get('version')!r} (this library reads version {VERSION})")
         for key in ("rules", "point_system", "deck", "placements"):
             if key not in data:
@@ -162,6 +174,9 @@ class GameRecord:
             rules = Rules(**rules_data)
         except (TypeError, ValueError) as exc:
             raise fail("rules", str(exc)) from None
+        if isinstance(data["point_system"], str) and data["point_system"].strip().lower() not in POINT_SYSTEMS:
+            raise fail("point_system", f"{data['point_system']!r}: expected 'american', 'english' or an object "
+                       f"{{name, points, win_threshold}} (a record does not read other files)")
         try:
             system = point_system(data["point_system"])
         except (TypeError, ValueError) as exc:
@@ -172,7 +187,7 @@ class GameRecord:
         jokers_seen = 0
         for i, text in enumerate(data["deck"]):
             try:
-                code = parse_card(text) if isinstance(text, str) else int(text)
+                code = _record_card(text)
             except (TypeError, ValueError) as exc:
                 raise fail(f"deck[{i}]", str(exc)) from None
             # Both jokers are written "JK": successive ones get successive joker codes (as parse_cards does).
@@ -201,7 +216,7 @@ class GameRecord:
                 raise fail(where, f"move {i + 1}: the deck has only {len(deck)} cards")
             if "card" in move:
                 try:
-                    card = parse_card(move["card"]) if isinstance(move["card"], str) else int(move["card"])
+                    card = _record_card(move["card"])
                 except (TypeError, ValueError) as exc:
                     raise fail(f"{where}.card", f"move {i + 1}: {exc}") from None
                 if card != deck[i] and not (card >= 52 and deck[i] >= 52):  # the two jokers are alike
@@ -282,13 +297,17 @@ def load_records(path: str | os.PathLike) -> list[GameRecord]:
     """Read and validate every record of a JSONL file (one record per line)."""
     path = os.fspath(path)
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
-            out.append(GameRecord.from_dict(data, source=f"{path}:{lineno}"))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().split("\n")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path}:{lineno}: not valid JSON (column {exc.colno}): {exc.msg}") from None
+        out.append(GameRecord.from_dict(data, source=f"{path}:{lineno}"))
     return out

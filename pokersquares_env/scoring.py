@@ -426,6 +426,9 @@ def _builtin(name: str) -> PointSystem:
     return PointSystem(name, _from_mapping(POINT_SYSTEMS[name], name, name), WIN_THRESHOLDS[name])
 
 
+_WRAPPED_KEYS = {"name", "points", "win_threshold"}
+
+
 def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) -> PointSystem:
     """A :class:`PointSystem` from a name, a mapping, a JSON file or a ``PointSystem``.
 
@@ -440,7 +443,14 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
     elif isinstance(spec, str) and spec.strip().lower() in POINT_SYSTEMS:
         system = _builtin(spec.strip().lower())
     elif isinstance(spec, Mapping):
-        if "points" in spec and isinstance(spec["points"], Mapping):
+        if _WRAPPED_KEYS & set(spec):
+            extra = sorted(map(str, set(spec) - _WRAPPED_KEYS))
+            if extra:
+                raise ValueError(f"point system: unknown key {extra[0]!r}: expected 'name', 'points' and "
+                                 f"'win_threshold' (or a plain table of category to points)")
+            if not isinstance(spec.get("points"), Mapping):
+                raise ValueError(f"point system: 'points' is {spec.get('points')!r}: expected a mapping of category "
+                                 f"to points")
             name = str(spec.get("name", "custom"))
             threshold = spec.get("win_threshold")
             if threshold is not None:
@@ -460,6 +470,12 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
                 data = json.load(fh)
         except json.JSONDecodeError as exc:
             raise ValueError(f"point system file {path!r} is not valid JSON: {exc}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"point system file {path!r} is not UTF-8 text: expected a JSON object of category "
+                             f"to points") from None
+        except OSError as exc:
+            raise ValueError(f"point system file {path!r} cannot be read ({exc.strerror or exc}): expected a JSON "
+                             f"file of category to points") from None
         if not isinstance(data, Mapping):
             raise ValueError(f"point system file {path!r}: expected a JSON object, got {type(data).__name__}")
         system = point_system(data)

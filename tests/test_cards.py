@@ -75,3 +75,10 @@ def test_check_codes_rejects_duplicates_and_range():
         check_codes([1, 54])
     with pytest.raises(TypeError, match="not an integer"):
         check_codes([1, 2.5])
+
+
+def test_check_codes_numbers_plain_jokers_as_parse_cards_does():
+    assert check_codes(["JK", "JK", "2c"]) == parse_cards("JK JK 2c") == [52, 53, 0]
+    assert check_codes(["JK2", "JK"]) == [53, 52] and check_codes([52, "JK"]) == [52, 53]
+    with pytest.raises(ValueError, match=r"cards\[2\]: card JK \(code 52\) appears twice"):
+        check_codes(["JK", "JK", "JK"])

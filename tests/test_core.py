@@ -75,6 +75,7 @@ def test_rules_parse_reads_specs_json_and_files(tmp_path):
     path = tmp_path / "rules.json"
     path.write_text(json.dumps(want.to_json()))
     (tmp_path / "list.json").write_text('["jokers"]')
+    (tmp_path / "latin1.json").write_bytes(b'{"jokers": "\xff"}')
     assert Rules.parse(str(path)) == want
     assert Rules.parse(want.to_json()) == want and Rules.parse(want) is want
     assert Rules.parse("first_cell=none") == Rules() and Rules.parse("") == Rules()
@@ -88,6 +89,7 @@ def test_rules_parse_reads_specs_json_and_files(tmp_path):
                          ("first_cell=z9", "first_cell='z9'"),
                          ("{jokers: 1}", "not valid JSON"),
                          (str(tmp_path / "missing.json"), "missing.json'.*cannot read it"),
+                         (str(tmp_path / "latin1.json"), "latin1.json'.*not UTF-8"),
                          (str(tmp_path / "list.json"), "expected KEY=VALUE pairs, a JSON object or a mapping, got list")]:
         with pytest.raises(ValueError, match=message):
             Rules.parse(bad)

@@ -257,3 +257,16 @@ def test_cli_rules_option_equals_the_single_flags_and_refuses_a_contradiction(ca
     assert "jokers=1 contradicts rules 'jokers=2' (jokers=2)" in capsys.readouterr().err
     assert cli.main(["evaluate", "--agent", "random", "--rules", "jokers=2,wild=yes"]) == 2
     assert "unknown rule option(s) ['wild']" in capsys.readouterr().err
+
+
+def test_rules_may_be_a_spec_a_mapping_or_a_rules_object():
+    from pokersquares_env.core import Rules
+
+    runs = [evaluate(["random"], games=3, seed=5, rules=rules, progress=False)
+            for rules in ("jokers=1,placement=adjacent", {"jokers": 1, "placement": "adjacent"},
+                          Rules(jokers=1, placement="adjacent"))]
+    scores = [[r["score"] for r in run.records] for run in runs]
+    assert scores[0] == scores[1] == scores[2]
+    assert all(any(card >= 52 for card in r["deck"]) for r in runs[0].records)  # the deck holds the joker
+    with pytest.raises(ValueError, match="jokers=3"):
+        evaluate(["random"], games=1, rules="jokers=3", progress=False)

@@ -166,6 +166,45 @@ def test_bad_card_rejected(tmp_path, record_dict):
         load_record(_write(tmp_path, record_dict))
 
 
+@pytest.mark.parametrize("value, message", [(9.5, "9.5 is not a card"), (True, "True is not a card"),
+                                            (99, "card code 99 out of range: expected 0..53")])
+def test_non_card_numbers_rejected(record_dict, value, message):
+    bad = json.loads(json.dumps(record_dict))
+    bad["deck"][0] = value
+    with pytest.raises(RecordError, match=rf"field 'deck\[0\]': {message}"):
+        GameRecord.from_dict(bad)
+    record_dict["placements"][0]["card"] = value
+    with pytest.raises(RecordError, match=rf"field 'placements\[0\]\.card': move 1: {message}"):
+        GameRecord.from_dict(record_dict)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_version_must_be_the_integer(record_dict, version):
+    record_dict["version"] = version
+    with pytest.raises(RecordError, match="field 'version'"):
+        GameRecord.from_dict(record_dict)
+
+
+def test_a_point_system_path_in_a_record_is_not_opened(tmp_path, record_dict):
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps(record_dict["point_system"]))
+    record_dict["point_system"] = str(table)
+    with pytest.raises(RecordError, match="field 'point_system'.*does not read other files"):
+        GameRecord.from_dict(record_dict)
+    record_dict["point_system"] = "American"
+    assert GameRecord.from_dict(record_dict).system.name == "american"
+
+
+def test_jsonl_that_is_not_utf8_is_a_record_error(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\xff\n")
+    with pytest.raises(RecordError, match="x.jsonl: not UTF-8"):
+        load_records(path)
+    path.write_text('\n{"format": 1,}\n')
+    with pytest.raises(RecordError, match=r"x.jsonl:2: not valid JSON \(column"):
+        load_records(path)
+
+
 def test_card_not_dealt_rejected(record_dict):
     record_dict["placements"][2]["card"] = record_dict["deck"][7]
     with pytest.raises(RecordError, match=r"placements\[2\]\.card.*move 3"):

@@ -209,6 +209,25 @@ def test_unknown_system_name_and_broken_file(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         point_system(str(bad))
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="folder.json' cannot be read"):
+        point_system(str(folder))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"flush": "\xff"}')
+    with pytest.raises(ValueError, match="latin.json' is not UTF-8"):
+        point_system(str(latin))
+
+
+def test_a_wrapped_table_with_a_misspelt_key_is_refused():
+    table = dict(POINT_SYSTEMS["american"])
+    with pytest.raises(ValueError, match="unknown key 'win_treshold'.*'win_threshold'"):
+        point_system({"name": "x", "points": table, "win_treshold": 5})
+    with pytest.raises(ValueError, match="unknown key 'point'"):
+        point_system({"name": "x", "point": table})
+    with pytest.raises(ValueError, match="'points' is None: expected a mapping"):
+        point_system({"name": "x", "win_threshold": 5})
+    assert point_system({"name": "x", "points": table, "win_threshold": 5}).win_threshold == 5
 
 
 def test_bad_grids_raise():

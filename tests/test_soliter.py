@@ -194,6 +194,7 @@ def test_mask_matches_legal_moves(variant, seed):
         in_play = [c for col in env.state.columns for c in col] + [c for c in env.state.cells if c != EMPTY]
         assert len(in_play) + game.cards_home(env.state) == len(game.deck)  # no card made or lost
         assert all(col == () for col in env.state.columns[env.state.open_columns :])
+        assert game.check_state(env.state) is env.state  # every position reached passes the reset check
         if term or trunc:
             break
 
@@ -278,8 +279,27 @@ def test_multistage_redeal_one_column_fewer():
     s = nxt
     for _ in range(6):
         s = game.redeal(s)
-    assert s.open_columns == 1 and s.stage == 7
+    assert s.open_columns == 1 and s.stage == 7 and game.check_state(s) is s
     assert "last of 8 stages" in game.why_illegal(s, game.redeal_action)
+
+
+def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():
+    env = make("classic")
+    env.reset(seed=1)
+    kept = env.state
+    for variant in ("104", "36", "joker"):
+        other = make(variant)
+        other.reset(seed=0)
+        with pytest.raises(ValueError, match=f"options\\['state'\\].*the 'classic' variant has"):
+            env.reset(options={"state": other.state})
+    assert env.state is kept
+    damaged = kept._replace(columns=(kept.columns[0][1:], *kept.columns[1:]))  # one card lost
+    with pytest.raises(ValueError, match="51 cards in play and 0 home: the 'classic' variant has 52"):
+        env.reset(options={"state": damaged})
+    with pytest.raises(TypeError, match="expected a SoliterState"):
+        env.reset(options={"state": "classic"})
+    env.reset(options={"state": kept})
+    assert env.state is kept and env.step(int(np.flatnonzero(env.action_masks())[0]))
 
 
 # ---------------------------------------------------------------- solver

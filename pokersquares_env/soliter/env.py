@@ -174,9 +174,7 @@ class SoliterEnv(gym.Env):
         super().reset(seed=seed)
         options = check_reset_options(options, ("deal", "state"))
         if options.get("state") is not None:
-            state = options["state"]
-            if not isinstance(state, SoliterState):
-                raise TypeError(f"options['state']={state!r}: expected a SoliterState")
+            state = self.game.check_state(options["state"], "options['state']")
         elif options.get("deal") is not None:
             state = self.game.init(options["deal"], seed=int(self.np_random.integers(2**31)))
         else:

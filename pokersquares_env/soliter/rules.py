@@ -386,6 +386,30 @@ class SoliterGame:
                 f"cards: {'; '.join(parts)}"
             )
 
+    def check_state(self, state: Any, where: str = "state") -> SoliterState:
+        """``state`` if it is a position of this variant (its shape and its number of cards), else an error."""
+        if not isinstance(state, SoliterState):
+            raise TypeError(f"{where}={state!r}: expected a SoliterState")
+        name = self.variant.name
+        shape = {"columns": self.num_columns, "cells": self.num_cells, "foundations": self.num_piles,
+                 "jokers": len(self.jokers)}
+        for field, size in shape.items():
+            if len(getattr(state, field)) != size:
+                raise ValueError(f"{where}: {len(getattr(state, field))} {field}: the {name!r} variant has {size} "
+                                 f"(a position of another variant?)")
+        if not 1 <= state.open_columns <= self.num_columns or not 0 <= state.stage < self.variant.num_stages:
+            raise ValueError(f"{where}: open_columns={state.open_columns}, stage={state.stage}: expected 1.."
+                             f"{self.num_columns} and 0..{self.variant.num_stages - 1} in the {name!r} variant")
+        if any(not 0 <= n <= self.levels for n in state.foundations):
+            raise ValueError(f"{where}: foundations={state.foundations}: expected counts 0..{self.levels}")
+        loose = [c for col in state.columns for c in col] + [c for c in state.cells if c != EMPTY]
+        strange = [c for c in loose if c not in self._deck_count]
+        if strange or len(loose) + sum(state.foundations) != len(self.deck):
+            raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home"
+                             + (f", {strange[0]!r} not in the deck" if strange else "")
+                             + f": the {name!r} variant has {len(self.deck)} cards")
+        return state
+
     # ------------------------------------------------------------------ queries
     def place_name(self, place: int) -> str:
         """A readable name of a place: ``'column 3'``, ``'cell 2'``, ``'foundation ♥ (up)'`` (1-based)."""

@@ -7,6 +7,7 @@ copy of each check keeps their error messages alike: every one names the bad val
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,9 +27,12 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 
 def check_number(name: str, value: Any) -> float:
-    """``value`` as a float; a ``TypeError`` that names it unless it is a real number (``bool`` is refused)."""
+    """``value`` as a float; a ``TypeError`` that names it unless it is a real number (``bool`` is refused), a
+    ``ValueError`` if it is NaN or infinite (it would make every reward it enters NaN or infinite)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name}={value!r}: expected a number")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}={value!r}: expected a finite number")
     return float(value)
 
 

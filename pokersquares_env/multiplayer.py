@@ -15,6 +15,7 @@ AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -174,8 +175,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             raise ValueError(f"match_scoring={match_scoring!r}: expected 'total' or 'ranking'")
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1):
             raise ValueError(f"rounds={rounds!r}: expected a positive integer, or None for no limit with a target")
-        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0):
-            raise ValueError(f"target={target!r}: expected a positive number such as 100, 200 or 500, or None")
+        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating))
+                                   or not 0 < target < math.inf):
+            raise ValueError(f"target={target!r}: expected a positive finite number such as 100, 200 or 500, or None")
         if rounds is None and target is None:
             raise ValueError("rounds=None (no limit) needs a target: pass target=100, 200 or 500, or a number of rounds")
         if target is not None and rounds == 1:

@@ -621,6 +621,7 @@ def reward_scale_factor(reward_scale: float | str, system: SystemSpec, jokers: i
                 f"{expected:.3f} under {ps.name!r}: pass a positive number instead"
             )
         return 1.0 / expected
-    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-        raise ValueError(f"reward_scale={reward_scale!r}: expected a positive number or 'normalized'")
+    if (isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+            or not 0 < reward_scale < math.inf):
+        raise ValueError(f"reward_scale={reward_scale!r}: expected a positive finite number or 'normalized'")
     return float(reward_scale)

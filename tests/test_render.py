@@ -283,10 +283,24 @@ def test_every_adapter_refuses_bad_shared_options_alike(name):
         make(illegal_penalty=True)
     with pytest.raises(ValueError, match=r"render_mode='bogus': expected None or one of \['ansi', 'rgb_array'"):
         make(render_mode="bogus")
+    for bad in (float("nan"), float("inf"), -np.inf):
+        with pytest.raises(ValueError, match=rf"illegal_penalty={bad!r}: expected a finite number"):
+            make(illegal_penalty=bad)
     assert make(illegal_penalty=np.float32(-2.5)).illegal_penalty == -2.5  # numpy numbers are numbers
     if name != "Soliter-v0" and name != "multiplayer":
         with pytest.raises(ValueError, match=r"reward_mode='dense': expected 'line' or 'terminal'"):
             make(reward_mode="dense")
+        for bad in (float("inf"), float("nan"), 0, -1):
+            with pytest.raises(ValueError, match=rf"reward_scale={bad!r}: expected a positive finite number"):
+                make(reward_scale=bad)
+        assert make(reward_scale=np.float32(2)).reward_scale == 2.0
+    if name == "Soliter-v0":
+        with pytest.raises(ValueError, match=r"reward_win=nan: expected a finite number"):
+            make(reward_win=float("nan"))
+    if name == "multiplayer":
+        with pytest.raises(ValueError, match=r"target=inf: expected a positive finite number"):
+            make(rounds=None, target=float("inf"))
+        assert make(rounds=None, target=np.int64(200)).target == 200
 
 
 @pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])

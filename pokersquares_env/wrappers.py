@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -65,8 +66,11 @@ class RecordGames(gym.Wrapper):
         meta: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(env)
+        from pokersquares_env.core import PokerSquaresGame
+
         base = env.unwrapped
-        if not callable(getattr(base, "game_record", None)) and not (hasattr(base, "game") and hasattr(base, "state")):
+        if not callable(getattr(base, "game_record", None)) and not isinstance(getattr(base, "game", None),
+                                                                             PokerSquaresGame):
             raise TypeError(
                 f"RecordGames needs a Poker Squares env (one with .game and .state, or .game_record()); "
                 f"got {type(base).__name__}"
@@ -77,15 +81,24 @@ class RecordGames(gym.Wrapper):
             raise ValueError("json_files=False and jsonl=False would record nothing: enable one of them")
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
+        try:
+            json.dumps(meta)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"meta={meta!r}: expected JSON-ready values ({exc})") from None
         self.folder = os.fspath(folder)
-        os.makedirs(self.folder, exist_ok=True)
-        self.name_prefix = name_prefix
         if jsonl is True:
             self.jsonl_path: str | None = os.path.join(self.folder, f"{name_prefix}s.jsonl")
         elif jsonl:
             self.jsonl_path = os.fspath(jsonl)
         else:
             self.jsonl_path = None
+        if self.jsonl_path is not None and os.path.isdir(self.jsonl_path):
+            raise ValueError(f"jsonl={self.jsonl_path!r} is a folder: expected the path of a JSONL file")
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"folder={self.folder!r}: cannot create it ({exc.strerror or exc})") from None
+        self.name_prefix = name_prefix
         self.json_files = bool(json_files)
         self.episode_trigger = episode_trigger
         self.agent = agent

@@ -309,6 +309,20 @@ def test_record_games_rejects_other_envs(tmp_path):
         RecordGames(gym.make("CartPole-v1"), tmp_path)
     with pytest.raises(ValueError, match="record nothing"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path, json_files=False)
+    with pytest.raises(TypeError, match="Poker Squares env.*SoliterEnv"):  # it has .game and .state, of another game
+        RecordGames(gym.make("Soliter-v0", illegal_action="penalty"), tmp_path / "soliter")
+
+
+def test_record_games_checks_meta_and_paths_before_any_episode(tmp_path):
+    with pytest.raises(TypeError, match=r"meta=\{'s': \{1, 2\}\}: expected JSON-ready values"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path, meta={"s": {1, 2}})
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(ValueError, match="folder.jsonl' is a folder"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=tmp_path / "folder.jsonl")
+    (tmp_path / "afile").write_text("keep")
+    with pytest.raises(ValueError, match="afile'.*cannot create it"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "afile")
+    assert (tmp_path / "afile").read_text() == "keep"
 
 
 def test_two_jokers_round_trip_and_plain_jk_text():

@@ -501,10 +501,13 @@ def evaluate(
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
     games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
-    from agents.registry import check_spec
+    from agents.registry import check_model_path, check_spec
 
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
+        check_model_path(spec)  # and on a saved model that is not there
+    if out_dir is not None:
+        prepare_out_dir(out_dir)  # before the games, not after them
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
@@ -674,6 +677,20 @@ class PPSResult:
         return written
 
 
+def prepare_out_dir(out_dir: str | os.PathLike) -> str:
+    """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be."""
+    path = os.fspath(out_dir)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"out_dir={path!r} is a file: expected a folder for the outputs (new or existing)")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"out_dir={path!r}: cannot create it ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK):
+        raise ValueError(f"out_dir={path!r}: cannot write in it")
+    return path
+
+
 def evaluate_pps(
     agent_specs: str | Sequence[str],
     *,
@@ -688,6 +705,8 @@ def evaluate_pps(
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
     """
     seed = check_seed(seed)
+    if out_dir is not None:
+        prepare_out_dir(out_dir)
     systems = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
     results = {}
     for spec in systems:

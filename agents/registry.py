@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Callable
 from typing import Any
 
 from agents.base import Agent
 
-__all__ = ["available_agents", "check_spec", "make_agent", "parse_spec", "register_agent"]
+__all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent"]
 
 # name -> (target "module:function" or callable, kind)
 _REGISTRY: dict[str, tuple[Any, str]] = {}
@@ -134,6 +135,14 @@ def check_spec(spec: str) -> None:
             raise ValueError(f"agent spec {spec!r}: expected {name}:PATH (the saved model to load)")
         return
     _check_options(spec, name, _resolve(name), options)
+
+
+def check_model_path(spec: str) -> None:
+    """Raise ``ValueError`` if ``spec`` is a ``PREFIX:PATH`` agent whose saved model is not on this machine."""
+    name, arg, _options = parse_spec(spec)
+    if _REGISTRY[name][1] == "path" and arg and not os.path.exists(arg):
+        raise ValueError(f"agent spec {spec!r}: no file or folder {arg!r}: expected a saved model (a model file "
+                         f"or a training run folder)")
 
 
 def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> Agent:

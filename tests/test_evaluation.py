@@ -270,3 +270,29 @@ def test_rules_may_be_a_spec_a_mapping_or_a_rules_object():
     assert all(any(card >= 52 for card in r["deck"]) for r in runs[0].records)  # the deck holds the joker
     with pytest.raises(ValueError, match="jokers=3"):
         evaluate(["random"], games=1, rules="jokers=3", progress=False)
+
+
+def test_a_bad_out_dir_or_missing_model_is_refused_before_any_game(tmp_path, monkeypatch):
+    import agents.evaluation as ev
+
+    played = []
+    monkeypatch.setattr(ev, "make_chunks", lambda *a, **k: played.append(1) or [])
+    target = tmp_path / "afile"
+    target.write_text("keep")
+    with pytest.raises(ValueError, match="afile' is a file: expected a folder"):
+        evaluate(["random"], games=2, out_dir=target, progress=False)
+    with pytest.raises(ValueError, match="afile' is a file"):
+        evaluate_pps(["random"], systems=["american"], games=2, out_dir=target, progress=False)
+    with pytest.raises(ValueError, match="cannot create it"):
+        evaluate(["random"], games=2, out_dir=target / "below", progress=False)
+    missing = tmp_path / "no_model"
+    with pytest.raises(ValueError, match=f"fastppo:{missing}'.*no file or folder"):
+        evaluate(["random", f"fastppo:{missing}"], games=2, progress=False)
+    assert played == [] and target.read_text() == "keep"
+
+
+def test_cli_reports_a_bad_out_dir_as_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "afile"
+    target.write_text("keep")
+    code = cli.main(["evaluate", "--agent", "random", "--games", "2", "--out", str(target), "--no-progress"])
+    assert code == 2 and "is a file" in capsys.readouterr().err and target.read_text() == "keep"

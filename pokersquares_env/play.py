@@ -417,6 +417,13 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"pokersquares play: {exc}", file=sys.stderr)
         return 2
+    if args.record:  # checked now, not after the 25 moves of the game it would lose
+        folder = os.path.dirname(os.path.abspath(args.record))
+        if os.path.isdir(args.record) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            why = "is a folder" if os.path.isdir(args.record) else f"cannot be written in {folder!r}"
+            print(f"pokersquares play: --record {args.record!r} {why}: expected the path of a JSON file to write",
+                  file=sys.stderr)
+            return 2
     game = PokerSquaresGame(rules, system)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     deck = game.deal(np.random.default_rng(seed))
@@ -428,16 +435,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"pokersquares play: --hint/--vs need the agents package, which could not be imported ({exc})",
                   file=sys.stderr)
             return 2
-        try:
-            if args.hint:
-                hint = make_agent(args.hint, system=system, rules=rules, seed=seed)
-                hint.reset()
-            if args.vs:
-                vs = make_agent(args.vs, system=system, rules=rules, seed=seed)
-                vs.reset()
-        except (ImportError, TypeError, ValueError) as exc:
-            print(f"pokersquares play: {exc}", file=sys.stderr)
-            return 2
+        agents = {}
+        for flag, spec in (("--hint", args.hint), ("--vs", args.vs)):
+            if not spec:
+                continue
+            try:
+                agents[flag] = make_agent(spec, system=system, rules=rules, seed=seed)
+                agents[flag].reset()
+            except (ImportError, TypeError, ValueError) as exc:
+                print(f"pokersquares play: {flag} {spec}: {exc}", file=sys.stderr)
+                return 2
+            except Exception as exc:  # noqa: BLE001 - a damaged model file fails in its loader's own way
+                print(f"pokersquares play: {flag} {spec}: could not load the agent ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
+                return 2
+        hint, vs = agents.get("--hint"), agents.get("--vs")
     read = input if sys.stdin.isatty() else _echoing_input
     session = TerminalGame(game, deck, seed=seed, hint=hint, vs=vs, record=args.record, color=use_color(args.color),
                            read=read)

@@ -195,3 +195,19 @@ def test_rules_option_sets_the_rules_of_the_game():
     assert proc.returncode == 0, proc.stderr
     assert "adjacent placement" in proc.stdout
     assert "not allowed: cell 0 (a1) is not the first cell" in proc.stdout
+
+
+def test_bad_models_and_record_paths_are_refused_before_the_game(tmp_path, capsys):
+    from pokersquares_env import cli
+
+    damaged = tmp_path / "model.pt"
+    damaged.write_bytes(b"not a model")
+    (tmp_path / "folder").mkdir()
+    for args, message in [(["--vs", f"fastppo:{tmp_path / 'none'}"], "--vs fastppo:"),
+                          (["--hint", f"dqn:{damaged}"], "--hint dqn:"),
+                          (["--hint", "mc:rollouts=-1"], "--hint mc:rollouts=-1: rollouts=-1"),
+                          (["--record", str(tmp_path / "folder")], "is a folder"),
+                          (["--record", str(tmp_path / "none" / "game.json")], "cannot be written in")]:
+        assert cli.main(["play", "--seed", "1", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)

@@ -290,7 +290,7 @@ def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():
     for variant in ("104", "36", "joker"):
         other = make(variant)
         other.reset(seed=0)
-        with pytest.raises(ValueError, match=f"options\\['state'\\].*the 'classic' variant has"):
+        with pytest.raises(ValueError, match="options\\['state'\\].*the 'classic' variant has"):
             env.reset(options={"state": other.state})
     assert env.state is kept
     damaged = kept._replace(columns=(kept.columns[0][1:], *kept.columns[1:]))  # one card lost

@@ -229,6 +229,12 @@ def test_sweep_config_errors_name_the_problem(tmp_path):
         SweepConfig.from_dict({"space": {"reward_mode": ["line", "lines"]}})
     with pytest.raises(ValueError, match="does not exist"):
         load_sweep(tmp_path / "missing.yaml")
+    (tmp_path / "folder.yaml").mkdir()
+    with pytest.raises(ValueError, match="folder.yaml' is not a file"):
+        load_sweep(tmp_path / "folder.yaml")
+    (tmp_path / "latin.json").write_bytes(b'{"space": "\xff"}')
+    with pytest.raises(ValueError, match="latin.json' cannot be read"):
+        load_sweep(tmp_path / "latin.json")
 
 
 def test_trial_folders_are_stable_and_distinct():

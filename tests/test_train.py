@@ -137,8 +137,17 @@ def test_unknown_config_keys_and_bad_files_are_named(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="bad.json"):
         TrainConfig.load(bad)
-    with pytest.raises(ConfigError, match="missing.yaml"):
+    with pytest.raises(ConfigError, match="missing.yaml' does not exist"):
         TrainConfig.load(tmp_path / "missing.yaml")
+    (tmp_path / "folder.json").mkdir()
+    with pytest.raises(ConfigError, match="folder.json' is not a file"):
+        TrainConfig.load(tmp_path / "folder.json")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"algo": "\xff"}')
+    with pytest.raises(ConfigError, match="latin.json' cannot be read"):
+        TrainConfig.load(latin)
+    with pytest.raises(ConfigError, match="hidden='64': expected a non-empty list"):
+        TrainConfig(hidden="64").resolved()
 
 
 def test_cli_reports_bad_values_and_prints_resolved_config(tmp_path, capsys):

@@ -67,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)
     try:
-        if args.scoring_set:
+        if args.scoring_set is not None:
+            if not args.scoring_set.strip(" ,"):
+                raise ValueError(f"--scoring-set {args.scoring_set!r}: expected 'pps' or a comma-separated list of "
+                                 f"point systems")
             systems = "pps" if args.scoring_set == "pps" else [s.strip() for s in args.scoring_set.split(",")]
             result = evaluate_pps(args.agent, systems=systems, **common)
             if args.format == "json":

@@ -15,6 +15,7 @@ message, which names the field (and the move), and exit status 2.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Any, TextIO
@@ -47,6 +48,8 @@ def load(path: str, index: int = 0) -> Any:
         if not -len(records) <= index < len(records):
             raise RecordError(f"{path}: --index {index} is out of range: the file holds {len(records)} record(s)")
         return records[index]
+    if index != 0:
+        raise RecordError(f"{path}: --index {index} picks a record of a .jsonl file; a .json file holds one record")
     return load_record(path)
 
 
@@ -127,8 +130,8 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
     from pokersquares_env.render import _pil
 
     Image = _pil()[0]
-    if not fps > 0:
-        raise ValueError(f"fps={fps!r}: expected a positive number")
+    if not 0 < fps < math.inf:
+        raise ValueError(f"fps={fps!r}: expected a positive finite number")
     shots = frames(record)
     # One palette for the whole animation, from the first, middle and last frames: ten times faster
     # than a palette per frame, and a third of the size.

@@ -296,3 +296,9 @@ def test_cli_reports_a_bad_out_dir_as_a_usage_error(tmp_path, capsys):
     target.write_text("keep")
     code = cli.main(["evaluate", "--agent", "random", "--games", "2", "--out", str(target), "--no-progress"])
     assert code == 2 and "is a file" in capsys.readouterr().err and target.read_text() == "keep"
+
+
+def test_an_empty_scoring_set_is_a_usage_error(capsys):
+    for empty in ("", " , "):
+        assert cli.main(["evaluate", "--agent", "random", "--games", "1", "--scoring-set", empty, "--no-progress"]) == 2
+        assert "expected 'pps' or a comma-separated list" in capsys.readouterr().err

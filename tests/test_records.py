@@ -137,6 +137,21 @@ def test_replay_jsonl_index(tmp_path, capsys):
     assert load(str(path), 1).seed == 2
     with pytest.raises(RecordError, match="out of range"):
         load(str(path), 2)
+    single = tmp_path / "one.json"
+    save_record(records[0], single)
+    assert load(str(single)).seed == 1
+    with pytest.raises(RecordError, match="--index 1 picks a record of a .jsonl file"):
+        load(str(single), 1)
+
+
+def test_gif_frame_rate_must_be_finite(tmp_path):
+    from pokersquares_env.replay import save_gif
+
+    game, state = play_random(2)
+    for fps in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="expected a positive finite number"):
+            save_gif(GameRecord.from_game(game, state), str(tmp_path / "x.gif"), fps)
+    assert not (tmp_path / "x.gif").exists()
 
 
 # ---- corrupted records ----------------------------------------------------------------

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
-from pokersquares_env.cards import parse_cards
+from pokersquares_env.cards import parse_card, parse_cards
 from pokersquares_env.core import IllegalActionError
 from pokersquares_env.scoring import grid_hands, score_grid
 from pokersquares_env.shuffle import arrange_action, solve, swap_action, swap_cells
@@ -170,3 +170,13 @@ def test_bad_arguments_are_named():
         env.reset(options={"cards": RU_EXAMPLE[:24] + [52]})
     with pytest.raises(ValueError, match="cells 3, 3"):
         swap_action(3, 3)
+
+
+def test_cards_may_mix_names_and_codes_and_bad_entries_are_named():
+    env = gym.make("PokerShuffle-v0")
+    _, info = env.reset(options={"cards": ["2♠", *range(24)]})
+    assert info["cards"][:2] == [parse_card("2♠"), 0]
+    with pytest.raises(TypeError, match=r"cards\[0\]: card code 1.5 is not an integer"):
+        env.reset(options={"cards": [1.5, *range(24)]})
+    with pytest.raises(ValueError, match=r"cards\[3\]: card 2♣ \(code 0\) appears twice"):
+        env.reset(options={"cards": ["JK", 0, 1, "2c", *range(2, 23)]})

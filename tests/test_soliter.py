@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -169,6 +171,9 @@ def test_illegal_penalty_mode_and_out_of_range():
     env.reset(seed=0)
     with pytest.raises(IllegalMoveError, match="out of range"):
         env.step(10_000)
+    for bad in (np.float64(3.0), None, "3"):
+        with pytest.raises(IllegalMoveError, match=re.escape(f"action {bad!r} is not an integer")):
+            env.step(bad)
     with pytest.raises(gym.error.ResetNeeded):
         make().step(0)
 

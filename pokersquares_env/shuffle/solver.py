@@ -51,19 +51,14 @@ _NIBBLE_LOW = 0x1111  # low bit of each of the 4 suit counters
 
 
 def check_cards(cards25: Any) -> list[int]:
-    """25 distinct card codes from codes, a card string (``'As Kd ...'``) or a 5x5 array."""
+    """25 distinct card codes from codes, card names (``'T♠'``, ``'JK'``; mixed with codes or not), a card string
+    (``'As Kd ...'``) or a 5x5 array."""
     if isinstance(cards25, str):
         codes = parse_cards(cards25)
     else:
-        arr = np.asarray(cards25)
-        if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
-            if arr.dtype.kind in "US" or (arr.dtype == object and all(isinstance(c, str) for c in arr.reshape(-1))):
-                codes = parse_cards([str(c) for c in arr.reshape(-1)])
-            else:
-                raise TypeError(f"cards {cards25!r}: expected 25 integer codes 0..53 or card names such as 'T♠'")
-        else:
-            codes = arr.reshape(-1).tolist()
-    codes = check_codes(list(codes), where="cards")
+        arr = cards25 if isinstance(cards25, np.ndarray) else np.asarray(cards25, dtype=object)
+        codes = arr.reshape(-1).tolist()  # each entry a code or a name: check_codes names the first bad one
+    codes = check_codes(codes, where="cards")
     if len(codes) != NUM_CELLS:
         raise ValueError(f"got {len(codes)} cards: expected exactly 25 distinct cards")
     return codes

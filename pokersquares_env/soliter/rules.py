@@ -562,7 +562,9 @@ class SoliterGame:
 
     def why_illegal(self, state: SoliterState, action: Any) -> str | None:
         """Why ``action`` is illegal in ``state`` (``None`` if it is legal)."""
-        if not _is_int(action) or not 0 <= int(action) < self.num_actions:
+        if not _is_int(action):
+            return f"action {action!r} is not an integer: expected an integer 0..{self.num_actions - 1}"
+        if not 0 <= int(action) < self.num_actions:
             return f"action {action!r} out of range: expected an integer 0..{self.num_actions - 1}"
         action = int(action)
         if self.has_redeal and action == self.redeal_action:

@@ -307,6 +307,37 @@ def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():
     assert env.state is kept and env.step(int(np.flatnonzero(env.action_masks())[0]))
 
 
+def test_a_deal_with_no_legal_move_is_skipped_by_reset_and_refused_when_given():
+    from gymnasium.utils import seeding
+
+    env = make(free_cells=0)
+    skipped = 0
+    for seed in range(40):
+        _, info = env.reset(seed=seed)
+        assert info["action_mask"].any() and env.action_masks().any()
+        skipped += info["skipped_deals"]
+        rng, _ = seeding.np_random(seed)
+        first = env.game.deal(rng)  # the shuffle reset drew first
+        assert (env.state == first) == (info["skipped_deals"] == 0)
+        if info["skipped_deals"]:
+            with pytest.raises(ValueError, match=r"options\['state'\] has no legal move"):
+                env.reset(options={"state": first})
+    assert skipped > 0  # free_cells=0 deals some dead starts (about one in eight)
+
+
+def test_truncation_keeps_the_moves_left_and_termination_clears_them():
+    env = make(max_steps=3)
+    _, info = env.reset(seed=0)
+    for _ in range(3):
+        _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert trunc and not term and info["action_mask"].any()
+    assert np.array_equal(env.action_masks(), env.game.action_mask(env.state).astype(bool))
+    env = make(illegal_action="penalty")
+    env.reset(seed=0)
+    _, _, term, _, info = env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
+    assert term and not info["action_mask"].any() and not env.action_masks().any()
+
+
 # ---------------------------------------------------------------- solver
 def _replay(variant, seed, plan, **kw):
     env = make(variant, max_steps=100_000, **kw)
@@ -357,7 +388,7 @@ def test_truncation_and_render():
     for _ in range(3):
         legal = np.flatnonzero(info["action_mask"])
         _o, _r, term, trunc, info = env.step(int(legal[-1]))
-    assert trunc and not term and not info["action_mask"].any()
+    assert trunc and not term and info["action_mask"].any()  # truncated, not lost: the moves left stay
     assert "foundations" in env.render()
     pytest.importorskip("PIL")
     env = make(render_mode="rgb_array")

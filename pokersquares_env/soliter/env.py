@@ -26,6 +26,7 @@ from pokersquares_env.soliter.rules import (
 
 __all__ = ["SoliterEnv", "encode_observation", "observation_size"]
 
+_MAX_SKIPPED = 1000  # shuffles tried for a deal with a legal move before reset gives up
 _HIGH = 54  # the largest value any observation entry takes (the third joker's code)
 
 
@@ -96,7 +97,12 @@ class SoliterEnv(gym.Env):
 
     ## Starting State
     A deal of the deck shuffled with ``self.np_random`` (or ``options["deal"]``:
-    the deck in dealing order, or a list of columns bottom card first).
+    the deck in dealing order, or a list of columns bottom card first; or
+    ``options["state"]``, a position of this variant).  A shuffled deal with no
+    legal move (possible with few free cells, e.g. ``free_cells=0``) is lost
+    before it starts and a reset cannot end an episode, so it is skipped and
+    the next shuffle dealt; ``info["skipped_deals"]`` counts them (0 almost
+    always).  A given deal or state with no legal move is refused.
 
     ## Rewards
     ``reward_home`` (default +1) per card moved to a foundation (a card passing
@@ -111,8 +117,10 @@ class SoliterEnv(gym.Env):
     ``max_steps`` steps (default 20 per card).
 
     ## Information
-    Every step: ``action_mask`` (int8, ``(num_actions,)``), ``won`` (bool),
-    ``cards_home`` (cards on the foundations), ``stage``, ``steps``.  An illegal
+    Every step: ``action_mask`` (int8, ``(num_actions,)``; all zeros once the
+    episode has terminated, the moves left when it is truncated), ``won`` (bool),
+    ``cards_home`` (cards on the foundations), ``stage``, ``steps``; after
+    ``reset``, ``skipped_deals`` too.  An illegal
     action under ``illegal_action="penalty"`` adds ``illegal_action`` (the reason).
 
     ## Arguments
@@ -166,6 +174,7 @@ class SoliterEnv(gym.Env):
         self.state: SoliterState | None = None
         self.steps = 0
         self._done = False
+        self._truncated = False
         self._mask = np.zeros(self.game.num_actions, dtype=np.int8)
 
     # ------------------------------------------------------------------ API
@@ -173,17 +182,32 @@ class SoliterEnv(gym.Env):
         """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given."""
         super().reset(seed=seed)
         options = check_reset_options(options, ("deal", "state"))
+        skipped = 0
         if options.get("state") is not None:
             state = self.game.check_state(options["state"], "options['state']")
         elif options.get("deal") is not None:
             state = self.game.init(options["deal"], seed=int(self.np_random.integers(2**31)))
         else:
             state = self.game.deal(self.np_random)
+            while not self.game.action_mask(state).any() and skipped < _MAX_SKIPPED:
+                skipped += 1  # lost before the first move: a reset cannot end the episode, so deal again
+                state = self.game.deal(self.np_random)
+        mask = self.game.action_mask(state)
+        if not mask.any():
+            if options.get("state") is not None or options.get("deal") is not None:
+                given = "options['state']" if options.get("state") is not None else "options['deal']"
+                raise ValueError(f"{given} has no legal move: the game is lost before it starts (a reset cannot end "
+                                 f"an episode); pass a position with a move")
+            raise RuntimeError(f"{skipped + 1} shuffled deals in a row had no legal move: the variant's options "
+                               f"({self.game.variant.name!r}) leave no playable game")
         self.state = state
         self.steps = 0
         self._done = False
-        self._mask = self.game.action_mask(state)
-        return encode_observation(self.game, state), self._info()
+        self._truncated = False
+        self._mask = mask
+        info = self._info()
+        info["skipped_deals"] = skipped
+        return encode_observation(self.game, state), info
 
     def step(self, action: Any):
         """Play one action: a move ``source * N + destination``, or the redeal."""
@@ -212,8 +236,9 @@ class SoliterEnv(gym.Env):
         terminated = won or not self._mask.any()
         truncated = not terminated and self.steps >= self.max_steps
         self._done = terminated or truncated
+        self._truncated = truncated
         info = self._info()
-        if self._done:
+        if terminated:  # a truncated game keeps the moves it still had
             info["action_mask"] = np.zeros(game.num_actions, dtype=np.int8)
         return encode_observation(game, state), reward, terminated, truncated, info
 
@@ -231,7 +256,7 @@ class SoliterEnv(gym.Env):
         """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
-        if self._done:
+        if self._done and not self._truncated:
             return np.zeros(self.game.num_actions, dtype=bool)
         return self._mask.astype(bool)
 

@@ -66,6 +66,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=seed_arg, default=0, help="training and evaluation seed")
     parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs)")
     parser.add_argument("--jobs", type=int_at_least(1), default=1, help="processes for the evaluation")
+    parser.add_argument("--torch-threads", type=int_at_least(1), default=None,
+                        help="torch threads for the training (default 2, or 1 on a 1-core machine); a seeded run "
+                             "reproduces its model only with the same thread count")
     from agents.shaping import SHAPINGS
 
     parser.add_argument("--shaping", choices=list(SHAPINGS), default=None,
@@ -118,7 +121,7 @@ def run(args) -> int:
         shaping=shaping,
         # the demo has the machine to itself: two torch threads trained 1.49 times the steps per second of one on
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
-        torch_threads=min(2, os.cpu_count() or 1),
+        torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
         progress=True,
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")

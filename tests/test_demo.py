@@ -89,11 +89,12 @@ def test_demo_step_budget_stops_training_and_reproduces_the_model(tmp_path, monk
     for name in ("a", "b"):
         out = tmp_path / name
         assert main(["demo", "--out", str(out), "--games", "4", "--no-search", "--steps", "5e3", "--minutes", "5",
-                     "--seed", "3"]) == 0
+                     "--seed", "3", "--torch-threads", "1"]) == 0
         text = capsys.readouterr().out
         assert "for 5,000 steps (at most 5 min)" in text and "trained 6,400 steps" in text
         assert "limit stopped it" not in text
-        assert json.loads((out / "config.json").read_text())["timesteps"] == 5000
+        config = json.loads((out / "config.json").read_text())
+        assert config["timesteps"] == 5000 and config["torch_threads"] == 1
         weights.append(torch.load(out / "model.pt", weights_only=False)["state_dict"])
     assert weights[0].keys() == weights[1].keys()
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

@@ -23,7 +23,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
-from pokersquares_env.cards import EMPTY
+from pokersquares_env.cards import EMPTY, NUM_CODES
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
 from pokersquares_env.scoring import point_system
@@ -206,13 +206,19 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agents: list[str] = []
         self.np_random, _ = seeding.np_random(None)
-        self._obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0, 1, shape=(OBS_SIZE,), dtype=np.uint8),
-                "action_mask": spaces.Box(0, 1, shape=(NUM_CELLS,), dtype=np.int8),
-            }
-        )
-        self._act_space = spaces.Discrete(NUM_CELLS)
+        # one space object per agent (seeding one agent's space leaves the others' samples alone)
+        self._obs_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0, 1, shape=(OBS_SIZE,), dtype=np.uint8),
+                    "action_mask": spaces.Box(0, 1, shape=(NUM_CELLS,), dtype=np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self._act_spaces = {agent: spaces.Discrete(NUM_CELLS) for agent in self.possible_agents}
+        #: what :meth:`state` returns: every board, card codes (jokers 52, 53) and -1 for an empty cell
+        self.state_space = spaces.Box(EMPTY, NUM_CODES - 1, shape=(self.num_players, NUM_CELLS), dtype=np.int64)
         self.states: dict[str, GameState] = {}
         self.round = 0
         self.totals: dict[str, float] = {}
@@ -222,12 +228,18 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     # the same objects on every call, as PettingZoo requires (stored once in __init__; no lru_cache, which would
     # keep every env alive for the life of the process)
     def observation_space(self, agent: str) -> spaces.Space:
-        """The observation space of ``agent`` (the same for all)."""
-        return self._obs_space
+        """The observation space of ``agent`` (alike for all; one object per agent)."""
+        return self._space(self._obs_spaces, agent)
 
     def action_space(self, agent: str) -> spaces.Space:
-        """The action space of ``agent`` (the same for all)."""
-        return self._act_space
+        """The action space of ``agent`` (alike for all; one object per agent)."""
+        return self._space(self._act_spaces, agent)
+
+    def _space(self, spaces_by_agent: dict[str, spaces.Space], agent: str) -> spaces.Space:
+        try:
+            return spaces_by_agent[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"agent {agent!r}: expected one of {self.possible_agents}") from None
 
     # ------------------------------------------------------------------ match flow
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):

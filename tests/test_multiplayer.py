@@ -40,6 +40,24 @@ def test_api_tests():
     api_test(aec_env(num_players=2, rounds=2), num_cycles=60)
 
 
+def test_state_space_and_one_space_object_per_agent():
+    from pettingzoo.test.state_test import state_test
+
+    state_test(aec_env(num_players=2, jokers=2, illegal_action="penalty"),
+               parallel_env(num_players=2, jokers=2, illegal_action="penalty"))
+    par = parallel_env(num_players=3)
+    par.reset(seed=1)
+    assert par.state_space.contains(par.state())
+    a, b = par.possible_agents[:2]
+    assert par.action_space(a) is par.action_space(a) and par.observation_space(b) is par.observation_space(b)
+    assert par.action_space(a) is not par.action_space(b)  # seeding one leaves the other's samples alone
+    par.action_space(a).seed(1)
+    par.action_space(b).seed(1)
+    assert [par.action_space(a).sample() for _ in range(5)] == [par.action_space(b).sample() for _ in range(5)]
+    with pytest.raises(ValueError, match="agent 'player_9': expected one of"):
+        par.observation_space("player_9")
+
+
 def test_same_cards_hidden_boards_and_own_rewards():
     par = parallel_env(num_players=3, jokers=1)
     history = play(par, seed=4)
@@ -173,7 +191,7 @@ def test_spaces_are_stable_and_do_not_keep_the_env_alive():
     import weakref
 
     env = parallel_env(num_players=2)
-    assert env.observation_space("player_0") is env.observation_space("player_1")
+    assert env.observation_space("player_1") is env.observation_space("player_1")
     assert env.action_space("player_0") is env.action_space("player_0")
     ref = weakref.ref(env)
     del env

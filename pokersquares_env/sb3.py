@@ -55,6 +55,8 @@ class _Adapter:
 
     Seeding: ``seed`` (or SB3's ``venv.seed(s)``) seeds the vector env's
     generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
+    ``set_options({"deck": d})`` (or a list of one such dict per sub-env) deals
+    those draw orders at the next ``reset()``, as SB3's ``set_options`` does.
     """
 
     def __init__(self, num_envs: int = 8, seed: int | None = None, venv: PokerSquaresVectorEnv | None = None,
@@ -73,11 +75,26 @@ class _Adapter:
         seed = self._seed
         if seed is None and self._seeds[0] is not None:
             seed = self._seeds[0]  # set by VecEnv.seed(s): [s, s+1, ...]
-        obs, _ = self.venv.reset(seed=seed)
+        options = self._deck_options()
+        obs, _ = self.venv.reset(seed=seed, options=options)
         self._seed = None
         self._reset_seeds()
         self._reset_options()
         return obs
+
+    def _deck_options(self) -> dict[str, Any] | None:
+        """The vector env's reset options from SB3's ``set_options`` (per sub-env dicts; only ``deck`` is taken)."""
+        given = [dict(o or {}) for o in self._options]
+        if not any(given):
+            return None
+        unknown = sorted(set().union(*given) - {"deck"})
+        if unknown:
+            raise ValueError(f"set_options: unknown reset option(s) {unknown}: expected 'deck' (the draw order of "
+                             f"each sub-env)")
+        if not all("deck" in o for o in given):
+            raise ValueError("set_options: 'deck' is given for some sub-envs only: give it for every sub-env (a list "
+                             "of one dict each) or one dict for all")
+        return {"deck": [o["deck"] for o in given]}
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the actions for ``step_wait``."""

@@ -62,3 +62,24 @@ def test_maskable_ppo_learns_and_respects_masks():
         actions, _ = model.predict(obs, action_masks=masks, deterministic=False)
         assert masks[np.arange(8), actions].all()
         obs, _, _, _ = venv.step(actions)
+
+
+def test_set_options_deals_the_given_decks_at_the_next_reset_only():
+    venv = make_sb3_vec_env(2, seed=0)
+    first, second = list(range(25)), list(range(25, 50))
+    venv.set_options({"deck": first})
+    obs = venv.reset()
+    assert np.array_equal(obs[0], obs[1])  # one dict: the same deck for every sub-env
+    venv.set_options([{"deck": first}, {"deck": second}])
+    obs = venv.reset()
+    import gymnasium as gym
+
+    single = gym.make("PokerSquares-v0")
+    for i, deck in enumerate((first, second)):  # each sub-env starts exactly as the single env on its deck
+        assert np.array_equal(obs[i], single.reset(options={"deck": deck + list(range(50, 52))})[0])
+    assert not np.array_equal(venv.reset()[0], obs[0])  # the options were used once, then shuffles again
+    for bad, message in [({"decks": first}, r"unknown reset option\(s\) \['decks'\]"),
+                         ([{"deck": first}, {}], "for some sub-envs only")]:
+        venv.set_options(bad)
+        with pytest.raises(ValueError, match=message):
+            venv.reset()

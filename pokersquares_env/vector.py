@@ -336,6 +336,8 @@ class PokerSquaresVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start new games in all sub-envs (or those in ``options["reset_mask"]``); see Seeding."""
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError("reset() on a closed vector env: make a new one")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise TypeError(
                 f"seed={seed!r}: expected an int or None (one generator deals every sub-env; see the class docstring)"
@@ -442,6 +444,8 @@ class PokerSquaresVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
         """Place each sub-env's drawn card on its cell in ``actions`` (sub-envs that ended last step reset instead)."""
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError("step() on a closed vector env: make a new one")
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
         actions = self._check_actions(actions)

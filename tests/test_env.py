@@ -49,6 +49,17 @@ def test_passes_gymnasium_and_sb3_env_checkers(kwargs):
     sb3_checker.check_env(gym.make("PokerSquares-v0", illegal_action="penalty", **kwargs))
 
 
+def test_adjacent_placement_passes_the_checkers_with_the_penalty():
+    """Gymnasium's checker steps with a sampled action too; under adjacency most first cells are illegal."""
+    from gymnasium.utils.env_checker import check_env
+
+    for first_cell in ("center", "top-left"):
+        env = gym.make("PokerSquares-v0", placement="adjacent", first_cell=first_cell, illegal_action="penalty")
+        check_env(env.unwrapped, skip_render_check=True)
+        sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+        sb3_checker.check_env(env)
+
+
 def test_worked_example_through_the_env():
     env = gym.make("PokerSquares-v0", scoring="english")
     steps = play(env, lambda obs, info: len(env.unwrapped.state.placements), options={"deck": RUSSIAN_EXAMPLE})

@@ -341,3 +341,14 @@ def test_dealing_breaks_tied_keys_like_the_stable_sort(backend):
     expected = np.argsort(TiedKeys().random((3, 52)), axis=1, kind="stable")[:, :25]
     np.testing.assert_array_equal(venv._deal(3), expected)
     assert venv._deal(3)[1].tolist() == list(range(25))
+
+
+def test_a_closed_vector_env_refuses_to_step_or_reset():
+    envs = gym.make_vec("PokerSquares-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    _, info = envs.reset(seed=0)
+    envs.close()
+    envs.close()  # closing twice is fine
+    with pytest.raises(gym.error.ClosedEnvironmentError, match="step"):
+        envs.step(info["action_mask"].argmax(1))
+    with pytest.raises(gym.error.ClosedEnvironmentError, match="reset"):
+        envs.reset()

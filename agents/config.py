@@ -301,22 +301,8 @@ class TrainConfig:
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TrainConfig":
         """Read a config saved by :meth:`save` (JSON or YAML by file extension)."""
-        path = Path(path)
-        if not path.is_file():
-            what = "is not a file" if path.exists() else "does not exist"
-            raise ConfigError(f"config file {str(path)!r} {what}: expected a JSON or YAML file")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
-        try:
-            if path.suffix in (".yaml", ".yml"):
-                data = _yaml().safe_load(text)
-            else:
-                data = json.loads(text)
-        except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
-            raise ConfigError(f"config file {str(path)!r} could not be parsed: {exc}") from None
-        return cls.from_dict(data, where=f"config file {str(path)!r}")
+        data = read_config_file(path, "config file")
+        return cls.from_dict(data, where=f"config file {str(Path(path))!r}")
 
 
 _EXPECT = {
@@ -351,9 +337,28 @@ def _check_scoring(spec: Any) -> None:
         raise ConfigError(f"scoring={spec!r}: {exc}") from None
 
 
+def read_config_file(path: str | os.PathLike, label: str, error: type[Exception] = ConfigError) -> Any:
+    """The parsed content of a JSON or YAML file (by extension), or ``error`` naming ``label`` and the file when it is
+    missing, a folder, not UTF-8 text or malformed.  An ``ImportError`` says when YAML needs PyYAML."""
+    path = Path(path)
+    if not path.is_file():
+        what = "is not a file" if path.exists() else "does not exist"
+        raise error(f"{label} {str(path)!r} {what}: expected a JSON or YAML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{label} {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
+    parse = _yaml().safe_load if path.suffix in (".yaml", ".yml") else json.loads
+    try:
+        return parse(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
+        raise error(f"{label} {str(path)!r} could not be parsed: {exc}") from None
+
+
 def _yaml():
     try:
         import yaml
     except ImportError:  # pragma: no cover - pyyaml ships with the train extra
-        raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]"') from None
+        raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]" (or write the config as '
+                          'JSON)') from None
     return yaml

@@ -208,26 +208,10 @@ def _example_value(spec: dict) -> Any:
 
 def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
     """Read a sweep config (YAML or JSON by extension); ``overrides`` replace top-level keys (``out``, ...)."""
+    from agents.config import read_config_file
+
     path = Path(path)
-    if not path.is_file():
-        what = "is not a file" if path.exists() else "does not exist"
-        raise ValueError(f"sweep config {str(path)!r} {what}: expected a YAML or JSON file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"sweep config {str(path)!r} cannot be read ({exc}): expected YAML or JSON text") from None
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            try:
-                import yaml
-            except ImportError:
-                raise ImportError('YAML sweep configs need PyYAML: pip install "pokersquares_env[train]" '
-                                  "(or write the config as JSON)") from None
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
-        raise ValueError(f"sweep config {str(path)!r} could not be parsed: {exc}") from None
+    data = read_config_file(path, "sweep config", ValueError)
     if isinstance(data, dict):
         data.setdefault("name", path.stem)
         data.update({k: v for k, v in overrides.items() if v is not None})

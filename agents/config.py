@@ -67,7 +67,7 @@ class TrainConfig:
     placement: str = "free"
     """placement rule: 'free' or 'adjacent'"""
     first_cell: Any = None
-    """cell the first card must go to: None, 'center', 'top-left' or a cell index 0-24"""
+    """cell the first card must go to: None, 'center', 'top-left', a cell index 0-24 or coordinates such as 'c3'"""
     reward_mode: str = "line"
     """'line' (a line's points when it completes) or 'terminal' (the whole score at the end)"""
     reward_scale: Any = "normalized"

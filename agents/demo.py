@@ -75,8 +75,8 @@ def add_arguments(parser) -> None:
                         help="potential-based reward shaping of the PPO run (default tables: the self-play line "
                              "values, trained on first use and cached; heuristic when POKERSQUARES_TINY=1)")
     parser.add_argument("--search", action=argparse.BooleanOptionalAction, default=True,
-                        help="also evaluate expectimax on self-play-learned value tables (trained on first use, about "
-                             "30 s; default on)")
+                        help="also evaluate expectimax on self-play-learned value tables (trained on first use, 30-40 s, "
+                             "then cached; default on)")
 
 
 def run(args) -> int:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, point_system
 
@@ -522,11 +523,7 @@ def evaluate(
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
     tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size)]
     records: list[dict[str, Any]] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(specs) * int(games), desc="evaluate", unit="game")
+    bar = progress_bar(progress, total=len(specs) * int(games), desc="evaluate", unit="game")
     try:
         for chunk in _backend(backend)(tasks, jobs=int(jobs), **(backend_options or {})):
             records.extend(chunk)

@@ -123,7 +123,8 @@ class ExpectimaxAgent(Agent):
     ``games`` and ``phases`` (training size when tables are trained),
     ``features`` (``outs``: values also conditioned on the unseen cards that
     still fit each line, see :func:`agents.batch.outs_index`; ``straights``:
-    also the straight windows still open; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder),
+    also the straight windows still open; ``claims``: also whether another line contests the flush draw's suit,
+    compiled backend only; ``none``: the plain NARL abstraction), ``cache`` (``true``, ``false`` or a folder),
     ``backend`` (``auto``: compiled loops when numba is installed, about 8 times faster, the same values;
     ``numpy``; ``numba``; see :func:`compiled_values`), ``tuned`` (``false``; ``true``: the default tables scaled by
     the multipliers shipped for American and English scoring under the plain rules, see

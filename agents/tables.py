@@ -33,6 +33,7 @@ import numpy as np
 
 from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, NUM_OUTS_STRAIGHT, Batch
 from agents.lines import NUM_KEYS, heuristic_values
+from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
 
@@ -164,11 +165,7 @@ def train_tables(
     line_kind = np.array([0] * 5 + [1] * 5)
     points = ps.line_points_table
     done = 0
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=games, desc=f"tables {ps.name}", unit="game")
+    bar = progress_bar(progress, total=games, desc=f"tables {ps.name}", unit="game")
     if features == "claims":
         from agents import _fast  # ImportError without numba: claims tables exist only for the compiled kernels
     while done < games:
@@ -254,11 +251,7 @@ def improve_tables(
     sums = np.zeros(values.size)
     counts = np.zeros(values.size)
     points = base.system.line_points_table
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=games, desc=f"policy iteration {base.system.name} ply={ply}", unit="game")
+    bar = progress_bar(progress, total=games, desc=f"policy iteration {base.system.name} ply={ply}", unit="game")
     done = 0
     while done < games:
         n = min(batch, games - done)

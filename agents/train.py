@@ -40,6 +40,7 @@ import numpy as np
 
 from agents.config import ALGOS, ConfigError, TrainConfig
 from agents.shaping import SHAPINGS
+from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
 
 __all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks"]
@@ -227,10 +228,8 @@ class RunFolder:
         """Open the progress bar for ``total`` steps, ``done`` of them already taken."""
         self.steps = done
         self._last_row_step = done
-        if self.cfg.progress:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=total, initial=done, unit="step", unit_scale=True, desc=f"{self.cfg.algo}", dynamic_ncols=True)
+        self._bar = progress_bar(self.cfg.progress, total=total, initial=done, unit="step", unit_scale=True,
+                                 desc=f"{self.cfg.algo}", dynamic_ncols=True)
 
     def episodes(self, scores: list[float]) -> None:
         """Record the scores (active system) of finished training games."""

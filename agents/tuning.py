@@ -34,6 +34,7 @@ import numpy as np
 
 from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW
 from agents.tables import ValueTables
+from pokersquares_env._progress import progress_bar
 
 __all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "load_theta", "play_scores", "random_decks",
            "scale_values", "tune_tables", "tuned_tables", "TUNED_SYSTEMS"]
@@ -267,11 +268,7 @@ def tune_tables(
     std = np.full(shape, float(sigma))
     rng = np.random.default_rng([seed, 91])
     history: list[dict[str, float]] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=generations, desc=f"tuning {base.system.name} ply={ply}", unit="gen")
+    bar = progress_bar(progress, total=generations, desc=f"tuning {base.system.name} ply={ply}", unit="gen")
     for g in range(generations):
         decks = random_decks(base.rules, games, [seed, 92, g])
         thetas = mean + std * rng.standard_normal((population,) + shape)

@@ -125,7 +125,8 @@ class PokerSquaresEnv(gym.Env):
     (10 category keys, rows then columns), ``board`` (25 codes row-major),
     ``placements`` (cells in play order) and ``won`` (score at or above the
     win threshold).  An illegal-action ending adds ``illegal_action`` (the reason);
-    its scores count the completed lines only.
+    its scores count the completed lines only, and its ``hands`` say ``"none"``
+    for the lines left incomplete.
 
     ## Arguments
     * ``scoring``: ``"american"`` (default), ``"english"``, a mapping of category

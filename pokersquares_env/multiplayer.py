@@ -130,7 +130,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     agents in order, best first, by ``match_scoring``).  On the step that
     ends a round also ``score``, ``board`` and ``hands`` of the agent's own
     board, ``round_scores`` (everyone's score of that round) and
-    ``round_ended`` (its number; ``round`` is then already the next one).  At the
+    ``round_ended`` (its number; ``round`` is then already the next one, except
+    after the match's last round, when the two are equal).  At the
     end of the match also ``winner`` (the leading agent, or ``None`` on a tie)
     and ``winners`` (every leader).
 

@@ -195,7 +195,7 @@ class PokerSquaresVectorEnv(VectorEnv):
     ``backend`` (default ``"auto"``): ``"numpy"`` steps every sub-env with a
     fixed number of numpy array operations; ``"numba"`` runs the same updates
     (same state arrays, same lookup tables) in compiled loops from
-    :mod:`pokersquares_env._kernels`, about 2x faster at N=4096 (needs numba,
+    :mod:`pokersquares_env._kernels`, 1.6 to 1.8 times faster at N=4096 (docs/speed.md; needs numba,
     the ``fast`` extra; the first use compiles for about 2 s, then the
     compiled code is cached); ``"auto"`` takes numba when it is installed.
     Both give identical observations, rewards and infos (a test); the chosen

@@ -11,7 +11,9 @@ stamp=.venv/.pokersquares-installed
 want=$(cat pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
+  # TORCH_INDEX_URL (e.g. https://download.pytorch.org/whl/cpu) picks where torch comes from: PyPI's Linux wheels
+  # are CUDA builds; on the project's machines a CPU build of 2.13.0 lies on disk and pip takes it.
+  .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
   .venv/bin/python -m pip install -q -e ".[all,test]"
   echo "$want" > "$stamp"
 fi

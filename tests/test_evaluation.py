@@ -302,3 +302,16 @@ def test_an_empty_scoring_set_is_a_usage_error(capsys):
     for empty in ("", " , "):
         assert cli.main(["evaluate", "--agent", "random", "--games", "1", "--scoring-set", empty, "--no-progress"]) == 2
         assert "expected 'pps' or a comma-separated list" in capsys.readouterr().err
+
+
+def test_progress_bars_need_no_tqdm(monkeypatch):
+    """tqdm is not a core dependency: without it, long work runs without a bar instead of failing."""
+    import sys
+
+    from pokersquares_env._progress import progress_bar, progress_iter
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now raises ImportError
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    assert progress_bar(True, total=3) is None and list(progress_iter(range(3))) == [0, 1, 2]
+    res = evaluate(["random"], games=2, seed=1, progress=True)
+    assert res.summary[0]["games"] == 2

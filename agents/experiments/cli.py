@@ -54,6 +54,8 @@ def add_arguments(parser) -> None:
     c = sub.add_parser(
         "compare-trainers",
         help="MaskablePPO, masked DQN and fast-ppo on the same budget: learning curves (steps and wall-clock)",
+        description="Train MaskablePPO, masked DQN and fast-ppo on the same step budget and rules, then compare their "
+                    "learning curves (against steps and wall-clock) and their final scores on common deals.",
     )
     c.add_argument("--out", default="runs/compare_trainers", help="output folder")
     c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm")

@@ -112,12 +112,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{i:4d}. {_move_text(env.game, a)}")
         return 0 if ok else 1
     if action == "bench":
-        from tqdm import tqdm
+        from pokersquares_env._progress import progress_iter
 
         env, kwargs = _make(args)
         solved = 0
         cpu = 0.0
-        for seed in tqdm(range(args.seed0, args.seed0 + args.deals), desc="soliter", unit="deal"):
+        for seed in progress_iter(range(args.seed0, args.seed0 + args.deals), desc="soliter", unit="deal"):
             env.reset(seed=seed)
             res = solve_result(env, args.time_limit)
             cpu += res.seconds

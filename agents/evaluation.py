@@ -384,8 +384,9 @@ class EvaluationResult:
         write("summary.json", json.dumps(_jsonable(self.summary), indent=2) + "\n")
         write("hands.json", json.dumps(_jsonable(self.hand_frequencies()), indent=2) + "\n")
         write("hands.csv", self._hands_csv())
-        paired = self.paired() + (
-            [p for s in ("american", "english") for p in self.paired(s)] if len(self.agents) > 1 else [])
+        # the played system's comparisons, then American and English where they are other systems (not twice)
+        paired = self.paired() + [p for s in ("american", "english") if s != self.system.name
+                                  for p in self.paired(s)]
         write("paired.json", json.dumps(_jsonable(paired), indent=2) + "\n")
         write("errors.json", json.dumps(self.errors, indent=2) + "\n")
         if plots:
@@ -624,8 +625,9 @@ class PPSResult:
         for name, res in self.results.items():
             base = expected_random_score(res.system, res.config["rules"]["jokers"])
             summ = res.summary
-            best = max(r["mean"] for r in summ)
-            worst = min(r["mean"] for r in summ)
+            means = [r["mean"] for r in summ if not math.isnan(r["mean"])]  # an agent that failed every game: NaN
+            best = max(means, default=math.nan)
+            worst = min(means, default=math.nan)
             for r in summ:
                 span = best - base
                 rows.append({

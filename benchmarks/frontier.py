@@ -87,6 +87,7 @@ def load_run(path: str, system: str = "american") -> list[dict[str, Any]]:
             raise ValueError(f"{summary_path!r}, entry {i}: missing {missing}: expected the keys {list(keys)} "
                              f"(is {system!r} one of the systems every game is scored under?)")
         rows.append({"agent": str(row["agent"]), "games": int(row["games"]), "seed": seed, "rules": rules,
+                     "played": str(row.get("scoring")),
                      "mean": float(row[f"mean_{system}"]), "ci95": float(row[f"ci95_{system}"]),
                      "seconds": float(row["seconds_per_game"]), "run": folder})
     return rows
@@ -102,7 +103,8 @@ def collect(paths: list[str], system: str = "american", drop: list[str] | tuple[
             if row["agent"] in drop:
                 used.add(row["agent"])
                 continue
-            key = (row["agent"], row["games"], row["seed"], json.dumps(row["rules"], sort_keys=True))
+            # the same agent on the same deals, rules and played point system: the same games
+            key = (row["agent"], row["games"], row["seed"], json.dumps(row["rules"], sort_keys=True), row["played"])
             if key in seen:
                 notes.append(f"{row['agent']} in {row['run']} dropped: already given on the same deals")
                 continue
@@ -115,6 +117,13 @@ def collect(paths: list[str], system: str = "american", drop: list[str] | tuple[
     if len(deals) > 1:
         notes.append("the runs do not share their deals (seed, games): "
                      + ", ".join(f"({s}, {g})" for s, g in deals) + "; compare means across them with care")
+    rules = sorted({json.dumps(r["rules"], sort_keys=True) for r in rows})
+    if len(rules) > 1:
+        notes.append("the runs were played under different rules: " + ", ".join(rules))
+    played = sorted({r["played"] for r in rows})
+    if len(played) > 1:
+        notes.append(f"the agents played for different point systems ({', '.join(played)}); every mean here is the "
+                     f"{system} score of their games")
     return sorted(rows, key=lambda r: (r["seconds"], r["mean"])), notes
 
 

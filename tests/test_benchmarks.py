@@ -179,6 +179,12 @@ def test_frontier_reads_evaluation_folders_and_rejects_damaged_ones(tmp_path, ca
     assert "do not share their deals" in text and "(3, 4)" in text and "(5, 4)" in text
     assert out.stat().st_size > 0
 
+    # the same agent and deals, played for English: other games, kept, and the note says so
+    evaluate(["random"], games=4, seed=3, scoring="english", out_dir=tmp_path / "en", progress=False)
+    rows, notes = frontier.collect([str(tmp_path / "en"), str(tmp_path / "a")])
+    assert sorted(r["played"] for r in rows) == ["american", "american", "english"]
+    assert any("played for different point systems" in n for n in notes)
+
     (tmp_path / "b" / "games.jsonl").write_text("")  # no records: the seed is unknown, the rows stay
     assert [r["seed"] for r in frontier.load_run(str(tmp_path / "b"))] == [None]
 

@@ -240,6 +240,28 @@ def test_pps_tournament_score_is_the_challenges_min_max_scaling():
     assert math.isnan(solo.summary[0]["tournament"])
 
 
+class _AlwaysRaises(Agent):
+    name = "always_raises"
+    uses_obs = False
+
+    def act(self, obs, info, game, state):
+        raise RuntimeError("never plays")
+
+
+register_agent("always_raises", lambda system=None, rules=None, seed=None: _AlwaysRaises(seed), kind="params")
+
+
+def test_pps_scaling_ignores_an_agent_that_failed_every_game_wherever_it_stands():
+    rows_by_order = []
+    for field in (["always_raises", "random", "greedy"], ["random", "greedy", "always_raises"]):
+        res = evaluate_pps(field, systems=["american"], games=4, seed=3, progress=False)
+        rows_by_order.append({r["agent"]: r for r in res.summary})
+    for rows in rows_by_order:
+        assert math.isnan(rows["always_raises"]["mean"]) and math.isnan(rows["always_raises"]["tournament"])
+        assert rows["random"]["tournament"] == 0.0 and rows["greedy"]["tournament"] == 1.0
+        assert rows["greedy"]["normalized"] == 1.0
+
+
 
 def test_cli_rules_option_equals_the_single_flags_and_refuses_a_contradiction(capsys):
     def run(*extra):
@@ -315,3 +337,11 @@ def test_progress_bars_need_no_tqdm(monkeypatch):
     assert progress_bar(True, total=3) is None and list(progress_iter(range(3))) == [0, 1, 2]
     res = evaluate(["random"], games=2, seed=1, progress=True)
     assert res.summary[0]["games"] == 2
+
+
+@pytest.mark.parametrize("scoring, blocks", [("american", ["american", "english"]),
+                                             ("english", ["english", "american"])])
+def test_paired_json_holds_each_comparison_once_per_system(tmp_path, scoring, blocks):
+    evaluate(["random", "greedy"], games=3, seed=1, scoring=scoring, out_dir=tmp_path, progress=False)
+    paired = json.loads((tmp_path / "paired.json").read_text())
+    assert [p["scoring"] for p in paired] == blocks  # the played system first, no block twice

@@ -10,7 +10,15 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agents.experiments.reward_shaping import EVAL_SYSTEMS, ExperimentConfig, markdown, run_experiment  # noqa: E402
+from agents.experiments.reward_shaping import (  # noqa: E402
+    EVAL_SYSTEMS,
+    ExperimentConfig,
+    markdown,
+    run_experiment,
+    seed_ci95,
+    t975,
+    welch_ci95,
+)
 
 TINY_TRAIN = dict(hidden=[8, 8], num_envs=16, num_steps=26, minibatch_size=208, update_epochs=1)
 
@@ -60,8 +68,12 @@ def test_table_matches_the_per_game_records(tiny):
             expected = np.mean([summary[s][f"mean_{es}"] for s in specs])
             assert row[f"{es}_mean"] == pytest.approx(expected)
             assert row[f"{es}_ci95"] > 0
+            # the seed interval: Student's t (2 df for 3 seeds) over the seed means
+            seed_means = [summary[s][f"mean_{es}"] for s in specs]
+            assert row[f"{es}_ci95_seeds"] == pytest.approx(4.303 * np.std(seed_means, ddof=1) / np.sqrt(3))
     table = markdown(results)
-    assert "American eval" in table and "Paired differences" in table and "flush" in table
+    assert "American eval" in table and "Differences between conditions" in table and "flush" in table
+    assert "± seeds" in table and "± deals" in table
 
 
 def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(tiny):
@@ -73,6 +85,8 @@ def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(ti
     p = by[("american - english reward (line)", "american")]
     assert p["mean_diff"] == pytest.approx(means[("american", "line")]["american_mean"]
                                            - means[("english", "line")]["american_mean"])
+    a, b = means[("american", "line")]["american_seed_means"], means[("english", "line")]["american_seed_means"]
+    assert p["ci95_seeds"] == pytest.approx(welch_ci95(a, b))  # Welch's t over the two conditions' seed means
     for row in results["hands"]:
         total = sum(v for k, v in row.items() if k.startswith("all:"))
         assert total == pytest.approx(1.0)  # five of a kind is not a column without jokers: it cannot happen
@@ -180,6 +194,8 @@ def test_potential_shaping_compares_shapings_on_common_deals(tmp_path, monkeypat
     # the paired difference is the difference of the seed-averaged means (the same deals for every run)
     t, n = saved["shapings"]["tables"], saved["shapings"]["none"]
     assert t["vs_none"]["mean_diff"] == pytest.approx(t["mean"] - n["mean"])
+    assert t["ci95_seeds"] == pytest.approx(seed_ci95(t["seed_means"]))  # t with 1 df over the two seeds
+    assert t["vs_none"]["ci95_seeds"] == pytest.approx(welch_ci95(t["seed_means"], n["seed_means"]))
     assert "vs_none" not in n
     assert (out / "curves.png").is_file() and "| tables |" in (out / "results.md").read_text()
     for shaping in ("none", "tables"):
@@ -271,3 +287,16 @@ def test_evaluation_options_are_checked_before_any_training(tmp_path, monkeypatc
     with pytest.raises(ValueError, match=re.escape(needle)):
         run()
     assert not out.exists()
+
+
+def test_seed_intervals_are_students_and_welchs_t():
+    stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 5, 12, 30, 31, 45, 200, 5000):
+        assert t975(df) == pytest.approx(stats.t.ppf(0.975, df), rel=2e-4)
+    means = [48.9, 67.2, 67.7, 90.8]  # the four unshaped seeds of docs/training.md, section 6
+    assert seed_ci95(means) == pytest.approx(stats.t.ppf(0.975, 3) * np.std(means, ddof=1) / 2, rel=1e-3)
+    a, b = [112.0, 110.2, 111.0, 108.2], means
+    welch = stats.ttest_ind(a, b, equal_var=False)
+    low, high = welch.confidence_interval(0.95)
+    assert welch_ci95(a, b) == pytest.approx((high - low) / 2, rel=2e-3)
+    assert np.isnan(seed_ci95([1.0])) and np.isnan(welch_ci95([1.0], [2.0, 3.0]))

@@ -13,6 +13,7 @@ See :mod:`agents.shaping` for what the potentials are.
 from __future__ import annotations
 
 import json
+import math
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ def potential_shaping(
     """
     from agents.config import TrainConfig
     from agents.evaluation import check_positive_int, check_seed, evaluate
-    from agents.experiments.reward_shaping import _stats, read_curve, rules_options
+    from agents.experiments.reward_shaping import _stats, read_curve, rules_options, seed_ci95, welch_ci95
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
 
@@ -90,11 +91,14 @@ def potential_shaping(
     specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
     ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
+    if ev.errors:
+        raise RuntimeError(f"{len(ev.errors)} evaluation games failed, first: {ev.errors[0]}")
     summary = {s["agent"]: s for s in ev.summary}
-    per_deal = {}
+    deals = sorted(ev.scores(next(iter(specs.values()))))
+    per_deal = {}  # every run's scores on the same deals, in the same order
     for spec in specs.values():
         scores = ev.scores(spec)
-        per_deal[spec] = np.array([scores[d] for d in sorted(scores)], dtype=float)
+        per_deal[spec] = np.array([scores[d] for d in deals], dtype=float)
     runs = []
     for key, cfg in configs.items():
         s = summary[specs[key]]
@@ -103,12 +107,15 @@ def potential_shaping(
     by_shaping = {}
     for shaping in shapings:
         scores = np.mean([per_deal[specs[(shaping, seed)]] for seed in seeds], axis=0)  # seeds averaged per deal
-        row = {"mean": float(scores.mean()), "ci95": _stats(scores)["ci95"],
-               "seed_means": [summary[specs[(shaping, seed)]]["mean"] for seed in seeds]}
+        seed_means = [summary[specs[(shaping, seed)]]["mean"] for seed in seeds]
+        row = {"mean": float(scores.mean()), "ci95": _stats(scores)["ci95"], "seed_means": seed_means,
+               "ci95_seeds": seed_ci95(seed_means)}
         if "none" in shapings and shaping != "none":
             base = np.mean([per_deal[specs[("none", seed)]] for seed in seeds], axis=0)
             diff = scores - base
-            row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _stats(diff)["ci95"]}
+            none_means = [summary[specs[("none", seed)]]["mean"] for seed in seeds]
+            row["vs_none"] = {"mean_diff": float(diff.mean()), "ci95": _stats(diff)["ci95"],
+                              "ci95_seeds": welch_ci95(seed_means, none_means)}
         by_shaping[shaping] = row
     results = {"scoring": scoring, "rules": rules, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
                "seeds": list(seeds), "runs": runs, "shapings": by_shaping}
@@ -123,20 +130,22 @@ def potential_shaping(
 
 def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
-    from agents.experiments.reward_shaping import rules_note
+    from agents.experiments.reward_shaping import SEEDS_NOTE, rules_note
 
     lines = [
         (f"# fast-ppo with potential-based reward shaping ({results['timesteps']:,} steps per run, "
          f"{results['scoring']} reward{rules_note(results.get('rules') or {})})"), "",
         f"Greedy policies on {results['games']:,} common deals (harness seed {results['eval_seed']}); "
-        f"seeds {', '.join(map(str, results['seeds']))}.", "",
-        "| shaping | mean ± 95% CI (seeds averaged per deal) | per seed | paired vs none |", "|---|---|---|---|",
+        f"seeds {', '.join(map(str, results['seeds']))}.", "", SEEDS_NOTE, "",
+        "| shaping | mean ± seeds (± deals) | per seed | vs none: ± seeds (Welch t) (± deals) |", "|---|---|---|---|",
     ]
     for shaping, row in results["shapings"].items():
         vs = row.get("vs_none")
-        paired = "" if vs is None else "{:+.2f} ± {:.2f}".format(vs["mean_diff"], vs["ci95"])
+        paired = "" if vs is None else "{:+.2f} ± {:.2f} (± {:.2f})".format(
+            vs["mean_diff"], vs.get("ci95_seeds", math.nan), vs["ci95"])
         per_seed = ", ".join("{:.1f}".format(m) for m in row["seed_means"])
-        lines.append(f"| {shaping} | {row['mean']:.2f} ± {row['ci95']:.2f} | {per_seed} | {paired} |")
+        lines.append(f"| {shaping} | {row['mean']:.2f} ± {row.get('ci95_seeds', math.nan):.2f} (± {row['ci95']:.2f}) | "
+                     f"{per_seed} | {paired} |")
     lines += ["", "| run | steps | seconds | mean ± 95% CI |", "|---|---|---|---|"]
     for r in results["runs"]:
         lines.append(f"| {r['shaping']} seed {r['seed']} | {r['steps']:,} | {r['seconds']:.0f} | "

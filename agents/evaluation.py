@@ -37,7 +37,7 @@ import numpy as np
 
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system
 
 __all__ = [
     "EvalConfig",
@@ -474,6 +474,18 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     return int(seed)
 
 
+def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed: int) -> None:
+    """Build ``spec`` once, raising ``ValueError`` that names it if it cannot be built (``ImportError`` as is)."""
+    from agents.registry import make_agent
+
+    try:
+        make_agent(spec, system=system, rules=rules, seed=seed)
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure to build is a bad spec: no game could be played
+        raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {exc}") from exc
+
+
 def evaluate(
     agent_specs: str | Sequence[str],
     *,
@@ -494,7 +506,10 @@ def evaluate(
     scored under American and English); ``rules`` holds ``Rules`` fields
     (``jokers``, ``placement``, ``first_cell``) as a mapping, a ``Rules``, or a spec such as
     ``"jokers=2,placement=adjacent"`` (:meth:`pokersquares_env.core.Rules.parse`).  ``jobs`` processes share the
-    work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).
+    work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).  Every agent is built once before any
+    game: a spec that cannot be built (a bad option value, missing tables) raises ``ValueError`` naming it, and
+    nothing is played or written; an agent that raises during a game is reported with its deal in
+    :attr:`EvaluationResult.errors`, and the other games and agents go on.
     ``backend_options`` go to the back end (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """
     specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
@@ -508,19 +523,13 @@ def evaluate(
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
-    if out_dir is not None:
-        prepare_out_dir(out_dir)  # before the games, not after them
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
-    if jobs > 1:  # build each agent once here, so table training and caching happen before workers start
-        from agents.registry import make_agent
-
-        for spec in specs:
-            try:
-                make_agent(spec, system=system, rules=rules, seed=int(seed))
-            except Exception:  # noqa: BLE001 - the chunks report it per deal
-                pass
+    for spec in specs:  # a bad option value fails here, before any game; tables are trained and cached once
+        _build_or_raise(spec, system, rules, int(seed))
+    if out_dir is not None:
+        prepare_out_dir(out_dir)  # before the games, not after them
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
     tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size)]
     records: list[dict[str, Any]] = []
@@ -578,7 +587,6 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     say how many tables of each kind (the Ameritish ones are drawn last, so
     the others do not depend on ``ameritish``).
     """
-    from pokersquares_env.scoring import PointSystem
 
     rng = np.random.default_rng([int(seed), 2016])
     out: list[Any] = [point_system("american"), point_system("english")]

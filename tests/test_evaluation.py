@@ -19,18 +19,24 @@ JSON_KEYS = {"agent", "games", "scoring", "mean", "std", "ci95", "min", "max", "
 
 
 class _Raiser(Agent):
-    """Raises on the 3rd move of odd deals (identified by the first card, which is all it may look at)."""
+    """Raises on the 3rd move of odd deals (identified by the first card, which is all it may look at), or of every
+    deal with ``always=True``."""
 
     name = "raiser"
     uses_obs = False
 
+    def __init__(self, seed=None, always=False):
+        super().__init__(seed)
+        self.always = always
+
     def act(self, obs, info, game, state):
-        if state.num_placed == 2 and state.deck[0] % 2:
+        if state.num_placed == 2 and (self.always or state.deck[0] % 2):
             raise RuntimeError("boom")
         return game.legal_cells(state)[0]
 
 
-register_agent("raiser", lambda system=None, rules=None, seed=None: _Raiser(seed), kind="params")
+register_agent("raiser", lambda system=None, rules=None, seed=None, always=False: _Raiser(seed, always),
+               kind="params")
 
 
 def _strip(records):
@@ -104,18 +110,24 @@ def test_harness_survives_an_agent_that_raises(tmp_path):
     assert len(json.loads((tmp_path / "errors.json").read_text())) == len(odd)
 
 
-def test_an_agent_that_cannot_be_built_is_reported_and_every_output_is_written(tmp_path, capsys):
-    """Every game of the run raised (a bad option): the outputs are still all written, the error names the value."""
+def test_an_agent_that_cannot_be_built_fails_before_any_game_and_writes_nothing(tmp_path, capsys):
+    """A bad option value (ply=7) stops the run up front: no game, no output folder, the error names the value."""
     out = tmp_path / "out"
-    assert cli.main(["evaluate", "--agent", "expectimax:ply=7", "--games", "3", "--out", str(out),
-                     "--no-progress"]) == 1
+    assert cli.main(["evaluate", "--agent", "greedy", "--agent", "expectimax:ply=7", "--games", "3", "--out",
+                     str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "error: agent expectimax:ply=7 on deal 0 and 2 more deals" in err and "ply=7" in err
-    assert err.count("error: agent") == 1  # the same build error once, not once per deal
-    assert "log-scaled" not in err
-    assert {"games.jsonl", "errors.json", "summary.md", "summary.json", "hands.json", "paired.json", "scores.png",
-            "hands.png"} <= {p.name for p in out.iterdir()}
-    assert len(json.loads((out / "errors.json").read_text())) == 3
+    assert "agent spec 'expectimax:ply=7' cannot be built" in err and "ply=7: expected 1, 2 or 3" in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"'expectimax:tables=.*nope.npz' cannot be built: FileNotFoundError"):
+        evaluate(["greedy", f"expectimax:tables={tmp_path / 'nope.npz'}"], games=2, progress=False)
+
+
+def test_a_chunk_whose_agent_cannot_be_built_reports_every_deal():
+    """A worker that cannot build its agent (e.g. a remote one) reports the error once per deal of its chunk."""
+    recs = run_chunk("expectimax:ply=7", [4, 5], {"seed": 1})
+    assert [r["deal"] for r in recs] == [4, 5]
+    assert all("could not build agent 'expectimax:ply=7'" in r["error"] and "ply=7" in r["error"] for r in recs)
+    assert [tuple(r["deck"]) for r in recs] == [deal_deck(1, 4), deal_deck(1, 5)]
 
 
 def test_cli_json_output_has_the_documented_keys(capsys):
@@ -138,10 +150,10 @@ def test_cli_reports_errors_and_bad_specs(capsys):
     assert "error: agent raiser on deal" in err and "boom" in err
     odd = [d for d in range(10) if deal_deck(3, d)[0] % 2]
     assert err.count("error: agent raiser on deal") == len(odd)  # each message names its deal, so none is merged
-    assert cli.main(["evaluate", "--agent", "expectimax:ply=7", "--agent", "random", "--games", "2",
+    assert cli.main(["evaluate", "--agent", "raiser:always=true", "--agent", "random", "--games", "2",
                      "--no-progress"]) == 1
     out = capsys.readouterr().out
-    assert "expectimax:ply=7 - random: no common deals" in out and "+nan" not in out
+    assert "raiser:always=true - random: no common deals" in out and "+nan" not in out
     assert cli.main(["evaluate", "--agent", "nosuch", "--games", "2", "--no-progress"]) == 2
     assert "unknown agent 'nosuch'" in capsys.readouterr().err
 

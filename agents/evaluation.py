@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.stats import mean_ci95
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system
@@ -56,8 +57,6 @@ __all__ = [
     "run_chunk",
     "summarize",
 ]
-
-Z95 = 1.959963984540054
 
 
 # --------------------------------------------------------------------------- deals and chunks
@@ -219,7 +218,7 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
     return {
         "mean": float(a.mean()),
         "std": std,
-        "ci95": Z95 * std / math.sqrt(n) if n > 1 else math.nan,
+        "ci95": mean_ci95(a),
         "min": float(a.min()),
         "max": float(a.max()),
     }

@@ -27,16 +27,16 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.stats import mean_ci95, seed_ci95, t975, welch_ci95  # noqa: F401 - t975 is part of this module's API
+
 __all__ = ["FULL", "SMALL", "ExperimentConfig", "analyse", "rules_options", "run_experiment"]
 
-Z95 = 1.959963984540054
 EVAL_SYSTEMS = ("american", "english")
 HAND_COLUMNS = ("high_card", "one_pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house", "four_of_a_kind",
                 "straight_flush", "royal_flush")
@@ -205,51 +205,7 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
-    n = values.size
-    sd = float(values.std(ddof=1)) if n > 1 else math.nan
-    return {"mean": float(values.mean()), "ci95": Z95 * sd / math.sqrt(n) if n > 1 else math.nan, "n": int(n)}
-
-
-# Student's t, 97.5% quantile, for 1..30 degrees of freedom (beyond 30 a Cornish-Fisher expansion is within 1e-4)
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t975(df: float) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (a fractional ``df``, as Welch's, is
-    interpolated in ``1 / df`` between the whole ones around it)."""
-    if not df >= 1:
-        return math.nan
-    if df <= 30:
-        lo = int(df)
-        if lo == df or lo == 30:
-            return _T975[lo - 1]
-        w = (1 / lo - 1 / df) / (1 / lo - 1 / (lo + 1))
-        return _T975[lo - 1] + w * (_T975[lo] - _T975[lo - 1])
-    z = Z95
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def seed_ci95(seed_means: Sequence[float]) -> float:
-    """Half-width of the 95% t interval of the mean over training seeds (the replicates of a training procedure)."""
-    m = np.asarray(seed_means, dtype=np.float64)
-    if m.size < 2:
-        return math.nan
-    return t975(m.size - 1) * float(m.std(ddof=1)) / math.sqrt(m.size)
-
-
-def welch_ci95(a: Sequence[float], b: Sequence[float]) -> float:
-    """Half-width of the 95% Welch interval of ``mean(a) - mean(b)``, ``a`` and ``b`` the seed means of two
-    independently trained conditions."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.size < 2 or b.size < 2:
-        return math.nan
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return 0.0
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    return t975(df) * se
+    return {"mean": float(values.mean()), "ci95": mean_ci95(values), "n": int(values.size)}
 
 
 def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[str, Any]:
@@ -341,7 +297,7 @@ def read_curve(path: Path) -> dict[str, list[float]]:
 SEEDS_NOTE = (
     "Two 95% intervals. **± seeds** treats the training seeds as the replicates (Student's t over the seed means; "
     "Welch's t for a difference between two conditions): it answers whether the *training procedure* gives better "
-    "agents, and with few seeds it is wide. **± deals** (1.96 standard errors over the common deals, seeds averaged "
+    "agents, and with few seeds it is wide. **± deals** (Student's t over the common deals, seeds averaged "
     "per deal) holds the trained agents fixed: it answers only whether *these* agents differ, and leaves out the "
     "seed-to-seed variance. Claims about reward systems need the seed interval."
 )

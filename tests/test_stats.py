@@ -1,0 +1,25 @@
+"""agents.stats: the t quantile and the 95% intervals, checked against scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.stats import mean_ci95, seed_ci95, t975, welch_ci95
+
+
+def test_seed_intervals_are_students_and_welchs_t():
+    stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 5, 12, 30, 31, 45, 200, 5000):
+        assert t975(df) == pytest.approx(stats.t.ppf(0.975, df), rel=2e-4)
+    means = [48.9, 67.2, 67.7, 90.8]  # the four unshaped seeds of docs/training.md, section 6
+    assert seed_ci95(means) == pytest.approx(stats.t.ppf(0.975, 3) * np.std(means, ddof=1) / 2, rel=1e-3)
+    a, b = [112.0, 110.2, 111.0, 108.2], means
+    welch = stats.ttest_ind(a, b, equal_var=False)
+    low, high = welch.confidence_interval(0.95)
+    assert welch_ci95(a, b) == pytest.approx((high - low) / 2, rel=2e-3)
+    assert np.isnan(seed_ci95([1.0])) and np.isnan(welch_ci95([1.0], [2.0, 3.0]))
+    games = [3.0, 9.0, 4.0, 12.0, 7.0]  # a mean over few games: the t interval, not 1.96 standard errors
+    assert mean_ci95(games) == pytest.approx(stats.t.ppf(0.975, 4) * np.std(games, ddof=1) / math.sqrt(5), rel=1e-3)

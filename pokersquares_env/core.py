@@ -463,7 +463,9 @@ class PokerSquaresGame:
         """Points of the 10 lines (rows then columns) under ``system`` (default: the game's).
 
         Incomplete lines score 0 unless ``partial`` is set, in which case they
-        score the rank groups they hold (the Finnish timed-play rule).
+        score the rank groups they hold (the library's reading of the Finnish
+        timed-play rule, which checks unfinished boards without saying how an
+        incomplete line scores).
         """
         table = self.system.line_points_table if system is None else point_system(system).line_points_table
         keys = state.line_keys()

@@ -18,10 +18,12 @@ The vector env, the single env, the agents and ``score_grids`` all use these
 tables; ``tests/reference.py`` holds the plain sort-and-compare definition
 they are tested against.
 
-Incomplete lines (the Finnish "checked after an agreed time" rule used by
+Incomplete lines (for the Finnish "checked after an agreed time" rule used by
 Poker Shuffle budgets) score only the rank groups they hold -- pair, two
 pair, three and four of a kind (or high card); flushes, straights and full
-houses need five cards.  An empty line scores 0 and has no hand.
+houses need five cards.  An empty line scores 0 and has no hand.  The source
+says unfinished boards are checked, not how an incomplete line scores: this is
+the library's reading.
 """
 
 from __future__ import annotations
@@ -123,11 +125,12 @@ CELL_LINES = tuple((cell // 5, 5 + cell % 5) for cell in range(25))
 _AMERICAN = {
     "royal_flush": 100,
     "straight_flush": 75,
-    # Not in the sources.  The American table keeps the traditional poker order,
-    # and the English table of the sources puts five of a kind between four of a
-    # kind and straight flush (20 between 16 and 30).  60 keeps that place
-    # (between 50 and 75) and follows the English step over four of a kind
-    # (20/16 = 1.25, so 62.5), rounded down to the American table's multiples of 5.
+    # Not in the sources: the library's choice.  The English table of the sources
+    # puts five of a kind between four of a kind and straight flush (20 between
+    # 16 and 30).  60 keeps that place (between 50 and 75) and follows the English
+    # step over four of a kind (20/16 = 1.25, so 62.5), rounded down to the
+    # American table's multiples of 5.  (Wild-card poker usually ranks five of a
+    # kind above a straight flush; a custom table gives that order.)
     "five_of_a_kind": 60,
     "four_of_a_kind": 50,
     "full_house": 25,

@@ -288,6 +288,29 @@ def test_multistage_redeal_one_column_fewer():
     assert "last of 8 stages" in game.why_illegal(s, game.redeal_action)
 
 
+def test_the_redeal_waits_until_the_game_has_stopped():
+    """A redeal needs no move home and no build onto a card; moving a built card to a twin of the card below it, or
+    a card to a free cell, does not count (those moves can go back and forth forever)."""
+    game = make("multistage").game
+    base = game.deal(np.random.default_rng(0))
+    tails = [("9♠", "3♦"), ("K♥",), ("6♠", "5♠"), ("6♠",), ("Q♣",), ("T♦",), ("8♥",), ("2♣",)]
+    stopped = base._replace(columns=tuple(tuple(C(c) for c in col) for col in tails), cells=(EMPTY,) * 8,
+                            foundations=(0,) * 8)
+    assert not game.has_foundation_move(stopped) and not game.has_build_move(stopped)
+    assert game.can_redeal(stopped) and game.redeal_action in game.legal_actions(stopped)
+    assert game.why_illegal(stopped, game.redeal_action) is None
+    # a card in a free cell that can be built onto a column: not stopped
+    cell = stopped._replace(cells=(C("2♦"),) + (EMPTY,) * 7)
+    assert game.has_build_move(cell) and not game.can_redeal(cell)
+    assert "can still be built onto another card" in game.why_illegal(cell, game.redeal_action)
+    # 5♠ off a card that does not take it, onto the lone 6♠: not stopped
+    loose = stopped._replace(columns=((C("9♠"), C("3♦")), (C("K♥"),), (C("9♣"), C("5♠"))) + stopped.columns[3:])
+    assert game.has_build_move(loose) and not game.can_redeal(loose)
+    # an ace on top: it goes home first
+    ace = stopped._replace(columns=stopped.columns[:7] + ((C("2♣"), C("A♥")),))
+    assert "a card can still go to a foundation" in game.why_illegal(ace, game.redeal_action)
+
+
 def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():
     env = make("classic")
     env.reset(seed=1)

@@ -100,7 +100,8 @@ class PokerShuffleEnv(gym.Env):
 
     ``budget`` is the Finnish "agreed time" after which play is checked
     whether finished or not: in arrange mode the number of placements (the
-    board is then scored as it stands: a line of fewer than five cards scores
+    board is then scored as it stands; the source does not say how, and the
+    library's reading is that a line of fewer than five cards scores
     the pairs, two pairs, threes and fours of a kind it holds; flushes,
     straights and full houses need five cards -- ``score_grid`` scores
     incomplete grids the same way); in swap mode the number of swaps.

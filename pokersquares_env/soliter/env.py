@@ -80,7 +80,8 @@ class SoliterEnv(gym.Env):
     ``C+F..N-1``; action ``source * N + destination`` moves the playable card of
     ``source`` to ``destination`` (classic: ``N = 8 + 4 + 4 = 16``, 256 actions).
     The redeal variants add action ``N * N``, legal only when the rules allow a
-    redeal (stages left and no card can go to a foundation).  Legal actions are
+    redeal (stages left, and the game has stopped: no card can go to a
+    foundation or be built onto another card, :meth:`SoliterGame.can_redeal`).  Legal actions are
     in ``info["action_mask"]`` and ``action_masks()``.
 
     ## Observation Space

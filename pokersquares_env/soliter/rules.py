@@ -535,13 +535,36 @@ class SoliterGame:
         """Whether some card can go to a foundation now."""
         return any(dst >= self.pile_base for _src, dst in self.legal_moves(state))
 
+    def _rests(self, state: SoliterState, col: tuple[int, ...]) -> bool:
+        """Whether a column's playable card lies on a card that takes it (moving it would only shift a built run)."""
+        if len(col) < 2:
+            return False
+        under, card = col[-2], col[-1]
+        if card >= NUM_STANDARD:  # a joker rests when it stands for the card that fits there
+            y, u = state.jokers[card - NUM_STANDARD], self.identity(state, under)
+            return y >= 0 and u >= 0 and self.below[u] == y
+        return self.accepts(state, under, card)
+
+    def has_build_move(self, state: SoliterState) -> bool:
+        """Whether a card can be built onto another card in a way that changes the game: from a free cell, or from a
+        column where it does not already lie on a card that takes it.  (Moves to free cells and empty columns, and
+        moving a built card to a twin of the card it lies on, can go back and forth forever and do not count.)"""
+        cols = state.columns[: state.open_columns]
+        tails = [col[-1] if col else EMPTY for col in cols]
+        sources = [(i, col[-1]) for i, col in enumerate(cols) if col and not self._rests(state, col)]
+        sources += [(-1, c) for c in state.cells if c != EMPTY]
+        return any(j != src and t != EMPTY and self.accepts(state, t, card)
+                   for src, card in sources for j, t in enumerate(tails))
+
     def can_redeal(self, state: SoliterState) -> bool:
-        """Whether the redeal is allowed: a redeal variant, stages left, and no card can go to a foundation."""
+        """Whether the redeal is allowed: a redeal variant, stages left, and the game has stopped -- no card can go
+        to a foundation and none can be built onto another card (:meth:`has_build_move`)."""
         return (
             self.has_redeal
             and state.stage + 1 < self.variant.num_stages
             and not self.is_won(state)
             and not self.has_foundation_move(state)
+            and not self.has_build_move(state)
         )
 
     def legal_actions(self, state: SoliterState) -> list[int]:
@@ -574,6 +597,9 @@ class SoliterGame:
                 return "redeal refused: the game is won"
             if self.has_foundation_move(state):
                 return "redeal refused: a card can still go to a foundation"
+            if self.has_build_move(state):
+                return ("redeal refused: a card can still be built onto another card (from a free cell, or off a card "
+                        "that does not take it), so the game has not stopped")
             return None
         src, dst = divmod(action, self.num_places)
         what = f"move {action} ({self.place_name(src)} -> {self.place_name(dst)})"

@@ -119,6 +119,50 @@ def test_action_values_are_nan_exactly_on_illegal_cells():
         assert np.array_equal(np.isnan(values), ~legal), spec
 
 
+def position(placed, card, system="american"):
+    """A game and a state with ``placed`` ((card, cell) pairs) on the board and ``card`` drawn next."""
+    from pokersquares_env.cards import parse_cards
+
+    game = PokerSquaresGame(Rules(), system)
+    codes = parse_cards(" ".join(c for c, _ in placed) + " " + card)
+    state = game.init(codes + [c for c in range(52) if c not in codes])
+    for _, cell in placed:
+        game.apply(state, cell)
+    return game, state
+
+
+def test_greedy_counts_only_the_points_a_card_adds_to_a_line():
+    # Row 1 already holds trips (10 points so far); 9♥ there adds nothing.  Next to 9♠ on row 2 it makes a pair
+    # (+2): greedy plays row 2 (cell 7: column c holds 7♥, so the hearts flush stays open), never row 1.
+    game, state = position([("7♣", 0), ("7♦", 1), ("7♥", 2), ("9♠", 5)], "9♥")
+    assert make_agent("greedy").act(None, None, game, state) == 7
+
+
+def test_greedy_breaks_ties_towards_a_column_that_keeps_a_flush_open():
+    # No cell adds points.  Columns a and b hold a club and a diamond, column c a heart, d and e nothing.
+    placed = [("2♣", 10), ("9♦", 16), ("K♥", 22)]
+    game, state = position(placed, "5♥")
+    assert make_agent("greedy").act(None, None, game, state) == 2  # a1, b1 would break a suit; c1 joins the hearts
+    game, state = position(placed, "5♠")
+    assert make_agent("greedy").act(None, None, game, state) == 3  # no spade column: the first empty one, d1
+
+
+def test_rules_agent_sends_a_card_that_fits_no_flush_to_the_discard_column():
+    # Row 1 is full; columns a-d hold a club each, column e a diamond.  K♥ fits no flush draw: column e takes it.
+    game, state = position([("2♣", 0), ("5♣", 1), ("8♣", 2), ("J♣", 3), ("3♦", 4)], "K♥")
+    assert make_agent("rules").act(None, None, game, state) == 9  # e2
+
+
+def test_rules_agent_weighs_flushes_by_the_point_system():
+    # K♥ makes trips on row 1 (K♣ K♦ 2♥) or joins three hearts in column c (2♥ 5♥ 9♥).  American (flush 20,
+    # trips 10 over a pair's 2) goes for the flush; English (flush 5, trips 6 over a pair's 1) for the trips.
+    placed = [("K♣", 0), ("K♦", 1), ("2♥", 2), ("5♥", 7), ("9♥", 17)]
+    game, state = position(placed, "K♥", "american")
+    assert make_agent("rules", system="american").act(None, None, game, state) % 5 == 2  # column c
+    game, state = position(placed, "K♥", "english")
+    assert make_agent("rules", system="english").act(None, None, game, state) // 5 == 0  # row 1: trips
+
+
 # ---------------------------------------------------------------------------- batch engine
 
 

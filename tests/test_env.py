@@ -171,6 +171,14 @@ def test_final_info_and_win_threshold():
     assert play(env, first_legal, seed=1)[-1][3]["won"] is False
 
 
+@pytest.mark.parametrize("threshold, won", [(113, True), (113.5, False), (112, True)])
+def test_won_when_the_score_reaches_the_threshold_exactly(threshold, won):
+    # The worked example laid out in deal order scores exactly 113 English: "at or above" the threshold wins.
+    env = gym.make("PokerSquares-v0", scoring="english", win_threshold=threshold)
+    info = play(env, lambda obs, info: len(env.unwrapped.state.placements), options={"deck": RUSSIAN_EXAMPLE})[-1][3]
+    assert info["score"] == 113 and info["won"] is won
+
+
 def test_action_masks_reach_through_gym_make_wrappers():
     env = gym.make("PokerSquares-v0")
     _, info = env.reset(seed=0)
@@ -201,6 +209,7 @@ def test_maskable_ppo_trains_a_few_steps():
         ({"reward_mode": "dense"}, "reward_mode='dense'"),
         ({"illegal_action": "ignore"}, "illegal_action='ignore'"),
         ({"reward_scale": -1}, "reward_scale=-1"),
+        ({"reward_scale": 0}, "reward_scale=0"),
         ({"placement": "diagonal"}, "placement='diagonal'"),
         ({"first_cell": "middle"}, "first_cell='middle'"),
         ({"render_mode": "bogus"}, "render_mode='bogus'"),

@@ -138,6 +138,25 @@ def test_target_ends_after_the_round_in_which_it_is_reached():
     assert history[-1][3]["player_0"]["winner"] in (None, *par.possible_agents)
 
 
+def test_ranking_target_reached_exactly_ends_the_match():
+    # player_0 lays the cards row by row, player_1 card i on cell 7 * i mod 25: their scores differ, so round 1
+    # gives its winner exactly 1 match point, which reaches target=1 and ends the match there.
+    par = parallel_env(num_players=2, rounds=None, match_scoring="ranking", target=1)
+
+    def policy(agent, obs):
+        legal = np.flatnonzero(obs["action_mask"])
+        step = 25 - len(legal)
+        return int(legal[0] if agent == "player_0" else 7 * step % 25)
+
+    history = play(par, seed=0, policy=policy)
+    final = history[-1][3]["player_0"]
+    scores = final["round_scores"]
+    assert scores["player_0"] != scores["player_1"]
+    assert len(history) == 1 + 25 and final["round_ended"] == 1 and all(history[-1][2].values())
+    assert sorted(final["match_points"].values()) == [0.0, 1.0]
+    assert final["winner"] == max(scores, key=scores.get)
+
+
 def test_ties_share_the_win():
     par = parallel_env(num_players=2, rounds=2, match_scoring="ranking")
     history = play(par, seed=0, policy=lambda agent, obs: int(np.flatnonzero(obs["action_mask"])[0]))

@@ -43,6 +43,9 @@ def test_point_tables_match_the_sources():
     assert [en[k] for k in ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush",
                             "straight", "three_of_a_kind", "two_pair", "one_pair")] == [30, 30, 16, 10, 5, 12, 6, 3, 1]
     assert en["five_of_a_kind"] == 20
+    # American five of a kind is the library's choice (not in the sources): 60, between 50 and 75.
+    assert am["five_of_a_kind"] == 60
+    assert score_hand("7♣ 7♦ 7♥ 7♠ JK", "american") == 60
     assert set(am) == set(CATEGORY_KEYS) == set(en)
 
 
@@ -71,6 +74,11 @@ def test_categories_and_edge_cases(hand, category):
     assert score_hand(hand, "american") == POINT_SYSTEMS["american"][category.key]
 
 
+def test_no_cards_have_no_category():
+    assert hand_category([]) is None
+    assert hand_category("") is None
+
+
 def test_royal_is_not_scored_as_straight_flush():
     assert score_hand("Ts Js Qs Ks As", "american") == 100
     assert score_hand("9s Ts Js Qs Ks", "american") == 75
@@ -89,6 +97,30 @@ def test_joker_plays_the_best_card_of_the_line():
     assert hand_category("Ts Js Qs JK JK") == H.ROYAL_FLUSH
     assert hand_category("5h 5d 6c 7s JK") == H.THREE_OF_A_KIND  # a pair rules out the straight
     assert hand_category("5h 5d 6c 6s JK") == H.FULL_HOUSE
+
+
+def test_points_tie_goes_to_the_higher_category():
+    # English pays 30 for both: the joker as A♠ (royal) or 9♠ (straight flush); the higher category is reported.
+    assert score_hand("T♠ J♠ Q♠ K♠ JK", "english") == 30
+    assert hand_category("T♠ J♠ Q♠ K♠ JK", "english") == H.ROYAL_FLUSH
+
+
+def test_jokers_complete_only_a_royal_flush_from_ace_king_queen():
+    # A-K-Q fit only the royal window, so two jokers cannot make a (non-royal) straight flush of them, even
+    # where a straight flush would be worth more than a royal one.
+    table = dict(POINT_SYSTEMS["american"], straight_flush=200)
+    assert hand_category("A♠ K♠ Q♠ JK JK", table) == H.ROYAL_FLUSH
+    assert score_hand("A♠ K♠ Q♠ JK JK", table) == 100
+    # ... while K-Q-J also fit 9-K: there the straight flush is reachable and wins.
+    assert hand_category("K♠ Q♠ J♠ JK JK", table) == H.STRAIGHT_FLUSH
+    assert score_hand("K♠ Q♠ J♠ JK JK", table) == 200
+
+
+def test_without_a_system_the_highest_reachable_category_is_reported():
+    # 2♠ 9♠ K♠ + two jokers: a flush (jokers as spades) or trips (jokers pairing a card); no straight window.
+    assert hand_category("2♠ 9♠ K♠ JK JK") == H.FLUSH  # system=None: the highest category
+    assert hand_category("2♠ 9♠ K♠ JK JK", "american") == H.FLUSH  # 20 > 10
+    assert hand_category("2♠ 9♠ K♠ JK JK", "english") == H.THREE_OF_A_KIND  # 6 > 5: worth most, not highest
 
 
 def test_joker_prefers_straight_under_english_and_flush_under_american():
@@ -165,6 +197,21 @@ def test_incomplete_grids_score_rank_groups_only():
     assert score_grid(grid, "american") == 10
 
 
+def test_game_hands_name_only_complete_lines_unless_partial():
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    state = game.init(parse_cards("7♣ 7♦ K♠") + [c for c in range(52) if c not in parse_cards("7♣ 7♦ K♠")])
+    for cell in (0, 1, 24):  # 7♣ on a1, 7♦ on b1 (row 1), K♠ alone on e5
+        game.apply(state, cell)
+    assert game.hands(state) == ["none"] * 10  # no line is complete yet
+    partial = game.hands(state, partial=True)
+    assert partial[0] == "one_pair"  # row 1: 7♣ 7♦
+    assert partial[4] == "high_card" and partial[5] == "high_card"  # one-card lines: row 5 (K♠), col a (7♣)
+    assert partial[9] == "high_card" and partial[2] == "none"  # col e (K♠); row 3 is empty
+    assert game.line_points(state, partial=True)[0] == 2 and game.line_points(state)[0] == 0
+
+
 def test_random_play_expectation_matches_neller():
     # Published: 14.415 American, 7.676 English (Neller; exact expectation of random play).
     assert expected_random_score("american") == pytest.approx(14.415, abs=5e-4)
@@ -179,6 +226,10 @@ def test_point_system_specs(tmp_path):
     table = {k: 1 for k in CATEGORY_KEYS if k not in ("high_card", "five_of_a_kind")}
     custom = point_system(table)
     assert custom["high_card"] == 0 and custom["five_of_a_kind"] == custom["four_of_a_kind"]
+    # distinct values: the missing five of a kind takes four of a kind's points (50), not another category's
+    no_five = {k: v for k, v in POINT_SYSTEMS["american"].items() if k != "five_of_a_kind"}
+    assert point_system(no_five)["five_of_a_kind"] == 50
+    assert score_hand("7♣ 7♦ 7♥ 7♠ JK", no_five) == 50
     path = tmp_path / "pps.json"
     path.write_text(json.dumps({"name": "flat", "points": table, "win_threshold": 5}))
     loaded = point_system(str(path))

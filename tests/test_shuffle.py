@@ -120,6 +120,16 @@ def test_swap_mode_rewards_budget_and_stop():
     assert terminated and reward == 0 and info["swaps"] == [] and info["score"] == info["dealt_score"]
 
 
+@pytest.mark.parametrize("threshold, won", [(302, True), (303, False)])
+def test_stopping_at_once_wins_when_the_dealt_score_equals_the_threshold(threshold, won):
+    # The Russian example dealt in order scores 302 American: "at or above" the threshold wins.
+    env = gym.make("PokerShuffle-v0", mode="swap", win_threshold=threshold)
+    _, info = env.reset(options={"cards": RU_EXAMPLE})
+    assert info["dealt_score"] == 302
+    _, _, terminated, _, info = env.step(STOP)
+    assert terminated and info["score"] == 302 and info["won"] is won
+
+
 def test_solver_layout_wins_in_swap_mode_and_in_arrange_mode():
     grid, score = solve(RU_EXAMPLE, seed=0, restarts=8, rounds=5)
     target = grid.reshape(-1).tolist()

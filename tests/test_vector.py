@@ -257,6 +257,22 @@ def test_final_scores_agree_with_score_grids(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_won_when_the_score_equals_the_threshold(backend):
+    # Sub-env 0 lays the worked example in deal order: 113 English, exactly the threshold, so it is won.
+    # Sub-env 1 lays the same cards on cells 7 * i mod 25: 49, below it.
+    from pokersquares_env.cards import parse_cards
+
+    deck = parse_cards("8♠ Д♠ 10♠ 4♠ 2♠ / 9♣ Д♣ 10♣ В♣ К♣ / Т♦ 8♦ 10♦ 4♣ 5♣ / Т♥ Д♥ 10♥ В♥ К♥ / 3♠ 6♥ 7♦ 4♥ 5♠")
+    venv = PokerSquaresVectorEnv(2, scoring="english", win_threshold=113, backend=backend)
+    venv.reset(options={"deck": np.array([deck, deck])})
+    for step in range(25):
+        _, _, term, _, info = venv.step(np.array([step, 7 * step % 25]))
+    assert term.all() and info["_won"].all()
+    assert info["score"].tolist() == [113, 49]
+    assert info["won"].tolist() == [True, False]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_illegal_action_raise_names_sub_env_and_leaves_state(backend):
     venv = PokerSquaresVectorEnv(3, first_cell="center", backend=backend)
     obs, info = venv.reset(seed=1)

@@ -81,7 +81,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
-    from agents.evaluation import evaluate
+    from agents.evaluation import evaluate, prepare_out_dir
     from agents.train import train
     from pokersquares_env.scoring import point_system
 
@@ -91,6 +91,7 @@ def run(args) -> int:
     games = args.games if args.games is not None else (20 if tiny else 500)
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
+        prepare_out_dir(args.out)  # and so is an --out that is a file
     except ValueError as exc:
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
@@ -123,6 +124,7 @@ def run(args) -> int:
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
         torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
         progress=True,
+        overwrite=True,  # running the demo again replaces its run
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
     if steps is not None and result.steps < steps:

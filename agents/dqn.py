@@ -17,6 +17,7 @@ replay buffer is not saved, so a resumed run refills ``learning_starts`` steps f
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,11 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         target.load_state_dict(q_net.state_dict())
     resumed_at = global_step
     policy = _greedy_policy(q_net)
+
+    def save_checkpoint(path: Path) -> None:
+        save_model(path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
+                   global_step=global_step)
+
     buffer = ReplayBuffer(cfg.buffer_size, 522, cfg.seed + global_step)
 
     envs = make_env(cfg, N)
@@ -148,17 +154,12 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     run.scalars(global_step, {"td_loss": float(np.mean(losses)), "epsilon": epsilon})
                     losses = []
                 run.step(global_step, policy)
-                run.maybe_checkpoint(
-                    global_step,
-                    lambda path: save_model(
-                        path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
-                        global_step=global_step,
-                    ),
-                )
+                run.maybe_checkpoint(global_step, save_checkpoint)
                 if run.stop_requested or run.out_of_time():
                     break
     finally:
         envs.close()
     run.step(global_step, None)
+    run.maybe_checkpoint(global_step, save_checkpoint, force=True)  # so --resume continues from the end, not before it
     run.save_final(lambda path: save_model(path, q_net, cfg, global_step=global_step))
     return q_net

@@ -159,8 +159,15 @@ def make_env(cfg: TrainConfig, num_envs: int):
 
 
 def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
-    """The network and saved metadata of a torch model file (fast-ppo or dqn ``model.pt``)."""
-    blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    """The network and saved metadata of a torch model file (fast-ppo or dqn ``model.pt``); a ``ValueError`` naming
+    the file if it is not one."""
+    try:
+        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a file that is not a model
+        raise ValueError(f"{str(path)!r} is not a torch model file ({type(exc).__name__}: {exc}): expected the "
+                         f"model.pt a fast-ppo or dqn run saved") from None
+    if not isinstance(blob, dict) or not {"net", "hidden", "state_dict"} <= set(blob):
+        raise ValueError(f"{str(path)!r} is not a fast-ppo or dqn model file (it lacks net, hidden and state_dict)")
     model = make_net(blob["net"], blob["hidden"])
     model.load_state_dict(blob["state_dict"])
     model.eval()
@@ -195,6 +202,11 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         start_update, global_step = state["update"], state["global_step"]
         torch.set_rng_state(state["torch_rng"])
     policy = _greedy_policy(model)
+    next_update = start_update
+
+    def save_checkpoint(path: Path) -> None:  # everything --resume needs to continue exactly
+        save_model(path, model, cfg, optimizer=optimizer.state_dict(), update=next_update, global_step=global_step,
+                   torch_rng=torch.get_rng_state())
 
     envs = make_env(cfg, N)
     potential = potential_for(cfg)
@@ -291,17 +303,13 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             run.scalars(global_step, {k: float(np.mean(v)) for k, v in stats.items() if v})
             run.scalars(global_step, {"learning_rate": optimizer.param_groups[0]["lr"]})
             run.step(global_step, policy)
-            run.maybe_checkpoint(
-                global_step,
-                lambda path: save_model(
-                    path, model, cfg, optimizer=optimizer.state_dict(), update=update + 1,
-                    global_step=global_step, torch_rng=torch.get_rng_state(),
-                ),
-            )
+            next_update = update + 1
+            run.maybe_checkpoint(global_step, save_checkpoint)
             if run.stop_requested or run.out_of_time():
                 break
     finally:
         envs.close()
+    run.maybe_checkpoint(global_step, save_checkpoint, force=True)  # so --resume continues from the end, not before it
     run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
     return model
 

@@ -18,6 +18,8 @@ __all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "load_ppo", "load_dqn", "load
 
 from agents.base import Agent as _AgentBase
 
+_PREFIX_ALGO = {"fastppo": "fast-ppo", "dqn": "dqn"}  # agent spec prefix -> the algo a torch model file records
+
 
 def _model_file(path: str | Path, name: str, prefix: str) -> Path:
     p = Path(path)
@@ -54,7 +56,11 @@ class MaskablePPOAgent(_AgentBase):
         except ImportError:
             raise ImportError('ppo: agents need sb3-contrib: pip install "pokersquares_env[train]"') from None
         self.path = _model_file(path, "model.zip", "ppo")
-        self.model = MaskablePPO.load(self.path, device="cpu")
+        try:
+            self.model = MaskablePPO.load(self.path, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - SB3 raises many kinds on a file that is not its zip
+            raise ValueError(f"ppo:{path}: {str(self.path)!r} is not a MaskablePPO model ({type(exc).__name__}: {exc}): "
+                             f"expected the model.zip a maskable-ppo run saved") from None
         self.name = name or f"ppo:{path}"
 
     def reset(self) -> None:
@@ -83,6 +89,9 @@ class TorchPolicyAgent(_AgentBase):
         self.path = _model_file(path, "model.pt", prefix)
         self.model, blob = load_policy(self.path)
         self.algo = blob.get("algo")
+        if prefix in _PREFIX_ALGO and self.algo in _PREFIX_ALGO.values() and self.algo != _PREFIX_ALGO[prefix]:
+            other = next(k for k, v in _PREFIX_ALGO.items() if v == self.algo)
+            raise ValueError(f"{prefix}:{path}: {str(self.path)!r} holds a {self.algo} model: load it as {other}:{path}")
         self.name = name or f"{prefix}:{path}"
 
     def reset(self) -> None:

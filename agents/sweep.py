@@ -328,7 +328,7 @@ def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     train_cfg = TrainConfig.from_dict(options, where=f"trial {folder.name}")
     ext = Path(MODEL_FILE[train_cfg.resolved().algo]).suffix
     resume = (folder / "checkpoints" / f"latest{ext}").is_file() and (folder / "config.json").is_file()
-    result = train(train_cfg, resume=resume)
+    result = train(train_cfg, resume=resume, overwrite=not resume)  # a trial that never checkpointed starts over
     if result.interrupted:
         raise RuntimeError(f"trial {folder.name} was interrupted at step {result.steps}; run the sweep again to resume")
     row = (result.evaluation or [{}])[0]
@@ -571,9 +571,10 @@ def run_sweep(
     except ImportError as exc:
         raise ImportError(f"pokersquares sweep needs Ray Tune ({exc}): pip install \"pokersquares_env[distributed]\"") from None
     ensure_ray(address, cpus, what="pokersquares sweep")
-    out = Path(config.out).resolve()
+    from agents.evaluation import prepare_out_dir
+
+    out = Path(prepare_out_dir(Path(config.out).resolve()))  # ValueError naming an --out that is a file
     config.out = str(out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
     trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
                                     {"cpu": config.cpus_per_trial})

@@ -28,10 +28,12 @@ import csv
 import itertools
 import json
 import math
+import shutil
 import signal
 import sys
 import threading
 import time
+import zipfile
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
@@ -50,6 +52,11 @@ HELP = "train a placement agent (MaskablePPO, masked DQN or the fast vectorised 
 #: algorithm -> the agent prefix its run folders load under (``pokersquares evaluate --agent PREFIX:DIR``)
 AGENT_PREFIX = {"maskable-ppo": "ppo", "dqn": "dqn", "fast-ppo": "fastppo"}
 MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model.pt"}
+#: what a run writes into its folder; a new run refuses a folder holding any of them unless told to overwrite
+RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt", "checkpoints", "tb", "sb3_eval",
+             "evaluation")
+#: options ``--resume`` may change; every other option is the stored run's
+RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_games", "checkpoint_every")
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
 
 
@@ -94,10 +101,12 @@ def _read_progress(path: Path) -> dict[str, float]:
 class RunFolder:
     """The run folder of a training run: config, logs, learning curve, evaluations, checkpoints, Ctrl-C."""
 
-    def __init__(self, cfg: TrainConfig, resume: bool = False):
+    def __init__(self, cfg: TrainConfig, resume: bool = False, overwrite: bool = False):
         self.cfg = cfg
         self.dir = Path(cfg.out)
         self.resume = resume
+        self.overwrite = overwrite
+        self._checkpoint: Any = None
         self.ckpt_dir = self.dir / "checkpoints"
         self.ext = Path(MODEL_FILE[cfg.algo]).suffix
         self.stop_requested = False
@@ -126,18 +135,20 @@ class RunFolder:
         if self.resume:
             if not self.latest_checkpoint().exists():
                 raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from")
-            if meta.exists():  # read before anything is written, so a damaged file leaves the folder as it was
+            # read before anything is written, so a damaged file leaves the folder as it was
+            self._checkpoint = self._read_checkpoint()
+            if meta.exists():
                 data = _read_progress(meta)
                 self._seconds_before = data["seconds"]
                 self._episodes = data["episodes"]
                 self._last_eval_step = self._last_ckpt_step = data["steps"]
+        else:
+            self._clear_old_run()
         try:
             self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"out={str(self.dir)!r}: cannot create the run folder ({exc.strerror or exc})") from None
         self.cfg.save(self.dir / "config.json")
-        if not self.resume and (self.dir / "curve.csv").exists():
-            (self.dir / "curve.csv").unlink()
         try:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -176,13 +187,40 @@ class RunFolder:
         """Path of the checkpoint --resume continues from."""
         return self.ckpt_dir / f"latest{self.ext}"
 
-    def load_checkpoint(self) -> Any:
-        """The latest torch checkpoint when resuming (None otherwise)."""
-        if not self.resume:
+    def _clear_old_run(self) -> None:
+        """A new run: refuse a folder that holds another run's files, or remove them with ``overwrite``."""
+        old = [name for name in RUN_FILES if (self.dir / name).exists()]
+        if not old:
+            return
+        if not self.overwrite:
+            raise ConfigError(f"out={str(self.dir)!r} already holds a training run ({', '.join(old)}): continue it "
+                              f"with --resume, replace it with --overwrite, or choose another --out")
+        for name in old:
+            path = self.dir / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+    def _read_checkpoint(self) -> Any:
+        """The latest checkpoint, read and checked before --resume writes anything (ConfigError if damaged)."""
+        path = self.latest_checkpoint()
+        if self.ext == ".zip":  # SB3 loads it itself, with the env; check that it is a zip archive at all
+            if not zipfile.is_zipfile(path):
+                raise ConfigError(f"--resume: {str(path)!r} is damaged: expected the zip archive MaskablePPO saved")
             return None
         import torch
 
-        return torch.load(self.latest_checkpoint(), map_location="cpu", weights_only=False)
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a damaged file
+            raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({type(exc).__name__}: {exc}): expected the "
+                              f"checkpoint the run saved") from None
+        if not isinstance(state, dict) or "state_dict" not in state or "global_step" not in state:
+            raise ConfigError(f"--resume: {str(path)!r} is not a {self.cfg.algo} checkpoint (no state_dict and "
+                              f"global_step)")
+        return state
+
+    def load_checkpoint(self) -> Any:
+        """The latest torch checkpoint when resuming (None otherwise)."""
+        return self._checkpoint if self.resume else None
 
     def maybe_checkpoint(self, step: int, save: Callable[[Path], None], force: bool = False) -> None:
         """Save ``step_N`` and ``latest`` checkpoints when due (or when forced, e.g. on Ctrl-C)."""
@@ -320,11 +358,14 @@ def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
     return result.summary
 
 
-def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, **options: Any) -> TrainResult:
+def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, overwrite: bool = False,
+          **options: Any) -> TrainResult:
     """Train per ``config`` (a TrainConfig, a dict, or keyword options); returns where the run went and how it did.
 
-    ``resume=True`` continues the run in ``out`` from its latest checkpoint with its stored config
-    (``timesteps`` may be raised to train longer).
+    A new run refuses an ``out`` folder that holds another run's files (:data:`RUN_FILES`), unless
+    ``overwrite=True``, which removes them first.  ``resume=True`` continues the run in ``out`` from its latest
+    checkpoint with its stored config; keyword ``options`` may change only :data:`RESUME_OPTIONS` (``timesteps``
+    raised to train longer), and any other option that differs from the stored one is a ConfigError.
     """
     if config is None:
         config = TrainConfig()
@@ -339,12 +380,19 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         if not stored.exists():
             raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
         saved = TrainConfig.load(stored)
-        # the stored config wins, except for the budget (raise it to train longer) and the display
-        # and the folder: a copied or moved run resumes where it now is, not where its config.json says it was
-        keep = {"progress": config.progress, "timesteps": options.get("timesteps", saved.timesteps), "out": config.out}
-        config = TrainConfig.from_dict({**saved.to_dict(), **keep})
+        stored_options = saved.to_dict()
+        changed = sorted(k for k, v in options.items() if k not in RESUME_OPTIONS
+                         and TrainConfig.from_dict({**stored_options, k: v}).to_dict()[k] != stored_options[k])
+        if changed:
+            raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
+                              + ", ".join(f"{k}={options[k]!r} (stored: {stored_options[k]!r})" for k in changed)
+                              + f" would change it: only {', '.join(RESUME_OPTIONS)} may change on --resume")
+        # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
+        # a copied or moved run resumes where it now is, not where its config.json says it was
+        keep = {k: options[k] for k in RESUME_OPTIONS if k in options}
+        config = TrainConfig.from_dict({**stored_options, **keep, "progress": config.progress, "out": config.out})
     cfg = config.resolved()  # validates every option before anything starts
-    run = RunFolder(cfg, resume=resume)
+    run = RunFolder(cfg, resume=resume, overwrite=overwrite)
     run.open()
     t0 = time.time()
     try:
@@ -561,7 +609,12 @@ def add_arguments(parser) -> None:
                              "or a JSON file; over the config file; --jokers, --placement and --first-cell may add "
                              "to it but not contradict it")
     parser.add_argument("--config", metavar="FILE", help="a JSON or YAML config file; flags given here override it")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --out from its latest checkpoint, with its stored options (only "
+                             + ", ".join("--" + k.replace("_", "-") for k in RESUME_OPTIONS if k != "progress")
+                             + " may change)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a run already in --out (without it, such a folder is refused)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
 
@@ -597,7 +650,12 @@ def _first_cell(text: str) -> Any:
 
 def config_from_args(args) -> TrainConfig:
     """The TrainConfig of parsed ``pokersquares train`` arguments (config file, then flags)."""
-    base = TrainConfig.load(args.config).to_dict() if args.config else TrainConfig().to_dict()
+    return TrainConfig.from_dict({**TrainConfig().to_dict(), **given_options(args)})
+
+
+def given_options(args) -> dict[str, Any]:
+    """The options parsed ``pokersquares train`` arguments set: the config file's, then the flags'."""
+    base = TrainConfig.load(args.config).to_dict() if args.config else {}
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 
@@ -620,7 +678,7 @@ def config_from_args(args) -> TrainConfig:
         base[name] = value
     if args.no_progress:
         base["progress"] = False
-    return TrainConfig.from_dict(base)
+    return base
 
 
 def run(args) -> int:
@@ -630,8 +688,10 @@ def run(args) -> int:
         if args.print_config:
             print(json.dumps(cfg.resolved().to_dict(), indent=2))
             return 0
-        explicit = {"timesteps": args.timesteps} if args.timesteps is not None else {}
-        result = train(cfg, resume=args.resume, **explicit)
+        if args.resume and args.overwrite:
+            raise ConfigError("--resume and --overwrite contradict each other: continue the run, or replace it")
+        given = given_options(args) if args.resume else {}  # --resume refuses a flag that would change the run
+        result = train(cfg, resume=args.resume, overwrite=args.overwrite, **given)
     except ConfigError as exc:
         print(f"pokersquares train: {exc}", file=sys.stderr)
         return 2

@@ -267,6 +267,78 @@ def test_resume_with_a_damaged_progress_file_is_refused_before_writing(tmp_path,
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn"])
+def test_a_run_resumes_from_its_end_even_without_a_checkpoint_due(tmp_path, algo):
+    """checkpoint_every=0 (or a run shorter than it): the end of the run is still a checkpoint --resume continues."""
+    out = tmp_path / "run"
+    first = train(_cfg(algo, out))
+    assert (out / "checkpoints" / "latest.pt").is_file()
+    second = train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=TINY[algo]["timesteps"] * 3)
+    assert second.steps > first.steps
+    steps = [int(r.split(",")[0]) for r in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == sorted(set(steps)) and first.steps in steps  # went on from the end: no step trained twice
+
+
+def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_overwrite(tmp_path):
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    (out / "notes.txt").write_text("mine")
+    before = _files(out)
+    with pytest.raises(ConfigError, match="already holds a training run.*--resume.*--overwrite"):
+        train(_cfg("fast-ppo", out, scoring="english"))
+    assert _files(out) == before  # nothing touched
+    train(_cfg("fast-ppo", out, scoring="english"), overwrite=True)
+    assert TrainConfig.load(out / "config.json").scoring == "english"
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["latest.pt"]  # the old run's step_N are gone
+    assert (out / "notes.txt").read_text() == "mine"  # only the run's own files are replaced
+
+
+def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    before = _files(out)
+    with pytest.raises(ConfigError, match=r"scoring='english' \(stored: 'american'\)"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, scoring="english", timesteps=10**4)
+    assert _files(out) == before
+    assert main(["train", "--out", str(out), "--resume", "--hidden", "8", "--no-progress"]) == 2
+    assert "hidden=[8] (stored: [16, 16])" in capsys.readouterr().err
+    assert main(["train", "--out", str(out), "--resume", "--overwrite"]) == 2
+    assert _files(out) == before
+
+
+def test_resume_with_a_damaged_checkpoint_is_refused_before_writing(tmp_path):
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    (out / "checkpoints" / "latest.pt").write_bytes(b"garbage\n")
+    before = _files(out)
+    with pytest.raises(ConfigError, match="latest.pt.*cannot be loaded"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**4)
+    assert _files(out) == before  # no config.json rewritten, no TensorBoard file added
+
+
+def test_learned_model_loaders_name_a_wrong_or_damaged_model_file(tmp_path):
+    from agents.registry import make_agent
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    with pytest.raises(ValueError, match=r"holds a fast-ppo model: load it as fastppo:"):
+        make_agent(f"dqn:{out}")
+    garbage = tmp_path / "model.pt"
+    garbage.write_text("garbage\n")
+    with pytest.raises(ValueError, match=r"model.pt' is not a torch model file"):
+        make_agent(f"fastppo:{garbage}")
+    not_a_zip = tmp_path / "model.zip"
+    not_a_zip.write_text("{}")
+    with pytest.raises(ValueError, match=r"model.zip' is not a MaskablePPO model"):
+        make_agent(f"ppo:{not_a_zip}")
+
+
 def test_an_output_path_that_is_a_file_is_refused(tmp_path):
     target = tmp_path / "afile"
     target.write_text("keep me")

@@ -38,7 +38,7 @@ def compare_trainers(
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     """
     from agents.config import ALGOS, TrainConfig
-    from agents.evaluation import check_positive_int, evaluate
+    from agents.evaluation import check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
 
@@ -61,9 +61,10 @@ def compare_trainers(
             progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config is checked before the first run starts
+    prepare_out_dir(root)  # an --out that is a file is named before any training
     rows = []
     for cfg in configs:
-        result = train(cfg)
+        result = train(cfg, overwrite=True)  # the experiment's own run folder
         rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
                      "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,

@@ -26,7 +26,7 @@ __all__ = ["potential_shaping"]
 def _train(cfg: Any) -> dict[str, Any]:
     from agents.train import train
 
-    result = train(cfg)
+    result = train(cfg, overwrite=True)  # the experiment's own run folder
     return {"steps": result.steps, "seconds": result.seconds}
 
 
@@ -53,7 +53,7 @@ def potential_shaping(
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
     """
     from agents.config import TrainConfig
-    from agents.evaluation import check_positive_int, check_seed, evaluate
+    from agents.evaluation import check_positive_int, check_seed, evaluate, prepare_out_dir
     from agents.experiments.reward_shaping import _stats, read_curve, rules_options, seed_ci95, welch_ci95
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
@@ -83,6 +83,7 @@ def potential_shaping(
     if "tables" in shapings:
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
     if jobs == 1:
+        prepare_out_dir(root)  # an --out that is a file is named before any training
         trained = {key: _train(cfg) for key, cfg in configs.items()}
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -170,14 +170,14 @@ def _finished(folder: Path, train_cfg) -> bool:
 
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
     """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
-    from agents.evaluation import evaluate
+    from agents.evaluation import evaluate, prepare_out_dir
     from agents.train import train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
     cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out_dir(out)  # ValueError naming an --out that is a file, before any training
     (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
     runs = []
     for system in cfg.systems:
@@ -188,7 +188,7 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                 if cfg.retrain or not _finished(folder, tc):
                     if cfg.progress:
                         print(f"training {folder.name} ({cfg.timesteps} steps)", flush=True)
-                    result = train(tc)
+                    result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
                     if result.interrupted:
                         raise KeyboardInterrupt
                 runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),

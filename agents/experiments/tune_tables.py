@@ -65,7 +65,7 @@ def tune_tables_experiment(
     from agents.evaluation import pyplot
     from agents.experiments.reward_shaping import rules_note
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
-    from agents.evaluation import check_seed
+    from agents.evaluation import check_seed, prepare_out_dir
     from agents.tables import load_or_train
     from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
     from pokersquares_env.core import Rules
@@ -79,10 +79,9 @@ def tune_tables_experiment(
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
     check_seed(seed)
     check_seed(eval_seed, "eval_seed")
+    folder = Path(prepare_out_dir(out))  # before the tables are trained, not after
     base = load_or_train(system, rules, games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     common = {"ply": ply, "population": population, "elite": elite, "games": games, "progress": progress}
     first = tune_tables(base, generations=generations, sigma=sigma, bins=1, seed=seed, **common)

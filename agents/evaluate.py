@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ppo:PATH, ...")
     parser.add_argument("--games", type=int, default=100, help="number of deals (default 100)")
     parser.add_argument("--seed", type=seed_arg, default=0, help="deal seed: deal i of seed S is the same for every agent")
-    parser.add_argument("--scoring", default="american",
-                        help="point system the agents play for: american, english or a JSON file "
+    parser.add_argument("--scoring", default=None,
+                        help="point system the agents play for: american (default), english or a JSON file "
                              "(every game is also scored under American and English)")
     parser.add_argument("--scoring-set", "--pps", dest="scoring_set", nargs="?", const="pps", default=None,
                         metavar="SET",
@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)
     try:
+        if args.scoring_set is not None and args.scoring is not None:
+            raise ValueError(f"--scoring {args.scoring!r} and --scoring-set/--pps {args.scoring_set!r} contradict each "
+                             f"other: the set gives the point systems")
         if args.scoring_set is not None:
             if not args.scoring_set.strip(" ,"):
                 raise ValueError(f"--scoring-set {args.scoring_set!r}: expected 'pps' or a comma-separated list of "
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 print(result.table(), end="")
             errors = [e for r in result.results.values() for e in r.errors]
         else:
-            result = evaluate(args.agent, scoring=args.scoring, **common)
+            result = evaluate(args.agent, scoring=args.scoring or "american", **common)
             if args.format == "json":
                 print(result.json_lines(), end="")
             else:

@@ -522,6 +522,7 @@ def evaluate(
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
+    run_tasks = _backend(backend)  # an unknown back end too
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
@@ -534,7 +535,7 @@ def evaluate(
     records: list[dict[str, Any]] = []
     bar = progress_bar(progress, total=len(specs) * int(games), desc="evaluate", unit="game")
     try:
-        for chunk in _backend(backend)(tasks, jobs=int(jobs), **(backend_options or {})):
+        for chunk in run_tasks(tasks, jobs=int(jobs), **(backend_options or {})):
             records.extend(chunk)
             if bar is not None:
                 bar.update(len(chunk))
@@ -711,12 +712,17 @@ def evaluate_pps(
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
     """
     seed = check_seed(seed)
+    specs = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
+    if not specs:
+        raise ValueError("systems is empty: expected 'pps' or at least one point system")
+    resolved = [point_system(spec) for spec in specs]  # every system named before the first game
+    names = [ps.name for ps in resolved]
+    if len(set(names)) != len(names):
+        raise ValueError(f"systems {names} repeat a point system: each must be given once")
     if out_dir is not None:
         prepare_out_dir(out_dir)
-    systems = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
     results = {}
-    for spec in systems:
-        ps = point_system(spec)
+    for ps in resolved:
         results[ps.name] = evaluate(agent_specs, games=games, seed=seed, scoring=ps, **kwargs)
     out = PPSResult(results)
     if out_dir is not None:

@@ -184,6 +184,26 @@ def test_bad_arguments_are_named():
         evaluate("random", games=1, progress=False, backend="nope")
 
 
+def test_what_can_be_checked_is_checked_before_any_agent_is_built_or_game_played(tmp_path, monkeypatch, capsys):
+    import agents.evaluation as ev
+
+    built, played = [], []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args: built.append(args))
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        evaluate("greedy", games=1, progress=False, backend="nope", out_dir=tmp_path / "a")
+    assert not built and not (tmp_path / "a").exists()  # no agent built (tables trained), no folder made
+    monkeypatch.setattr(ev, "evaluate", lambda *args, **kwargs: played.append(kwargs["scoring"].name))
+    with pytest.raises(ValueError, match="unknown point system 'nope'"):
+        evaluate_pps("greedy", systems=["american", "nope"], games=1, out_dir=tmp_path / "b")
+    with pytest.raises(ValueError, match="repeat a point system"):
+        evaluate_pps("greedy", systems=["american", "english", "american"], games=1)
+    assert not played and not (tmp_path / "b").exists()  # the American games were not played first
+    monkeypatch.undo()
+    assert cli.main(["evaluate", "--agent", "greedy", "--pps", "--scoring", "english", "--games", "1",
+                     "--no-progress"]) == 2
+    assert "--scoring 'english' and --scoring-set/--pps 'pps' contradict" in capsys.readouterr().err
+
+
 def test_pps_systems_and_normalisation(tmp_path):
     systems = pps_systems(0)
     names = [s.name for s in systems]

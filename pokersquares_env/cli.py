@@ -59,6 +59,30 @@ def positive_float(text: str) -> float:
     return value
 
 
+class _SubCommands(argparse._SubParsersAction):
+    """Sub-commands whose parser reports the arguments it does not take, with its own usage line (plain argparse
+    leaves them to the top-level parser, whose usage line shows none of the sub-command's options)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        leftovers = getattr(namespace, argparse._UNRECOGNIZED_ARGS_ATTR, None)
+        if leftovers:
+            self._name_parser_map[values[0]].error(f"unrecognized arguments: {' '.join(leftovers)}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of the command and of every sub-command (``add_subparsers`` makes parsers of its parser's class).
+
+    Options must be spelled out: ``--timestep`` is not read as ``--timesteps`` (``allow_abbrev=False``), and an
+    unrecognised argument is reported by the sub-command given it (:class:`_SubCommands`).
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _SubCommands)
+
+
 def _load(name: str):
     try:
         return importlib.import_module(COMMANDS[name])
@@ -70,7 +94,7 @@ def _load(name: str):
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (``only`` loads just one sub-command's module)."""
-    parser = argparse.ArgumentParser(prog="pokersquares", description="Poker Squares environments, agents and experiments.")
+    parser = _Parser(prog="pokersquares", description="Poker Squares environments, agents and experiments.")
     from pokersquares_env import __version__
 
     parser.add_argument("--version", action="version", version=f"pokersquares_env {__version__}")

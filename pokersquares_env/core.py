@@ -84,13 +84,15 @@ def cell_name(cell: int) -> str:
 
 
 def parse_cell(text: str | int) -> int:
-    """The cell index of ``'c3'``-style coordinates (or of an index 0..24)."""
+    """The cell index of ``'c3'``-style coordinates (column then row; ``'3c'``, row first, too) or of an index 0..24."""
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         if 0 <= int(text) < NUM_CELLS:
             return int(text)
         raise ValueError(f"cell {text!r} out of range: expected 0..24 (row-major)")
     if isinstance(text, str):
         token = text.strip().lower()
+        if len(token) == 2 and token[0] in "12345" and token[1] in "abcde":
+            token = token[::-1]  # row first, as the terminal game also reads a move
         if len(token) == 2 and token[0] in "abcde" and token[1] in "12345":
             return (int(token[1]) - 1) * 5 + "abcde".index(token[0])
         if token.isdigit() and 0 <= int(token) < NUM_CELLS:
@@ -120,6 +122,8 @@ class Rules:
         if self.placement not in ("free", "adjacent"):
             raise ValueError(f"placement={self.placement!r}: expected 'free' or 'adjacent'")
         fc = self.first_cell
+        if isinstance(fc, str) and fc.strip().lower() in ("none", "anywhere"):
+            fc = None  # as a command line's --first-cell and a --rules spec give it
         if fc is not None:
             if isinstance(fc, str) and fc.strip().lower() in FIRST_CELLS:
                 fc = FIRST_CELLS[fc.strip().lower()]
@@ -128,10 +132,10 @@ class Rules:
                     fc = parse_cell(fc)
                 except ValueError:
                     raise ValueError(
-                        f"first_cell={self.first_cell!r}: expected 'center', 'top-left', None, "
-                        f"a cell index 0..24 or coordinates such as 'c3'"
+                        f"first_cell={self.first_cell!r}: expected 'center', 'top-left', 'anywhere' or 'none' "
+                        f"(or None), a cell index 0..24 or coordinates such as 'c3'"
                     ) from None
-            object.__setattr__(self, "first_cell", fc)
+        object.__setattr__(self, "first_cell", fc)
 
     @property
     def deck_size(self) -> int:

@@ -6,7 +6,9 @@ printed move by move: the card, the cell, the lines each move completes with
 their points, the running total, and at the end the board with every line's
 hand and both scores (``--boards`` prints the board after every move too).
 ``--gif OUT.gif`` renders every move as a frame of an animated GIF and
-``--png OUT.png`` the final board (both need Pillow: the extra ``render``).
+``--png OUT.png`` the final board (both need Pillow: the extra ``render``).  An output path that is a folder,
+whose folder does not exist or whose name does not end in ``.gif``/``.png`` is refused (exit status 2) before
+anything is drawn; so is ``--fps`` without ``--gif``.
 
 A damaged or hand-edited record is rejected with the :class:`RecordError`
 message, which names the field (and the move), and exit status 2.
@@ -15,6 +17,7 @@ message, which names the field (and the move), and exit status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import sys
@@ -31,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", type=int, default=0, help="which record of a JSONL file (default 0, the first)")
     parser.add_argument("--gif", metavar="OUT.gif", default=None, help="write an animated GIF, one frame per move")
     parser.add_argument("--png", metavar="OUT.png", default=None, help="write a PNG of the final board")
-    parser.add_argument("--fps", type=float, default=2.0, help="GIF frames per second (default 2)")
+    parser.add_argument("--fps", type=float, default=None, help="GIF frames per second (default 2; needs --gif)")
     parser.add_argument("--boards", action="store_true", help="print the board after every move")
 
 
@@ -160,7 +163,11 @@ def _atomic_image_save(path: str, write: Any) -> None:
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
+    # Named here: otherwise the error would name the temporary file, not the path asked for.
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder: expected a file path", path)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, "no such folder", directory)
     fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=directory)
     umask = os.umask(0)
     os.umask(umask)
@@ -175,10 +182,35 @@ def _atomic_image_save(path: str, write: Any) -> None:
         raise
 
 
+def _output_problem(option: str, path: str) -> str | None:
+    """Why ``path`` cannot be the file ``option`` (``--gif``/``--png``) writes, or ``None``: a folder, a name that
+    does not end in the option's extension, or a folder that does not exist or cannot be written."""
+    ext = "." + option.lstrip("-")
+    if os.path.isdir(path):
+        return f"{option} {path!r} is a folder: expected a file path"
+    if os.path.splitext(path)[1].lower() != ext:
+        return f"{option} {path!r} does not end in {ext}: expected the path of a {ext[1:].upper()} file to write"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"{option} {path!r}: the folder {folder!r} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"{option} {path!r} cannot be written in {folder!r}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``pokersquares replay``."""
     from pokersquares_env.records import RecordError
 
+    # Usage errors first, before the record is read or a frame drawn.
+    if args.fps is not None and not args.gif:
+        print("pokersquares replay: --fps needs --gif (it sets the GIF's frame rate)", file=sys.stderr)
+        return 2
+    for option, path in (("--gif", args.gif), ("--png", args.png)):
+        problem = path is not None and _output_problem(option, path)
+        if problem:
+            print(f"pokersquares replay: {problem}", file=sys.stderr)
+            return 2
     try:
         record = load(args.file, args.index)
     except RecordError as exc:
@@ -196,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         if args.gif:
-            n = save_gif(record, args.gif, args.fps)
+            n = save_gif(record, args.gif, 2.0 if args.fps is None else args.fps)
             print(f"wrote {args.gif} ({n} frames)")
         if args.png:
             save_png(record, args.png)

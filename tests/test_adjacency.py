@@ -136,6 +136,14 @@ def test_bad_rule_options_are_named():
         Rules(placement="adjacent", first_cell=25)
 
 
+@pytest.mark.parametrize("first_cell, cell", [("anywhere", None), ("None", None), ("3c", 12), ("1A", 0)])
+def test_env_first_cell_words_and_row_first_cells(first_cell, cell):
+    env = gym.make("PokerSquares-v0", placement="adjacent", first_cell=first_cell)
+    _, info = env.reset(seed=0)
+    assert env.unwrapped.rules.first_cell == cell
+    assert info["action_mask"].sum() == (25 if cell is None else 1)
+
+
 def test_cell_names_round_trip():
     for cell in range(25):
         assert parse_cell(cell_name(cell)) == cell

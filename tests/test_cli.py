@@ -93,3 +93,60 @@ def _refused(argv, value, expected, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert value in err and expected in err and "Traceback" not in err
     assert not out.exists() and not any(tmp_path.iterdir())
+
+
+def _parsers(parser: argparse.ArgumentParser, path: str = "pokersquares"):
+    """The parser of the command and of every sub-command, as ``(command path, parser)``."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_no_parser_takes_abbreviated_options():
+    paths = []
+    for path, parser in _parsers(build_parser()):
+        paths.append(path)
+        assert parser.allow_abbrev is False, path
+    assert {"pokersquares", "pokersquares play", "pokersquares experiment reward-shaping",
+            "pokersquares soliter bench"} <= set(paths)
+
+
+@pytest.mark.parametrize(
+    "argv,usage,unknown",
+    [
+        (["play", "--colour", "never"], "usage: pokersquares play ", "--colour never"),
+        (["evaluate", "--agent", "greedy", "--gmes", "5"], "usage: pokersquares evaluate ", "--gmes 5"),
+        (["replay", "game.json", "--gif", "a.gif", "--fp", "3"], "usage: pokersquares replay ", "--fp 3"),
+        # an abbreviation is an unknown option: before, --timestep was read as --timesteps and 12 runs started
+        (["experiment", "reward-shaping", "--timestep", "10"], "usage: pokersquares experiment reward-shaping ",
+         "--timestep 10"),
+        (["soliter", "show", "--sed", "3"], "usage: pokersquares soliter show ", "--sed 3"),
+        (["evaluate", "--agen", "greedy"], "usage: pokersquares evaluate ", None),
+        (["--colour", "play"], "usage: pokersquares [-h]", "--colour"),  # an unknown top-level option: top usage
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_an_unknown_option_is_reported_with_the_usage_of_its_command(argv, usage, unknown, tmp_path, monkeypatch,
+                                                                     capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage)
+    if unknown is not None:
+        assert err.rstrip().endswith(f"error: unrecognized arguments: {unknown}")
+    assert not any(tmp_path.iterdir())
+
+
+def test_first_cell_none_and_anywhere_are_accepted_by_play(monkeypatch, capsys):
+    """Before, ``--first-cell none`` was refused with a message that listed None as valid."""
+    import io
+
+    for value in ("none", "Anywhere", "3c"):
+        monkeypatch.setattr("sys.stdin", io.StringIO(""))
+        assert main(["play", "--seed", "1", "--color", "never", "--first-cell", value]) == 1  # the input ended
+        captured = capsys.readouterr()
+        assert "The input ended" in captured.out and captured.err == ""

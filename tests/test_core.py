@@ -68,6 +68,21 @@ def test_rules_validation():
         Rules(jokers=True)
 
 
+def test_first_cell_anywhere_none_and_row_first_coordinates():
+    """'none' and 'anywhere' (any case) mean no first-cell rule, as the error message and ``--help`` say; a cell may
+    be written row first ('3c'), as the terminal game reads a move."""
+    for text in ("none", "None", "NONE", "anywhere", " Anywhere "):
+        assert Rules(first_cell=text).first_cell is None and Rules(first_cell=text) == Rules()
+        assert Rules.parse(f"first_cell={text.strip()}") == Rules()
+    assert Rules.with_options(None, first_cell="anywhere") == Rules()
+    assert Rules(first_cell="3c").first_cell == 12 and Rules(first_cell="4B").first_cell == parse_cell("b4") == 16
+    assert Rules.parse("first-cell=1a") == Rules(first_cell=0)
+    for bad in ("nowhere", "6c", "c6", 25, ""):
+        with pytest.raises(ValueError, match=r"expected 'center', 'top-left', 'anywhere' or 'none' \(or None\), a "
+                                             r"cell index 0..24 or coordinates such as 'c3'"):
+            Rules(first_cell=bad)
+
+
 def test_rules_parse_reads_specs_json_and_files(tmp_path):
     want = Rules(jokers=2, placement="adjacent", first_cell="center")
     assert Rules.parse("jokers=2, placement=adjacent, first-cell=center") == want

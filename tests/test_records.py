@@ -154,6 +154,62 @@ def test_gif_frame_rate_must_be_finite(tmp_path):
     assert not (tmp_path / "x.gif").exists()
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--gif", "{tmp}/missing/a.gif"], "--gif '{tmp}/missing/a.gif': the folder '{tmp}/missing' does not exist"),
+        (["--png", "{tmp}/missing/a.png"], "--png '{tmp}/missing/a.png': the folder '{tmp}/missing' does not exist"),
+        (["--gif", "{tmp}"], "--gif '{tmp}' is a folder: expected a file path"),
+        (["--gif", "{tmp}/out.png"], "--gif '{tmp}/out.png' does not end in .gif"),
+        (["--png", "{tmp}/out.gif"], "--png '{tmp}/out.gif' does not end in .png"),
+        (["--png", "{tmp}/out.jpg"], "--png '{tmp}/out.jpg' does not end in .png"),
+        (["--fps", "5"], "--fps needs --gif"),
+        (["--png", "{tmp}/out.png", "--fps", "5"], "--fps needs --gif"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_replay_refuses_a_bad_output_path_before_any_work(tmp_path, capsys, options, message):
+    """Before, a missing folder was created, a folder gave an error naming a temporary file, GIF data went into a
+    .png file (and PNG into .gif) and --fps without --gif was ignored."""
+    from pokersquares_env.cli import main
+
+    game, state = play_random(4)
+    record = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=4), record)
+    tmp = str(tmp_path)
+    status = main(["replay", str(record), *(o.format(tmp=tmp) for o in options)])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""
+    assert captured.err.startswith(f"pokersquares replay: {message.format(tmp=tmp)}")
+    assert captured.err.count("\n") == 1 and ".replay-" not in captured.err
+    assert sorted(os.listdir(tmp_path)) == ["g.json"]  # no folder made, no image written
+
+
+def test_saving_an_image_names_the_path_asked_for(tmp_path):
+    from pokersquares_env.replay import save_png
+
+    game, state = play_random(4)
+    record = GameRecord.from_game(game, state)
+    with pytest.raises(FileNotFoundError, match="no such folder: '.*missing'"):
+        save_png(record, str(tmp_path / "missing" / "x.png"))
+    with pytest.raises(IsADirectoryError, match=f"is a folder: expected a file path: '{re.escape(str(tmp_path))}'"):
+        save_png(record, str(tmp_path))
+    assert os.listdir(tmp_path) == []
+
+
+def test_replay_gif_frame_rate_and_upper_case_extension(tmp_path, capsys):
+    from PIL import Image
+
+    from pokersquares_env.cli import main
+
+    game, state = play_random(4)
+    record = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=4), record)
+    assert main(["replay", str(record), "--gif", str(tmp_path / "a.GIF"), "--fps", "4"]) == 0
+    with Image.open(tmp_path / "a.GIF") as im:
+        assert im.format == "GIF" and im.info["duration"] == 250
+
+
 # ---- corrupted records ----------------------------------------------------------------
 
 

@@ -428,3 +428,39 @@ def test_cli_show_and_solve(capsys):
     assert "foundations" in capsys.readouterr().out
     assert main(["soliter", "solve", "--seed", "0", "--variant", "36"]) == 0
     assert "replay wins: True" in capsys.readouterr().out
+
+
+def test_illegal_move_message_names_the_action_not_a_move_count():
+    """Before: 'move 2 (column 1 -> column 3)', where 2 is the action number, read like a move count."""
+    env = make()
+    game = env.game
+    env.reset(options={"deal": columns_with_tops(game, {0: ["9♥"], 2: ["T♠"]})})
+    with pytest.raises(IllegalMoveError, match=r"^action 2 \(column 1 -> column 3\): 9♥ cannot go on T♠"):
+        env.step(act(game, 0, 2))
+
+
+def _soliter_play(monkeypatch, capsys, text: str, *argv: str):
+    import io
+
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    status = main(["soliter", "play", "--seed", "7", *argv])
+    return status, capsys.readouterr().out
+
+
+def test_cli_play_echoes_piped_moves_and_reads_commands_in_any_case(monkeypatch, capsys):
+    status, out = _soliter_play(monkeypatch, capsys, "foo\nC1 C2\nH\nQ\n")
+    assert status == 0
+    # the moves read from a pipe are echoed after the prompt, so the transcript reads like a terminal session
+    assert "> foo\ncannot read 'foo'" in out
+    assert "> C1 C2\nillegal: action 1 (column 1 -> column 2): T♥ cannot go on T♦" in out
+    assert "> H\nmoves: 'c3 c5'" in out  # help, not "cannot read 'H'"
+    assert out.rstrip().endswith("> Q")  # quit, not "cannot read 'Q'"
+
+
+def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
+    """As ``pokersquares play`` does; before, the end of the input was a silent exit 0."""
+    status, out = _soliter_play(monkeypatch, capsys, "c1 f\n")
+    assert status == 1
+    assert out.rstrip().endswith("The input ended before the game was over.")

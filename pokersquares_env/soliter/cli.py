@@ -158,32 +158,40 @@ def _parse_place(game, token: str, to: bool) -> int | None:
 
 
 def _play(args: argparse.Namespace) -> int:
+    from pokersquares_env.play import _echoing_input
     from pokersquares_env.soliter.rules import IllegalMoveError
     from pokersquares_env.soliter.solver import solve
 
     env, _ = _make(args, render_mode="ansi")
     env.reset(seed=args.seed)
     game = env.game
-    print("moves: 'c3 c5' (column to column), 'c1 f' (to a free cell), 'f2 c4', 'c6 h' (home), 'r' (redeal), "
-          "'hint', 'q'")
+    usage = ("moves: 'c3 c5' (column to column), 'c1 f' (to a free cell), 'f2 c4', 'c6 h' (home), 'r' (redeal), "
+             "'hint', 'help', 'q'")
+    print(usage)
+    read = input if sys.stdin.isatty() else _echoing_input  # a piped move is echoed, as `pokersquares play` does
     while True:
         print(env.render())
         if env._done:
             print("you won!" if game.is_won(env.state) else "game over")
             return 0
         try:
-            line = input("> ").strip()
+            line = read("> ").strip()
         except EOFError:
+            print("\nThe input ended before the game was over.")
+            return 1
+        command = line.lower()  # 'Q', 'Hint', 'C3 C5' as well
+        if command in ("q", "quit", "exit"):
             return 0
-        if line in ("q", "quit", "exit"):
-            return 0
-        if line == "hint":
+        if command in ("h", "help", "?"):
+            print(usage)
+            continue
+        if command == "hint":
             t0 = time.process_time()
             plan = solve(env, 2.0)
             print("no win found within 2 s" if plan is None else
                   f"try: {_move_text(game, plan[0])} (win in {len(plan)} moves, {time.process_time() - t0:.2f} s)")
             continue
-        if line in ("r", "redeal"):
+        if command in ("r", "redeal"):
             if game.redeal_action is None:
                 print("this variant has no redeal")
                 continue

@@ -602,7 +602,7 @@ class SoliterGame:
                         "that does not take it), so the game has not stopped")
             return None
         src, dst = divmod(action, self.num_places)
-        what = f"move {action} ({self.place_name(src)} -> {self.place_name(dst)})"
+        what = f"action {action} ({self.place_name(src)} -> {self.place_name(dst)})"
         if src == dst:
             return f"{what}: source and destination are the same place"
         card = self._card_at_place(state, src)

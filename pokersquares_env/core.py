@@ -399,7 +399,7 @@ class PokerSquaresGame:
         Raises :class:`IllegalActionError` (naming the cell and the reason) and
         leaves ``state`` untouched if the move is illegal.
         """
-        if type(cell) is not int or not (self.legal_mask(state) >> cell & 1) or cell < 0:
+        if type(cell) is not int or cell < 0 or not (self.legal_mask(state) >> cell & 1):  # no shift by a negative
             reason = self.why_illegal(state, cell)
             if reason is not None:
                 raise IllegalActionError(reason)

@@ -121,6 +121,17 @@ def test_illegal_first_cell_message():
         game.apply(state, 0)
 
 
+@pytest.mark.parametrize("cell", [-1, -25, 25, 99])
+def test_apply_names_an_out_of_range_cell_and_leaves_the_state(cell):
+    game = PokerSquaresGame()
+    state = game.init(list(range(25)))
+    game.apply(state, 3)
+    before = (list(state.board), list(state.placements))
+    with pytest.raises(IllegalActionError, match=f"cell {cell} is out of range"):
+        game.apply(state, cell)
+    assert (list(state.board), list(state.placements)) == before
+
+
 def test_shuffled_deck_is_a_permutation():
     deck = shuffled_deck(np.random.default_rng(0), Rules(jokers=1))
     assert sorted(deck.tolist()) == list(range(53))

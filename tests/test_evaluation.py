@@ -90,6 +90,30 @@ def test_summary_scores_and_paired_comparisons():
     assert brief[1].endswith(" s a game, 0 errors)")
 
 
+def test_win_rate_pairs_and_hand_shares_are_computed_from_the_games():
+    """Each figure recomputed from the per-game records: win rate at the threshold, the paired comparison from the
+    per-deal differences, and hand shares of rows and columns apart."""
+    from agents.evaluation import summarize
+    from agents.stats import mean_ci95
+
+    records = [{"agent": "x", "score": s, "scores": {"american": s, "english": 0}, "seconds": 0.1}
+               for s in (100, 99, 150)]  # American wins at 100 or more
+    assert summarize(records, "x", "american")["win_rate"] == pytest.approx(2 / 3)
+    res = evaluate(["random", "greedy"], games=20, seed=4, progress=False)
+    (pair,) = res.paired()
+    sa, sb = res.scores("random"), res.scores("greedy")
+    d = np.array([sa[k] - sb[k] for k in sorted(sa)])
+    assert pair["a_better"] == (d > 0).sum() and pair["b_better"] == (d < 0).sum() and pair["ties"] == (d == 0).sum()
+    assert pair["std_diff"] == pytest.approx(d.std(ddof=1)) and pair["ci95"] == pytest.approx(mean_ci95(d))
+    greedy = [r for r in res.records if r["agent"] == "greedy"]
+    freq = res.hand_frequencies()["greedy"]
+    for hand in ("one_pair", "flush", "high_card"):
+        for kind, lines in (("rows", slice(0, 5)), ("columns", slice(5, 10))):
+            expected = sum(r["hands"][lines].count(hand) for r in greedy) / (5 * len(greedy))
+            assert freq[kind][hand] == pytest.approx(expected)
+    assert freq["rows"] != freq["columns"]  # greedy lays rows and columns differently: the test can tell them apart
+
+
 def test_random_agent_matches_the_exact_expectation():
     res = evaluate("random", games=300, seed=0, progress=False)
     row = res.summary[0]

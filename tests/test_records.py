@@ -276,6 +276,22 @@ def test_jsonl_that_is_not_utf8_is_a_record_error(tmp_path):
         load_records(path)
 
 
+@pytest.mark.parametrize("field, value, message", [("seed", True, "expected an integer or null"),
+                                                   ("seed", 1.5, "expected an integer or null"),
+                                                   ("meta", [1, 2], "expected an object")])
+def test_seed_and_meta_of_the_wrong_type_rejected(record_dict, field, value, message):
+    record_dict[field] = value
+    with pytest.raises(RecordError, match=f"field '{field}'.*{message}"):
+        GameRecord.from_dict(record_dict)
+
+
+def test_more_placements_than_cards_rejected(record_dict):
+    record_dict["deck"] = record_dict["deck"][:25]
+    record_dict["placements"].append({"cell": "a1"})
+    with pytest.raises(RecordError, match=r"placements\[25\].*move 26: the deck has only 25 cards"):
+        GameRecord.from_dict(record_dict)
+
+
 def test_card_not_dealt_rejected(record_dict):
     record_dict["placements"][2]["card"] = record_dict["deck"][7]
     with pytest.raises(RecordError, match=r"placements\[2\]\.card.*move 3"):
@@ -294,9 +310,11 @@ def test_malformed_cell_rejected(record_dict):
         GameRecord.from_dict(record_dict)
 
 
-@pytest.mark.parametrize("field", ["score", "scores", "board", "hands"])
+@pytest.mark.parametrize("field", ["score", "scores", "board", "hands", "finished"])
 def test_tampered_results_rejected(record_dict, field):
-    if field == "score":
+    if field == "finished":
+        record_dict["finished"] = not record_dict["finished"]
+    elif field == "score":
         record_dict["score"] += 100
     elif field == "scores":
         record_dict["scores"]["english"] += 1

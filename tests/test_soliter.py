@@ -309,6 +309,21 @@ def test_the_redeal_waits_until_the_game_has_stopped():
     # an ace on top: it goes home first
     ace = stopped._replace(columns=stopped.columns[:7] + ((C("2♣"), C("A♥")),))
     assert "a card can still go to a foundation" in game.why_illegal(ace, game.redeal_action)
+    # the last stage has no redeal, stopped or not
+    last = stopped._replace(stage=game.variant.num_stages - 1)
+    assert not game.can_redeal(last) and game.redeal_action not in game.legal_actions(last)
+    assert "last of 8 stages" in game.why_illegal(last, game.redeal_action)
+
+
+def test_a_joker_never_stands_for_a_card_already_home():
+    game = make("joker").game
+    state = game.deal(np.random.default_rng(0))
+    (hearts,) = game.piles_of_suit[game.suit[C("8♥")]]
+    home = list(state.foundations)
+    home[hearts] = 7  # A♥..7♥ home: 8♥ is still out, a joker may stand for it on 9♥
+    assert game.accepts(state._replace(foundations=tuple(home)), C("9♥"), 52)
+    home[hearts] = 8  # 8♥ home too: the joker would stand for a card that is already home
+    assert not game.accepts(state._replace(foundations=tuple(home)), C("9♥"), 52)
 
 
 def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():

@@ -186,8 +186,8 @@ class TrainConfig:
             from pokersquares_env.core import Rules
 
             Rules(jokers=self.jokers, placement=self.placement, first_cell=self.first_cell)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"first_cell={self.first_cell!r}: {exc}") from None
+        except (ValueError, TypeError) as exc:  # the message names first_cell and its value already
+            raise ConfigError(str(exc)) from None
         if self.reward_mode not in ("line", "terminal"):
             raise ConfigError(f"reward_mode={self.reward_mode!r}: expected 'line' or 'terminal'")
         from agents.shaping import SHAPINGS

@@ -156,7 +156,7 @@ class Rules:
     def parse(cls, spec: "str | dict[str, Any] | Rules") -> "Rules":
         """Rules from a spec: ``"jokers=2,placement=adjacent,first_cell=center"`` (``first-cell`` and ``none`` are
         accepted too), a JSON object (``to_json``'s form, as game records store it), the path of a JSON file
-        holding one, or a mapping; options not named keep their defaults.  Errors name the bad part and what was
+        holding one or of a saved game record (its ``rules``), or a mapping; options not named keep their defaults.  Errors name the bad part and what was
         expected."""
         return spec if isinstance(spec, Rules) else cls(**cls.spec_options(spec))
 
@@ -186,6 +186,8 @@ class Rules:
                         source = f"rules file {text!r}"
                         with open(text, encoding="utf-8") as fh:
                             spec = json.load(fh)
+                        if isinstance(spec, dict) and "deck" in spec and isinstance(spec.get("rules"), dict):
+                            spec = spec["rules"]  # a saved game record: the rules it was played under
                 except OSError as exc:
                     raise ValueError(f"{source}: cannot read it ({exc.strerror})") from None
                 except UnicodeDecodeError:

@@ -464,8 +464,10 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
     elif isinstance(spec, (str, os.PathLike)):
         path = os.fspath(spec)
         if not os.path.exists(path):
+            looks_like_a_file = path.lower().endswith(".json") or os.sep in path or "/" in path
             raise ValueError(
-                f"unknown point system {spec!r}: expected 'american', 'english', a mapping of "
+                (f"point system file {path!r} does not exist" if looks_like_a_file else
+                 f"unknown point system {spec!r}") + ": expected 'american', 'english', a mapping of "
                 f"category to points, or the path of a JSON file holding one"
             )
         try:

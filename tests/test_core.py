@@ -110,6 +110,19 @@ def test_rules_parse_reads_specs_json_and_files(tmp_path):
             Rules.parse(bad)
 
 
+def test_rules_parse_reads_the_rules_of_a_saved_record(tmp_path):
+    from pokersquares_env.records import GameRecord
+
+    rules = Rules(jokers=1, placement="adjacent", first_cell="center")
+    game = PokerSquaresGame(rules)
+    state = game.init(shuffled_deck(np.random.default_rng(3), rules))
+    while not state.terminal:
+        game.apply(state, game.legal_cells(state)[0])
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(GameRecord.from_game(game, state).to_dict()))
+    assert Rules.parse(str(path)) == rules
+
+
 def test_illegal_first_cell_message():
     game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
     state = game.init(list(range(25)))

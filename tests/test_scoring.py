@@ -256,6 +256,8 @@ def test_invalid_tables_raise_clear_errors(table, message):
 def test_unknown_system_name_and_broken_file(tmp_path):
     with pytest.raises(ValueError, match="unknown point system 'klingon'"):
         point_system("klingon")
+    with pytest.raises(ValueError, match="point system file '.*missing.json' does not exist"):
+        point_system(str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):

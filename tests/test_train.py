@@ -92,6 +92,7 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
     with pytest.raises(ConfigError) as err:
         train(TrainConfig(**{"algo": "fast-ppo", "out": str(out), field: value}))
     assert needle in str(err.value)
+    assert str(err.value).count(needle) == 1  # named once, not 'first_cell=99: first_cell=99: ...'
     assert not out.exists()  # nothing was created: the check came first
 
 

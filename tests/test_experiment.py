@@ -47,6 +47,12 @@ def test_every_condition_and_seed_is_trained_and_evaluated_on_common_deals(tiny)
         cfg = json.loads((out / "runs" / run["dir"].split("/")[-1] / "config.json").read_text())
         assert cfg["scoring"] == run["system"] and cfg["reward_mode"] == run["mode"] and cfg["seed"] == run["seed"]
         assert cfg["reward_scale"] == "normalized" and cfg["timesteps"] == 416
+        assert run["steps"] == 416  # one whole update of 16 envs x 26 steps
+    assert "fast-ppo, 416 steps per run" in markdown(results)
+    from agents.experiments.reward_shaping import _steps_note
+
+    # a budget that is not whole updates is reported as trained, beside what was asked
+    assert _steps_note(2000, [{"steps": 12800}] * 2) == "12,800 steps (2,000 asked, rounded up to whole updates)"
     games = [json.loads(line) for line in (out / "evaluation" / "games.jsonl").read_text().splitlines()]
     decks = {}
     for g in games:  # every agent played the same deck on each deal

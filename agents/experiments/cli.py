@@ -20,6 +20,7 @@ RULES_HELP = ("rule options of every training run and of the common deals, as "
 
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
+    from agents.config import ALGOS
     from agents.shaping import SHAPINGS
 
     sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT")
@@ -59,10 +60,14 @@ def add_arguments(parser) -> None:
     )
     c.add_argument("--out", default="runs/compare_trainers", help="output folder")
     c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm")
-    c.add_argument("--seed", type=seed_arg, default=0)
+    c.add_argument("--seed", type=seed_arg, default=0,
+                   help="training seed of every algorithm; the common deals use seed+1 (default 0)")
     c.add_argument("--games", type=int, default=500, help="common evaluation deals")
-    c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"])
-    c.add_argument("--scoring", default="american", choices=["american", "english"])
+    c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"], metavar="ALGO",
+                   help=f"algorithms to train, of {', '.join(sorted(ALGOS))} (default maskable-ppo dqn fast-ppo)")
+    c.add_argument("--scoring", default="american", choices=["american", "english"],
+                   help="reward and evaluation point system (default american); unlike the other experiments, no "
+                        "JSON file: the learning curves record only American and English scores")
     c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (see agents/shaping.py)")
     c.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
@@ -76,8 +81,8 @@ def add_arguments(parser) -> None:
                     "deals; write results.md/json (paired differences against no shaping) and curves.png.",
     )
     q.add_argument("--out", default="runs/potential_shaping", help="experiment folder")
-    q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS),
-                   default=list(SHAPINGS))
+    q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS), default=list(SHAPINGS), metavar="SHAPING",
+                   help=f"the shapings compared, of {', '.join(SHAPINGS)} (default all; paired against none)")
     q.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1], metavar="S", help="training seeds")
     q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run")
     q.add_argument("--games", type=int, default=500, help="common evaluation deals")
@@ -111,7 +116,8 @@ def add_arguments(parser) -> None:
     t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers")
     t.add_argument("--eval-games", type=int, default=20_000, help="held-out deals (two-ply plays half of them)")
     t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals")
-    t.add_argument("--seed", type=seed_arg, default=0)
+    t.add_argument("--seed", type=seed_arg, default=0,
+                   help="seed of the search: its candidates and its tuning deals (default 0)")
     t.add_argument("--tables-games", type=int,
                    help="self-play games of the tables if they are not cached yet (default: the agent's 400,000)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")

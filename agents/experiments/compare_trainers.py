@@ -75,7 +75,8 @@ def compare_trainers(
         r.update(mean=s["mean"], ci95=s["ci95"], errors=s["errors"], games=s["games"])
         r["curve"] = read_curve(root / r["algo"] / "curve.csv")
     lines = [
-        (f"# Trainers on the same budget ({timesteps:,} steps, seed {seed}, {scoring} reward, shaping {shaping}"
+        (f"# Trainers on the same budget ({timesteps:,} steps asked, each rounded up to its whole updates: the steps "
+         f"column; seed {seed}, {scoring} reward, shaping {shaping}"
          f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
         "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",

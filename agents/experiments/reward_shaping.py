@@ -191,8 +191,9 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                     result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
                     if result.interrupted:
                         raise KeyboardInterrupt
+                trained = json.loads((folder / "progress.json").read_text()).get("steps")
                 runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
-                             "spec": f"fastppo:{folder}"})
+                             "spec": f"fastppo:{folder}", "steps": trained})
     specs = [r["spec"] for r in runs]
     ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
                   out_dir=str(out / "evaluation"), progress=cfg.progress)
@@ -303,6 +304,20 @@ SEEDS_NOTE = (
 )
 
 
+def _fmt(value: float | None) -> str:
+    """A figure to 2 decimals, or 'n/a' where it cannot be computed (a spread over one seed or one deal)."""
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}"
+
+
+def _steps_note(asked: int, runs: list[dict[str, Any]]) -> str:
+    """``'2,000 steps'``, or the steps trained when the trainer rounded the budget up to whole updates."""
+    trained = sorted({r["steps"] for r in runs if r.get("steps") is not None})
+    if not trained or trained == [asked]:
+        return f"{asked:,} steps"
+    done = f"{trained[0]:,}" if len(trained) == 1 else f"{trained[0]:,} to {trained[-1]:,}"
+    return f"{done} steps ({asked:,} asked, rounded up to whole updates)"
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The experiment's tables in Markdown."""
     cfg = results["config"]
@@ -310,7 +325,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Reward shaping: English vs American reward, line vs terminal",
         "",
-        (f"fast-ppo, {cfg['timesteps']:,} steps per run, seeds {cfg['seeds']}{rules_note(cfg.get('rules') or {})}, "
+        (f"fast-ppo, {_steps_note(cfg['timesteps'], results.get('runs', []))} per run, seeds {cfg['seeds']}"
+         f"{rules_note(cfg.get('rules') or {})}, "
          f"normalised rewards; {results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under "
          "both systems."),
         "",
@@ -323,8 +339,8 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for r in results["table"]:
         cells = [
-            f"{r[f'{es}_mean']:.2f} ± {r.get(f'{es}_ci95_seeds', math.nan):.2f} (± {r[f'{es}_ci95']:.2f}; seed sd "
-            f"{r[f'{es}_seed_sd']:.2f})" for es in EVAL_SYSTEMS
+            f"{r[f'{es}_mean']:.2f} ± {_fmt(r.get(f'{es}_ci95_seeds'))} (± {_fmt(r[f'{es}_ci95'])}; seed sd "
+            f"{_fmt(r[f'{es}_seed_sd'])})" for es in EVAL_SYSTEMS
         ]
         lines.append(f"| {r['train_system']} | {r['reward_mode']} | {cells[0]} | {cells[1]} |")
     lines += ["", "## Differences between conditions", "",
@@ -332,7 +348,7 @@ def markdown(results: dict[str, Any]) -> str:
               "deals a better / b better |", "|---|---|---|---|---|"]
     for p in results["paired"]:
         lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± "
-                     f"{p.get('ci95_seeds', math.nan):.2f} | ± {p['ci95']:.2f} | {p['a_better']} / {p['b_better']} |")
+                     f"{_fmt(p.get('ci95_seeds'))} | ± {_fmt(p['ci95'])} | {p['a_better']} / {p['b_better']} |")
     lines += ["", "## Share of lines ending in each hand (all 10 lines, seeds averaged)", "",
               "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in columns) + " |",
               "|---|---|" + "---|" * len(columns)]

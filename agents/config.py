@@ -348,11 +348,13 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{label} {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
-    parse = _yaml().safe_load if path.suffix in (".yaml", ".yml") else json.loads
+    is_yaml = path.suffix in (".yaml", ".yml")
+    parse = _yaml().safe_load if is_yaml else json.loads
     try:
         return parse(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
-        raise error(f"{label} {str(path)!r} could not be parsed: {exc}") from None
+        how = "YAML" if is_yaml else "JSON (a .yaml or .yml name is read as YAML)"
+        raise error(f"{label} {str(path)!r} could not be parsed as {how}: {exc}") from None
 
 
 def _yaml():

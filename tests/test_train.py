@@ -136,8 +136,12 @@ def test_unknown_config_keys_and_bad_files_are_named(tmp_path):
         TrainConfig.from_dict({"learn_rate": 1e-3})
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(ConfigError, match="bad.json"):
+    with pytest.raises(ConfigError, match="bad.json' could not be parsed as JSON"):
         TrainConfig.load(bad)
+    yaml_in_txt = tmp_path / "my.txt"
+    yaml_in_txt.write_text("algo: dqn\n")
+    with pytest.raises(ConfigError, match=r"my.txt' could not be parsed as JSON \(a .yaml or .yml name is read as YAML\)"):
+        TrainConfig.load(yaml_in_txt)
     with pytest.raises(ConfigError, match="missing.yaml' does not exist"):
         TrainConfig.load(tmp_path / "missing.yaml")
     (tmp_path / "folder.json").mkdir()

@@ -76,9 +76,11 @@ def run(args: argparse.Namespace) -> int:
                                  f"point systems")
             systems = "pps" if args.scoring_set == "pps" else [s.strip() for s in args.scoring_set.split(",")]
             result = evaluate_pps(args.agent, systems=systems, **common)
-            if args.format == "json":
+            if args.format == "json":  # one object per agent and system, then one per agent over every system
                 for row in result.summary:
                     print(json.dumps(row))
+                for row in result.overall():
+                    print(json.dumps({**row, "system": "overall"}))
             else:
                 print(result.table(), end="")
             errors = [e for r in result.results.values() for e in r.errors]

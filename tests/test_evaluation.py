@@ -402,3 +402,12 @@ def test_paired_json_holds_each_comparison_once_per_system(tmp_path, scoring, bl
     evaluate(["random", "greedy"], games=3, seed=1, scoring=scoring, out_dir=tmp_path, progress=False)
     paired = json.loads((tmp_path / "paired.json").read_text())
     assert [p["scoring"] for p in paired] == blocks  # the played system first, no block twice
+
+
+def test_scoring_set_json_output_ends_with_each_agents_overall_scores(capsys):
+    assert cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "2", "--scoring-set",
+                     "american,english", "--format", "json", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["agent"], r["system"]) for r in rows[-2:]] == [("random", "overall"), ("greedy", "overall")]
+    assert all({"tournament_score", "normalized", "systems"} <= set(r) for r in rows[-2:])
+    assert [r["system"] for r in rows[:-2]].count("american") == 2  # then one row per agent and system

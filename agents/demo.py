@@ -77,6 +77,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--search", action=argparse.BooleanOptionalAction, default=True,
                         help="also evaluate expectimax on self-play-learned value tables (trained on first use, 30-40 s, "
                              "then cached; default on)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars of the training and the "
+                                                                    "evaluation")
 
 
 def run(args) -> int:
@@ -123,7 +125,7 @@ def run(args) -> int:
         # the demo has the machine to itself: two torch threads trained 1.49 times the steps per second of one on
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
         torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
-        progress=True,
+        progress=not args.no_progress,
         overwrite=True,  # running the demo again replaces its run
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
@@ -135,7 +137,7 @@ def run(args) -> int:
         agents.append("expectimax:games=3000" if tiny else "expectimax")
     print(f"[2/2] evaluating {', '.join(agents)} on {games} common deals (seed {args.seed})")
     ev = evaluate(agents, games=games, seed=args.seed, scoring=args.scoring, jobs=args.jobs,
-                  out_dir=str(out / "evaluation"), progress=True)
+                  out_dir=str(out / "evaluation"), progress=not args.no_progress)
     print()
     print(ev.table())
     for row in ev.paired():

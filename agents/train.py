@@ -358,6 +358,16 @@ def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
     return result.summary
 
 
+def _changes(saved: TrainConfig, key: str, value: Any) -> bool:
+    """Whether setting ``key`` to ``value`` changes the stored run's config (compared resolved, as config.json stores
+    it: an option left to its algorithm's default, None, agrees with what the run resolved it to)."""
+    stored = saved.to_dict()
+    try:
+        return TrainConfig.from_dict({**stored, key: value}).resolved().to_dict()[key] != stored[key]
+    except ConfigError:  # a value the stored run's other options do not allow certainly changes it
+        return True
+
+
 def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, overwrite: bool = False,
           **options: Any) -> TrainResult:
     """Train per ``config`` (a TrainConfig, a dict, or keyword options); returns where the run went and how it did.
@@ -381,8 +391,7 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
             raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
         saved = TrainConfig.load(stored)
         stored_options = saved.to_dict()
-        changed = sorted(k for k, v in options.items() if k not in RESUME_OPTIONS
-                         and TrainConfig.from_dict({**stored_options, k: v}).to_dict()[k] != stored_options[k])
+        changed = sorted(k for k, v in options.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
         if changed:
             raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
                               + ", ".join(f"{k}={options[k]!r} (stored: {stored_options[k]!r})" for k in changed)
@@ -556,9 +565,9 @@ def _sb3_policy(model) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
 _CLI_FLAGS = {
     "algo": dict(choices=sorted(ALGOS)),
     "scoring": dict(metavar="american|english|FILE"),
-    "jokers": dict(type=int),
+    "jokers": dict(type=int, choices=(0, 1, 2)),  # as play and evaluate
     "placement": dict(choices=["free", "adjacent"]),
-    "first-cell": dict(metavar="CELL"),
+    "first-cell": dict(metavar="FIRST_CELL"),  # as play and evaluate
     "reward-mode": dict(choices=["line", "terminal"]),
     "reward-scale": dict(metavar="X|normalized"),
     "shaping": dict(choices=list(SHAPINGS)),
@@ -598,12 +607,44 @@ _CLI_FLAGS = {
 
 
 def add_arguments(parser) -> None:
-    """The ``pokersquares train`` options (each one a :class:`TrainConfig` field)."""
+    """The ``pokersquares train`` options (each one a :class:`TrainConfig` field, its help ending with its default).
+
+    Every flag's parsed default stays ``None`` ("not given"), so a ``--config`` file is overridden only by the flags
+    actually given; the defaults shown are :class:`TrainConfig`'s, and those it leaves to the algorithm are shown
+    per algorithm (:data:`agents.config.ALGO_DEFAULTS`).
+    """
+    from agents.config import ALGO_DEFAULTS
+
     docs = _field_docs()
+    base = TrainConfig()
+
+    def shown(value: Any) -> str:
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, (list, tuple)):
+            return " ".join(shown(v) for v in value)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def with_default(name: str) -> str:
+        value = getattr(base, name)
+        if value is None and any(name in d for d in ALGO_DEFAULTS.values()):
+            per_algo = {algo: shown(d[name]) for algo, d in ALGO_DEFAULTS.items()}
+            if len(set(per_algo.values())) == 1:  # the same for every algorithm
+                default = next(iter(per_algo.values()))
+            else:
+                default = "per --algo, set at run time: " + ", ".join(f"{a} {v}" for a, v in per_algo.items())
+        elif name == "first_cell" and value is None:
+            default = "anywhere"
+        else:
+            default = shown(value)
+        return f"{docs.get(name, '')} (default {default})"
+
     for flag, extra in _CLI_FLAGS.items():
         name = flag.replace("-", "_")
-        parser.add_argument(f"--{flag}", dest=name, default=None, help=docs.get(name, ""), **extra)
-    parser.add_argument("--hidden", type=int, nargs="+", default=None, metavar="N", help=docs["hidden"])
+        parser.add_argument(f"--{flag}", dest=name, default=None, help=with_default(name), **extra)
+    parser.add_argument("--hidden", type=int, nargs="+", default=None, metavar="N", help=with_default("hidden"))
+    parser.epilog = ("The defaults shown are TrainConfig's; a --config file replaces them, and the flags given "
+                     "replace both. --print-config shows the resolved values.")
     parser.add_argument("--rules", metavar="SPEC", default=None,
                         help="rule options at once: 'jokers=2,placement=adjacent,first_cell=center', a JSON object "
                              "or a JSON file; over the config file; --jokers, --placement and --first-cell may add "
@@ -655,7 +696,12 @@ def config_from_args(args) -> TrainConfig:
 
 def given_options(args) -> dict[str, Any]:
     """The options parsed ``pokersquares train`` arguments set: the config file's, then the flags'."""
-    base = TrainConfig.load(args.config).to_dict() if args.config else {}
+    base = {}
+    if args.config:  # the options the file sets (validated by loading it), not the defaults of the others
+        from agents.config import read_config_file
+
+        written = read_config_file(args.config, "config file")
+        base = {k: v for k, v in TrainConfig.load(args.config).to_dict().items() if k in written}
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 

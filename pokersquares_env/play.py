@@ -238,7 +238,7 @@ class TerminalGame:
         if values is not None:
             values = np.asarray(values, dtype=float).reshape(-1)
             legal = [c for c in game.legal_cells(state) if c < values.size and np.isfinite(values[c])]
-            legal.sort(key=lambda c: -values[c])
+            legal.sort(key=lambda c: (-values[c], c != choice))  # best first; the chosen cell first among equals
             # As many of the best cells as fit an 80-column line.
             plain = f"hint ({name}): {cell_name(choice)}"
             for top in range(min(5, len(legal)), 0, -1):
@@ -306,12 +306,16 @@ class TerminalGame:
 
     def play(self) -> int:
         """Play to the end; the exit status (0 finished or quit, 1 input ended, 130 interrupted)."""
+        from pokersquares_env.core import cell_name
+
         game = self.game
         system = game.system
+        rules = game.rules  # the rules shown as `pokersquares replay` shows them
         self.say(self.style.bold("Poker Squares") + f" -- {system.name} points"
                  + (f", seed {self.seed}" if self.seed is not None else "")
-                 + (f", {game.rules.jokers} joker(s)" if game.rules.jokers else "")
-                 + (", adjacent placement" if game.rules.placement == "adjacent" else ""))
+                 + (f", {rules.jokers} joker(s)" if rules.jokers else "")
+                 + (f", {rules.placement} placement" if rules.placement != "free" else "")
+                 + (f", first card on {cell_name(rules.first_cell)}" if rules.first_cell is not None else ""))
         if self.vs_agent is not None:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
             self.say(f"Against {name}: it places the same cards on its own board, hidden until the end.")

@@ -82,10 +82,11 @@ RED = (204, 24, 40)
 BLACK = (24, 24, 28)
 JOKER = (122, 40, 170)
 
-#: Short hand names that fit under a column.
+#: Hand names that fit under a column: the row captions' names (:attr:`HandCategory.label`), shortened only where
+#: one is wider than the column in the regular 13 px font ("Three of a kind" -> "Trips").
 SHORT_LABELS = {
     "high_card": "High card",
-    "one_pair": "Pair",
+    "one_pair": "One pair",
     "two_pair": "Two pair",
     "three_of_a_kind": "Trips",
     "straight": "Straight",

@@ -468,7 +468,7 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
             raise ValueError(
                 (f"point system file {path!r} does not exist" if looks_like_a_file else
                  f"unknown point system {spec!r}") + ": expected 'american', 'english', a mapping of "
-                f"category to points, or the path of a JSON file holding one"
+                "category to points, or the path of a JSON file holding one"
             )
         try:
             with open(path, encoding="utf-8") as fh:

@@ -150,3 +150,129 @@ def test_first_cell_none_and_anywhere_are_accepted_by_play(monkeypatch, capsys):
         assert main(["play", "--seed", "1", "--color", "never", "--first-cell", value]) == 1  # the input ended
         captured = capsys.readouterr()
         assert "The input ended" in captured.out and captured.err == ""
+
+
+#: every command and sub-command (a new one must be added here, and so gets the help checks below)
+COMMAND_PATHS = [
+    "pokersquares", "pokersquares demo", "pokersquares evaluate", "pokersquares play", "pokersquares replay",
+    "pokersquares train", "pokersquares experiment", "pokersquares experiment reward-shaping",
+    "pokersquares experiment compare-trainers", "pokersquares experiment potential-shaping",
+    "pokersquares experiment tune-tables", "pokersquares sweep", "pokersquares solve", "pokersquares soliter",
+    "pokersquares soliter show", "pokersquares soliter solve", "pokersquares soliter bench",
+    "pokersquares soliter play",
+]
+
+
+def _parser_at(path: str) -> argparse.ArgumentParser:
+    found = dict(_parsers(build_parser()))
+    if path not in found:
+        pytest.skip(f"{path}: not available in this install")
+    return found[path]
+
+
+def test_the_help_checks_cover_every_command():
+    assert {path for path, _ in _parsers(build_parser())} == set(COMMAND_PATHS)
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS)
+def test_every_command_has_a_description_and_every_option_a_help(path):
+    """Before, `soliter show|solve|bench|play --help` had no description and --seed, --deals, --seed0 there (and
+    experiment compare-trainers --seed/--algos/--scoring, tune-tables --seed) no help."""
+    parser = _parser_at(path)
+    assert (parser.description or "").strip(), f"{path}: no description"
+    assert "%%" not in parser.format_help(), f"{path}: a literal '%%' in its help"
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                assert (choice.help or "").strip(), f"{path} {choice.dest}: no help line in the list"
+        else:
+            assert (action.help or "").strip() and action.help != argparse.SUPPRESS, \
+                f"{path} {action.option_strings or action.dest}: no help"
+
+
+def test_train_help_shows_every_default_and_matches_play_and_evaluate():
+    """Before, `train --help` showed no default at all, --jokers had no choices and --first-cell read CELL."""
+    import dataclasses
+
+    from agents.config import ALGO_DEFAULTS, TrainConfig
+
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    train = {a.dest: a for a in _parser_at("pokersquares train")._actions}
+    for name, action in train.items():
+        if action.option_strings and name in fields:
+            assert "(default " in action.help, f"--{name}: no default in its help"
+            assert action.default is None  # a --config file is overridden only by the flags given
+    assert train["algo"].help.endswith("(default maskable-ppo)")
+    assert train["timesteps"].help.endswith(f"(default {TrainConfig().timesteps})")
+    assert train["anneal_lr"].help.endswith("(default on)")
+    assert train["first_cell"].help.endswith("(default anywhere)")
+    # the options each algorithm sets at run time say so, with each algorithm's value, not one wrong number
+    lr = train["learning_rate"].help
+    assert "per --algo" in lr and all(f"{a} {d['learning_rate']:g}" in lr for a, d in ALGO_DEFAULTS.items())
+    assert "maskable-ppo 256 256" in train["hidden"].help
+    for other in ("pokersquares play", "pokersquares evaluate"):
+        theirs = {a.dest: a for a in _parser_at(other)._actions}
+        for name in ("jokers", "first_cell", "placement"):
+            assert list(train[name].choices or []) == list(theirs[name].choices or []), (other, name)
+            assert (train[name].metavar or name.upper()) == (theirs[name].metavar or name.upper()), (other, name)
+
+
+def test_compare_trainers_help_says_why_it_takes_no_point_system_file():
+    """Train and the other experiments take a JSON point system; compare-trainers cannot (its curves record American
+    and English scores only), and its help says so instead of staying silent."""
+    scoring = {a.dest: a for a in _parser_at("pokersquares experiment compare-trainers")._actions}["scoring"]
+    assert set(scoring.choices) == {"american", "english"} and "no JSON file" in scoring.help
+    from agents.experiments.compare_trainers import compare_trainers
+
+    with pytest.raises(ValueError, match="expected 'american' or 'english'"):
+        compare_trainers("unused", scoring="english.json")
+
+
+@pytest.mark.parametrize("path", ["pokersquares demo", "pokersquares evaluate", "pokersquares train",
+                                  "pokersquares experiment reward-shaping", "pokersquares experiment compare-trainers",
+                                  "pokersquares experiment potential-shaping", "pokersquares experiment tune-tables",
+                                  "pokersquares soliter bench"])
+def test_every_command_with_a_progress_bar_can_hide_it(path):
+    assert "--no-progress" in _parser_at(path)._option_string_actions
+
+
+def test_soliter_bench_no_progress_hides_the_bar(capsys):
+    args = ["soliter", "bench", "--deals", "2", "--time-limit", "0.05"]
+    assert main([*args, "--no-progress"]) == 0
+    quiet = capsys.readouterr()
+    assert "classic: solved" in quiet.out and quiet.err == ""
+    pytest.importorskip("tqdm")
+    assert main(args) == 0
+    shown = capsys.readouterr()
+    assert shown.out.split(",")[0] == quiet.out.split(",")[0] and "soliter" in shown.err  # the same result; a bar
+
+
+def test_demo_no_progress_reaches_the_training_and_the_evaluation(tmp_path, monkeypatch, capsys):
+    """`demo --no-progress` is passed to train() and evaluate() (the progress options of the code it calls)."""
+    seen = {}
+
+    class Trained:
+        steps, model_path = 64, "model.pt"
+
+    class Evaluated:
+        def table(self):
+            return "table"
+
+        def paired(self):
+            return []
+
+    def train(**kw):
+        seen["train"] = kw["progress"]
+        return Trained()
+
+    def evaluate(agents, **kw):
+        seen["evaluate"] = kw["progress"]
+        return Evaluated()
+
+    monkeypatch.setattr("agents.train.train", train)
+    monkeypatch.setattr("agents.evaluation.evaluate", evaluate)
+    base = ["demo", "--shaping", "heuristic", "--no-search", "--out", str(tmp_path / "demo")]
+    assert main([*base, "--no-progress"]) == 0
+    assert seen == {"train": False, "evaluate": False}
+    assert main(base) == 0
+    assert seen == {"train": True, "evaluate": True}

@@ -211,3 +211,53 @@ def test_bad_models_and_record_paths_are_refused_before_the_game(tmp_path, capsy
         assert cli.main(["play", "--seed", "1", *args]) == 2, args
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
+
+
+def test_header_shows_the_rules_as_replay_does():
+    """Before, play's header left out the first-cell rule that replay's header shows."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame, Rules
+    from pokersquares_env.records import GameRecord
+    from pokersquares_env.replay import print_replay
+
+    rules = dict(jokers=1, placement="adjacent", first_cell="center")
+    session, out = _scripted(["c3", "q", "y"], **rules)
+    header = out.splitlines()[0]
+    assert header == "Poker Squares -- american points, seed 0, 1 joker(s), adjacent placement, first card on c3"
+    game = PokerSquaresGame(Rules(**rules))
+    state = game.init(game.deal(np.random.default_rng(0)))
+    game.apply(state, 12)
+    replayed = io.StringIO()
+    print_replay(GameRecord.from_game(game, state, seed=0), replayed)
+    assert replayed.getvalue().splitlines()[0].endswith(header.split(" -- ", 1)[1])
+    assert "first card on" not in _scripted(["q", "y"])[1].splitlines()[0]  # no rule, nothing said
+
+
+def test_hint_lists_the_chosen_cell_first_among_equal_values():
+    """Before, `hint (mc): b1   a1 106.0  b1 106.0 ...`: ties kept cell order, so the chosen cell came second."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Tied:
+        spec, uses_obs = "tied", False
+
+        def act(self, obs, info, game, state):
+            return 6  # b2
+
+        def action_values(self, obs, info, game, state):
+            values = np.full(25, 5.0)
+            values[[0, 3]] = 9.0  # a1 and d1 are better than b2
+            return values
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Tied(), out=io.StringIO())
+    assert session.hint_text() == "hint (tied): b2   a1 9.0  d1 9.0  b2 5.0  b1 5.0  c1 5.0 (best 5 of 25 rated)"
+
+    class Chosen(Tied):
+        def act(self, obs, info, game, state):
+            return 3  # d1, tied with a1
+
+    session.hint_agent = Chosen()
+    assert session.hint_text().startswith("hint (tied): d1   d1 9.0  a1 9.0  b1 5.0")

@@ -71,6 +71,22 @@ def test_example_board_shows_cards_lines_and_total():
     assert not np.array_equal(frame[:, render.PANEL_X :], english[:, render.PANEL_X :])
 
 
+def test_column_captions_use_the_row_captions_names_unless_too_wide():
+    """Before, a column said "Pair" where a row said "One pair" (which fits the column as "Two pair" does)."""
+    from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
+
+    if not hasattr(render._font(13), "path"):
+        pytest.skip("no TrueType font here: Pillow's bitmap font has other widths")
+    column = render.CARD_W + render.GAP - 2  # the width each column caption is fitted to
+    assert set(render.SHORT_LABELS) == set(CATEGORY_KEYS)
+    for key, short in render.SHORT_LABELS.items():
+        full = HandCategory.from_key(key).label
+        if short != full:  # shortened only where the row's name is too wide for the column
+            assert render._font(13, False, True).getlength(full) > column, key
+        assert render._fit_font(short, column, 13, bold=True).size >= 12, key  # legible in the column
+    assert render.SHORT_LABELS["one_pair"] == "One pair"
+
+
 def test_every_card_has_its_own_picture():
     pics = {c: np.asarray(render.card_image(c)).tobytes() for c in range(54)}
     assert len(set(pics.values())) == 53 and pics[52] == pics[53]  # the two jokers look alike

@@ -9,10 +9,9 @@ from hypothesis import strategies as st
 
 from pokersquares_env.cards import parse_cards
 from pokersquares_env.core import Rules, shuffled_deck
-from pokersquares_env.scoring import score_grid
+from pokersquares_env.scoring import point_system, score_grid
 from pokersquares_env.shuffle import anneal, solve
 from pokersquares_env.shuffle.solver import SWAP_PAIRS, _Chains, _descend, check_cards
-from pokersquares_env.scoring import point_system
 
 # The worked example of the Russian source: every hand once, 302 American / 113 English.
 RU_EXAMPLE = "8♠ Д♠ 10♠ 4♠ 2♠  9♣ Д♣ 10♣ В♣ К♣  Т♦ 8♦ 10♦ 4♣ 5♣  Т♥ Д♥ 10♥ В♥ К♥  3♠ 6♥ 7♦ 4♥ 5♠"
@@ -126,6 +125,39 @@ def test_solve_cli(capsys):
     assert "score (american):" in capsys.readouterr().out
     assert main(["solve", "As", "Ks"]) == 2
     assert "expected exactly 25" in capsys.readouterr().err
+
+
+def test_solve_cli_prints_hand_labels_as_play_and_replay_do(capsys):
+    """Before, the text output printed raw keys (`two_pair`); the JSON output keeps them."""
+    import json
+
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
+
+    argv = ["solve", *RU_EXAMPLE.split(), "--restarts", "4", "--rounds", "3"]
+    assert main([*argv, "--json"]) == 0
+    keys = json.loads(capsys.readouterr().out)["hands"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("  ") and "(columns)" not in line]
+    assert [row.split("   ")[-1].rsplit(" ", 1)[0] for row in rows] == [HandCategory.from_key(k).label for k in keys[:5]]
+    assert f"columns: {', '.join(HandCategory.from_key(k).label for k in keys[5:])}" in out
+    assert not any(key in out for key in CATEGORY_KEYS if "_" in key)  # no raw key such as two_pair
+
+
+def test_solve_cli_refuses_jokers_with_given_cards(capsys):
+    """Before, `solve CARDS... --jokers 1` ignored --jokers silently; --jokers is for a seeded deal only."""
+    from pokersquares_env.cli import main
+
+    for jokers in ("0", "1"):
+        assert main(["solve", *RU_EXAMPLE.split(), "--jokers", jokers]) == 2
+        captured = capsys.readouterr()
+        assert f"--jokers {jokers} applies only to a seeded deal" in captured.err and captured.out == ""
+    import json
+
+    for extra, jokers in (([], 0), (["--jokers", "2"], 2)):  # a seeded deal still takes --jokers (default 0)
+        assert main(["solve", "--seed", "2", *extra, "--restarts", "4", "--rounds", "2", "--json"]) == 0
+        assert parse_cards(json.loads(capsys.readouterr().out)["cards"]) == deal(2, jokers)
 
 
 def test_upper_bound_is_above_every_layout():

@@ -315,6 +315,12 @@ def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
     assert "hidden=[8] (stored: [16, 16])" in capsys.readouterr().err
     assert main(["train", "--out", str(out), "--resume", "--overwrite"]) == 2
     assert _files(out) == before
+    # a config file counts for the options it sets, resolved as the run stored them (None: the algorithm's default)
+    same = tmp_path / "same.yaml"
+    same.write_text("algo: fast-ppo\nlearning_rate: null\nhidden: [16, 16]\n")
+    steps = str(TINY["fast-ppo"]["timesteps"] * 2)
+    assert main(["train", "--out", str(out), "--resume", "--config", str(same), "--timesteps", steps,
+                 "--no-progress"]) == 0
 
 
 def test_resume_with_a_damaged_checkpoint_is_refused_before_writing(tmp_path):

@@ -15,7 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``pokersquares solve``."""
     parser.add_argument("cards", nargs="*", help="25 cards such as 'As Kd 10h ...' (default: a seeded deal)")
     parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (when no cards are given) and of the search")
-    parser.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="jokers in the deck of a seeded deal")
+    parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2),
+                        help="jokers in the deck of a seeded deal (default 0); given cards hold their own (JK), so "
+                             "--jokers with cards is refused")
     parser.add_argument("--scoring", default="american", help="american, english, or a JSON point table")
     parser.add_argument("--restarts", type=int_at_least(1), default=48, help="independent search chains")
     parser.add_argument("--rounds", type=int_at_least(0), default=40, help="kick-and-climb rounds per chain")
@@ -30,9 +32,13 @@ def run(args: argparse.Namespace) -> int:
 
     from pokersquares_env.cards import format_card, format_cards, parse_cards
     from pokersquares_env.core import Rules, shuffled_deck
-    from pokersquares_env.scoring import grid_hands, line_points, point_system
+    from pokersquares_env.scoring import HandCategory, grid_hands, line_points, point_system
     from pokersquares_env.shuffle.solver import anneal, check_cards, solve
 
+    if args.cards and args.jokers is not None:
+        print(f"pokersquares solve: error: --jokers {args.jokers} applies only to a seeded deal: the {len(args.cards)} "
+              "cards given hold their own jokers (write one as JK)", file=sys.stderr)
+        return 2
     try:
         system = point_system(args.scoring)
         cards = check_cards(parse_cards(" ".join(args.cards))) if args.cards else None
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokersquares solve: error: {exc}", file=sys.stderr)
         return 2
     if cards is None:
-        cards = shuffled_deck(np.random.default_rng(args.seed), Rules(jokers=args.jokers))[:25].tolist()
+        cards = shuffled_deck(np.random.default_rng(args.seed), Rules(jokers=args.jokers or 0))[:25].tolist()
     grid, score, stats = solve(
         cards, system, seed=args.seed, restarts=args.restarts, rounds=args.rounds, time_limit=args.time_limit,
         return_stats=True,
@@ -64,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, ensure_ascii=False))
         return 0
     print(f"cards:   {result['cards']}")
-    hands, points = result["hands"], result["line_points"]
+    points = result["line_points"]
+    hands = [HandCategory.from_key(h).label for h in result["hands"]]  # "Two pair", as play and replay print them
     for r, row in enumerate(grid.tolist()):
         print("  " + " ".join(f"{format_card(c):>3}" for c in row) + f"   {hands[r]} {points[r]:g}")
     print("  " + " ".join(f"{points[5 + c]:>3g}" for c in range(5)) + "   (columns)")

@@ -30,22 +30,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--columns", type=int, default=None, help="override the number of columns")
         p.add_argument("--jokers", type=int, default=None, help="override the number of jokers")
 
-    p = sub.add_parser("show", help="print the deal of a seed")
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        # help is %-formatted (so '%%' for a percent sign); the description is printed as it is
+        return sub.add_parser(name, help=text, description=(text[0].upper() + text[1:] + ".").replace("%%", "%"))
+
+    p = action("show", "print the deal of a seed")
     common(p)
-    p.add_argument("--seed", type=seed_arg, default=0)
-    p = sub.add_parser("solve", help="solve the deal of a seed and check the plan by replaying it")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (default 0)")
+    p = action("solve", "solve the deal of a seed and check the plan by replaying it")
     common(p)
-    p.add_argument("--seed", type=seed_arg, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (default 0)")
     p.add_argument("--time-limit", type=positive_float, default=1.0, help="CPU seconds for the search (default 1)")
     p.add_argument("--moves", action="store_true", help="print the plan move by move")
-    p = sub.add_parser("bench", help="solve rate (95%% CI) and CPU time per deal over seeded deals")
+    p = action("bench", "solve rate (95%% CI) and CPU time per deal over seeded deals")
     common(p)
-    p.add_argument("--deals", type=int_at_least(1), default=100)
-    p.add_argument("--seed0", type=seed_arg, default=0)
+    p.add_argument("--deals", type=int_at_least(1), default=100, help="number of deals (default 100)")
+    p.add_argument("--seed0", type=seed_arg, default=0,
+                   help="seed of the first deal; the deals are seeds SEED0 .. SEED0+DEALS-1 (default 0)")
     p.add_argument("--time-limit", type=positive_float, default=1.0, help="CPU seconds per deal (default 1)")
-    p = sub.add_parser("play", help="play a deal in the terminal (moves like 'c3 c5', 'c1 f', 'f2 h', 'r', 'hint')")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p = action("play", "play a deal in the terminal (moves like 'c3 c5', 'c1 f', 'f2 h', 'r', 'hint')")
     common(p)
-    p.add_argument("--seed", type=seed_arg, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (default 0)")
 
 
 def _make(args: argparse.Namespace, **extra):
@@ -117,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         env, kwargs = _make(args)
         solved = 0
         cpu = 0.0
-        for seed in progress_iter(range(args.seed0, args.seed0 + args.deals), desc="soliter", unit="deal"):
+        seeds = range(args.seed0, args.seed0 + args.deals)
+        for seed in seeds if args.no_progress else progress_iter(seeds, desc="soliter", unit="deal"):
             env.reset(seed=seed)
             res = solve_result(env, args.time_limit)
             cpu += res.seconds

@@ -26,6 +26,7 @@ The same ``--seed`` deals the same deck as ``env.reset(seed=...)``.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import re
 import secrets
@@ -231,9 +232,12 @@ class TerminalGame:
         from pokersquares_env.core import cell_name
 
         obs, info = self._agent_inputs(state, agent)
+        rng = copy.deepcopy(getattr(agent, "rng", None))
         choice = int(agent.act(obs, info, game, state.copy()))
         name = getattr(agent, "spec", None) or getattr(agent, "name", "agent")
         text = f"hint ({name}): {self.style.bold(cell_name(choice))}"
+        if rng is not None:  # the values from the same random draws as the choice (mc's rollouts), not fresh ones
+            agent.rng = rng
         values = agent.action_values(obs, info, game, state.copy())
         if values is not None:
             values = np.asarray(values, dtype=float).reshape(-1)

@@ -261,3 +261,30 @@ def test_hint_lists_the_chosen_cell_first_among_equal_values():
 
     session.hint_agent = Chosen()
     assert session.hint_text().startswith("hint (tied): d1   d1 9.0  a1 9.0  b1 5.0")
+
+
+def test_hint_values_come_from_the_same_random_draws_as_the_choice():
+    """A randomised agent (mc's rollouts): the values shown are the ones the choice was made from, not a fresh draw."""
+    import numpy as np
+
+    from agents.base import Agent
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Noisy(Agent):
+        spec, uses_obs = "noisy", False
+
+        def action_values(self, obs, info, game, state):
+            values = np.full(25, np.nan)
+            cells = game.legal_cells(state)
+            values[cells] = self.rng.normal(size=len(cells))
+            return values
+
+        def act(self, obs, info, game, state):
+            return int(np.nanargmax(self.action_values(obs, info, game, state)))
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Noisy(seed=1), out=io.StringIO())
+    for _ in range(5):
+        text = session.hint_text()
+        chosen, listed_first = text.split()[2], text.split()[3]
+        assert chosen == listed_first

@@ -14,6 +14,7 @@ whose future deck order is scrambled, which the tests use to check this.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from pokersquares_env.core import GameState, PokerSquaresGame
 
-__all__ = ["Agent", "legal_cells", "visible_view"]
+__all__ = ["Agent", "RatingAgent", "legal_cells", "visible_view"]
 
 
 class Agent(ABC):
@@ -58,8 +59,46 @@ class Agent(ABC):
         """Estimated value of each of the 25 cells (NaN for illegal cells), or ``None`` if the agent has none."""
         return None
 
+    def act_with_values(
+        self, obs: np.ndarray | None, info: dict[str, Any], game: PokerSquaresGame, state: GameState
+    ) -> tuple[int, np.ndarray | None]:
+        """The cell :meth:`act` plays and the :meth:`action_values` behind it (``pokersquares play --hint`` shows
+        both).  This default calls the two with the same random state; agents that rate cells by sampling
+        (:class:`RatingAgent`) return both from one evaluation."""
+        rng = copy.deepcopy(self.rng)
+        cell = self.act(obs, info, game, state.copy())
+        after, self.rng = self.rng, rng
+        values = self.action_values(obs, info, game, state.copy())
+        self.rng = after
+        return cell, values
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+class RatingAgent(Agent):
+    """An agent that rates some cells in one evaluation (:meth:`rate`) and plays the best rated one.
+
+    :meth:`act`, :meth:`action_values` and :meth:`act_with_values` all come from :meth:`rate`, so the values shown
+    beside a choice are the ones it was made from (``mc`` and ``search`` sample rollouts, or run for a time budget).
+    """
+
+    @abstractmethod
+    def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell values (NaN where illegal) and the cells rated in full (the best of these is played)."""
+
+    def act_with_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> tuple[int, np.ndarray]:
+        """The best rated cell and the values of this one evaluation."""
+        values, cells = self.rate(game, state)
+        return int(cells[int(np.argmax(values[cells]))]), values
+
+    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """Per-cell values of one evaluation (see :meth:`rate`)."""
+        return self.rate(game, state)[0]
+
+    def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
+        """The best rated cell."""
+        return self.act_with_values(obs, info, game, state)[0]
 
 
 def legal_cells(info: dict[str, Any] | None, game: PokerSquaresGame, state: GameState) -> list[int]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import RatingAgent
 from agents.batch import Batch
 from agents.lines import heuristic_values
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
@@ -18,7 +18,7 @@ __all__ = ["MonteCarloAgent"]
 ROLLOUT_POLICIES = ("tables", "heuristic")
 
 
-class MonteCarloAgent(Agent):
+class MonteCarloAgent(RatingAgent):
     """Flat Monte Carlo: for each legal cell, play the game out many times and keep the best average score.
 
     Every rollout draws a random order of the true unseen cards (the same
@@ -93,8 +93,9 @@ class MonteCarloAgent(Agent):
         by.play_out(draws, self._table)
         return self._points[by.keys()].sum(1).reshape(len(cells), r)
 
-    def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cell values (NaN where illegal) and the cells that were rolled out."""
+    def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        """Mean rollout score of each cell rolled out; the rollout policy's estimate for the others, anchored on its
+        favourite cell's rollouts (NaN where illegal); and the cells rolled out, whose best mean is played."""
         from agents.batch import phase_of
 
         rules = game.rules
@@ -126,11 +127,3 @@ class MonteCarloAgent(Agent):
         out[cells] = means
         return out, cells
 
-    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
-        """Mean rollout score of each cell tried; the rollout policy's estimate for the others (NaN where illegal)."""
-        return self._evaluate(game, state)[0]
-
-    def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
-        """The cell with the best mean rollout score."""
-        values, cells = self._evaluate(game, state)
-        return int(cells[int(np.argmax(values[cells]))])

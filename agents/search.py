@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import RatingAgent
 from agents.batch import Batch
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
 from agents.tables import tables_for
@@ -22,7 +22,7 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-class RolloutSearchAgent(Agent):
+class RolloutSearchAgent(RatingAgent):
     """``expectimax:ply=2`` with its ``candidates`` best cells re-rated by rollouts (two estimates added).
 
     Each move: the two-ply expectimax value ``E(c)`` of every legal cell is
@@ -139,8 +139,9 @@ class RolloutSearchAgent(Agent):
 
             self._roll_flat = tables_flat(self._roll_table)[0] if rollout_tables is not None else self._compiled.flat
 
-    def _evaluate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cell values (NaN where illegal; candidates: the combined score) and the candidate cells."""
+    def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        """Expectimax values, plus ``weight`` times the rollout advantage over expectimax's favourite for the
+        candidates (NaN where illegal); and the candidate cells, whose best combined score is played."""
         rules = game.rules
         if 25 - len(state.placements) <= self.endgame:  # exact expectimax to the end of the game
             from agents._fast import exact_values
@@ -195,11 +196,3 @@ class RolloutSearchAgent(Agent):
         by.play_out(np.tile(unseen[orders], (len(cells), 1)), self._roll_table)
         return self._points[by.keys()].sum(1).reshape(len(cells), self.rollouts).mean(1)
 
-    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
-        """Expectimax values, plus ``weight`` times the rollout advantage over expectimax's favourite for the candidates."""
-        return self._evaluate(game, state)[0]
-
-    def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
-        """The candidate of highest combined score (expectimax's favourite if nothing is rolled out)."""
-        values, cells = self._evaluate(game, state)
-        return int(cells[int(np.argmax(values[cells]))])

@@ -26,7 +26,6 @@ The same ``--seed`` deals the same deck as ``env.reset(seed=...)``.
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import re
 import secrets
@@ -232,13 +231,13 @@ class TerminalGame:
         from pokersquares_env.core import cell_name
 
         obs, info = self._agent_inputs(state, agent)
-        rng = copy.deepcopy(getattr(agent, "rng", None))
-        choice = int(agent.act(obs, info, game, state.copy()))
+        if hasattr(agent, "act_with_values"):  # the values the choice was made from (mc's and search's rollouts)
+            choice, values = agent.act_with_values(obs, info, game, state.copy())
+        else:  # a duck-typed agent
+            choice, values = agent.act(obs, info, game, state.copy()), agent.action_values(obs, info, game, state.copy())
+        choice = int(choice)
         name = getattr(agent, "spec", None) or getattr(agent, "name", "agent")
         text = f"hint ({name}): {self.style.bold(cell_name(choice))}"
-        if rng is not None:  # the values from the same random draws as the choice (mc's rollouts), not fresh ones
-            agent.rng = rng
-        values = agent.action_values(obs, info, game, state.copy())
         if values is not None:
             values = np.asarray(values, dtype=float).reshape(-1)
             legal = [c for c in game.legal_cells(state) if c < values.size and np.isfinite(values[c])]

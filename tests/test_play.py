@@ -288,3 +288,30 @@ def test_hint_values_come_from_the_same_random_draws_as_the_choice():
         text = session.hint_text()
         chosen, listed_first = text.split()[2], text.split()[3]
         assert chosen == listed_first
+
+
+def test_hint_of_a_rating_agent_comes_from_one_evaluation():
+    """mc and search rate cells by sampling, or for a time budget: the hint's choice and values come from one
+    evaluation even when two would differ whatever their random state."""
+    import numpy as np
+
+    from agents.base import RatingAgent
+    from pokersquares_env.core import PokerSquaresGame
+
+    clock = np.random.default_rng(99)  # outside the agent's rng, as a time budget is
+
+    class Timed(RatingAgent):
+        spec, uses_obs, calls = "timed", False, 0
+
+        def rate(self, game, state):
+            Timed.calls += 1
+            values = np.full(25, np.nan)
+            cells = np.array(game.legal_cells(state))
+            values[cells] = clock.normal(size=len(cells))
+            return values, cells
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Timed(seed=1), out=io.StringIO())
+    for n in range(1, 6):
+        text = session.hint_text()
+        assert text.split()[2] == text.split()[3] and Timed.calls == n

@@ -159,7 +159,8 @@ class TrainConfig:
         )
 
     def resolved(self) -> "TrainConfig":
-        """A validated copy with every ``None`` option set to the algorithm's default."""
+        """A validated copy with every ``None`` option set to the algorithm's default, and ``first_cell`` in one
+        spelling (a cell index or None: ``'center'``, ``'c3'`` and ``12`` are the same rule)."""
         self.validate_algo()
         defaults = ALGO_DEFAULTS[self.algo]
         cfg = dataclasses.replace(self, hidden=list(self.hidden) if isinstance(self.hidden, (list, tuple)) else self.hidden)
@@ -167,6 +168,9 @@ class TrainConfig:
             if getattr(cfg, name) is None:
                 setattr(cfg, name, list(value) if isinstance(value, list) else value)
         cfg.validate()
+        from pokersquares_env.core import Rules
+
+        cfg.first_cell = Rules(jokers=cfg.jokers, placement=cfg.placement, first_cell=cfg.first_cell).first_cell
         return cfg
 
     def validate_algo(self) -> None:

@@ -22,6 +22,7 @@ governs unless ``--steps`` is given).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -81,6 +82,19 @@ def add_arguments(parser) -> None:
                                                                     "evaluation")
 
 
+DEMO_MARK = "demo.json"  # written into --out: the run there is the demo's own, which a later demo may replace
+
+
+def _check_demo_folder(out: Path) -> None:
+    """Refuse an ``--out`` that holds a training run the demo did not write (the demo replaces only its own)."""
+    from agents.train import RUN_FILES
+
+    found = [name for name in RUN_FILES if (out / name).exists()]
+    if found and not (out / DEMO_MARK).is_file():
+        raise ValueError(f"--out {str(out)!r} holds a training run the demo did not write ({', '.join(found)}): "
+                         f"choose another --out (the demo replaces only its own run)")
+
+
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
     from agents.evaluation import evaluate, prepare_out_dir
@@ -91,13 +105,15 @@ def run(args) -> int:
     minutes = args.minutes if args.minutes is not None else (0.1 if tiny else DEFAULT_MINUTES)
     steps = args.steps if args.steps is not None else (None if tiny else DEFAULT_STEPS)  # None: the time governs
     games = args.games if args.games is not None else (20 if tiny else 500)
+    out = Path(args.out)
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
-        prepare_out_dir(args.out)  # and so is an --out that is a file
+        prepare_out_dir(out)  # and so is an --out that is a file
+        _check_demo_folder(out)  # and one that holds a training run the demo did not write
     except ValueError as exc:
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
     shaping = args.shaping or ("heuristic" if tiny else "tables")
     budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
@@ -126,7 +142,7 @@ def run(args) -> int:
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
         torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
         progress=not args.no_progress,
-        overwrite=True,  # running the demo again replaces its run
+        overwrite=True,  # running the demo again replaces its own run (_check_demo_folder: never another one)
     )
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
     if steps is not None and result.steps < steps:

@@ -523,6 +523,8 @@ def evaluate(
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
     run_tasks = _backend(backend)  # an unknown back end too
+    if out_dir is not None:
+        check_out_dir(out_dir)  # and an --out that is a file, before agents are built (tables trained)
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
@@ -684,11 +686,17 @@ class PPSResult:
         return written
 
 
-def prepare_out_dir(out_dir: str | os.PathLike) -> str:
-    """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be."""
+def check_out_dir(out_dir: str | os.PathLike) -> str:
+    """Raise a ``ValueError`` if ``out_dir`` is a file (checked before slow work; :func:`prepare_out_dir` creates it)."""
     path = os.fspath(out_dir)
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"out_dir={path!r} is a file: expected a folder for the outputs (new or existing)")
+    return path
+
+
+def prepare_out_dir(out_dir: str | os.PathLike) -> str:
+    """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be."""
+    path = check_out_dir(out_dir)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Z95", "mean_ci95", "seed_ci95", "t975", "welch_ci95"]
+__all__ = ["Z95", "fmt", "mean_ci95", "seed_ci95", "t975", "welch_ci95"]
 
 Z95 = 1.959963984540054  # the normal 97.5% quantile
 
@@ -67,3 +67,8 @@ def welch_ci95(a: Sequence[float], b: Sequence[float]) -> float:
         return 0.0
     df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     return t975(df) * se
+
+
+def fmt(value: float | None) -> str:
+    """A figure to 2 decimals, or 'n/a' where it cannot be computed (an interval over one seed or one deal)."""
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}"

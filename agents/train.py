@@ -374,15 +374,19 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
 
     A new run refuses an ``out`` folder that holds another run's files (:data:`RUN_FILES`), unless
     ``overwrite=True``, which removes them first.  ``resume=True`` continues the run in ``out`` from its latest
-    checkpoint with its stored config; keyword ``options`` may change only :data:`RESUME_OPTIONS` (``timesteps``
-    raised to train longer), and any other option that differs from the stored one is a ConfigError.
+    checkpoint with its stored config; the options given (keyword ``options``, and the fields of ``config`` that
+    differ from :class:`TrainConfig`'s defaults) may change only :data:`RESUME_OPTIONS` (``timesteps`` raised to
+    train longer), and any other given option that differs from the stored one is a ConfigError.
     """
+    given = dict(options)
     if config is None:
         config = TrainConfig()
     elif isinstance(config, dict):
         config = TrainConfig.from_dict(config)
     elif not isinstance(config, TrainConfig):
         raise ConfigError(f"config={config!r}: expected a TrainConfig, a dict or None")
+    defaults = TrainConfig().to_dict()
+    given = {**{k: v for k, v in config.to_dict().items() if v != defaults[k]}, **given}
     if options:
         config = TrainConfig.from_dict({**config.to_dict(), **options}, where="train() options")
     if resume:
@@ -391,14 +395,14 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
             raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
         saved = TrainConfig.load(stored)
         stored_options = saved.to_dict()
-        changed = sorted(k for k, v in options.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
+        changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
         if changed:
             raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
-                              + ", ".join(f"{k}={options[k]!r} (stored: {stored_options[k]!r})" for k in changed)
+                              + ", ".join(f"{k}={given[k]!r} (stored: {stored_options[k]!r})" for k in changed)
                               + f" would change it: only {', '.join(RESUME_OPTIONS)} may change on --resume")
         # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
         # a copied or moved run resumes where it now is, not where its config.json says it was
-        keep = {k: options[k] for k in RESUME_OPTIONS if k in options}
+        keep = {k: given[k] for k in RESUME_OPTIONS if k in given}
         config = TrainConfig.from_dict({**stored_options, **keep, "progress": config.progress, "out": config.out})
     cfg = config.resolved()  # validates every option before anything starts
     run = RunFolder(cfg, resume=resume, overwrite=overwrite)

@@ -65,7 +65,7 @@ class _SubCommands(argparse._SubParsersAction):
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         super().__call__(parser, namespace, values, option_string)
-        leftovers = getattr(namespace, argparse._UNRECOGNIZED_ARGS_ATTR, None)
+        leftovers = getattr(namespace, getattr(argparse, "_UNRECOGNIZED_ARGS_ATTR", "_unrecognized_args"), None)
         if leftovers:
             self._name_parser_map[values[0]].error(f"unrecognized arguments: {' '.join(leftovers)}")
 

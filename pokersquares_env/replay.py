@@ -129,7 +129,8 @@ def frames(record: Any) -> list[Any]:
 
 
 def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
-    """Write the game as an animated GIF (the last frame held 3 s); the number of frames."""
+    """Write the game as an animated GIF (the last frame held 3 s); the number of frames.  ``path``'s folder must
+    exist (``FileNotFoundError`` otherwise, and ``IsADirectoryError`` for a folder), as for :func:`save_png`."""
     from pokersquares_env.render import _pil
 
     Image = _pil()[0]
@@ -149,7 +150,7 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
 
 
 def save_png(record: Any, path: str) -> None:
-    """Write the final board as a PNG."""
+    """Write the final board as a PNG (``path``'s folder must exist)."""
     from pokersquares_env.render import _pil, draw_poker_squares
 
     Image = _pil()[0]

@@ -120,3 +120,22 @@ def test_demo_refuses_a_bad_step_budget(value, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert f"--steps: {value}" in err.replace("'", "") and "expected a" in err
+
+
+def test_demo_replaces_its_own_run_but_refuses_another(tmp_path, monkeypatch, capsys):
+    from agents.train import train
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    other = tmp_path / "mine"
+    train(algo="fast-ppo", out=str(other), timesteps=416, num_envs=16, num_steps=26, minibatch_size=208,
+          hidden=[8], eval_every=0, checkpoint_every=0, final_eval_games=0, progress=False)
+    before = {p: p.read_bytes() for p in other.rglob("*") if p.is_file()}
+    assert main(["demo", "--out", str(other), "--games", "2", "--no-search", "--minutes", "0.02"]) == 2
+    assert "holds a training run the demo did not write" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in other.rglob("*") if p.is_file()} == before  # the run is untouched
+    own = tmp_path / "demo"
+    for _ in range(2):  # a second demo replaces the first one's run
+        assert main(["demo", "--out", str(own), "--games", "2", "--no-search", "--minutes", "0.02"]) == 0
+    assert (own / "model.pt").is_file() and (own / "demo.json").is_file()

@@ -216,6 +216,10 @@ def test_what_can_be_checked_is_checked_before_any_agent_is_built_or_game_played
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         evaluate("greedy", games=1, progress=False, backend="nope", out_dir=tmp_path / "a")
     assert not built and not (tmp_path / "a").exists()  # no agent built (tables trained), no folder made
+    (tmp_path / "afile").write_text("keep")
+    with pytest.raises(ValueError, match="afile' is a file"):
+        evaluate("greedy", games=1, progress=False, out_dir=tmp_path / "afile")
+    assert not built
     monkeypatch.setattr(ev, "evaluate", lambda *args, **kwargs: played.append(kwargs["scoring"].name))
     with pytest.raises(ValueError, match="unknown point system 'nope'"):
         evaluate_pps("greedy", systems=["american", "nope"], games=1, out_dir=tmp_path / "b")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.stats import mean_ci95, seed_ci95, t975, welch_ci95
+from agents.stats import fmt, mean_ci95, seed_ci95, t975, welch_ci95
 
 
 def test_seed_intervals_are_students_and_welchs_t():
@@ -23,3 +23,8 @@ def test_seed_intervals_are_students_and_welchs_t():
     assert np.isnan(seed_ci95([1.0])) and np.isnan(welch_ci95([1.0], [2.0, 3.0]))
     games = [3.0, 9.0, 4.0, 12.0, 7.0]  # a mean over few games: the t interval, not 1.96 standard errors
     assert mean_ci95(games) == pytest.approx(stats.t.ppf(0.975, 4) * np.std(games, ddof=1) / math.sqrt(5), rel=1e-3)
+
+
+def test_a_figure_that_cannot_be_computed_prints_as_not_available():
+    assert fmt(1.234) == "1.23" and fmt(float("nan")) == "n/a" and fmt(None) == "n/a" and fmt(float("inf")) == "n/a"
+    assert fmt(seed_ci95([50.0])) == "n/a"  # one seed has no spread

@@ -310,6 +310,8 @@ def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
     before = _files(out)
     with pytest.raises(ConfigError, match=r"scoring='english' \(stored: 'american'\)"):
         train(TrainConfig(out=str(out), progress=False), resume=True, scoring="english", timesteps=10**4)
+    with pytest.raises(ConfigError, match=r"algo='dqn' \(stored: 'fast-ppo'\)"):  # a config's own fields count too
+        train(TrainConfig(out=str(out), algo="dqn", progress=False), resume=True)
     assert _files(out) == before
     assert main(["train", "--out", str(out), "--resume", "--hidden", "8", "--no-progress"]) == 2
     assert "hidden=[8] (stored: [16, 16])" in capsys.readouterr().err
@@ -321,6 +323,16 @@ def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
     steps = str(TINY["fast-ppo"]["timesteps"] * 2)
     assert main(["train", "--out", str(out), "--resume", "--config", str(same), "--timesteps", steps,
                  "--no-progress"]) == 0
+
+
+def test_first_cell_is_stored_in_one_spelling_and_resume_takes_any_of_them():
+    from agents.train import _changes
+
+    cfg = TrainConfig(algo="fast-ppo", placement="adjacent", first_cell="center").resolved()
+    assert cfg.first_cell == 12 and TrainConfig(algo="fast-ppo", first_cell="anywhere").resolved().first_cell is None
+    for same in ("center", "c3", "3c", 12):
+        assert not _changes(cfg, "first_cell", same)
+    assert _changes(cfg, "first_cell", "top-left") and _changes(cfg, "placement", "free")
 
 
 def test_resume_with_a_damaged_checkpoint_is_refused_before_writing(tmp_path):

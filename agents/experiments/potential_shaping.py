@@ -13,12 +13,13 @@ See :mod:`agents.shaping` for what the potentials are.
 from __future__ import annotations
 
 import json
-import math
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from agents.stats import fmt
 
 __all__ = ["potential_shaping"]
 
@@ -80,10 +81,10 @@ def potential_shaping(
                 **{**rules, **(train_options or {})},
             )
             configs[(shaping, seed)] = cfg.resolved()
+    prepare_out_dir(root)  # an --out that is a file is named before the tables or any run are trained
     if "tables" in shapings:
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
     if jobs == 1:
-        prepare_out_dir(root)  # an --out that is a file is named before any training
         trained = {key: _train(cfg) for key, cfg in configs.items()}
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -142,15 +143,14 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for shaping, row in results["shapings"].items():
         vs = row.get("vs_none")
-        paired = "" if vs is None else "{:+.2f} ± {:.2f} (± {:.2f})".format(
-            vs["mean_diff"], vs.get("ci95_seeds", math.nan), vs["ci95"])
+        paired = "" if vs is None else f"{vs['mean_diff']:+.2f} ± {fmt(vs.get('ci95_seeds'))} (± {fmt(vs['ci95'])})"
         per_seed = ", ".join("{:.1f}".format(m) for m in row["seed_means"])
-        lines.append(f"| {shaping} | {row['mean']:.2f} ± {row.get('ci95_seeds', math.nan):.2f} (± {row['ci95']:.2f}) | "
+        lines.append(f"| {shaping} | {row['mean']:.2f} ± {fmt(row.get('ci95_seeds'))} (± {fmt(row['ci95'])}) | "
                      f"{per_seed} | {paired} |")
     lines += ["", "| run | steps | seconds | mean ± 95% CI |", "|---|---|---|---|"]
     for r in results["runs"]:
         lines.append(f"| {r['shaping']} seed {r['seed']} | {r['steps']:,} | {r['seconds']:.0f} | "
-                     f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
+                     f"{r['mean']:.2f} ± {fmt(r['ci95'])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.stats import mean_ci95, seed_ci95, t975, welch_ci95  # noqa: F401 - t975 is part of this module's API
+from agents.stats import fmt, mean_ci95, seed_ci95, t975, welch_ci95  # noqa: F401 - t975 is part of this module's API
 
 __all__ = ["FULL", "SMALL", "ExperimentConfig", "analyse", "rules_options", "run_experiment"]
 
@@ -304,11 +304,6 @@ SEEDS_NOTE = (
 )
 
 
-def _fmt(value: float | None) -> str:
-    """A figure to 2 decimals, or 'n/a' where it cannot be computed (a spread over one seed or one deal)."""
-    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}"
-
-
 def _steps_note(asked: int, runs: list[dict[str, Any]]) -> str:
     """``'2,000 steps'``, or the steps trained when the trainer rounded the budget up to whole updates."""
     trained = sorted({r["steps"] for r in runs if r.get("steps") is not None})
@@ -339,8 +334,8 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for r in results["table"]:
         cells = [
-            f"{r[f'{es}_mean']:.2f} ± {_fmt(r.get(f'{es}_ci95_seeds'))} (± {_fmt(r[f'{es}_ci95'])}; seed sd "
-            f"{_fmt(r[f'{es}_seed_sd'])})" for es in EVAL_SYSTEMS
+            f"{r[f'{es}_mean']:.2f} ± {fmt(r.get(f'{es}_ci95_seeds'))} (± {fmt(r[f'{es}_ci95'])}; seed sd "
+            f"{fmt(r[f'{es}_seed_sd'])})" for es in EVAL_SYSTEMS
         ]
         lines.append(f"| {r['train_system']} | {r['reward_mode']} | {cells[0]} | {cells[1]} |")
     lines += ["", "## Differences between conditions", "",
@@ -348,7 +343,7 @@ def markdown(results: dict[str, Any]) -> str:
               "deals a better / b better |", "|---|---|---|---|---|"]
     for p in results["paired"]:
         lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± "
-                     f"{_fmt(p.get('ci95_seeds'))} | ± {_fmt(p['ci95'])} | {p['a_better']} / {p['b_better']} |")
+                     f"{fmt(p.get('ci95_seeds'))} | ± {fmt(p['ci95'])} | {p['a_better']} / {p['b_better']} |")
     lines += ["", "## Share of lines ending in each hand (all 10 lines, seeds averaged)", "",
               "| trained on | reward | " + " | ".join(h.replace("_", " ") for h in columns) + " |",
               "|---|---|" + "---|" * len(columns)]

@@ -62,10 +62,9 @@ def tune_tables_experiment(
     ``"jokers=2,placement=adjacent"``; default the plain rules) are the rules tables, tuning and held-out deals
     use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
     """
-    from agents.evaluation import pyplot
-    from agents.experiments.reward_shaping import rules_note
+    from agents.evaluation import check_seed, prepare_out_dir, pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
-    from agents.evaluation import check_seed, prepare_out_dir
+    from agents.experiments.reward_shaping import rules_note
     from agents.tables import load_or_train
     from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
     from pokersquares_env.core import Rules

@@ -5,7 +5,8 @@
 #   american  search, American, 2,000 deals (the compiled backend; compare 124.59 from the numpy backend)
 #   ply3      expectimax and search:ply=3, American, the first 1,500 deals
 # Usage: bash benchmarks/device_agents.sh OUT_DIR JOBS [RUN ...]   (PACK=DIR: also a .tgz of each run there;
-#        LIMIT=SECONDS: a time limit per run)
+#        LIMIT=SECONDS: a time limit per run; GAMES=N: deals per run instead of 2,000, or 1,500 for ply3;
+#        PYTHON=EXE: the interpreter, default python3)
 set -u
 out=${1:-agent_runs}; jobs=${2:-16}; shift $(( $# < 2 ? $# : 2 ))
 runs=("$@"); [ ${#runs[@]} -eq 0 ] && runs=(english american ply3)

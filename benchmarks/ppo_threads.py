@@ -9,7 +9,9 @@ Every round trains ``fast-ppo`` (the demo's settings: American reward, ``--shapi
 in an order that alternates from round to round so that a drift of the machine's load does not favour one count,
 after an untimed warm-up run. It prints each run's steps per second, then per thread count the median and its ratio to the first count's median
 measured in the same rounds. ``--json FILE`` writes the same figures. Steps come in whole updates of
-``num_envs * num_steps`` (12,800 by default), so short runs are coarse.
+``num_envs * num_steps`` (12,800 by default), so short runs are coarse. ``--num-envs`` below 32 makes an update
+smaller than fast-ppo's minibatch of 1,600 steps: the minibatch is then the whole update (``num_envs * 50``), and
+the script says so.
 """
 
 from __future__ import annotations
@@ -30,14 +32,25 @@ sys.path.insert(0, os.path.dirname(_HERE))
 from pokersquares_env.cli import int_at_least, positive_float  # noqa: E402
 
 
+def minibatch_for(num_envs: int | None) -> int | None:
+    """fast-ppo's minibatch size, cut to one update of ``num_envs * num_steps`` steps when that is smaller (None: the
+    default, for the default ``num_envs``)."""
+    from agents.config import ALGO_DEFAULTS
+
+    defaults = ALGO_DEFAULTS["fast-ppo"]
+    if num_envs is None or num_envs * defaults["num_steps"] >= defaults["minibatch_size"]:
+        return None
+    return num_envs * defaults["num_steps"]
+
+
 def measure(threads: int, seconds: float, *, shaping: str, num_envs: int | None, out: Path) -> float:
     """Steps per second of one ``fast-ppo`` run of ``seconds`` on ``threads`` torch threads."""
     from agents.train import train
 
     result = train(
         algo="fast-ppo", scoring="american", shaping=shaping, timesteps=10**9, time_limit=seconds,
-        torch_threads=threads, num_envs=num_envs, out=str(out), eval_every=10**12, checkpoint_every=10**12,
-        final_eval_games=0, progress=False,
+        torch_threads=threads, num_envs=num_envs, minibatch_size=minibatch_for(num_envs), out=str(out),
+        eval_every=10**12, checkpoint_every=10**12, final_eval_games=0, progress=False,
     )
     return result.steps / result.seconds
 
@@ -56,6 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(set(args.threads)) != len(args.threads):
         parser.error(f"--threads {' '.join(map(str, args.threads))}: expected each count once")
+    from agents.config import ALGO_DEFAULTS, ConfigError, TrainConfig
+
+    minibatch = minibatch_for(args.num_envs)
+    if minibatch is not None:
+        print(f"--num-envs {args.num_envs}: an update is {minibatch:,} steps, fewer than fast-ppo's minibatch of "
+              f"{ALGO_DEFAULTS['fast-ppo']['minibatch_size']:,}: minibatch_size={minibatch:,} (one minibatch per "
+              "update epoch)")
+    try:  # a bad combination of options fails here, with its message, not as a traceback after the warm-up
+        TrainConfig(algo="fast-ppo", scoring="american", shaping=args.shaping, num_envs=args.num_envs,
+                    minibatch_size=minibatch).resolved()
+    except ConfigError as exc:
+        parser.error(f"fast-ppo cannot train with these options: {exc}")
     if args.shaping == "tables":
         from agents.shaping import LinePotential
 

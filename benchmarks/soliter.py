@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--seed0", type=int, default=0, help="first deal seed")
     p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds per deal")
-    p.add_argument("--max-steps", type=int, default=None, help="env step limit for the replay (default 20 per card)")
+    p.add_argument("--max-steps", type=int, default=None, help="env step limit for the replay (default 100,000: the replay checks the solver's "
+                   "plan, not the env's RL step limit of 20 per card)")
     p.add_argument("--out", default=None, help="write the figures and per-deal rows to this JSON file")
     args = p.parse_args(argv)
     if args.deals < 1:

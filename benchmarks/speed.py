@@ -4,15 +4,19 @@ Run (other people may share the machine: nice it, and quote ratios from one run)
 
     nice -n 10 python benchmarks/speed.py            # about a minute
     nice -n 10 python benchmarks/speed.py --quick    # a few seconds
+    nice -n 10 python benchmarks/speed.py --backend numpy   # the vector env on plain numpy (a core-only install)
 
 Every figure is the median of ``--repeats`` timed runs, measured in rounds so
 that each round times every row once (load changes then hit all rows alike).
-The ratio column divides by FrozenLake-v1's median steps/s through ``gym.make``.
+The ratio column divides by FrozenLake-v1's median steps/s through ``gym.make``;
+the ``score_grids`` row counts lines scored, not env steps, so it has no
+like-for-like ratio and prints ``n/a`` there.  The load average is printed
+before the first round and after the last.
 Policies: FrozenLake always moves down (action 1); Poker Squares plays the
 first legal cell, taken from ``info["action_mask"]`` (the vector env does it
-for all sub-envs with one ``argmax``).  Vector rows name their backend: the
-default (``"auto"``: numba when installed) and, with numba installed, plain
-numpy at N=4096 for comparison.
+for all sub-envs with one ``argmax``).  Vector rows name their backend:
+``--backend`` (default ``"auto"``: numba when installed) and, when that is
+numba, plain numpy at N=4096 for comparison.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 
 import pokersquares_env  # noqa: F401  (registers PokerSquares-v0)
 from pokersquares_env.scoring import score_grids
-from pokersquares_env.vector import PokerSquaresVectorEnv
+from pokersquares_env.vector import BACKENDS, PokerSquaresVectorEnv
 
 VECTOR_SIZES = (1, 64, 1024, 4096, 16384)
 
@@ -102,6 +106,18 @@ def time_lines(calls: int, boards: list[np.ndarray] = []) -> float:  # noqa: B00
     return 10 * BOARD_BATCH * calls / (time.perf_counter() - start)
 
 
+LINES_ROW = "score_grids: lines scored/s"
+
+
+def loadavg() -> tuple[float, float, float]:
+    """The 1, 5 and 15 minute load averages (NaN where the platform has none)."""
+    return os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+
+
+def _fmt_load(load: tuple[float, float, float]) -> str:
+    return " ".join(f"{x:.1f}" for x in load)
+
+
 def calibrate(run: Callable[[int], float], per_size: int, seconds: float, start: int) -> int:
     """A work size (steps or calls) that takes about ``seconds``, from one short trial run."""
     rate = run(start)
@@ -117,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None,
                         help="target seconds per timed run (default 0.6, or 0.1 with --quick)")
     parser.add_argument("--no-extra", action="store_true", help="skip the copy=False and SyncVectorEnv rows")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="the vector env's backend (default auto: numba when installed, else numpy); with "
+                             "numba, a plain-numpy row at N=4096 is added for comparison")
     ns = parser.parse_args(argv)
     repeats = ns.repeats if ns.repeats is not None else (3 if ns.quick else 5)
     seconds = ns.seconds if ns.seconds is not None else (0.1 if ns.quick else 0.6)
@@ -125,23 +144,30 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
+    load_before = loadavg()
+    print(f"load average before the first round: {_fmt_load(load_before)}", flush=True)
+    try:
+        default = PokerSquaresVectorEnv(1, backend=ns.backend).backend  # what --backend resolves to here
+    except (ImportError, ValueError) as exc:
+        parser.error(f"--backend {ns.backend}: {exc}")
+    print(f"vector env backend: {default} (--backend {ns.backend})", flush=True)
     # (label, function of a work size -> rate, units counted per work size, work size of the trial run)
     rows: list[tuple[str, Callable[[int], float], int, int]] = [
         ("FrozenLake-v1, gym.make (reference)", time_frozenlake, 1, 2000),
         ("PokerSquares-v0, gym.make", time_single, 1, 2000),
     ]
-    default = PokerSquaresVectorEnv(1).backend  # what backend="auto" picks here
     for n in VECTOR_SIZES:
-        rows.append((f"PokerSquaresVectorEnv N={n} ({default})", lambda c, n=n: time_vector(n, c), n, max(3, 2000 // n)))
+        rows.append((f"PokerSquaresVectorEnv N={n} ({default})", lambda c, n=n: time_vector(n, c, backend=default), n,
+                     max(3, 2000 // n)))
     if not ns.no_extra:
         other = "numpy" if default == "numba" else None
         if other:
             rows.append((f"PokerSquaresVectorEnv N=4096 ({other})", lambda c: time_vector(4096, c, backend=other),
                          4096, 3))
-        rows.append((f"PokerSquaresVectorEnv N=4096 ({default}), copy=False", lambda c: time_vector(4096, c, copy=False),
-                     4096, 3))
+        rows.append((f"PokerSquaresVectorEnv N=4096 ({default}), copy=False",
+                     lambda c: time_vector(4096, c, copy=False, backend=default), 4096, 3))
         rows.append(("SyncVectorEnv N=64 (Gymnasium loop)", lambda c: time_sync(64, c), 64, 10))
-    rows.append(("score_grids: lines scored/s", time_lines, 10 * BOARD_BATCH, 1))
+    rows.append((LINES_ROW, time_lines, 10 * BOARD_BATCH, 1))
 
     sizes = {label: calibrate(run, per, seconds, start) for label, run, per, start in tqdm(rows, desc="calibrating")}
     results: dict[str, list[float]] = {label: [] for label, *_ in rows}
@@ -149,19 +175,20 @@ def main(argv: list[str] | None = None) -> int:
         for label, run, _, _ in rows:
             results[label].append(run(sizes[label]))
 
+    load_after = loadavg()
     medians = {label: statistics.median(v) for label, v in results.items()}
     reference = medians[rows[0][0]]
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {platform.python_version()}, "
-          f"numpy {np.__version__}, gymnasium {gym.__version__}; medians of {repeats} runs"
-          f"{' (--quick)' if ns.quick else ''}\n")
+          f"load average {_fmt_load(load_before)} before the first round, {_fmt_load(load_after)} after the last; "
+          f"Python {platform.python_version()}, numpy {np.__version__}, gymnasium {gym.__version__}; "
+          f"vector env backend {default}; medians of {repeats} runs{' (--quick)' if ns.quick else ''}\n")
     print("| what | steps/s | x FrozenLake-v1 | spread (min-max) |")
     print("|---|---:|---:|---:|")
     for label, *_ in rows:
         values = results[label]
-        unit = " lines/s" if label.startswith("score_grids") else ""
-        print(f"| {label} | {medians[label]:,.0f}{unit} | {medians[label] / reference:.2f} | "
+        lines = label == LINES_ROW  # lines scored, not env steps: no like-for-like ratio to FrozenLake's steps
+        ratio = "n/a" if lines else f"{medians[label] / reference:.2f}"
+        print(f"| {label} | {medians[label]:,.0f}{' lines/s' if lines else ''} | {ratio} | "
               f"{min(values):,.0f}-{max(values):,.0f} |")
     return 0
 

@@ -30,8 +30,19 @@ def test_speed_benchmark_prints_the_table(capsys):
         assert any(label.startswith(f"PokerSquaresVectorEnv N={n} (") for label in labels), n
     assert any("copy=False" in label for label in labels)
     for row in rows:
-        ratio = float(row.split(" | ")[2])
-        assert ratio > 0
+        ratio = row.split(" | ")[2]
+        if row.startswith("| score_grids"):  # lines scored, not env steps: no ratio to FrozenLake's steps
+            assert ratio == "n/a"
+        else:
+            assert float(ratio) > 0
+    assert out.index("load average before the first round: ") < out.index("| what")
+    assert "before the first round, " in out and " after the last; " in out
+    # --backend numpy: every vector row on numpy, and no other backend's row
+    assert speed.main(["--quick", "--repeats", "1", "--seconds", "0.02", "--no-extra", "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    vector = [line for line in out.splitlines() if line.startswith("| PokerSquaresVectorEnv")]
+    assert len(vector) == len(speed.VECTOR_SIZES) and all("(numpy)" in line for line in vector)
+    assert "vector env backend: numpy (--backend numpy)" in out
 
 
 def test_residuals_analysis_runs_and_the_richer_fit_is_reported(capsys, tmp_path, monkeypatch):
@@ -335,3 +346,111 @@ def test_ppo_threads_benchmark_reports_every_run_and_the_ratio(tmp_path, capsys)
     with pytest.raises(SystemExit) as bad:
         bench.main(["--threads", "2", "2"])
     assert bad.value.code == 2 and "expected each count once" in capsys.readouterr().err
+
+
+def _by_deck(folder, agent, system):
+    """Deck -> score of ``agent`` in ``folder``'s games.jsonl, read straight from the records (no script code)."""
+    import json
+
+    out = {}
+    for line in (folder / "games.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["agent"] == agent and "error" not in rec["meta"]:
+            out.setdefault(tuple(rec["deck"]), rec["score"] if system == "played" else rec["scores"][system])
+    return out
+
+
+def test_pair_runs_pools_and_pairs_by_deck_across_runs(tmp_path, capsys):
+    """``benchmarks/pair_runs.py``: games of several evaluate runs keyed by deck; pooled and paired figures equal
+    those computed directly from the records; a deck repeated for an agent is kept once; bad folders are refused."""
+    import json
+
+    import numpy as np
+
+    from agents.evaluation import evaluate
+    from agents.stats import mean_ci95
+
+    pair = load("pair_runs")
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    evaluate(["random", "greedy"], games=5, seed=3, out_dir=a, progress=False)
+    evaluate(["greedy", "rules"], games=5, seed=3, out_dir=b, progress=False)  # greedy repeats a's games
+    evaluate(["rules", "random"], games=4, seed=8, out_dir=c, progress=False)  # other deals
+
+    for system in ("played", "english"):
+        rules = {**_by_deck(b, "rules", system), **_by_deck(c, "rules", system)}
+        rand = {**_by_deck(a, "random", system), **_by_deck(c, "random", system)}
+        assert len(rules) == len(rand) == 9 and set(rules) == set(rand)
+        diffs = np.array([rules[d] - rand[d] for d in rules], dtype=float)
+        args = [str(a), str(b), str(c), "--agent", "rules", "--agent", "random"]
+        assert pair.main(args + ["--scoring", system]) == 0
+        out = capsys.readouterr().out
+        name = "american" if system == "played" else system
+        for agent, scores in (("rules", rules), ("random", rand)):
+            v = np.array(list(scores.values()), dtype=float)
+            line = next(x for x in out.splitlines() if x.startswith(f"{agent}: "))
+            assert line == (f"{agent}: {v.mean():.2f} +- {mean_ci95(v):.2f} (95% CI {v.mean() - mean_ci95(v):.2f} to "
+                            f"{v.mean() + mean_ci95(v):.2f}), std {v.std(ddof=1):.2f}, n 9 deals ({name})")
+        line = next(x for x in out.splitlines() if x.startswith("rules - random: "))
+        assert line.startswith(f"rules - random: {diffs.mean():+.2f} +- {mean_ci95(diffs):.2f} on 9 common deals "
+                               f"({name}; std of the differences {diffs.std(ddof=1):.2f}; "
+                               f"rules better on {(diffs > 0).sum()}, random better on {(diffs < 0).sum()}, "
+                               f"ties {(diffs == 0).sum()})")
+        cells = [[x.strip() for x in r.strip("|").split("|")] for r in out.splitlines() if r.startswith("| ")]
+        rows = {r[0]: r[1:] for r in cells}
+        assert rows["folder"] == ["deal seed(s)", "rules games", "random games"]
+        assert rows[str(a)] == ["3", "0", "5"] and rows[str(b)] == ["3", "5", "0"] and rows[str(c)] == ["8", "4", "4"]
+        assert rows["all"] == ["", "9", "9"]
+
+    # the data behind the print: the harness's own summary and paired rows
+    res = pair.pair_runs([str(a), str(b), str(c)], ["rules", "random"], "american")
+    assert [r["games"] for r in res["pooled"]] == [9, 9] and res["paired"]["deals"] == 9
+    assert res["pooled"][0]["mean"] == pytest.approx(np.mean(list(_by_deck(b, "rules", "american").values())
+                                                             + list(_by_deck(c, "rules", "american").values())))
+
+    # greedy played seed 3 in a and in b: kept once, and the note says the games were the same
+    assert pair.main([str(a), str(b), "--agent", "greedy"]) == 0
+    out = capsys.readouterr().out
+    g = np.array(list(_by_deck(a, "greedy", "played").values()), dtype=float)
+    assert f"greedy: {g.mean():.2f} +- {mean_ci95(g):.2f}" in out and "n 5 deals" in out
+    assert f"greedy: 5 deck(s) of {b} were already read from {a}: kept those of {a} (5 identical game(s), 0 " in out
+    assert "5 (5 repeated, left out)" not in out and "0 (5 repeated, left out)" in out
+
+    # refused, with exit status 2 and the folder named: another point system (played scores), a file that is not
+    # the harness's, a damaged score, an agent the runs do not hold, no deck in common
+    e = tmp_path / "e"
+    evaluate(["rules"], games=2, seed=3, scoring="english", out_dir=e, progress=False)
+    assert pair.main([str(b), str(e), "--agent", "rules"]) == 2
+    assert "different point systems" in capsys.readouterr().err
+    assert pair.main([str(b), str(e), "--agent", "rules", "--scoring", "american"]) == 0
+    assert "played for different point systems" in capsys.readouterr().out
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    rec = json.loads((c / "games.jsonl").read_text().splitlines()[0])
+    (bad / "games.jsonl").write_text(json.dumps({**rec, "meta": {}}) + "\n")
+    assert pair.main([str(a), str(bad), "--agent", "random"]) == 2
+    err = capsys.readouterr().err
+    assert f"'{bad}' is not an evaluation run" in err and "meta.deal" in err
+    (bad / "games.jsonl").write_text(json.dumps({**rec, "score": rec["score"] + 1}) + "\n")
+    assert pair.main([str(bad), "--agent", rec["agent"]]) == 2
+    assert f"'{bad}' holds a damaged record" in capsys.readouterr().err
+    assert pair.main([str(a), "--agent", "mc"]) == 2
+    assert "the runs hold greedy, random" in capsys.readouterr().err
+    assert pair.main([str(a), str(c), "--agent", "greedy", "--agent", "rules"]) == 2
+    assert "played no deck in common" in capsys.readouterr().err
+    assert pair.main([str(tmp_path / "missing"), "--agent", "random"]) == 2
+    assert "missing" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        pair.main([str(a), "--agent", "random", "--agent", "random"])
+    assert "expected one agent, or two different ones" in capsys.readouterr().err
+
+
+def test_ppo_threads_cuts_the_minibatch_to_one_update_for_few_envs():
+    """``--num-envs 16`` gives 800-step updates, under fast-ppo's 1,600-step minibatch: the script uses one minibatch
+    per update instead of failing with a ConfigError traceback (and leaves the default alone otherwise)."""
+    from agents.config import TrainConfig
+
+    bench = load("ppo_threads")
+    assert bench.minibatch_for(None) is None and bench.minibatch_for(32) is None and bench.minibatch_for(256) is None
+    assert bench.minibatch_for(16) == 800 and bench.minibatch_for(1) == 50
+    cfg = TrainConfig(algo="fast-ppo", num_envs=16, minibatch_size=bench.minibatch_for(16)).resolved()
+    assert cfg.minibatch_size == cfg.num_envs * cfg.num_steps == 800

@@ -589,7 +589,6 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     say how many tables of each kind (the Ameritish ones are drawn last, so
     the others do not depend on ``ameritish``).
     """
-
     rng = np.random.default_rng([int(seed), 2016])
     out: list[Any] = [point_system("american"), point_system("english")]
 

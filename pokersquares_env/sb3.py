@@ -53,7 +53,8 @@ class _Adapter:
     ``action_masks()`` (and ``env_method("action_masks")``) give the legal
     cells as an ``(N, 25)`` bool array, which sb3-contrib's MaskablePPO uses.
 
-    Seeding: ``seed`` (or SB3's ``venv.seed(s)``) seeds the vector env's
+    Seeding: ``seed`` (or SB3's ``venv.seed(s)``, which wins when both are
+    given, as an algorithm's own seed should) seeds the vector env's
     generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
     ``set_options({"deck": d})`` (or a list of one such dict per sub-env) deals
     those draw orders at the next ``reset()``, as SB3's ``set_options`` does.
@@ -73,8 +74,8 @@ class _Adapter:
     def reset(self):
         """Reset every sub-env; the batch of first observations."""
         seed = self._seed
-        if seed is None and self._seeds[0] is not None:
-            seed = self._seeds[0]  # set by VecEnv.seed(s): [s, s+1, ...]
+        if self._seeds[0] is not None:
+            seed = self._seeds[0]  # VecEnv.seed(s) ([s, s+1, ...]) wins over the constructor's seed, as in SB3
         options = self._deck_options()
         obs, _ = self.venv.reset(seed=seed, options=options)
         self._seed = None
@@ -123,6 +124,8 @@ class _Adapter:
                 entry["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
                 for key, values in final.items():
                     entry[key] = _plain(values[i])
+                if "placements" in entry:  # the cells played, as the single env gives them (the batch pads with -1)
+                    entry["placements"] = [c for c in entry["placements"] if c >= 0]
                 entry["scores"] = {"american": float(info["scores"]["american"][i]),
                                    "english": float(info["scores"]["english"][i])}
                 if "illegal_action" in info and info["_illegal_action"][i]:

@@ -272,6 +272,50 @@ def test_cache_keys_differ_by_features():
     assert len(names) == 3
 
 
+def test_cache_keys_differ_by_every_training_option():
+    from agents.tables import _cache_name
+
+    ps, rules = point_system("american"), Rules()
+    base = _cache_name(ps, rules, 10, 2, 0, "none")
+    assert _cache_name(point_system("american"), Rules(), 10, 2, 0, "none") == base  # the same training: one entry
+    others = [
+        _cache_name(point_system("english"), rules, 10, 2, 0, "none"),
+        _cache_name(ps, Rules(jokers=1), 10, 2, 0, "none"),
+        _cache_name(ps, Rules(placement="adjacent"), 10, 2, 0, "none"),
+        _cache_name(ps, rules, 11, 2, 0, "none"),
+        _cache_name(ps, rules, 10, 3, 0, "none"),
+        _cache_name(ps, rules, 10, 2, 1, "none"),  # another seed is another training
+    ]
+    assert len({base, *others}) == 1 + len(others)
+
+
+def test_tables_save_and_load_keep_what_they_were_trained_for(tmp_path):
+    from agents.lines import NUM_KEYS
+
+    rng = np.random.default_rng(0)
+    tables = ValueTables(rng.random((NUM_KEYS, 2, 2)), rng.integers(0, 9, (NUM_KEYS, 2, 2)).astype(float),
+                         point_system("english"), Rules(jokers=1, placement="adjacent", first_cell="center"),
+                         games=1234, seed=7, policy="ply=1+ply=2x500")
+    tables.save(tmp_path / "t.npz")
+    loaded = ValueTables.load(tmp_path / "t.npz")
+    assert np.array_equal(loaded.values, tables.values) and np.array_equal(loaded.counts, tables.counts)
+    assert (loaded.games, loaded.seed, loaded.policy) == (1234, 7, "ply=1+ply=2x500")
+    assert loaded.rules == tables.rules and loaded.system.name == "english" and loaded.phases == 2
+    assert loaded.features == "none"
+
+
+def test_a_damaged_cache_entry_is_retrained_and_replaced(tmp_path):
+    from agents.tables import _cache_name, load_or_train
+
+    ps, rules = point_system("american"), Rules()
+    path = tmp_path / _cache_name(ps, rules, 300, 2, 0, "none")
+    path.write_bytes(b"not a table")
+    tables = load_or_train(ps, rules, games=300, phases=2, cache=tmp_path)
+    assert tables.games == 300 and tables.phases == 2
+    assert np.array_equal(ValueTables.load(path).values, tables.values)  # the entry now holds the new training
+    assert np.array_equal(load_or_train(ps, rules, games=300, phases=2, cache=tmp_path).values, tables.values)
+
+
 def test_complete_lines_are_valued_at_their_points():
     tables = train_tables("american", games=500, phases=2, batch=500)
     complete = np.arange(tables.values.shape[0]) // 264 == 5
@@ -303,6 +347,20 @@ def test_spec_values_are_parsed_and_paths_kept_whole():
     assert parse_spec("mc:rollouts=200,seconds=0.04,rollout=heuristic")[2] == {
         "rollouts": 200, "seconds": 0.04, "rollout": "heuristic"}
     assert parse_spec("ppo:runs/a=b,c.zip") == ("ppo", "runs/a=b,c.zip", {})
+
+
+def test_spec_names_ignore_case_and_options_are_trimmed_identifiers():
+    assert parse_spec(" MC:rollouts=2")[0] == "mc"
+    assert parse_spec("Expectimax")[:2] == ("expectimax", None)
+    options = parse_spec("mc: rollouts = 5 , rollout = heuristic ")[2]
+    assert options == {"rollouts": 5, "rollout": "heuristic"} and type(options["rollouts"]) is int
+    assert parse_spec("mc:seconds=2,rollout=None,x=off")[2] == {"seconds": 2, "rollout": None, "x": False}
+    for bad in ("mc:2x=1", "mc:roll-outs=3", "mc:=3"):
+        with pytest.raises(ValueError, match="is not of the form key=value"):
+            parse_spec(bad)
+    for reserved in ("seed", "system", "rules"):  # given by make_agent's own arguments, never by the spec
+        with pytest.raises(ValueError, match=f"unknown option\\(s\\) {reserved}; 'mc' accepts rollouts"):
+            make_agent(f"mc:{reserved}=3")
 
 
 def test_register_agent_with_a_callable():

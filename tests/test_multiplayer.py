@@ -216,3 +216,26 @@ def test_spaces_are_stable_and_do_not_keep_the_env_alive():
     del env
     gc.collect()
     assert ref() is None, "a finished env must be collectable (no per-instance caches held by the class)"
+
+
+def test_tied_standings_keep_the_player_order():
+    # identical play ties every round: the standings list the tied players in seat order, best first
+    par = parallel_env(num_players=3, rounds=2)
+    history = play(par, seed=2, policy=lambda agent, obs: int(np.flatnonzero(obs["action_mask"])[0]))
+    final = history[-1][3]
+    for a in par.possible_agents:
+        assert final[a]["standings"] == ["player_0", "player_1", "player_2"]
+    assert final["player_0"]["winner"] is None and final["player_0"]["winners"] == par.possible_agents
+
+
+def test_illegal_penalty_end_names_only_the_offender_and_clears_every_mask():
+    par = parallel_env(num_players=3, illegal_action="penalty")
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0, "player_2": 0})
+    _, rewards, terms, truncs, infos = par.step({"player_0": 1, "player_1": 0, "player_2": 2})  # player_1: occupied
+    assert rewards == {"player_0": 0.0, "player_1": -10.0, "player_2": 0.0}
+    assert all(terms.values()) and not any(truncs.values()) and not par.agents
+    assert "occupied" in infos["player_1"]["illegal_action"]
+    assert "illegal_action" not in infos["player_0"] and "illegal_action" not in infos["player_2"]
+    for a, info in infos.items():
+        assert info["action_mask"].dtype == np.int8 and not info["action_mask"].any(), a

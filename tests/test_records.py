@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
 from pokersquares_env.core import PokerSquaresGame, Rules
-from pokersquares_env.records import GameRecord, RecordError, load_record, load_records, save_record
+from pokersquares_env.records import (
+    GameRecord,
+    RecordError,
+    append_record,
+    load_record,
+    load_records,
+    save_record,
+)
 from pokersquares_env.replay import print_replay
 from pokersquares_env.wrappers import RecordGames
 
@@ -76,6 +83,29 @@ def test_save_and_load_files(tmp_path):
     save_record(record, path)
     assert load_record(path).to_dict() == record.to_dict()
     assert [p.name for p in (tmp_path / "sub").iterdir()] == ["game.json"]  # no temporary left behind
+
+
+def test_saved_and_appended_records_are_ordinary_files(tmp_path):
+    """save_record's temporary file is made 0600 by mkstemp; the saved record gets the usual umask permissions."""
+    game, state = play_random(6)
+    record = GameRecord.from_game(game, state)
+    umask = os.umask(0o022)
+    try:
+        save_record(record, tmp_path / "game.json")
+        append_record(record, tmp_path / "games.jsonl")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "game.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "games.jsonl").stat().st_mode & 0o777 == 0o644
+
+
+def test_append_record_adds_lines_to_an_existing_jsonl(tmp_path):
+    path = tmp_path / "games.jsonl"
+    records = [GameRecord.from_game(*play_random(seed), seed=seed) for seed in (1, 2, 3)]
+    for record in records:
+        append_record(record, path)
+    assert path.read_text(encoding="utf-8").count("\n") == 3
+    assert [r.to_dict() for r in load_records(path)] == [r.to_dict() for r in records]
 
 
 # ---- replays ------------------------------------------------------------------------
@@ -441,3 +471,37 @@ def test_record_games_on_poker_shuffle_arrange(tmp_path):
     game, state = record.replay()
     assert record.meta["env"] == "PokerShuffle-v0"
     assert state.board == info["board"] and game.score(state) == info["score"]
+
+
+def test_record_games_names_files_by_episode_when_a_trigger_skips_some(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True, episode_trigger=lambda e: e % 2 == 1)
+    paths = []
+    for episode in range(4):
+        obs, info = env.reset(seed=episode)
+        done = False
+        while not done:
+            obs, r, done, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        paths.append(info.get("record_path"))
+    assert paths[0] is None and paths[2] is None
+    assert os.path.basename(paths[1]) == "game-000001.json" and os.path.basename(paths[3]) == "game-000003.json"
+    assert sorted(os.listdir(tmp_path)) == ["game-000001.json", "game-000003.json", "games.jsonl"]
+    assert env.recorded == paths[1::2]
+    assert [r.meta["episode"] for r in load_records(tmp_path / "games.jsonl")] == [1, 3]
+    assert [r.seed for r in load_records(tmp_path / "games.jsonl")] == [1, 3]
+
+
+def test_record_games_keeps_an_env_name_given_in_meta(tmp_path):
+    """meta["env"] is the env id only when the caller's meta does not name the env itself."""
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, meta={"env": "my-variant", "run": 7})
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, r, done, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    record = load_record(info["record_path"])
+    assert record.meta == {"env": "my-variant", "run": 7, "episode": 0}
+    plain = RecordGames(gym.make("PokerSquares-v0"), tmp_path / "plain")
+    obs, info = plain.reset(seed=0)
+    done = False
+    while not done:
+        obs, r, done, trunc, info = plain.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert load_record(info["record_path"]).meta == {"env": "PokerSquares-v0", "episode": 0}

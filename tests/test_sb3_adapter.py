@@ -83,3 +83,39 @@ def test_set_options_deals_the_given_decks_at_the_next_reset_only():
         venv.set_options(bad)
         with pytest.raises(ValueError, match=message):
             venv.reset()
+
+
+def test_constructor_seed_seeds_the_first_reset_only():
+    venv = make_sb3_vec_env(2, seed=0)
+    first = venv.reset()
+    np.testing.assert_array_equal(first, make_sb3_vec_env(2, seed=0).reset())  # the seed reproduces the deals
+    assert not np.array_equal(venv.reset(), first)  # the next reset shuffles on: new deals, not the seed's again
+    later = make_sb3_vec_env(2, seed=3)
+    later.seed(0)  # as an SB3 algorithm does with its own seed: it wins over the constructor's
+    np.testing.assert_array_equal(later.reset(), first)
+
+
+def test_finished_games_report_placements_and_only_the_offender_its_illegal_action():
+    venv = make_sb3_vec_env(2, seed=0, illegal_action="penalty")
+    venv.reset()
+    for t in range(24):
+        venv.step(np.array([t, t]))
+    _, reward, dones, infos = venv.step(np.array([24, 0]))  # game 0 fills its last cell, game 1 plays an occupied one
+    assert dones.all() and reward[1] == -10.0
+    assert infos[0]["placements"] == list(range(25)) and infos[0]["won"] in (True, False)
+    assert infos[1]["placements"] == list(range(24))  # the 24 legal moves before the bad one, as the single env says
+    assert "illegal_action" not in infos[0]
+    assert "occupied" in infos[1]["illegal_action"]
+
+
+def test_env_method_masks_follow_the_indices_and_set_attr_needs_every_sub_env():
+    venv = make_sb3_vec_env(3, seed=1)
+    venv.reset()
+    venv.step(np.array([0, 5, 24]))  # each game has a different occupied cell
+    masks = venv.action_masks()
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=[2, 1]), masks[[2, 1]])
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=[2]), masks[[2]])
+    assert not venv.env_method("action_masks", indices=[2])[0, 24]
+    with pytest.raises(ValueError, match="share one vector env"):
+        venv.set_attr("reward_mode", "terminal", indices=[0])
+    assert venv.get_attr("reward_mode") == ["line"] * 3  # the refused call changed nothing

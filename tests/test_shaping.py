@@ -179,3 +179,10 @@ def test_shaped_line_and_terminal_rewards_are_the_same_sequence():
             phi = phi_next
         shaped[mode] = np.array(out)
     np.testing.assert_allclose(shaped["line"], shaped["terminal"], atol=1e-9)
+
+
+def test_discount_multiplies_the_next_potential_only():
+    """F = gamma * phi(s') - phi(s) (Ng et al.): with gamma < 1 only the next state's potential is discounted."""
+    rewards, phi, phi_next = np.array([1.0, 2.0, 3.0]), np.array([3.0, 4.0, 5.0]), np.array([6.0, 8.0, 10.0])
+    out = shaped_rewards(rewards, phi, phi_next, 0.5, np.array([True, True, False]), np.array([False, True, False]))
+    np.testing.assert_allclose(out, [1.0 + 0.5 * 6.0 - 3.0, 2.0 - 4.0, 3.0])  # shaped; terminal (phi' = 0); autoreset

@@ -190,3 +190,17 @@ def test_cards_may_mix_names_and_codes_and_bad_entries_are_named():
         env.reset(options={"cards": [1.5, *range(24)]})
     with pytest.raises(ValueError, match=r"cards\[3\]: card 2♣ \(code 0\) appears twice"):
         env.reset(options={"cards": ["JK", 0, 1, "2c", *range(2, 23)]})
+
+
+def test_swap_mode_terminal_rewards_and_the_stop_spends_no_budget():
+    env = gym.make("PokerShuffle-v0", mode="swap", budget=5, reward_mode="terminal")
+    _, info = env.reset(seed=2)
+    assert info["budget_left"] == 5
+    _, reward, terminated, _, info = env.step(swap_action(0, 24))
+    assert reward == 0 and not terminated and info["budget_left"] == 4
+    _, reward, terminated, _, info = env.step(STOP)  # the whole final score on the last step, even on a stop
+    assert terminated and reward == info["score"] == score_grid(info["board"]) and info["swaps"] == [(0, 24)]
+    assert info["budget_left"] == 4  # stopping is not a swap
+    env.reset(seed=2)
+    _, reward, terminated, _, info = env.step(STOP)
+    assert terminated and reward == info["dealt_score"] == info["score"] and info["budget_left"] == 5

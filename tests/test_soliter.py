@@ -479,3 +479,47 @@ def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
     status, out = _soliter_play(monkeypatch, capsys, "c1 f\n")
     assert status == 1
     assert out.rstrip().endswith("The input ended before the game was over.")
+
+
+def test_observation_ends_with_the_stage_and_the_columns_in_play():
+    env = make("multistage")
+    obs, _ = env.reset(seed=1)
+    assert obs[-2] == 0 and obs[-1] == env.state.open_columns == env.game.num_columns
+    obs, _ = env.reset(options={"state": env.state._replace(stage=1, open_columns=env.game.num_columns - 1)})
+    assert obs[-2] == 1 and obs[-1] == env.game.num_columns - 1
+
+
+def _two_deck_position(variant: str, foundations: tuple[int, ...], tail: str):
+    """A two-deck position with ``tail`` playable on column 0 and the given foundation counts (the rest is filler)."""
+    game = SoliterGame(variant)
+    state = game.deal(np.random.default_rng(0))
+    king = C("K♠")
+    cols = [(king, C(tail))] + [() for _ in state.columns[1:]]
+    return game, state._replace(columns=tuple(cols), cells=(EMPTY,) * game.num_cells, foundations=foundations)
+
+
+@pytest.mark.parametrize(
+    "variant, one_two_home, both_twos_home",
+    [
+        # two ace-up piles per suit: pile 0 holds A♣ 2♣, pile 4 an A♣ (the other 2♣ is out), then 2♣ too
+        ("104", (2, 0, 0, 0, 1, 0, 0, 0), (2, 0, 0, 0, 2, 0, 0, 0)),
+        # ace-up pile 0 holds A♣ 2♣; the king-down pile 4 holds K♣..3♣ (11 cards), then K♣..2♣ (12 cards)
+        ("104-aces-kings", (2, 0, 0, 0, 11, 0, 0, 0), (2, 0, 0, 0, 12, 0, 0, 0)),
+    ],
+)
+def test_solver_sends_a_two_deck_card_home_only_when_both_copies_below_it_are_home(variant, one_two_home,
+                                                                                  both_twos_home):
+    from pokersquares_env.soliter.solver import _Search
+
+    game, state = _two_deck_position(variant, one_two_home, "3♣")
+    search = _Search(game)
+    auto = search._auto_fast if search.fast else search._auto  # 104: the fast path; aces-kings: the general one
+    assert not search._safe_home(state, C("3♣"))  # one 2♣ is still out: it may yet be built on 3♣
+    actions: list[int] = []
+    assert auto(state, actions) == state and actions == []  # so 3♣ stays on its column
+    game, state = _two_deck_position(variant, both_twos_home, "3♣")
+    assert search._safe_home(state, C("3♣"))
+    actions = []
+    after = auto(state, actions)  # every 2♣ is home: 3♣ goes to pile 0 at once
+    assert actions == [game.encode(0, game.pile_base + 0)] and after.columns[0] == (C("K♠"),)
+    assert after.foundations == (3,) + both_twos_home[1:]

@@ -172,3 +172,29 @@ def test_upper_bound_is_above_every_layout():
     with pytest.raises(ValueError, match="negative points"):
         upper_bound(cards, {"one_pair": -1, "two_pair": 1, "three_of_a_kind": 1, "straight": 1, "flush": 1,
                             "full_house": 1, "four_of_a_kind": 1, "straight_flush": 1, "royal_flush": 1})
+
+
+def test_more_than_25_cards_are_refused():
+    with pytest.raises(ValueError, match="26 cards: expected exactly 25"):
+        check_cards(list(range(26)))
+    with pytest.raises(ValueError, match="26 cards: expected exactly 25"):
+        solve(list(range(26)))
+
+
+def test_anneal_returns_the_best_layout_it_visited():
+    # anneal starts from the layout rng.permutation gives its seed's generator; the best layout it visited, which it
+    # returns, scores at least that much, however hot the walk (a constant high temperature accepts most moves)
+    for seed in range(20):
+        cards = deal(seed)
+        start = [cards[p] for p in np.random.default_rng(0).permutation(25)]
+        grid, score = anneal(cards, seed=0, steps=2000, t_start=1.0, t_end=1.0)
+        assert score == score_grid(grid) >= score_grid(start), seed
+
+
+def test_upper_bound_rounds_the_lp_value_down_for_integral_points():
+    pytest.importorskip("scipy")
+    from pokersquares_env.shuffle.solver import upper_bound
+
+    # the LP relaxation of the Russian example under English points is worth 145.5: no layout scores a half point
+    bound = upper_bound(parse_cards(RU_EXAMPLE), "english")
+    assert bound == 145 and isinstance(bound, int)

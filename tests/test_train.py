@@ -96,6 +96,38 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
     assert not out.exists()  # nothing was created: the check came first
 
 
+@pytest.mark.parametrize(
+    "over",
+    [
+        dict(gamma=1.0), dict(gamma=1e-6), dict(gae_lambda=0.0), dict(gae_lambda=1.0), dict(ent_coef=0.0),
+        dict(learning_starts=0), dict(eval_every=0, checkpoint_every=0, final_eval_games=0), dict(eval_games=1),
+        dict(num_envs=4, num_steps=5, minibatch_size=20),  # a minibatch may be the whole rollout
+        dict(epsilon_start=0.0, epsilon_end=1.0, target_tau=1.0, exploration_fraction=0.0), dict(time_limit=0),
+    ],
+)
+def test_boundary_values_are_accepted(over):
+    TrainConfig(algo="fast-ppo", **over).resolved()
+
+
+@pytest.mark.parametrize(
+    "over,needle",
+    [
+        (dict(gamma=0.0), "gamma=0.0: expected a number in (0, 1]"),
+        (dict(gae_lambda=-0.01), "gae_lambda=-0.01"),
+        (dict(gae_lambda=1.01), "gae_lambda=1.01"),
+        (dict(ent_coef=-0.001), "ent_coef=-0.001"),
+        (dict(learning_starts=-1), "learning_starts=-1"),
+        (dict(eval_games=0), "eval_games=0: expected an integer >= 1"),
+        (dict(num_envs=4, num_steps=5, minibatch_size=21), "minibatch_size=21: expected at most num_envs * num_steps = 20"),
+        (dict(target_tau=1.5), "target_tau=1.5"),
+    ],
+)
+def test_values_just_past_a_bound_are_refused(over, needle):
+    with pytest.raises(ConfigError) as err:
+        TrainConfig(algo="fast-ppo", **over).resolved()
+    assert needle in str(err.value)
+
+
 @pytest.mark.parametrize("algo,reward_mode", [("dqn", "line"), ("maskable-ppo", "line"), ("fast-ppo", "terminal"),
                                               ("dqn", "terminal")])
 def test_other_trainers_train_on_shaped_rewards(tmp_path, monkeypatch, algo, reward_mode):
@@ -422,3 +454,18 @@ def test_anneal_by_steps_keeps_wall_clock_out_of_the_schedule(tmp_path, monkeypa
         now[0] += 50.0  # half the time budget spent, a tenth of the steps
         fractions[how] = run.progress_fraction(100)
     assert fractions == {"first": 0.5, "steps": 0.1}
+
+
+def test_masked_logits_set_exactly_the_illegal_cells_to_minus_infinity():
+    import torch
+
+    from agents.fast_ppo import masked_logits
+
+    scores = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    mask = torch.tensor([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=torch.int8)
+    out = masked_logits(scores, mask)
+    assert out[0, 1].item() == float("-inf") and out[0, 0].item() == 1.0 and out[0, 2].item() == 3.0
+    assert torch.equal(out[1], scores[1])  # a row without a legal cell is left unmasked (no NaN probabilities)
+    assert torch.equal(out[2], scores[2])
+    probs = torch.softmax(masked_logits(torch.tensor([[1e6, 0.0]]), torch.tensor([[0, 1]])), -1)
+    assert probs.tolist() == [[0.0, 1.0]]  # an illegal cell never gets probability, however high its score

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import secrets
 import sys
 from collections.abc import Callable
@@ -39,7 +38,6 @@ from pokersquares_env.cli import seed_arg
 
 HELP = "Play Poker Squares at the terminal (with hints from an agent, or against one)."
 
-_CELL = re.compile(r"^\s*([a-e])\s*([1-5])\s*$|^\s*([1-5])\s*([a-e])\s*$")
 _QUIT = {"q", "quit", "exit"}
 _HELP_WORDS = {"h", "help", "?"}
 
@@ -132,12 +130,17 @@ def _hand_label(key: str) -> str:
 
 
 def parse_move(text: str) -> int | None:
-    """The cell of ``'b4'`` (or ``'4b'``), or ``None`` if ``text`` is not a cell."""
-    m = _CELL.match(text.lower())
-    if not m:
+    """The cell of ``'b4'`` (or ``'4b'``, spaces allowed), or ``None`` if ``text`` is not a cell (an index such as
+    ``'12'`` is not a move)."""
+    from pokersquares_env.core import parse_cell
+
+    token = "".join(text.split())
+    if len(token) != 2 or token.isdigit():
         return None
-    col, row = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-    return (int(row) - 1) * 5 + "abcde".index(col)
+    try:
+        return parse_cell(token)
+    except ValueError:
+        return None
 
 
 def side_by_side(game: Any, states: list[Any], names: list[str], style: _Style | None = None) -> str:

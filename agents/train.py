@@ -704,8 +704,9 @@ def given_options(args) -> dict[str, Any]:
     if args.config:  # the options the file sets (validated by loading it), not the defaults of the others
         from agents.config import read_config_file
 
-        written = read_config_file(args.config, "config file")
-        base = {k: v for k, v in TrainConfig.load(args.config).to_dict().items() if k in written}
+        written = read_config_file(args.config, "config file")  # read once: validated, then only its own keys kept
+        loaded = TrainConfig.from_dict(written, where=f"config file {str(Path(args.config))!r}").to_dict()
+        base = {k: v for k, v in loaded.items() if k in written}
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 

@@ -78,7 +78,10 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         heading.append(f"{rules.placement} placement")
     if rules.first_cell is not None:
         heading.append(f"first card on {cell_name(rules.first_cell)}")
-    out.write("Poker Squares game record: " + ", ".join(heading) + "\n")
+    more, opening, closing = _meta_notes(record.meta if isinstance(record.meta, dict) else {})
+    out.write("Poker Squares game record: " + ", ".join(heading + more) + "\n")
+    for note in opening:
+        out.write(note + "\n")
     total = 0.0
     previous = None
     for move, st in record.states():
@@ -103,15 +106,53 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         previous, state = st, st
     if state is None:
         out.write("(no moves)\n")
+        for note in closing:
+            out.write(note + "\n")
         return
     out.write("\n" + board_text(game, state) + "\n")
     scores = [f"{s} {_fmt(game.score(state, s))}" for s in ("american", "english")]
     if record.system.name not in ("american", "english"):
         scores.insert(0, f"{record.system.name} {_fmt(game.score(state))}")
     out.write("Scores: " + ", ".join(scores) + ("" if state.terminal else "  (unfinished game)") + "\n")
+    for note in closing:
+        out.write(note + "\n")
     vs = record.meta.get("vs") if isinstance(record.meta, dict) else None
     if isinstance(vs, dict) and "agent" in vs:
         out.write(f"Opponent {vs['agent']}: {_fmt(vs.get('score', 0))} points\n")
+
+
+def _meta_notes(meta: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """What a record's ``meta`` adds to its replay: ``(heading parts, opening lines, closing lines)``.
+
+    The heading gets the env the game came from (when not Poker Squares) and
+    the evaluation deal (``deal``, ``eval_seed``).  Poker Shuffle
+    swap-mode records get a line with their swaps, since their placements
+    only lay out the final arrangement.  Closing notes say why a game ended
+    early (``illegal_action``, ``error``).
+    """
+    from pokersquares_env.core import cell_name
+
+    heading: list[str] = []
+    env = meta.get("env")
+    if env and env != "PokerSquares-v0":
+        mode = f" ({meta['mode']} mode)" if meta.get("mode") else ""
+        heading.append(f"recorded from {env}{mode}")
+    if "deal" in meta:
+        seed = f" of evaluation seed {meta['eval_seed']}" if "eval_seed" in meta else ""
+        heading.append(f"deal {meta['deal']}{seed}")
+    before: list[str] = []
+    swaps = meta.get("swaps")
+    if meta.get("mode") == "swap" and isinstance(swaps, list):
+        try:
+            done = ", ".join(f"{cell_name(i)}<->{cell_name(j)}" for i, j in swaps) or "none"
+        except (TypeError, ValueError):
+            done = repr(swaps)
+        dealt = f"the dealt layout scored {_fmt(meta['dealt_score'])}; " if "dealt_score" in meta else ""
+        before.append(f"Swap mode: {dealt}swaps {done}. The moves below lay out the final arrangement cell by cell.")
+    after = [f"Ended by an illegal action: {meta['illegal_action']}"] if "illegal_action" in meta else []
+    if "error" in meta:
+        after.append(f"Ended by an error: {meta['error']}")
+    return heading, before, after
 
 
 def frames(record: Any) -> list[Any]:

@@ -505,3 +505,79 @@ def test_record_games_keeps_an_env_name_given_in_meta(tmp_path):
     while not done:
         obs, r, done, trunc, info = plain.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert load_record(info["record_path"]).meta == {"env": "PokerSquares-v0", "episode": 0}
+
+
+def _play_out(env, info, pick=lambda mask: int(np.flatnonzero(mask)[0])):
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(pick(info["action_mask"]))
+    return info
+
+
+def test_swap_mode_record_keeps_the_deal_and_the_swaps_and_replay_says_so(tmp_path):
+    """A swap-mode record's placements only lay out the final board; meta holds the deal and the swaps."""
+    from io import StringIO
+
+    from pokersquares_env.cards import parse_card
+    from pokersquares_env.shuffle import swap_action
+    from pokersquares_env.shuffle.env import layout_state
+
+    env = RecordGames(gym.make("PokerShuffle-v0", mode="swap", budget=2), tmp_path)
+    _, info = env.reset(seed=3)
+    dealt = list(env.unwrapped.cards)
+    env.step(swap_action(0, 5))
+    _, _, done, _, info = env.step(swap_action(1, 2))
+    assert done
+    record = load_record(info["record_path"])
+    assert record.meta["mode"] == "swap" and record.meta["swaps"] == [[0, 5], [1, 2]]
+    assert [parse_card(c) for c in record.meta["dealt"]] == dealt
+    # The swaps replayed on the dealt layout give the recorded board, and the dealt layout's score.
+    board = list(dealt)
+    for i, j in record.meta["swaps"]:
+        board[i], board[j] = board[j], board[i]
+    game, state = record.replay()
+    assert state.board == board == info["board"]
+    assert record.meta["dealt_score"] == game.score(layout_state(game, dealt)) == info["dealt_score"]
+    out = StringIO()
+    print_replay(record, out)
+    text = out.getvalue()
+    assert "recorded from PokerShuffle-v0 (swap mode)" in text.splitlines()[0]
+    assert f"the dealt layout scored {info['dealt_score']:g}; swaps a1<->a2, b1<->c1." in text
+
+
+def test_arrange_mode_record_names_its_mode_and_keeps_the_dealt_cards(tmp_path):
+    from pokersquares_env.cards import parse_card
+
+    env = RecordGames(gym.make("PokerShuffle-v0", mode="arrange"), tmp_path)
+    _, info = env.reset(seed=4)
+    dealt = list(env.unwrapped.cards)
+    info = _play_out(env, info, pick=lambda mask: int(np.flatnonzero(mask)[-1]))
+    record = load_record(info["record_path"])
+    assert record.meta["mode"] == "arrange" and "swaps" not in record.meta
+    assert sorted(parse_card(c) for c in record.meta["dealt"]) == sorted(dealt)
+    with pytest.raises(gym.error.ResetNeeded):
+        gym.make("PokerShuffle-v0").unwrapped.game_record()
+
+
+def test_replay_says_why_a_game_ended_early(tmp_path):
+    from io import StringIO
+
+    env = RecordGames(gym.make("PokerSquares-v0", illegal_action="penalty"), tmp_path)
+    env.reset(seed=1)
+    _, _, done, _, info = env.step(-3)  # out of range before any card is placed
+    out = StringIO()
+    print_replay(load_record(info["record_path"]), out)
+    assert out.getvalue().splitlines()[1:] == ["(no moves)", f"Ended by an illegal action: {info['illegal_action']}"]
+    env.reset(seed=1)
+    env.step(0)
+    _, _, done, _, info = env.step(0)
+    out = StringIO()
+    print_replay(load_record(info["record_path"]), out)
+    assert out.getvalue().splitlines()[-1] == "Ended by an illegal action: cell 0 (a1) is occupied by J♣"
+    game, state = play_random(2, moves=3)
+    record = GameRecord.from_game(game, state, meta={"deal": 17, "eval_seed": 2024, "error": "RuntimeError: boom"})
+    out = StringIO()
+    print_replay(record, out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith("american points, deal 17 of evaluation seed 2024")
+    assert lines[-1] == "Ended by an error: RuntimeError: boom"

@@ -409,6 +409,26 @@ class PokerShuffleEnv(gym.Env):
             info["swaps"] = list(self._swaps)
         return info
 
+    def game_record(self, *, seed: int | None = None, agent: str | None = None,
+                    meta: dict[str, Any] | None = None) -> Any:
+        """The current game as a :class:`~pokersquares_env.records.GameRecord` (used by ``RecordGames``).
+
+        The record replays the board as Poker Squares placements; ``meta``
+        keeps what only Poker Shuffle has: ``mode``, the ``dealt`` cards in
+        deal order and, in swap mode, the ``swaps`` (cell pairs, in order) and
+        the ``dealt_score``, so the game can be told from a Poker Squares one
+        and the swaps replayed from the dealt layout.
+        """
+        from pokersquares_env.records import GameRecord, card_text
+
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before game_record()")
+        extra: dict[str, Any] = {"mode": self.mode, "dealt": [card_text(c) for c in self.cards]}
+        if self.mode == "swap":
+            extra["swaps"] = [[int(i), int(j)] for i, j in self._swaps]
+            extra["dealt_score"] = self._dealt_score
+        return GameRecord.from_game(self.game, self.state, seed=seed, agent=agent, meta={**extra, **(meta or {})})
+
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""
         if self.state is None:

@@ -217,15 +217,14 @@ def test_train_help_shows_every_default_and_matches_play_and_evaluate():
             assert (train[name].metavar or name.upper()) == (theirs[name].metavar or name.upper()), (other, name)
 
 
-def test_compare_trainers_help_says_why_it_takes_no_point_system_file():
-    """Train and the other experiments take a JSON point system; compare-trainers cannot (its curves record American
-    and English scores only), and its help says so instead of staying silent."""
+def test_compare_trainers_takes_a_point_system_file_as_train_does(tmp_path, capsys):
+    """--scoring names a point system or a JSON file, as train's does; a bad one is named before any training."""
     scoring = {a.dest: a for a in _parser_at("pokersquares experiment compare-trainers")._actions}["scoring"]
-    assert set(scoring.choices) == {"american", "english"} and "no JSON file" in scoring.help
-    from agents.experiments.compare_trainers import compare_trainers
-
-    with pytest.raises(ValueError, match="expected 'american' or 'english'"):
-        compare_trainers("unused", scoring="english.json")
+    assert scoring.choices is None and "JSON file" in scoring.help
+    out = tmp_path / "cmp"
+    assert main(["experiment", "compare-trainers", "--scoring", str(tmp_path / "nope.json"), "--out", str(out),
+                 "--no-progress"]) == 2
+    assert "nope.json" in capsys.readouterr().err and not out.exists()
 
 
 @pytest.mark.parametrize("path", ["pokersquares demo", "pokersquares evaluate", "pokersquares train",

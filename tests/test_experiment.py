@@ -183,6 +183,25 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
 
 
+def test_compare_trainers_on_a_custom_point_system_plots_that_system(tmp_path):
+    """A JSON point system is the reward and the evaluation; the curves are the run's own eval_score."""
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    table = dict(POINT_SYSTEMS["american"])
+    table["one_pair"] = 40  # far from both built-in systems, so a mix-up shows
+    spec = tmp_path / "pairs.json"
+    spec.write_text(json.dumps({"name": "pairs", "points": table}))
+    result = compare_trainers(str(tmp_path / "run"), timesteps=832, algos=("fast-ppo",), games=4, eval_points=2,
+                              scoring=str(spec), progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    row = result["rows"][0]
+    assert row["curve"]["eval_score"] and row["curve"]["eval_score"] != row["curve"]["eval_american"]
+    games = [json.loads(line) for line in (tmp_path / "run" / "evaluation" / "games.jsonl").open()]
+    assert all(g["point_system"]["name"] == "pairs" for g in games)
+    assert row["mean"] == pytest.approx(np.mean([g["score"] for g in games]))
+    assert "pairs reward" in result["table"]
+
+
 def test_potential_shaping_compares_shapings_on_common_deals(tmp_path, monkeypatch):
     import agents.expectimax
     from agents.experiments.potential_shaping import potential_shaping

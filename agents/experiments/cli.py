@@ -65,9 +65,8 @@ def add_arguments(parser) -> None:
     c.add_argument("--games", type=int, default=500, help="common evaluation deals")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"], metavar="ALGO",
                    help=f"algorithms to train, of {', '.join(sorted(ALGOS))} (default maskable-ppo dqn fast-ppo)")
-    c.add_argument("--scoring", default="american", choices=["american", "english"],
-                   help="reward and evaluation point system (default american); unlike the other experiments, no "
-                        "JSON file: the learning curves record only American and English scores")
+    c.add_argument("--scoring", default="american",
+                   help="reward and evaluation point system: american (default), english, or a JSON file")
     c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (see agents/shaping.py)")
     c.add_argument("--rules", metavar="SPEC", help=RULES_HELP)

@@ -33,6 +33,7 @@ def compare_trainers(
 ) -> dict[str, Any]:
     """Train each algorithm on the same budget and compare learning curves and final scores on common deals.
 
+    ``scoring``: the reward and evaluation point system: ``"american"``, ``"english"`` or a JSON point-system file.
     ``shaping``: the potential-based reward shaping of every run (:mod:`agents.shaping`; default none).
     ``rules``: the rule options of every run and of the common deals (a ``Rules`` or a spec of ``Rules.parse``
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
@@ -41,9 +42,8 @@ def compare_trainers(
     from agents.evaluation import check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
+    from pokersquares_env.scoring import point_system
 
-    if scoring not in ("american", "english"):
-        raise ValueError(f"scoring={scoring!r}: expected 'american' or 'english'")
     check_positive_int(games, "games")  # before any training, not after it
     for algo in algos:
         if algo not in ALGOS:
@@ -60,8 +60,9 @@ def compare_trainers(
             eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
             progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
-        configs.append(cfg.resolved())  # every config is checked before the first run starts
+        configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
     prepare_out_dir(root)  # an --out that is a file is named before any training
+    system = point_system(scoring).name
     rows = []
     for cfg in configs:
         result = train(cfg, overwrite=True)  # the experiment's own run folder
@@ -76,7 +77,7 @@ def compare_trainers(
         r["curve"] = read_curve(root / r["algo"] / "curve.csv")
     lines = [
         (f"# Trainers on the same budget ({timesteps:,} steps asked, each rounded up to its whole updates: the steps "
-         f"column; seed {seed}, {scoring} reward, shaping {shaping}"
+         f"column; seed {seed}, {system} reward, shaping {shaping}"
          f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
         "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",
@@ -89,23 +90,24 @@ def compare_trainers(
     (root / "experiment.json").write_text(json.dumps(
         {"timesteps": timesteps, "seed": seed, "algos": list(algos), "games": games, "scoring": scoring,
          "shaping": shaping, "rules": rules}, indent=2) + "\n")
-    _plot(rows, root / "trainer_curves.png", scoring)
+    _plot(rows, root / "trainer_curves.png", system)
     return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
 
 
-def _plot(rows: list[dict[str, Any]], path: Path, scoring: str) -> None:
+def _plot(rows: list[dict[str, Any]], path: Path, system: str) -> None:
+    """Each run's in-training evaluation score (its own point system) against steps and against seconds."""
     from agents.evaluation import pyplot
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for r in rows:
         c = r["curve"]
-        axes[0].plot(c["step"], c["eval_american" if scoring == "american" else "eval_english"], marker="o", label=r["algo"])
-        axes[1].plot(c["seconds"], c["eval_american" if scoring == "american" else "eval_english"], marker="o", label=r["algo"])
+        axes[0].plot(c["step"], c["eval_score"], marker="o", label=r["algo"])
+        axes[1].plot(c["seconds"], c["eval_score"], marker="o", label=r["algo"])
     axes[0].set_xlabel("training steps")
     axes[1].set_xlabel("wall-clock seconds")
     for ax in axes:
-        ax.set_ylabel(f"mean {scoring} score (fixed deals)")
+        ax.set_ylabel(f"mean {system} score (fixed deals)")
         ax.grid(alpha=0.3)
         ax.legend()
     fig.tight_layout()

@@ -283,8 +283,8 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
 
 
 def read_curve(path: Path) -> dict[str, list[float]]:
-    """The evaluation rows of a run's curve.csv: step, seconds, eval_american, eval_english."""
-    out: dict[str, list[float]] = {"step": [], "seconds": [], "eval_american": [], "eval_english": []}
+    """The evaluation rows of a run's curve.csv: step, seconds, eval_score (the run's system), eval_american, eval_english."""
+    out: dict[str, list[float]] = {"step": [], "seconds": [], "eval_score": [], "eval_american": [], "eval_english": []}
     if not path.exists():
         return out
     with path.open() as fh:

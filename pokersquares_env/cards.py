@@ -17,6 +17,7 @@ Parsing accepts the spellings people actually write: ``T♠``, ``10♠``, ``Ts``
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +28,7 @@ __all__ = [
     "NUM_STANDARD",
     "RANKS",
     "SUITS",
+    "assign_jokers",
     "card",
     "format_card",
     "format_cards",
@@ -70,13 +72,20 @@ _SUIT_ALIASES.update({"♧": 0, "♢": 1, "♡": 2, "♤": 3})
 _JOKER_WORDS = {"jk", "joker", "jkr", "*", "🃏"}
 
 
+def check_index(value: Any, what: str, size: int, expected: str = "") -> int:
+    """``value`` as an int in ``0..size-1``: an integer or numpy integer, not a bool, a float or a string.
+
+    The error names ``what`` and the value, and what was expected (``expected`` adds a gloss).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < size:
+        raise ValueError(f"{what} {value!r}: expected an integer 0..{size - 1}{expected}")
+    return int(value)
+
+
 def card(rank: int, suit: int) -> int:
     """The code of the card with rank index ``rank`` (0=2 .. 12=A) and suit ``suit``."""
-    if not 0 <= int(rank) < 13:
-        raise ValueError(f"rank index {rank!r} out of range: expected 0..12 (0 = two, 12 = ace)")
-    if not 0 <= int(suit) < 4:
-        raise ValueError(f"suit index {suit!r} out of range: expected 0..3 (♣ ♦ ♥ ♠)")
-    return int(suit) * 13 + int(rank)
+    rank = check_index(rank, "rank index", 13, " (0 = two, 12 = ace)")
+    return check_index(suit, "suit index", 4, " (♣ ♦ ♥ ♠)") * 13 + rank
 
 
 def rank_of(code: int) -> int:
@@ -125,24 +134,35 @@ def parse_card(text: str) -> int:
 def parse_cards(text: str | Iterable[str]) -> list[int]:
     """Codes of a whitespace-separated list of cards (``/`` and ``,`` also separate).
 
-    Successive jokers get successive joker codes, so ``'JK JK'`` is ``[52, 53]``.
+    Plain jokers take the joker codes that no ``JK1``/``JK2`` names, in order (:func:`assign_jokers`), so
+    ``'JK JK'`` is ``[52, 53]`` and ``'JK2 JK'`` is ``[53, 52]``.
     """
     if isinstance(text, str):
         tokens = text.replace("/", " ").replace(",", " ").split()
     else:
         tokens = list(text)
-    codes: list[int] = []
-    jokers_seen = 0
-    for token in tokens:
-        code = parse_card(token)
-        if is_joker(code) and token.strip().lower() not in ("jk1", "jk2"):
-            if jokers_seen >= len(JOKERS):
-                raise ValueError(f"bad card list {text!r}: more than {len(JOKERS)} jokers")
-            code = JOKERS[jokers_seen]
-        if is_joker(code):
-            jokers_seen += 1
-        codes.append(code)
-    return codes
+    codes = [parse_card(token) for token in tokens]
+    if sum(is_joker(c) for c in codes) > len(JOKERS):
+        raise ValueError(f"bad card list {text!r}: more than {len(JOKERS)} jokers")
+    return assign_jokers(tokens, codes)
+
+
+def assign_jokers(items: Sequence[Any], codes: Sequence[int]) -> list[int]:
+    """``codes`` (parsed from ``items``) with each plain ``'JK'`` given a joker code no named joker takes.
+
+    ``'JK1'``/``'JK2'`` (or the codes 52/53) name a joker; plain ``'JK'`` items take the joker codes left
+    over, in order, so ``'JK2 JK'`` is ``[53, 52]`` and ``'JK JK'`` is ``[52, 53]``.  A plain joker beyond
+    the two keeps its parsed code, for the caller's duplicate check to name.
+    """
+    plain = [i for i, (item, c) in enumerate(zip(items, codes, strict=True))
+             if is_joker(c) and isinstance(item, str) and item.strip().lower() not in ("jk1", "jk2")]
+    out = list(codes)
+    if plain:
+        named = {c for i, c in enumerate(codes) if is_joker(c) and i not in plain}
+        free = iter([j for j in JOKERS if j not in named])
+        for i in plain:
+            out[i] = next(free, out[i])
+    return out
 
 
 def format_card(code: int) -> str:
@@ -170,16 +190,14 @@ def full_deck(jokers: int = 0) -> np.ndarray:
 def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str = "cards") -> list[int]:
     """Validated integer card codes (``EMPTY`` allowed if ``allow_empty``); no card twice.
 
-    Text is parsed; a plain ``'JK'`` is the first joker not yet listed (so ``['JK', 'JK']`` is both jokers, as in
-    :func:`parse_cards`), ``'JK1'``/``'JK2'`` a given one.
+    Text is parsed; a plain ``'JK'`` is a joker that no ``'JK1'``/``'JK2'`` names (:func:`assign_jokers`, as in
+    :func:`parse_cards`: ``['JK', 'JK']`` is both jokers).
     """
+    items = list(codes)
+    codes = assign_jokers(items, [parse_card(c) if isinstance(c, str) else c for c in items])
     out: list[int] = []
     seen: set[int] = set()
     for i, c in enumerate(codes):
-        if isinstance(c, str):
-            text, c = c, parse_card(c)
-            if is_joker(c) and text.strip().lower() not in ("jk1", "jk2"):
-                c = next((j for j in JOKERS if j not in seen), c)
         if allow_empty and not isinstance(c, bool) and isinstance(c, (int, np.integer)) and int(c) == EMPTY:
             out.append(EMPTY)
             continue

@@ -12,7 +12,7 @@ lines it completes costs a few integer operations and one table look-up.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +22,9 @@ from pokersquares_env.cards import EMPTY, JOKERS, NUM_CODES, NUM_STANDARD, check
 from pokersquares_env.scoring import (
     CATEGORY_KEYS,
     CELL_LINES,
+    FLUSHABLE,
     LINE_CELLS,
     NO_HAND_KEY,
-    FLUSHABLE,
     WINDOW,
     PointSystem,
     point_system,
@@ -117,8 +117,10 @@ class Rules:
     first_cell: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.jokers, bool) or self.jokers not in (0, 1, 2):
-            raise ValueError(f"jokers={self.jokers!r}: expected 0, 1 or 2")
+        jokers = self.jokers
+        if isinstance(jokers, bool) or not isinstance(jokers, (int, np.integer)) or jokers not in (0, 1, 2):
+            raise ValueError(f"jokers={jokers!r}: expected 0, 1 or 2 (an integer)")
+        object.__setattr__(self, "jokers", int(jokers))  # a numpy integer would not serialise to JSON
         if self.placement not in ("free", "adjacent"):
             raise ValueError(f"placement={self.placement!r}: expected 'free' or 'adjacent'")
         fc = self.first_cell
@@ -312,7 +314,14 @@ class PokerSquaresGame:
     """
 
     def __init__(self, rules: Rules | None = None, system: Any = "american") -> None:
-        self.rules = rules if rules is not None else Rules()
+        if rules is None:
+            rules = Rules()
+        elif isinstance(rules, (str, Mapping)):
+            rules = Rules.parse(rules)
+        elif not isinstance(rules, Rules):
+            raise TypeError(f"rules={rules!r}: expected a Rules, a spec such as 'jokers=2,placement=adjacent', "
+                            f"a mapping of rule options or None")
+        self.rules = rules
         self.system: PointSystem = point_system(system)
         self._line_points = self.system.line_points_table.tolist()
 

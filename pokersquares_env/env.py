@@ -193,12 +193,10 @@ class PokerSquaresEnv(gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a game: a fresh shuffle, or ``options["deck"]`` drawn in the given order."""
-        super().reset(seed=seed)
         options = check_reset_options(options, ("deck",))
-        if options.get("deck") is not None:
-            state = self.game.init(options["deck"])
-        else:
-            state = self.game.init(self.game.deal(self.np_random), validate=False)
+        given = self.game.init(options["deck"]) if options.get("deck") is not None else None
+        super().reset(seed=seed)  # after the options are checked: a refused reset leaves the generator as it was
+        state = given if given is not None else self.game.init(self.game.deal(self.np_random), validate=False)
         self.state = state
         self._done = False
         obs = self._obs

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokersquares_env.cards import NUM_CODES, format_card, parse_card
+from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, parse_card
 from pokersquares_env.core import GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name, parse_cell
 from pokersquares_env.scoring import POINT_SYSTEMS, point_system
 
@@ -89,6 +89,15 @@ class GameRecord:
     seed: int | None = None
     agent: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Rule specs and point-system names are read as the game core reads them; anything else is named now,
+        # not when the record is saved.
+        if not isinstance(self.rules, Rules):
+            if not isinstance(self.rules, (str, dict)):
+                raise TypeError(f"rules={self.rules!r}: expected a Rules, a rule spec or a mapping of rule options")
+            self.rules = Rules.parse(self.rules)
+        self.system = point_system(self.system)
 
     # ---- building --------------------------------------------------------
     @classmethod
@@ -162,6 +171,8 @@ class GameRecord:
         version = data.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or version != VERSION:
             raise fail("version", f"expected {VERSION}, got {data.get('version')!r} (this library reads version {VERSION})")
+        if data.get("game", "PokerSquares-v0") != "PokerSquares-v0":
+            raise fail("game", f"expected 'PokerSquares-v0' (the game this record format holds), got {data['game']!r}")
         for key in ("rules", "point_system", "deck", "placements"):
             if key not in data:
                 raise fail(key, "missing")
@@ -185,18 +196,12 @@ class GameRecord:
         if not isinstance(data["deck"], list):
             raise fail("deck", "expected a list of cards")
         deck = []
-        jokers_seen = 0
         for i, text in enumerate(data["deck"]):
             try:
-                code = _record_card(text)
+                deck.append(_record_card(text))
             except (TypeError, ValueError) as exc:
                 raise fail(f"deck[{i}]", str(exc)) from None
-            # Both jokers are written "JK": successive ones get successive joker codes (as parse_cards does).
-            if isinstance(text, str) and code >= 52 and text.strip().lower() not in ("jk1", "jk2"):
-                code = 52 + min(jokers_seen, 1)
-            if code >= 52:
-                jokers_seen += 1
-            deck.append(code)
+        deck = assign_jokers(data["deck"], deck)  # a plain "JK" is a joker no "JK1"/"JK2" names (as parse_cards)
         game = PokerSquaresGame(rules, system)
         try:
             state = game.init(deck)
@@ -231,12 +236,16 @@ class GameRecord:
                 raise fail(f"{where}.cell", f"illegal placement at move {i + 1}: {exc}") from None
             cells.append(cell)
         seed = data.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise fail("seed", f"expected an integer or null, got {seed!r}")
-        meta = data.get("meta") or {}
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise fail("seed", f"expected a non-negative integer or null, got {seed!r}")
+        meta = data.get("meta")
+        meta = {} if meta is None else meta
         if not isinstance(meta, dict):
-            raise fail("meta", "expected an object")
-        record = cls(rules, system, deck, cells, seed, data.get("agent"), meta)
+            raise fail("meta", f"expected an object or null, got {meta!r}")
+        agent = data.get("agent")
+        if agent is not None and not isinstance(agent, str):
+            raise fail("agent", f"expected a string or null, got {agent!r}")
+        record = cls(rules, system, deck, cells, seed, agent, meta)
         # The stored results must be what the placements give.
         expected = record.to_dict()
         if isinstance(data.get("board"), list):  # a board may write either joker as plain "JK"
@@ -254,10 +263,30 @@ class GameRecord:
 # ---- files -------------------------------------------------------------------
 
 
+def _record_json(record: GameRecord, indent: int | None = None) -> str:
+    """The JSON text of a record, checked to load back: what ``load_record`` would refuse is never written.
+
+    Raises :class:`RecordError` naming the field (e.g. a ``seed`` that is not an integer, a ``meta`` that is
+    not an object or holds NaN) before any file is touched.
+    """
+    data = record.to_dict()
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordError(f"record to save: not JSON-ready ({exc}): seed, agent and meta must be JSON values, "
+                          f"without NaN or infinity") from None
+    GameRecord.from_dict(json.loads(text), source="record to save")
+    return text
+
+
 def save_record(record: GameRecord, path: str | os.PathLike) -> None:
-    """Write a record as JSON atomically (a temporary file renamed into place)."""
+    """Write a record as JSON atomically (a temporary file renamed into place).
+
+    The record is checked to load back first (:class:`RecordError` otherwise), so a file is never replaced by
+    one that ``load_record`` refuses.
+    """
     path = os.fspath(path)
-    text = json.dumps(record.to_dict(), ensure_ascii=False, indent=1)
+    text = _record_json(record, indent=1)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
@@ -275,10 +304,19 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
 
 
 def append_record(record: GameRecord, path: str | os.PathLike) -> None:
-    """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line)."""
-    line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
+    """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line).
+
+    The record is checked to load back first, as by :func:`save_record`.  If the file ends in a partial line
+    (a write cut short), the record starts a new line, so it stays readable; ``load_records`` still names the
+    damaged line.
+    """
+    line = _record_json(record) + "\n"
+    with open(path, "a+b") as fh:
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                line = "\n" + line
+        fh.write(line.encode("utf-8"))
 
 
 def load_record(path: str | os.PathLike) -> GameRecord:

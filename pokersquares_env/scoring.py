@@ -41,7 +41,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from pokersquares_env.cards import EMPTY, NUM_STANDARD, check_codes, parse_cards
+from pokersquares_env.cards import EMPTY, NUM_STANDARD, check_codes, format_card, parse_cards
 
 __all__ = [
     "CATEGORY_KEYS",
@@ -574,17 +574,26 @@ def score_grid(grid: Any, system: SystemSpec = "american") -> float:
 
 
 def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
-    """Total points of many boards at once: an (N, 25) or (N, 5, 5) array of codes -> (N,) float64."""
+    """Total points of many boards at once: an (N, 25) or (N, 5, 5) array of codes -> (N,) float64.
+
+    Codes are -1 (empty) or 0..53; a board that holds a card twice is refused, as by :func:`score_grid`.
+    """
     ps = point_system(system)
     arr = np.asarray(boards)
-    if arr.ndim < 2 or arr.shape[-2:] != (5, 5) and arr.shape[-1] != 25:
+    if not (arr.ndim == 2 and arr.shape[1] == 25 or arr.ndim == 3 and arr.shape[1:] == (5, 5)):
         raise ValueError(f"boards have shape {arr.shape}: expected (N, 25) or (N, 5, 5)")
     if not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"boards have dtype {arr.dtype}: expected integer card codes")
-    flat = arr.reshape(arr.shape[0] if arr.shape[-1] == 25 and arr.ndim == 2 else -1, 25).astype(np.int64)
+    flat = arr.reshape(arr.shape[0], 25).astype(np.int64)
     if flat.size and (flat.min() < EMPTY or flat.max() >= NUM_STANDARD + 2):
         bad = flat[(flat < EMPTY) | (flat >= NUM_STANDARD + 2)][0]
         raise ValueError(f"boards hold card code {bad}: expected -1 (empty) or 0..53")
+    ordered = np.sort(flat, axis=1)
+    twice = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != EMPTY)
+    if twice.any():
+        board, at = np.argwhere(twice)[0]
+        code = int(ordered[board, at + 1])
+        raise ValueError(f"board {board} holds card {format_card(code)} (code {code}) twice: expected distinct cards")
     keys = line_keys(flat[:, LINE_CELLS])
     return ps.line_points_table[keys].sum(-1)
 

@@ -342,7 +342,6 @@ class PokerSquaresVectorEnv(VectorEnv):
             raise TypeError(
                 f"seed={seed!r}: expected an int or None (one generator deals every sub-env; see the class docstring)"
             )
-        super().reset(seed=None if seed is None else int(seed))
         options = check_reset_options(options, ("deck", "reset_mask"))
         rows = self._ids
         if options.get("reset_mask") is not None:
@@ -355,9 +354,10 @@ class PokerSquaresVectorEnv(VectorEnv):
             if not self._started and not reset_mask.all():
                 raise ValueError("options['reset_mask'] needs a first reset of every sub-env: call reset() first")
             rows = np.flatnonzero(reset_mask)
-        if options.get("deck") is not None:
-            decks = self._check_decks(options["deck"])[rows]
-        else:
+        decks = self._check_decks(options["deck"])[rows] if options.get("deck") is not None else None
+        # Seeded after the options are checked: a refused reset leaves the generator as it was.
+        super().reset(seed=None if seed is None else int(seed))
+        if decks is None:
             decks = self._deal(len(rows))
         self._reset_rows(rows, decks)
         self._any_done = bool(self._prev_done.any())

@@ -79,6 +79,8 @@ class RecordGames(gym.Wrapper):
             raise ValueError(f"name_prefix={name_prefix!r}: expected a non-empty file name prefix without {os.sep!r}")
         if not json_files and not jsonl:
             raise ValueError("json_files=False and jsonl=False would record nothing: enable one of them")
+        if episode_trigger is not None and not callable(episode_trigger):
+            raise TypeError(f"episode_trigger={episode_trigger!r}: expected a function episode -> bool, or None")
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
         try:

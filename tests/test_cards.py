@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -82,3 +83,27 @@ def test_check_codes_numbers_plain_jokers_as_parse_cards_does():
     assert check_codes(["JK2", "JK"]) == [53, 52] and check_codes([52, "JK"]) == [52, 53]
     with pytest.raises(ValueError, match=r"cards\[2\]: card JK \(code 52\) appears twice"):
         check_codes(["JK", "JK", "JK"])
+
+
+def test_plain_jokers_take_the_jokers_no_named_joker_takes():
+    """'JK2 JK' is both jokers, in either spelling, as a deck list already read it."""
+    from pokersquares_env.cards import check_codes
+
+    assert parse_cards("JK2 JK") == [53, 52] and parse_cards("JK JK1") == [53, 52]
+    assert parse_cards("JK JK") == [52, 53] == check_codes(["JK", "JK"])
+    assert check_codes(["JK2", "JK"]) == [53, 52] == check_codes(["JK", "JK1"])
+    assert check_codes(["JK", 52]) == [53, 52]  # an integer code names its joker too
+    with pytest.raises(ValueError, match="more than 2 jokers"):
+        parse_cards("JK JK JK")
+    with pytest.raises(ValueError, match=r"cards\[1\]: card JK \(code 52\) appears twice"):
+        check_codes(["JK1", "JK1"])
+
+
+@pytest.mark.parametrize("rank, suit, message", [(3.7, 1, "rank index 3.7"), (True, 1, "rank index True"),
+                                                 ("3", 1, "rank index '3'"), (3, 4, r"suit index 4: expected an integer 0..3")])
+def test_card_refuses_indices_that_are_not_integers_in_range(rank, suit, message):
+    from pokersquares_env.cards import card
+
+    with pytest.raises(ValueError, match=message):
+        card(rank, suit)
+    assert card(np.int64(12), 3) == 51

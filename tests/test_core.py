@@ -156,3 +156,24 @@ def test_rules_to_spec_reads_back(rules):
     spec = rules.to_spec()
     assert Rules.parse(spec) == rules
     assert (spec == "") == (rules == Rules())  # only options that differ from the defaults are named
+
+
+@pytest.mark.parametrize("jokers", [1.0, "1", None, True])
+def test_rules_refuse_jokers_that_are_not_integers(jokers):
+    with pytest.raises(ValueError, match=rf"jokers={jokers!r}: expected 0, 1 or 2 \(an integer\)"):
+        Rules(jokers=jokers)
+
+
+def test_rules_store_numpy_joker_counts_as_python_ints():
+    import json
+
+    rules = Rules(jokers=np.int64(2))
+    assert type(rules.jokers) is int and rules == Rules(jokers=2)
+    assert json.loads(json.dumps(rules.to_json())) == {"jokers": 2, "placement": "free", "first_cell": None}
+
+
+def test_game_takes_rule_specs_and_names_other_rule_types():
+    assert PokerSquaresGame("jokers=2").rules == Rules(jokers=2)
+    assert PokerSquaresGame({"placement": "adjacent"}).rules == Rules(placement="adjacent")
+    with pytest.raises(TypeError, match=r"rules=\[2\]: expected a Rules"):
+        PokerSquaresGame([2])

@@ -228,3 +228,43 @@ def test_ansi_render_shows_the_card_and_lines():
     text = env.render()
     assert "8♠" in text and "Flush 20" in text and "a    b    c    d    e" in text
     assert "card to place: 9♣" in text
+
+
+@pytest.mark.parametrize("make, options", [
+    (lambda: gym.make("PokerSquares-v0"), {"deck": [0] * 25}),
+    (lambda: gym.make("PokerSquares-v0"), {"bogus": 1}),
+    (lambda: gym.make("PokerShuffle-v0"), {"cards": [0] * 25}),
+    (lambda: gym.make("PokerShuffle-v0", mode="swap"), {"cards": "JK " * 25}),
+])
+def test_a_refused_seeded_reset_leaves_the_generator_and_the_game_as_they_were(make, options):
+    import copy
+
+    env = make()
+    env.reset(seed=3)
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    generator = copy.deepcopy(env.unwrapped.np_random.bit_generator.state)
+    board = list(env.unwrapped.state.board)
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options=options)
+    assert env.unwrapped.np_random.bit_generator.state == generator
+    assert list(env.unwrapped.state.board) == board
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_refused_seeded_vector_reset_leaves_the_generator_as_it_was(backend):
+    import copy
+
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    if backend == "numba":
+        pytest.importorskip("numba")
+    env = PokerSquaresVectorEnv(3, backend=backend)
+    env.reset(seed=3)
+    generator = copy.deepcopy(env.np_random.bit_generator.state)
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options={"deck": np.zeros((3, 25), dtype=int)})
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options={"reset_mask": np.ones(2, dtype=bool)})
+    assert env.np_random.bit_generator.state == generator
+    env.reset(seed=99)
+    assert env.np_random.bit_generator.state != generator

@@ -306,9 +306,13 @@ def test_jsonl_that_is_not_utf8_is_a_record_error(tmp_path):
         load_records(path)
 
 
-@pytest.mark.parametrize("field, value, message", [("seed", True, "expected an integer or null"),
-                                                   ("seed", 1.5, "expected an integer or null"),
-                                                   ("meta", [1, 2], "expected an object")])
+@pytest.mark.parametrize("field, value, message", [("seed", True, "expected a non-negative integer or null"),
+                                                   ("seed", 1.5, "expected a non-negative integer or null"),
+                                                   ("seed", -5, "expected a non-negative integer or null"),
+                                                   ("meta", [1, 2], "expected an object"),
+                                                   ("meta", False, "expected an object or null, got False"),
+                                                   ("agent", [1, 2], "expected a string or null"),
+                                                   ("game", "Soliter-v0", "expected 'PokerSquares-v0'")])
 def test_seed_and_meta_of_the_wrong_type_rejected(record_dict, field, value, message):
     record_dict[field] = value
     with pytest.raises(RecordError, match=f"field '{field}'.*{message}"):
@@ -581,3 +585,72 @@ def test_replay_says_why_a_game_ended_early(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].endswith("american points, deal 17 of evaluation seed 2024")
     assert lines[-1] == "Ended by an error: RuntimeError: boom"
+
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(seed=1.5), "field 'seed'"), (dict(seed="7"), "field 'seed'"), (dict(agent=3), "field 'agent'"),
+    (dict(meta=[1]), "field 'meta'"), (dict(meta={"x": float("nan")}), "not JSON-ready"),
+    (dict(meta={"x": {1, 2}}), "not JSON-ready"),
+])
+def test_a_record_that_would_not_load_back_is_never_written(tmp_path, change, message):
+    """save_record and append_record check the record loads back before touching the file."""
+    game, state = play_random(3)
+    good = GameRecord.from_game(game, state, seed=3)
+    path, lines = tmp_path / "r.json", tmp_path / "r.jsonl"
+    save_record(good, path)
+    append_record(good, lines)
+    before = path.read_bytes(), lines.read_bytes()
+    bad = GameRecord(good.rules, good.system, good.deck, good.placements,
+                     **{"seed": 3, "agent": None, "meta": {}, **change})
+    with pytest.raises(RecordError, match=message):
+        save_record(bad, path)
+    with pytest.raises(RecordError, match=message):
+        append_record(bad, lines)
+    assert (path.read_bytes(), lines.read_bytes()) == before
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "r.jsonl"]  # no temp file left
+
+
+def test_append_after_a_cut_short_line_starts_a_new_line(tmp_path):
+    game, state = play_random(4)
+    record = GameRecord.from_game(game, state, seed=4)
+    path = tmp_path / "games.jsonl"
+    append_record(record, path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record.to_dict())[:100])  # a write cut short: no newline
+    append_record(record, path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 4 and lines[-1] == ""
+    assert GameRecord.from_dict(json.loads(lines[2])).seed == 4  # the new record is whole, on its own line
+    with pytest.raises(RecordError, match=r"games.jsonl:2: not valid JSON"):  # the damaged line is still named
+        load_records(path)
+
+
+def test_a_record_takes_rule_specs_and_point_system_names():
+    game, state = play_random(5, rules=Rules(jokers=2))
+    record = GameRecord("jokers=2", "english", list(state.deck), list(state.placements))
+    assert record.rules == Rules(jokers=2) and record.system.name == "english"
+    assert GameRecord.from_dict(record.to_dict()).rules == Rules(jokers=2)
+    with pytest.raises(TypeError, match="rules=3: expected a Rules"):
+        GameRecord(3, "american", list(state.deck), list(state.placements))
+    with pytest.raises(ValueError, match="jokers"):
+        GameRecord("jokers=7", "american", list(state.deck), list(state.placements))
+
+
+def test_a_plain_joker_after_a_named_one_takes_the_other_joker(record_dict):
+    from pokersquares_env.cards import parse_card
+
+    rules = Rules(jokers=2)
+    game = PokerSquaresGame(rules)
+    rest = list(range(30))
+    data = GameRecord(rules, game.system, [53, 52] + rest, list(range(25))).to_dict()
+    data["deck"][:2] = ["JK2", "JK"]
+    data["placements"][0]["card"], data["placements"][1]["card"] = "JK2", "JK"
+    back = GameRecord.from_dict(data)
+    assert back.deck[:2] == [53, 52] and parse_card("JK") == 52
+
+
+def test_record_games_refuses_a_trigger_that_is_not_a_function_before_touching_anything(tmp_path):
+    with pytest.raises(TypeError, match="episode_trigger=5: expected a function"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", episode_trigger=5)
+    assert not (tmp_path / "games").exists()

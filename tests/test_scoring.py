@@ -292,3 +292,20 @@ def test_bad_grids_raise():
         score_grid(list(range(24)) + [99])
     with pytest.raises(ValueError):
         score_grids(np.zeros((3, 24), dtype=int))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 25), (3, 5, 5, 5), (25,), (1, 5, 25)])
+def test_score_grids_refuses_shapes_other_than_n_by_25_or_n_by_5_by_5(shape):
+    with pytest.raises(ValueError, match=r"expected \(N, 25\) or \(N, 5, 5\)"):
+        score_grids(np.full(shape, -1))
+
+
+def test_score_grids_refuses_a_card_twice_as_score_grid_does():
+    """Four 2♣ are not four of a kind: a board holding a card twice is named, not scored."""
+    ok = np.array([[0, 13, 26, 39, 1] + [-1] * 20, [-1] * 25])  # a real four of a kind; an empty board
+    assert score_grids(ok).tolist() == [50.0, 0.0]
+    bad = np.array([[-1] * 25, [0, 0, 0, 0, 1] + [-1] * 20])
+    with pytest.raises(ValueError, match=r"board 1 holds card 2♣ \(code 0\) twice"):
+        score_grids(bad)
+    with pytest.raises(ValueError, match=r"board 0 holds card JK \(code 53\) twice"):
+        score_grids(np.array([[53, 53] + list(range(23))]))

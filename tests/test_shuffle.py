@@ -204,3 +204,19 @@ def test_swap_mode_terminal_rewards_and_the_stop_spends_no_budget():
     env.reset(seed=2)
     _, reward, terminated, _, info = env.step(STOP)
     assert terminated and reward == info["dealt_score"] == info["score"] and info["budget_left"] == 5
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: swap_cells(300.7), r"swap-mode action 300.7: expected an integer 0..300 \(300 = stop\)"),
+    (lambda: swap_cells("3"), r"swap-mode action '3'"),
+    (lambda: swap_cells(True), r"swap-mode action True"),
+    (lambda: swap_action(1.5, 2), r"cell 1.5: expected an integer 0..24"),
+    (lambda: swap_action(3, 3), r"cells 3, 3: expected two different cells"),
+    (lambda: arrange_action(2.5, 3), r"slot 2.5: expected an integer 0..24"),
+    (lambda: arrange_action(2, 25), r"cell 25: expected an integer 0..24"),
+])
+def test_action_helpers_refuse_what_is_not_an_index(call, message):
+    """A float such as 300.7 used to truncate, here to the stop action."""
+    with pytest.raises(ValueError, match=message):
+        call()
+    assert swap_cells(np.int64(300)) is None and arrange_action(np.int8(1), 2) == 27

@@ -17,7 +17,7 @@ from pokersquares_env._adapter import (
     check_reset_options,
     render_ready,
 )
-from pokersquares_env.cards import EMPTY, format_card, format_cards
+from pokersquares_env.cards import EMPTY, check_index, format_card, format_cards
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, FEATURE_SLOTS, mask_array
 from pokersquares_env.scoring import point_system, reward_scale_factor
@@ -51,26 +51,23 @@ _PAIR_INDEX = {(int(i), int(j)): a for a, (i, j) in enumerate(SWAP_PAIRS)}
 
 def arrange_action(slot: int, cell: int) -> int:
     """The arrange-mode action placing dealt card ``slot`` (0..24) on ``cell`` (0..24)."""
-    if not (0 <= int(slot) < NUM_CELLS and 0 <= int(cell) < NUM_CELLS):
-        raise ValueError(f"slot {slot!r}, cell {cell!r}: expected both in 0..24")
-    return int(slot) * NUM_CELLS + int(cell)
+    return check_index(slot, "slot", NUM_CELLS) * NUM_CELLS + check_index(cell, "cell", NUM_CELLS)
 
 
 def swap_action(i: int, j: int) -> int:
     """The swap-mode action exchanging cells ``i`` and ``j`` (any order, i != j)."""
-    key = (min(int(i), int(j)), max(int(i), int(j)))
-    if key not in _PAIR_INDEX:
+    i, j = check_index(i, "cell", NUM_CELLS), check_index(j, "cell", NUM_CELLS)
+    if i == j:
         raise ValueError(f"cells {i!r}, {j!r}: expected two different cells in 0..24")
-    return _PAIR_INDEX[key]
+    return _PAIR_INDEX[(min(i, j), max(i, j))]
 
 
 def swap_cells(action: int) -> tuple[int, int] | None:
     """The two cells a swap-mode action exchanges (``None`` for the stop action)."""
-    if not 0 <= int(action) < SWAP_ACTIONS:
-        raise ValueError(f"swap-mode action {action!r} out of range 0..{STOP}")
-    if int(action) == STOP:
+    action = check_index(action, "swap-mode action", SWAP_ACTIONS, f" ({STOP} = stop)")
+    if action == STOP:
         return None
-    i, j = SWAP_PAIRS[int(action)]
+    i, j = SWAP_PAIRS[action]
     return int(i), int(j)
 
 
@@ -253,12 +250,13 @@ class PokerShuffleEnv(gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal 25 cards face up: a fresh shuffle, or ``options["cards"]`` in the given order."""
-        super().reset(seed=seed)
         options = check_reset_options(options, ("cards",))
+        cards = None
         if options.get("cards") is not None:
             cards = check_cards(options["cards"])
             self.game.check_deck(cards)  # jokers must be allowed by the rules
-        else:
+        super().reset(seed=seed)  # after the options are checked: a refused reset leaves the generator as it was
+        if cards is None:
             cards = list(self.game.deal(self.np_random)[:NUM_CELLS])
         self.cards = cards
         self._done = False

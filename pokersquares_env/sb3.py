@@ -53,6 +53,9 @@ class _Adapter:
     ``action_masks()`` (and ``env_method("action_masks")``) give the legal
     cells as an ``(N, 25)`` bool array, which sb3-contrib's MaskablePPO uses.
 
+    Observations are arrays the caller owns even over a vector env made with
+    ``copy=False`` (SB3 keeps the last batch while it steps again).
+
     Seeding: ``seed`` (or SB3's ``venv.seed(s)``, which wins when both are
     given, as an algorithm's own seed should) seeds the vector env's
     generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
@@ -81,7 +84,7 @@ class _Adapter:
         self._seed = None
         self._reset_seeds()
         self._reset_options()
-        return obs
+        return obs if self.venv.copy else obs.copy()  # SB3 keeps it across the next step: never a buffer view
 
     def _deck_options(self) -> dict[str, Any] | None:
         """The vector env's reset options from SB3's ``set_options`` (per sub-env dicts; only ``deck`` is taken)."""
@@ -130,6 +133,10 @@ class _Adapter:
                                    "english": float(info["scores"]["english"][i])}
                 if "illegal_action" in info and info["_illegal_action"][i]:
                     entry["illegal_action"] = info["illegal_action"][i]
+        if not self.venv.copy:
+            # SB3 stores this batch as the "last observation" of its rollout buffer only after the next step;
+            # a view of the env's buffer would by then hold the next states.
+            obs = obs.copy()
         return obs, reward.astype(np.float32), dones, infos
 
     def close(self) -> None:
@@ -144,6 +151,9 @@ class _Adapter:
         """The vector env's attribute, once per sub-env in ``indices`` (the sub-envs share their settings)."""
         if attr_name == "render_mode":
             return [None for _ in self._get_indices(indices)]
+        # A sub-env's spaces are the vector env's single ones, as DummyVecEnv's get_attr gives them.
+        attr_name = {"observation_space": "single_observation_space",
+                     "action_space": "single_action_space"}.get(attr_name, attr_name)
         value = getattr(self.venv, attr_name)
         return [value for _ in self._get_indices(indices)]
 
@@ -156,11 +166,22 @@ class _Adapter:
         setattr(self.venv, attr_name, value)
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
-        """``action_masks`` gives the (len(indices), 25) masks; other methods run once on the vector env."""
+        """``action_masks`` gives the (len(indices), 25) masks; other methods run once on the vector env.
+
+        The sub-envs share one vector env, so any other method needs ``indices`` to cover them all, and
+        ``reset``/``step``/``close`` are refused: they would move every game behind SB3's back (use the
+        ``VecEnv`` methods).
+        """
         ids = list(self._get_indices(indices))
         if method_name == "action_masks":
             masks = self.venv.action_masks()
             return masks if len(ids) == self.num_envs else masks[ids]
+        if method_name in ("reset", "step", "close"):
+            raise ValueError(f"env_method({method_name!r}): the sub-envs share one vector env, so this would "
+                             f"{method_name} every game without SB3 knowing; call the VecEnv's own {method_name}()")
+        if len(ids) != self.num_envs:
+            raise ValueError(f"env_method({method_name!r}) for sub-envs {ids}: the sub-envs share one vector env; "
+                             f"expected all {self.num_envs}")
         result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in ids]
 

@@ -119,3 +119,46 @@ def test_env_method_masks_follow_the_indices_and_set_attr_needs_every_sub_env():
     with pytest.raises(ValueError, match="share one vector env"):
         venv.set_attr("reward_mode", "terminal", indices=[0])
     assert venv.get_attr("reward_mode") == ["line"] * 3  # the refused call changed nothing
+
+
+def test_observations_are_owned_even_over_a_vector_env_without_copies():
+    """SB3 stores the last batch in its rollout buffer after the next step: a buffer view would hold the next
+    states by then (every stored observation one move late)."""
+    venv = make_sb3_vec_env(2, seed=0, copy=False)
+    first = venv.reset()
+    kept = first.copy()
+    venv.step(venv.action_masks().argmax(1))
+    np.testing.assert_array_equal(first, kept)
+    second, *_ = venv.step(venv.action_masks().argmax(1))
+    kept = second.copy()
+    venv.step(venv.action_masks().argmax(1))
+    np.testing.assert_array_equal(second, kept)
+
+
+def test_maskable_ppo_stores_the_observations_it_acted_on_without_copies():
+    from sb3_contrib import MaskablePPO
+
+    from pokersquares_env.env import UNSEEN_OFFSET
+
+    for copy in (True, False):
+        model = MaskablePPO("MlpPolicy", make_sb3_vec_env(2, seed=0, copy=copy), n_steps=8, batch_size=8,
+                            n_epochs=1, seed=0)
+        model.learn(16)  # one rollout of 8 steps x 2 envs; training flattens the buffer env by env
+        stored = model.rollout_buffer.observations.reshape(2, 8, -1)[0]  # env 0: the first 8 moves of its game
+        unseen = stored[:, UNSEEN_OFFSET:UNSEEN_OFFSET + 52].sum(1)  # 51 unseen at the first card, then one fewer
+        assert unseen.tolist() == [51 - k for k in range(8)], copy
+
+
+def test_get_attr_gives_a_sub_envs_spaces_and_env_method_refuses_a_part_or_a_reset():
+    import gymnasium as gym
+
+    venv = make_sb3_vec_env(3, seed=1)
+    venv.reset()
+    assert venv.get_attr("observation_space", [0])[0] == venv.observation_space
+    assert venv.get_attr("action_space") == [gym.spaces.Discrete(25)] * 3
+    venv.step(np.array([0, 5, 24]))
+    with pytest.raises(ValueError, match=r"env_method\('reset'\).*call the VecEnv's own reset"):
+        venv.env_method("reset", indices=[0])
+    with pytest.raises(ValueError, match=r"env_method\('render'\) for sub-envs \[1\]: .*expected all 3"):
+        venv.env_method("render", indices=[1])
+    assert not venv.action_masks()[:, [0, 5, 24]].diagonal().any()  # the refused calls changed no game

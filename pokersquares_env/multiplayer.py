@@ -120,7 +120,10 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     Every agent terminates together when the match ends.  An illegal action
     raises ``IllegalActionError`` (default) or, with
     ``illegal_action="penalty"``, gives the offender ``illegal_penalty`` and
-    ends the match for everyone.  Never truncated.
+    ends the match for everyone: the offender forfeits, so ``winner`` and
+    ``winners`` are the leaders among the other players by the standings of
+    the finished rounds (this library's reading; the sources have no
+    illegal moves).  Never truncated.
 
     ## Information
     Every step, per agent: ``action_mask`` (int8 (25,)), ``card`` (the
@@ -155,6 +158,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
 
     metadata = {
         "render_modes": ["ansi", "rgb_array", "human"], "name": "pokersquares_multiplayer_v0", "is_parallelizable": True,
+        "render_fps": 4,
     }
 
     def __init__(
@@ -253,6 +257,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.match_points = {a: 0.0 for a in self.agents}
         self._start_round()
         infos = {a: self._info(a) for a in self.agents}
+        if self.render_mode == "human":
+            self.render()
         return {a: self._observe(a) for a in self.agents}, infos
 
     def _start_round(self) -> None:
@@ -321,6 +327,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 self._start_round()
             obs = {a: self._observe(a) for a in self.agents}
             infos = {a: {**self._info(a), **round_end.get(a, {})} for a in self.agents}
+        if self.render_mode == "human":
+            self.render()
         return obs, rewards, terminations, truncations, infos
 
     def _end_round(self) -> tuple[dict[str, dict[str, Any]], bool]:
@@ -345,18 +353,22 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         )
         return per_agent, over
 
-    def _result(self) -> dict[str, Any]:
+    def _result(self, forfeit: str | None = None) -> dict[str, Any]:
+        """``winner`` and ``winners``: the leaders by the standings (among the others when ``forfeit`` forfeits)."""
         standing = self.totals if self.match_scoring == "total" else self.match_points
-        best = max(standing.values())
-        winners = [a for a in self.possible_agents if standing[a] == best]
+        left = [a for a in self.possible_agents if a != forfeit] or list(self.possible_agents)
+        best = max(standing[a] for a in left)
+        winners = [a for a in left if standing[a] == best]
         return {"winner": winners[0] if len(winners) == 1 else None, "winners": winners}
 
     def _illegal_end(self, agent: str, reason: str):
         rewards = {a: (self.illegal_penalty if a == agent else 0.0) for a in self.agents}
         obs = {a: self._observe(a) for a in self.agents}
-        infos = {a: self._info(a) for a in self.agents}
-        for a in self.agents:
+        infos = {a: {**self._info(a), **self._result(forfeit=agent)} for a in self.agents}
+        for a in self.agents:  # the match is over: nothing is legal and no card is announced
+            obs[a]["action_mask"][:] = 0
             infos[a]["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)
+            infos[a]["card"] = -1
         infos[agent]["illegal_action"] = reason
         terminations = {a: True for a in self.agents}
         truncations = {a: False for a in self.agents}

@@ -239,3 +239,36 @@ def test_illegal_penalty_end_names_only_the_offender_and_clears_every_mask():
     assert "illegal_action" not in infos["player_0"] and "illegal_action" not in infos["player_2"]
     for a, info in infos.items():
         assert info["action_mask"].dtype == np.int8 and not info["action_mask"].any(), a
+
+
+def test_illegal_penalty_end_keeps_the_end_of_match_contract():
+    """As at a normal end: no legal cell in the observation either, no card announced, and a result --
+    the offender forfeits, so the winners are the leaders among the others."""
+    par = parallel_env(num_players=3, illegal_action="penalty")
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0, "player_2": 0})
+    obs, _, _, _, infos = par.step({"player_0": 1, "player_1": 0, "player_2": 2})  # player_1: occupied
+    for a in par.possible_agents:
+        assert not obs[a]["action_mask"].any() and infos[a]["card"] == -1, a
+        assert infos[a]["winners"] == ["player_0", "player_2"] and infos[a]["winner"] is None, a
+    two = parallel_env(num_players=2, illegal_action="penalty")
+    two.reset(seed=0)
+    two.step({"player_0": 0, "player_1": 0})
+    *_, infos = two.step({"player_0": 0, "player_1": 1})  # player_0: occupied
+    assert infos["player_1"]["winner"] == "player_1" and infos["player_0"]["winners"] == ["player_1"]
+
+
+def test_human_mode_draws_at_every_reset_and_step(monkeypatch):
+    """As PokerSquares-v0 does, and PettingZoo expects: no render() call needed."""
+    pytest.importorskip("pygame")
+    from pokersquares_env import render
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    shown = []
+    monkeypatch.setattr(render.Renderer, "show", lambda self, frame: shown.append(frame.shape))
+    par = parallel_env(num_players=2, render_mode="human")
+    assert par.metadata["render_fps"] == 4
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 1})
+    assert len(shown) == 2
+    par.close()

@@ -19,7 +19,7 @@ import gymnasium as gym
 __all__ = ["RecordGames"]
 
 
-class RecordGames(gym.Wrapper):
+class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Record every finished episode of a Poker Squares env as a game record in ``folder``.
 
     A finished episode (terminated or truncated) is saved as
@@ -65,7 +65,12 @@ class RecordGames(gym.Wrapper):
         agent: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(env)
+        # Kept in env.spec, so gym.make(env.spec) rebuilds the wrapper, as for Gymnasium's own wrappers.
+        gym.utils.RecordConstructorArgs.__init__(
+            self, folder=folder, name_prefix=name_prefix, jsonl=jsonl, json_files=json_files,
+            episode_trigger=episode_trigger, agent=agent, meta=meta,
+        )
+        gym.Wrapper.__init__(self, env)
         from pokersquares_env.core import PokerSquaresGame
 
         base = env.unwrapped

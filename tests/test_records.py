@@ -654,3 +654,13 @@ def test_record_games_refuses_a_trigger_that_is_not_a_function_before_touching_a
     with pytest.raises(TypeError, match="episode_trigger=5: expected a function"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", episode_trigger=5)
     assert not (tmp_path / "games").exists()
+
+
+def test_record_games_passes_gymnasiums_env_checker_and_is_rebuilt_from_its_spec(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
+    env = RecordGames(gym.make("PokerSquares-v0", illegal_action="penalty"), tmp_path / "a", agent="x")
+    check_env(env)  # its close check rebuilds the env from env.spec
+    again = gym.make(env.spec)
+    assert isinstance(again, RecordGames) and again.folder == os.fspath(tmp_path / "a") and again.agent == "x"
+    again.close()

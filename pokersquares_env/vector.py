@@ -307,6 +307,17 @@ class PokerSquaresVectorEnv(VectorEnv):
         if self.backend == "numba":
             self._start_kernels(explicit=backend == "numba")
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The kernels are a module, which cannot be pickled: a copy (copy.deepcopy, pickle, a process pool)
+        # keeps whether it had them and loads them again (numba's cache makes that quick).
+        state = dict(self.__dict__)
+        state["_kernels"] = state["_kernels"] is not None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._kernels = _load_kernels() if state["_kernels"] else None
+
     def _start_kernels(self, explicit: bool) -> None:
         """Load and compile (or load from numba's cache) the kernels now, on empty inputs of the real dtypes.
 

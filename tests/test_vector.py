@@ -368,3 +368,23 @@ def test_a_closed_vector_env_refuses_to_step_or_reset():
         envs.step(info["action_mask"].argmax(1))
     with pytest.raises(gym.error.ClosedEnvironmentError, match="reset"):
         envs.reset()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_copied_or_pickled_vector_env_plays_on_as_the_original(backend):
+    import copy
+    import pickle
+
+    if backend == "numba":
+        pytest.importorskip("numba")
+    env = PokerSquaresVectorEnv(4, backend=backend)
+    env.reset(seed=5)
+    env.step(np.array([0, 1, 2, 3]))
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert twin.backend == env.backend and (twin._kernels is None) == (backend == "numpy")
+        for cells in ([4, 5, 6, 7], [8, 9, 10, 11]):
+            a, b = env.step(np.array(cells)), twin.step(np.array(cells))
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_array_equal(a[1], b[1])
+        env.reset(seed=5)
+        env.step(np.array([0, 1, 2, 3]))

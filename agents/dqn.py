@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.config import TrainConfig
-from agents.fast_ppo import _greedy_policy, _final_scores, make_env, make_net, masked_logits, save_model, torch
+from agents.fast_ppo import _final_scores, _greedy_policy, make_env, make_net, masked_logits, save_model, torch
 from agents.shaping import potential_for, shaped_rewards
 
 __all__ = ["train", "ReplayBuffer"]

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import csv
 import importlib
+import inspect
 import io
 import json
 import math
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -473,6 +474,28 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     return int(seed)
 
 
+def _check_backend_options(name: str, run_tasks: Backend, options: Any) -> dict[str, Any]:
+    """``options`` as a dict, or an error naming each option back end ``name`` does not take and those it does."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"backend_options={options!r}: expected None or a dict of options for backend {name!r}")
+    try:
+        params = list(inspect.signature(run_tasks).parameters.values())
+    except (TypeError, ValueError):  # no signature: let the call decide
+        return dict(options)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return dict(options)
+    accepted = [p.name for p in params[1:]  # the first parameter is the task list
+                if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                and p.name != "jobs"]  # evaluate's own jobs= sets it
+    unknown = [k for k in options if k not in accepted]
+    if unknown:
+        raise ValueError(f"backend_options: unknown option(s) {', '.join(map(repr, unknown))} for backend {name!r}, "
+                         f"which takes {', '.join(accepted) if accepted else 'no options'} (jobs is evaluate's own)")
+    return dict(options)
+
+
 def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed: int) -> None:
     """Build ``spec`` once, raising ``ValueError`` that names it if it cannot be built (``ImportError`` as is)."""
     from agents.registry import make_agent
@@ -509,20 +532,26 @@ def evaluate(
     game: a spec that cannot be built (a bad option value, missing tables) raises ``ValueError`` naming it, and
     nothing is played or written; an agent that raises during a game is reported with its deal in
     :attr:`EvaluationResult.errors`, and the other games and agents go on.
-    ``backend_options`` go to the back end (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
+    ``chunk_size`` is the deals per work unit (``None``: automatic); ``backend_options`` go to the back end
+    (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """
+    if not isinstance(agent_specs, (str, Iterable)):
+        raise TypeError(f"agent_specs={agent_specs!r}: expected an agent spec such as 'greedy' or a list of specs")
     specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
     if not specs:
         raise ValueError("agent_specs is empty: expected at least one agent spec")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
     games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
+    if chunk_size is not None:
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
     from agents.registry import check_model_path, check_spec
 
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
     run_tasks = _backend(backend)  # an unknown back end too
+    backend_options = _check_backend_options(backend, run_tasks, backend_options)  # and its options
     if out_dir is not None:
         check_out_dir(out_dir)  # and an --out that is a file, before agents are built (tables trained)
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
@@ -537,7 +566,7 @@ def evaluate(
     records: list[dict[str, Any]] = []
     bar = progress_bar(progress, total=len(specs) * int(games), desc="evaluate", unit="game")
     try:
-        for chunk in run_tasks(tasks, jobs=int(jobs), **(backend_options or {})):
+        for chunk in run_tasks(tasks, jobs=int(jobs), **backend_options):
             records.extend(chunk)
             if bar is not None:
                 bar.update(len(chunk))

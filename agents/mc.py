@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -56,17 +57,22 @@ class MonteCarloAgent(RatingAgent):
         cache: Any = True,
     ) -> None:
         super().__init__(seed)
-        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
-            raise ValueError(f"rollouts={rollouts!r}: expected a positive integer")
-        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-            raise ValueError(f"seconds={seconds!r}: expected a positive number of seconds per move")
+        for name, value in (("rollouts", rollouts), ("round", round)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r}: expected a positive integer")
+        for name, value in (("games", games), ("phases", phases)):  # training size; none: the default
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name}={value!r}: expected a positive integer (or none for the default)")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or seconds <= 0):
+            raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")
         if rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"rollout={rollout!r}: expected one of {', '.join(ROLLOUT_POLICIES)}")
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
             raise ValueError(f"candidates={candidates!r}: expected a positive integer")
-        self.rollouts, self.seconds, self.round = rollouts, seconds, max(1, int(round))
+        self.rollouts, self.seconds, self.round = rollouts, seconds, round
         self.candidates = candidates
         if rollout == "heuristic":
             self._table = heuristic_values(self.system)[:, :, None]
@@ -75,7 +81,8 @@ class MonteCarloAgent(RatingAgent):
             from agents.tables import ValueTables, load_or_train
 
             vt = ValueTables.load(tables) if tables else load_or_train(
-                self.system, self.rules, games=games or DEFAULT_GAMES, phases=phases or DEFAULT_PHASES,
+                self.system, self.rules, games=DEFAULT_GAMES if games is None else games,
+                phases=DEFAULT_PHASES if phases is None else phases,
                 features=features, cache=cache)
             self._table = vt.values
         self._points = self.system.line_points_table

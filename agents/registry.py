@@ -21,6 +21,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from agents.base import Agent
 
 __all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent"]
@@ -87,6 +89,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             key = key.strip()
             if not eq or not key.isidentifier():
                 raise ValueError(f"agent spec {spec!r}: option {item!r} is not of the form key=value")
+            if key in options:
+                raise ValueError(f"agent spec {spec!r}: option {key!r} is given twice: expected each option once")
             options[key] = _value(val)
     return name, (arg if sep else None), options
 
@@ -148,18 +152,21 @@ def check_model_path(spec: str) -> None:
 def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> Agent:
     """The agent a spec names, set up for ``system`` (point system spec) and ``rules`` (``Rules`` or dict).
 
-    Unknown names and options raise ``ValueError`` listing what exists.
+    Unknown names and options raise ``ValueError`` listing what exists; so do an option given twice and a ``seed``
+    that is not None or an integer >= 0.
     """
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import point_system
 
     name, arg, options = parse_spec(spec)
     kind = _REGISTRY[name][1]
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed={seed!r}: expected None or an integer >= 0")
     ps = point_system("american" if system is None else system)
     if rules is None:
         rules = Rules()
     elif isinstance(rules, dict):
-        rules = Rules(**rules)
+        rules = Rules.parse(rules)  # an unknown key is named, with the valid ones
     elif not isinstance(rules, Rules):
         raise TypeError(f"rules={rules!r}: expected a Rules, a dict of Rules fields or None")
     factory = _resolve(name)

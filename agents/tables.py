@@ -26,6 +26,8 @@ import json
 import os
 import sys
 import time
+import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,19 +96,51 @@ class ValueTables:
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"value tables {path!r} do not exist: train them with agents.tables.train_tables")
+
+        def bad(problem: str) -> ValueError:
+            return ValueError(f"value tables {path!r}: {problem}")
+
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 values, counts = data["values"], data["counts"]
-        except (KeyError, ValueError, OSError) as exc:
-            raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: {exc}") from None
+        except (KeyError, ValueError, OSError, EOFError, TypeError, AttributeError, zipfile.BadZipFile,
+                zlib.error) as exc:  # a damaged or foreign file: np.load, zipfile and json each raise their own
+            raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: "
+                             f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(meta, dict):
+            raise bad(f"meta is a JSON {type(meta).__name__}: expected an object")
         if (meta.get("format") != FORMAT or values.ndim not in (3, 4) or values.shape[:2] != (NUM_KEYS, 2)
                 or (values.ndim == 4 and values.shape[3] not in _FEATURE_OF_SIZE)):
             raise ValueError(f"value tables {path!r}: expected format {FORMAT!r} with values of shape "
                              f"({NUM_KEYS}, 2, phases) or ({NUM_KEYS}, 2, phases, {' or '.join(map(str, _FEATURE_OF_SIZE))}), "
                              f"got {meta.get('format')!r} {values.shape}")
-        return cls(values, counts, point_system(meta["system"]), Rules(**meta["rules"]), int(meta["games"]),
-                   int(meta["seed"]), str(meta.get("policy", "ply=1")))
+        missing = [key for key in ("system", "rules", "games", "seed") if key not in meta]
+        if missing:
+            raise bad(f"meta lacks {', '.join(missing)}: expected what ValueTables.save writes")
+        if values.shape[2] < 1:
+            raise bad(f"values of shape {values.shape} have no phase: expected at least one")
+        if not np.issubdtype(values.dtype, np.floating):
+            raise bad(f"values of dtype {values.dtype}: expected floats")
+        if not np.isfinite(values).all():
+            raise bad(f"{int((~np.isfinite(values)).sum())} of {values.size} values are NaN or infinite: "
+                      "expected finite numbers")
+        if counts.shape != values.shape or not (np.issubdtype(counts.dtype, np.floating)
+                                                or np.issubdtype(counts.dtype, np.integer)):
+            raise bad(f"counts of shape {counts.shape} and dtype {counts.dtype}: expected numbers of the values' "
+                      f"shape {values.shape}")
+        for key in ("games", "seed"):
+            if isinstance(meta[key], bool) or not isinstance(meta[key], int) or meta[key] < 0:
+                raise bad(f"{key}={meta[key]!r}: expected an integer >= 0")
+        try:
+            system = point_system(meta["system"])
+        except (TypeError, ValueError, KeyError) as exc:
+            raise bad(f"bad point system in meta: {exc}") from None
+        try:
+            rules = Rules(**meta["rules"])
+        except (TypeError, ValueError) as exc:
+            raise bad(f"bad rules {meta['rules']!r} in meta: {exc}: expected jokers, placement, first_cell") from None
+        return cls(values, counts, system, rules, meta["games"], meta["seed"], str(meta.get("policy", "ply=1")))
 
 
 def _finish(sums: np.ndarray, counts: np.ndarray, prior: np.ndarray, system: PointSystem, blend: float) -> np.ndarray:
@@ -294,10 +328,15 @@ def load_or_train(
 ) -> ValueTables:
     """Cached tables for this point system and rules, trained (and cached) on first use.
 
-    ``cache``: ``True`` for :func:`cache_dir`, a folder, or ``False`` to always train.
+    ``cache``: ``True`` for :func:`cache_dir`, a folder, or ``False`` to always train.  A cache entry that cannot be
+    read (damaged, truncated, empty) is retrained and overwritten.
     """
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    for name, value in (("games", games), ("phases", phases)):  # before the cache name is made of them
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r}: expected a positive integer")
+    games, phases = int(games), int(phases)
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")

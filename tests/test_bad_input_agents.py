@@ -1,0 +1,191 @@
+"""Bad input to the agents' API is refused before any work, with an error naming the value and what was expected."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import agents.evaluation as ev
+from agents import make_agent
+from agents.evaluation import evaluate
+from agents.lines import NUM_KEYS
+from agents.mc import MonteCarloAgent
+from agents.registry import check_spec
+from agents.tables import ValueTables, load_or_train
+from pokersquares_env.core import Rules
+from pokersquares_env.scoring import point_system
+
+
+@pytest.fixture(autouse=True)
+def _table_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
+
+
+# ---------------------------------------------------------------------------- evaluate
+
+
+@pytest.mark.parametrize("chunk_size", [-3, 0, 2.5, True, "4"])
+def test_evaluate_refuses_a_bad_chunk_size_before_any_game(chunk_size, monkeypatch):
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args: built.append(args))
+    with pytest.raises(ValueError, match=f"chunk_size={chunk_size!r}: expected a positive integer"):
+        evaluate("random", games=2, progress=False, chunk_size=chunk_size)
+    assert not built
+
+
+def test_evaluate_names_a_bad_backend_option_and_the_valid_ones(monkeypatch):
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args: built.append(args))
+    with pytest.raises(ValueError, match="unknown option\\(s\\) 'x' for backend 'local', which takes no options"):
+        evaluate("random", games=1, progress=False, backend_options={"x": 1})
+    with pytest.raises(TypeError, match="backend_options=5: expected None or a dict"):
+        evaluate("random", games=1, progress=False, backend_options=5)
+
+    def takes_address(tasks, *, jobs=1, address=None):
+        yield from ev._local(tasks, jobs=jobs)
+
+    ev.register_backend("test-address", takes_address)
+    with pytest.raises(ValueError, match="'port' for backend 'test-address', which takes address"):
+        evaluate("random", games=1, progress=False, backend="test-address", backend_options={"port": 1})
+    assert not built
+    monkeypatch.undo()
+    result = evaluate("random", games=2, progress=False, backend="test-address", backend_options={"address": "a"})
+    assert result.summary[0]["games"] == 2
+
+
+def test_evaluate_says_what_agent_specs_must_be():
+    with pytest.raises(TypeError, match="agent_specs=5: expected an agent spec such as 'greedy' or a list"):
+        evaluate(5, games=1, progress=False)
+
+
+# ---------------------------------------------------------------------------- value tables
+
+
+def _tables(**changes) -> ValueTables:
+    rng = np.random.default_rng(0)
+    fields = dict(values=rng.random((NUM_KEYS, 2, 2)), counts=np.ones((NUM_KEYS, 2, 2)),
+                  system=point_system("english"), rules=Rules(jokers=1), games=10, seed=3)
+    fields.update(changes)
+    return ValueTables(**fields)
+
+
+def _write_npz(path, values, counts, meta) -> None:
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, values=values, counts=counts, meta=np.array(json.dumps(meta)))
+
+
+def _meta(**changes):
+    meta = {"format": "pokersquares-value-tables", "version": 2, "features": "none",
+            "system": point_system("english").to_json(), "rules": Rules().to_json(), "games": 10, "seed": 3,
+            "policy": "ply=1"}
+    meta.update(changes)
+    return {k: v for k, v in meta.items() if v is not None}
+
+
+def test_damaged_table_files_raise_one_value_error_naming_the_file(tmp_path):
+    good = tmp_path / "good.npz"
+    _tables().save(good)
+    data = good.read_bytes()
+    values = np.random.default_rng(0).random((NUM_KEYS, 2, 2))
+    damaged = {
+        "truncated": (data[: len(data) // 2], "not a valid .npz"),
+        "empty": (b"", "not a valid .npz"),
+        "zip-garbage": (b"PK\x03\x04garbage", "not a valid .npz"),
+    }
+    for name, (raw, what) in damaged.items():
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(raw)
+        with pytest.raises(ValueError, match=f"{name}.npz.*{what}"):
+            ValueTables.load(path)
+    cases = {
+        "list-meta": (values, values, ["x"], "meta is a JSON list: expected an object"),
+        "no-system": (values, values, _meta(system=None), "meta lacks system"),
+        "games-x": (values, values, _meta(games="x"), "games='x': expected an integer >= 0"),
+        "bad-rules": (values, values, _meta(rules={"jokers": 7}), "bad rules .*jokers=7"),
+        "unknown-rule": (values, values, _meta(rules={"bogus": 1}), "bad rules .*bogus"),
+        "bad-system": (values, values, _meta(system="nope"), "bad point system"),
+        "nan": (np.full_like(values, np.nan), values, _meta(), "NaN or infinite: expected finite"),
+        "text": (np.full(values.shape, "a"), values, _meta(), "dtype <U1: expected floats"),
+        "no-phase": (np.zeros((NUM_KEYS, 2, 0)), np.zeros((NUM_KEYS, 2, 0)), _meta(), "no phase"),
+        "counts-shape": (values, values[:, :, :1], _meta(), "counts of shape \\(1584, 2, 1\\)"),
+    }
+    for name, (vals, counts, meta, what) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        _write_npz(path, vals, counts, meta)
+        with pytest.raises(ValueError, match=f"{name}.npz.*{what}"):
+            ValueTables.load(path)
+    loaded = ValueTables.load(good)  # a good table still loads, as it was saved
+    assert loaded.games == 10 and loaded.seed == 3 and loaded.rules == Rules(jokers=1)
+    assert loaded.system.name == "english" and loaded.phases == 2
+
+
+@pytest.mark.parametrize("raw", [b"", b"PK\x03\x04garbage", b"not a table"])
+def test_a_damaged_cache_entry_is_retrained_and_overwritten(tmp_path, raw, capsys):
+    from agents.tables import _cache_name
+
+    fresh = load_or_train("american", games=200, phases=2, cache=tmp_path)
+    path = tmp_path / _cache_name(point_system("american"), Rules(), 200, 2, 0, "none")
+    assert path.exists()
+    path.write_bytes(raw)
+    capsys.readouterr()
+    again = load_or_train("american", games=200, phases=2, cache=tmp_path)
+    assert "training value tables" in capsys.readouterr().err
+    assert np.array_equal(again.values, fresh.values)
+    assert np.array_equal(ValueTables.load(path).values, fresh.values)  # the entry was replaced
+    assert load_or_train("american", games=200, phases=2, cache=tmp_path).games == 200
+    assert "training" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value", [("games", 0), ("games", True), ("games", 2.5), ("phases", 0)])
+def test_load_or_train_names_a_bad_training_size(tmp_path, option, value):
+    with pytest.raises(ValueError, match=f"{option}={value!r}: expected a positive integer"):
+        load_or_train("american", cache=tmp_path, **{option: value})
+    assert not os.listdir(tmp_path)
+
+
+# ---------------------------------------------------------------------------- mc
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("mc:seconds=true,rollout=heuristic", "seconds=True: expected a finite positive number"),
+    ("mc:seconds=inf,rollout=heuristic", "seconds=inf: expected a finite positive number"),
+    ("mc:seconds=nan,rollout=heuristic", "seconds=nan: expected a finite positive number"),
+    ("mc:round=-5,rollout=heuristic", "round=-5: expected a positive integer"),
+    ("mc:round=2.7,rollout=heuristic", "round=2.7: expected a positive integer"),
+    ("mc:round=abc,rollout=heuristic", "round='abc': expected a positive integer"),
+    ("mc:round=true,rollout=heuristic", "round=True: expected a positive integer"),
+    ("mc:games=0", "games=0: expected a positive integer"),
+    ("mc:phases=0", "phases=0: expected a positive integer"),
+    ("mc:games=true", "games=True: expected a positive integer"),
+])
+def test_mc_refuses_bad_options_before_training(spec, match, monkeypatch):
+    import agents.tables
+
+    monkeypatch.setattr(agents.tables, "train_tables", lambda *a, **k: pytest.fail("trained tables"))
+    with pytest.raises(ValueError, match=match):
+        make_agent(spec)
+
+
+def test_mc_keeps_good_seconds_and_round():
+    agent = MonteCarloAgent(seconds=0.01, round=3, rollout="heuristic")
+    assert agent.seconds == 0.01 and agent.round == 3
+
+
+# ---------------------------------------------------------------------------- make_agent
+
+
+def test_make_agent_names_a_bad_seed_a_repeated_option_and_bad_rules():
+    for seed in ("x", -1, True, 1.5):
+        with pytest.raises(ValueError, match=f"seed={seed!r}: expected None or an integer >= 0"):
+            make_agent("random", seed=seed)
+    with pytest.raises(ValueError, match="option 'rollouts' is given twice"):
+        make_agent("mc:rollouts=1,rollouts=2,rollout=heuristic")
+    with pytest.raises(ValueError, match="option 'rollouts' is given twice"):
+        check_spec("mc:rollouts=1, rollouts=2")  # what evaluate checks before any agent is built
+    with pytest.raises(ValueError, match="unknown rule option\\(s\\) \\['bogus'\\]: expected jokers, placement, "
+                                         "first_cell"):
+        make_agent("random", rules={"bogus": 1})
+    assert make_agent("random", seed=np.int64(3), rules={"jokers": 1}) is not None

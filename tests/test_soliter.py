@@ -19,6 +19,7 @@ from pokersquares_env.soliter import (
     SoliterEnv,
     SoliterGame,
     Variant,
+    card_text,
     get_variant,
     solve,
     solve_result,
@@ -343,6 +344,67 @@ def test_reset_refuses_a_state_of_another_variant_and_keeps_its_game():
         env.reset(options={"state": "classic"})
     env.reset(options={"state": kept})
     assert env.state is kept and env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+def test_check_state_refuses_a_corrupted_position_naming_the_card():
+    game = SoliterGame("joker")
+    state = game.deal(np.random.default_rng(4))
+    cols = [list(c) for c in state.columns]
+    joker_col = next(i for i, c in enumerate(cols) if 52 in c)
+    other = (joker_col + 1) % len(cols)
+    lost, twin = cols[other][0], cols[other][1]
+    cols[other][0] = twin  # the same number of cards, one of them twice and one gone
+    dup = state._replace(columns=tuple(tuple(c) for c in cols))
+    twin_t, lost_t = re.escape(card_text(twin)), re.escape(card_text(lost))
+    with pytest.raises(ValueError, match=f"2 {twin_t} \\(2 in play, 0 home\\) where the deck has 1; missing {lost_t}"):
+        game.check_state(dup)
+    # the ace of spades claimed home while it is still in play (another card removed to keep the count)
+    ace = C("A♠")
+    cols = [[c for c in col if c != ace] for col in state.columns]
+    cols[joker_col].insert(0, ace)
+    removed = next(c for c in cols[other] if c != ace)
+    cols[other].remove(removed)
+    spades = next(p for p, (suit, _d) in enumerate(game.piles) if suit == game.suit[ace])
+    home = tuple(1 if p == spades else 0 for p in range(game.num_piles))
+    claimed = state._replace(columns=tuple(tuple(c) for c in cols), foundations=home)
+    with pytest.raises(ValueError, match=f"2 A♠ \\(1 in play, 1 home\\).*missing {re.escape(card_text(removed))}"):
+        game.check_state(claimed)
+    with pytest.raises(ValueError, match="jokers\\[0\\]=99: expected -1 .* or the code of a card"):
+        game.check_state(state._replace(jokers=(99,)))
+    with pytest.raises(ValueError, match="jokers\\[0\\]=52: expected -1"):
+        game.check_state(state._replace(jokers=(52,)))
+    with pytest.raises(TypeError, match="columns is a list: expected a tuple"):
+        game.check_state(state._replace(columns=list(state.columns)))
+    with pytest.raises(TypeError, match="columns\\[0\\] is a list: expected a tuple of card codes"):
+        game.check_state(state._replace(columns=tuple(list(c) for c in state.columns)))
+    with pytest.raises(TypeError, match="foundations\\[0\\]='1': expected an integer"):
+        game.check_state(state._replace(foundations=("1",) + state.foundations[1:]))
+    with pytest.raises(ValueError, match="99 is not in the deck"):
+        game.check_state(state._replace(cells=(99,) + state.cells[1:]))
+    assert game.check_state(state) is state
+    assert game.check_state(state._replace(jokers=(C("7♥"),))) is not None  # a joker may stand for a real card
+    env = make("joker")
+    env.reset(seed=0)
+    kept = env.state
+    with pytest.raises(ValueError, match="options\\['state'\\]: .*2 A♠"):
+        env.reset(options={"state": claimed})
+    assert env.state is kept
+
+
+def test_a_failed_reset_leaves_the_random_generator_as_it_was():
+    env = make("classic")
+    env.reset(seed=1)
+    before = env.np_random.bit_generator.state
+    damaged = env.state._replace(columns=(env.state.columns[0][1:], *env.state.columns[1:]))
+    for options in ({"state": damaged}, {"deal": ["A♠"]}, {"bogus": 1}, {"state": "classic"}):
+        with pytest.raises((ValueError, TypeError)):
+            env.reset(seed=99, options=options)
+        assert env.np_random.bit_generator.state == before, options
+    fresh = make("classic")  # a good reset after a failed one is as if the failed one never happened
+    fresh.reset(seed=1)
+    env.reset(seed=7, options={"deal": list(fresh.state.columns)})
+    fresh.reset(seed=7, options={"deal": list(fresh.state.columns)})
+    assert env.state == fresh.state
 
 
 def test_a_deal_with_no_legal_move_is_skipped_by_reset_and_refused_when_given():

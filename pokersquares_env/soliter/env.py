@@ -181,15 +181,23 @@ class SoliterEnv(gym.Env):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given."""
-        super().reset(seed=seed)
+        """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given.
+
+        Bad ``options`` raise before ``seed`` reseeds ``self.np_random``: a failed reset changes nothing."""
         options = check_reset_options(options, ("deal", "state"))
         given = next((key for key in ("state", "deal") if options.get(key) is not None), None)
+        state = None
         if given == "state":
             state = self.game.check_state(options["state"], "options['state']")
         elif given == "deal":
-            state = self.game.init(options["deal"], seed=int(self.np_random.integers(2**31)))
-        else:
+            state = self.game.init(options["deal"])  # checked now; its seed is drawn below, after reseeding
+        if state is not None and not self.game.action_mask(state).any():
+            raise ValueError(f"options[{given!r}] has no legal move: the game is lost before it starts (a reset "
+                             f"cannot end an episode); pass a position with a move")
+        super().reset(seed=seed)
+        if given == "deal":
+            state = state._replace(seed=int(self.np_random.integers(2**31)))
+        elif given is None:
             state = self.game.deal(self.np_random)
         mask = self.game.action_mask(state)
         skipped = 0
@@ -198,9 +206,6 @@ class SoliterEnv(gym.Env):
             state = self.game.deal(self.np_random)
             mask = self.game.action_mask(state)
         if not mask.any():
-            if given is not None:
-                raise ValueError(f"options[{given!r}] has no legal move: the game is lost before it starts (a reset "
-                                 f"cannot end an episode); pass a position with a move")
             raise RuntimeError(f"{skipped + 1} shuffled deals in a row had no legal move: the variant's options "
                                f"({self.game.variant.name!r}) leave no playable game")
         self.state = state

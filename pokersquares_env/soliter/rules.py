@@ -387,28 +387,72 @@ class SoliterGame:
             )
 
     def check_state(self, state: Any, where: str = "state") -> SoliterState:
-        """``state`` if it is a position of this variant (its shape and its number of cards), else an error."""
+        """``state`` if it is a position of this variant, else an error naming what is wrong: its shape, its types
+        (tuples of int codes, as play makes them), the cards in play and home (exactly the variant's deck) and the
+        jokers' meanings."""
         if not isinstance(state, SoliterState):
             raise TypeError(f"{where}={state!r}: expected a SoliterState")
         name = self.variant.name
+        for field in ("columns", "cells", "foundations", "jokers"):
+            value = getattr(state, field)
+            if not isinstance(value, tuple):
+                raise TypeError(f"{where}: {field} is a {type(value).__name__}: expected a tuple (a position is "
+                                f"immutable and hashable)")
+        for i, col in enumerate(state.columns):
+            if not isinstance(col, tuple):
+                raise TypeError(f"{where}: columns[{i}] is a {type(col).__name__}: expected a tuple of card codes")
         shape = {"columns": self.num_columns, "cells": self.num_cells, "foundations": self.num_piles,
                  "jokers": len(self.jokers)}
         for field, size in shape.items():
             if len(getattr(state, field)) != size:
                 raise ValueError(f"{where}: {len(getattr(state, field))} {field}: the {name!r} variant has {size} "
                                  f"(a position of another variant?)")
+        entries = [(f"columns[{i}][{j}]", c) for i, col in enumerate(state.columns) for j, c in enumerate(col)]
+        entries += [(f"{field}[{i}]", v) for field in ("cells", "foundations", "jokers")
+                    for i, v in enumerate(getattr(state, field))]
+        entries += [(field, getattr(state, field)) for field in ("stage", "open_columns", "seed")]
+        for at, value in entries:
+            if not _is_int(value):
+                raise TypeError(f"{where}: {at}={value!r}: expected an integer")
         if not 1 <= state.open_columns <= self.num_columns or not 0 <= state.stage < self.variant.num_stages:
             raise ValueError(f"{where}: open_columns={state.open_columns}, stage={state.stage}: expected 1.."
                              f"{self.num_columns} and 0..{self.variant.num_stages - 1} in the {name!r} variant")
         if any(not 0 <= n <= self.levels for n in state.foundations):
             raise ValueError(f"{where}: foundations={state.foundations}: expected counts 0..{self.levels}")
+        real = set(self.card_at.values())
+        for i, y in enumerate(state.jokers):
+            if y != EMPTY and y not in real:
+                raise ValueError(f"{where}: jokers[{i}]={y!r}: expected -1 (standing for nothing) or the code of a "
+                                 f"card of the {name!r} deck (0..51) that the joker stands for")
         loose = [c for col in state.columns for c in col] + [c for c in state.cells if c != EMPTY]
-        strange = [c for c in loose if c not in self._deck_count]
-        if strange or len(loose) + sum(state.foundations) != len(self.deck):
-            raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home"
-                             + (f", {strange[0]!r} not in the deck" if strange else "")
-                             + f": the {name!r} variant has {len(self.deck)} cards")
+        in_play, home = Counter(loose), Counter(self._home_cards(state))
+        got = in_play + home
+        if got != self._deck_count:
+            def text(c: int) -> str:
+                return card_text(c) if 0 <= c < _CODES else repr(c)
+
+            parts = []
+            for c in sorted(got - self._deck_count):
+                if c not in self._deck_count:
+                    parts.append(f"{text(c)} is not in the deck")
+                else:
+                    parts.append(f"{got[c]} {text(c)} ({in_play[c]} in play, {home[c]} home) where the deck has "
+                                 f"{self._deck_count[c]}")
+            missing = sorted((self._deck_count - got).elements())
+            if missing:
+                parts.append("missing " + " ".join(text(c) for c in missing[:12]) + (" ..." if len(missing) > 12
+                                                                                       else ""))
+            raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home: the {name!r} "
+                             f"variant has {len(self.deck)} cards: {'; '.join(parts)}")
         return state
+
+    def _home_cards(self, state: SoliterState) -> list[int]:
+        """The cards on the foundations (each pile holds the first ``count`` rungs from its end of the ladder)."""
+        out = []
+        for (s, d), count in zip(self.piles, state.foundations, strict=True):
+            rungs = range(1, count + 1) if d > 0 else range(self.levels - count + 1, self.levels + 1)
+            out += [self.card_at[s, lv] for lv in rungs]
+        return out
 
     # ------------------------------------------------------------------ queries
     def place_name(self, place: int) -> str:

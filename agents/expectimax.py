@@ -151,8 +151,9 @@ class ExpectimaxAgent(Agent):
         tuned: bool = False,
     ) -> None:
         super().__init__(seed)
-        if ply not in (1, 2, 3):
+        if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (1, 2, 3):
             raise ValueError(f"ply={ply!r}: expected 1, 2 or 3")
+        ply = int(ply)
         if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
             raise ValueError(f"top={top!r}: expected a positive integer")
         self.ply = ply

@@ -87,8 +87,9 @@ class RolloutSearchAgent(RatingAgent):
         reply: str = "ply1",
     ) -> None:
         super().__init__(seed)
-        if ply not in (2, 3):
+        if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (2, 3):
             raise ValueError(f"ply={ply!r}: expected 2 or 3")
+        ply = int(ply)
         if rollout not in ("ply1", "ply2"):
             raise ValueError(f"rollout={rollout!r}: expected 'ply1' (one-ply greedy rollouts) or 'ply2'")
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 5:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -189,3 +190,21 @@ def test_make_agent_names_a_bad_seed_a_repeated_option_and_bad_rules():
                                          "first_cell"):
         make_agent("random", rules={"bogus": 1})
     assert make_agent("random", seed=np.int64(3), rules={"jokers": 1}) is not None
+
+
+@pytest.mark.parametrize("spec, message", [("expectimax:ply=true", "ply=True: expected 1, 2 or 3"),
+                                           ("expectimax:ply=2.0", "ply=2.0: expected 1, 2 or 3"),
+                                           ("search:ply=2.0", "ply=2.0: expected 2 or 3")])
+def test_ply_must_be_an_integer(spec, message):
+    """True and 2.0 used to pass `ply in (1, 2, 3)` as 1 and 2."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_agent(spec)
+
+
+def test_tune_tables_refuses_zero_training_games_instead_of_the_default(tmp_path):
+    pytest.importorskip("numba")
+    from agents.experiments.tune_tables import tune_tables_experiment
+
+    with pytest.raises(ValueError, match="tables_games=0: expected a positive integer"):
+        tune_tables_experiment(str(tmp_path / "t"), tables_games=0, progress=False)
+    assert not (tmp_path / "t").exists()

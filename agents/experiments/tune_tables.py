@@ -78,8 +78,11 @@ def tune_tables_experiment(
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
     check_seed(seed)
     check_seed(eval_seed, "eval_seed")
+    if tables_games is not None and (isinstance(tables_games, bool) or not isinstance(tables_games, int)
+                                     or tables_games < 1):
+        raise ValueError(f"tables_games={tables_games!r}: expected a positive integer (or None for the default)")
     folder = Path(prepare_out_dir(out))  # before the tables are trained, not after
-    base = load_or_train(system, rules, games=tables_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
+    base = load_or_train(system, rules, games=DEFAULT_GAMES if tables_games is None else tables_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     start = time.perf_counter()
     common = {"ply": ply, "population": population, "elite": elite, "games": games, "progress": progress}

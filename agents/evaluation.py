@@ -28,6 +28,7 @@ import io
 import json
 import math
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -186,8 +187,21 @@ def _local(tasks: list[ChunkTask], *, jobs: int = 1) -> Iterator[list[dict[str, 
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
-    with ctx.Pool(processes=min(jobs, len(tasks))) as pool:
+    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_one_thread_each) as pool:
         yield from pool.imap_unordered(_call_chunk, tasks)
+
+
+def _one_thread_each() -> None:
+    """Start a pool worker: one torch thread, if this process has torch.
+
+    A forked child inherits the parent's OpenMP/MKL thread pool in a broken state: once the parent has run a
+    threaded torch operation (building a ``ppo:`` agent initialises its weights with a threaded QR), the child's
+    next one waits forever for threads it does not have.  One thread per worker also keeps ``jobs`` workers from
+    oversubscribing the cores, and keeps seconds per game per core.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _backend(name: str) -> Backend:

@@ -469,3 +469,33 @@ def test_masked_logits_set_exactly_the_illegal_cells_to_minus_infinity():
     assert torch.equal(out[2], scores[2])
     probs = torch.softmax(masked_logits(torch.tensor([[1e6, 0.0]]), torch.tensor([[0, 1]])), -1)
     assert probs.tolist() == [[0.0, 1.0]]  # an illegal cell never gets probability, however high its score
+
+
+def test_learned_agents_evaluate_in_worker_processes_as_in_one(tmp_path):
+    """Building a ppo: agent runs a threaded torch op in the parent; forked workers then hung forever in their
+    own (an OpenMP pool inherited broken). Run in a subprocess with a timeout, so a hang fails instead of stalling."""
+    import subprocess
+    import sys
+
+    specs = []
+    for algo, prefix in (("maskable-ppo", "ppo"), ("fast-ppo", "fastppo"), ("dqn", "dqn")):
+        train(_cfg(algo, tmp_path / algo))
+        specs += ["--agent", f"{prefix}:{tmp_path / algo}"]
+    import signal
+
+    outputs = {}
+    for jobs in (1, 2):
+        child = subprocess.Popen([sys.executable, "-m", "pokersquares_env", "evaluate", *specs, "--games", "4",
+                                  "--seed", "0", "--jobs", str(jobs), "--no-progress", "--format", "json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        try:
+            out, err = child.communicate(timeout=150)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)  # the workers too
+            child.communicate()
+            pytest.fail(f"evaluate --jobs {jobs} of learned agents did not finish in 150 s")
+        assert child.returncode == 0, err
+        rows = [json.loads(line) for line in out.splitlines()]
+        outputs[jobs] = [(r["agent"], r["errors"], r["mean"], r["mean_english"]) for r in rows]
+    assert outputs[1] == outputs[2] and len(outputs[1]) == 3 and all(e == 0 for _, e, _, _ in outputs[1])

@@ -204,7 +204,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     policy = _greedy_policy(model)
     next_update = start_update
 
-    def save_checkpoint(path: Path) -> None:  # everything --resume needs to continue exactly
+    def save_checkpoint(path: Path) -> None:  # the network, optimiser and torch RNG (games in progress start anew)
         save_model(path, model, cfg, optimizer=optimizer.state_dict(), update=next_update, global_step=global_step,
                    torch_rng=torch.get_rng_state())
 

@@ -499,3 +499,35 @@ def test_learned_agents_evaluate_in_worker_processes_as_in_one(tmp_path):
         rows = [json.loads(line) for line in out.splitlines()]
         outputs[jobs] = [(r["agent"], r["errors"], r["mean"], r["mean_english"]) for r in rows]
     assert outputs[1] == outputs[2] and len(outputs[1]) == 3 and all(e == 0 for _, e, _, _ in outputs[1])
+
+
+@pytest.mark.parametrize("algo", ["maskable-ppo", "fast-ppo", "dqn"])
+def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
+    """MaskablePPO.load reseeds the env with the run's seed: a resumed run used to replay the first deals."""
+    from agents import train as train_module
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    dealt = []
+    real_rows = PokerSquaresVectorEnv._reset_rows
+
+    def spy(self, rows, decks):
+        dealt.extend(tuple(int(c) for c in d) for d in decks)
+        return real_rows(self, rows, decks)
+
+    monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
+    real_step = train_module.RunFolder.step
+    half = TINY[algo]["timesteps"] // 2
+
+    def stop_halfway(self, step, policy):
+        real_step(self, step, policy)
+        if step >= half:
+            self.stop_requested = True  # as Ctrl-C does
+
+    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    out = tmp_path / "run"
+    train(_cfg(algo, out))
+    first = list(dealt)
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    dealt.clear()
+    train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert first and dealt and not set(first) & set(dealt)

@@ -248,23 +248,3 @@ def test_a_refused_seeded_reset_leaves_the_generator_and_the_game_as_they_were(m
         env.reset(seed=99, options=options)
     assert env.unwrapped.np_random.bit_generator.state == generator
     assert list(env.unwrapped.state.board) == board
-
-
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_a_refused_seeded_vector_reset_leaves_the_generator_as_it_was(backend):
-    import copy
-
-    from pokersquares_env.vector import PokerSquaresVectorEnv
-
-    if backend == "numba":
-        pytest.importorskip("numba")
-    env = PokerSquaresVectorEnv(3, backend=backend)
-    env.reset(seed=3)
-    generator = copy.deepcopy(env.np_random.bit_generator.state)
-    with pytest.raises(ValueError):
-        env.reset(seed=99, options={"deck": np.zeros((3, 25), dtype=int)})
-    with pytest.raises(ValueError):
-        env.reset(seed=99, options={"reset_mask": np.ones(2, dtype=bool)})
-    assert env.np_random.bit_generator.state == generator
-    env.reset(seed=99)
-    assert env.np_random.bit_generator.state != generator

@@ -370,13 +370,11 @@ def test_a_closed_vector_env_refuses_to_step_or_reset():
         envs.reset()
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_copied_or_pickled_vector_env_plays_on_as_the_original(backend):
     import copy
     import pickle
 
-    if backend == "numba":
-        pytest.importorskip("numba")
     env = PokerSquaresVectorEnv(4, backend=backend)
     env.reset(seed=5)
     env.step(np.array([0, 1, 2, 3]))
@@ -388,3 +386,19 @@ def test_a_copied_or_pickled_vector_env_plays_on_as_the_original(backend):
             np.testing.assert_array_equal(a[1], b[1])
         env.reset(seed=5)
         env.step(np.array([0, 1, 2, 3]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_refused_seeded_vector_reset_leaves_the_generator_as_it_was(backend):
+    import copy
+
+    env = PokerSquaresVectorEnv(3, backend=backend)
+    env.reset(seed=3)
+    generator = copy.deepcopy(env.np_random.bit_generator.state)
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options={"deck": np.zeros((3, 25), dtype=int)})
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options={"reset_mask": np.ones(2, dtype=bool)})
+    assert env.np_random.bit_generator.state == generator
+    env.reset(seed=99)
+    assert env.np_random.bit_generator.state != generator

@@ -155,10 +155,11 @@ def assign_jokers(items: Sequence[Any], codes: Sequence[int]) -> list[int]:
     the two keeps its parsed code, for the caller's duplicate check to name.
     """
     plain = [i for i, (item, c) in enumerate(zip(items, codes, strict=True))
-             if is_joker(c) and isinstance(item, str) and item.strip().lower() not in ("jk1", "jk2")]
+             if isinstance(item, str) and is_joker(c) and item.strip().lower() not in ("jk1", "jk2")]
     out = list(codes)
-    if plain:
-        named = {c for i, c in enumerate(codes) if is_joker(c) and i not in plain}
+    if plain:  # only integer codes can name a joker (anything else is for the caller's checks to name)
+        named = {int(c) for i, c in enumerate(codes) if i not in plain and not isinstance(c, bool)
+                 and isinstance(c, (int, np.integer)) and is_joker(c)}
         free = iter([j for j in JOKERS if j not in named])
         for i in plain:
             out[i] = next(free, out[i])

@@ -107,3 +107,11 @@ def test_card_refuses_indices_that_are_not_integers_in_range(rank, suit, message
     with pytest.raises(ValueError, match=message):
         card(rank, suit)
     assert card(np.int64(12), 3) == 51
+
+
+@pytest.mark.parametrize("codes, at, value", [(["JK", None], 1, "None"), ([1.5, "JK"], 0, "1.5"), (["JK", True], 1, "True")])
+def test_a_bad_code_beside_a_plain_joker_is_named(codes, at, value):
+    from pokersquares_env.cards import check_codes
+
+    with pytest.raises(TypeError, match=rf"cards\[{at}\]: card code {value} is not an integer"):
+        check_codes(codes)

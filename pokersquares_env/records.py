@@ -28,6 +28,7 @@ half-written record.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import tempfile
 from collections.abc import Iterator
@@ -78,6 +79,16 @@ def _jsonable_number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else float(x)
 
 
+def _check_fields(seed: Any, agent: Any, meta: Any, fail: Any) -> None:
+    """A record's ``seed``, ``agent`` and ``meta``, checked; ``fail(field, message)`` makes the error."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise fail("seed", f"expected a non-negative integer or null, got {seed!r}")
+    if agent is not None and not isinstance(agent, str):
+        raise fail("agent", f"expected a string or null, got {agent!r}")
+    if not isinstance(meta, dict):
+        raise fail("meta", f"expected an object or null, got {meta!r}")
+
+
 @dataclass
 class GameRecord:
     """One Poker Squares game: rules, point system, deck order and placements (see the module docstring)."""
@@ -98,6 +109,13 @@ class GameRecord:
                 raise TypeError(f"rules={self.rules!r}: expected a Rules, a rule spec or a mapping of rule options")
             self.rules = Rules.parse(self.rules)
         self.system = point_system(self.system)
+        if self.seed is not None and not isinstance(self.seed, bool) and hasattr(self.seed, "__index__"):
+            self.seed = operator.index(self.seed)  # a numpy integer, as an env's seed may be
+        self.check_fields()
+
+    def check_fields(self) -> None:
+        """Check ``seed``, ``agent`` and ``meta`` as loading does: a :class:`RecordError` naming the field."""
+        _check_fields(self.seed, self.agent, self.meta, lambda where, msg: RecordError(f"record: field {where!r}: {msg}"))
 
     # ---- building --------------------------------------------------------
     @classmethod
@@ -235,16 +253,9 @@ class GameRecord:
             except IllegalActionError as exc:
                 raise fail(f"{where}.cell", f"illegal placement at move {i + 1}: {exc}") from None
             cells.append(cell)
-        seed = data.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise fail("seed", f"expected a non-negative integer or null, got {seed!r}")
-        meta = data.get("meta")
+        seed, agent, meta = data.get("seed"), data.get("agent"), data.get("meta")
         meta = {} if meta is None else meta
-        if not isinstance(meta, dict):
-            raise fail("meta", f"expected an object or null, got {meta!r}")
-        agent = data.get("agent")
-        if agent is not None and not isinstance(agent, str):
-            raise fail("agent", f"expected a string or null, got {agent!r}")
+        _check_fields(seed, agent, meta, fail)  # before the record is built, so that the error names this source
         record = cls(rules, system, deck, cells, seed, agent, meta)
         # The stored results must be what the placements give.
         expected = record.to_dict()
@@ -264,19 +275,19 @@ class GameRecord:
 
 
 def _record_json(record: GameRecord, indent: int | None = None) -> str:
-    """The JSON text of a record, checked to load back: what ``load_record`` would refuse is never written.
+    """The JSON text of a record, checked first, so that no file is written that ``load_record`` refuses.
 
-    Raises :class:`RecordError` naming the field (e.g. a ``seed`` that is not an integer, a ``meta`` that is
-    not an object or holds NaN) before any file is touched.
+    ``to_dict`` replays the placements through the core (an illegal one raises ``IllegalActionError``);
+    ``seed``, ``agent`` and ``meta`` are checked as loading checks them, and ``meta`` must be standard JSON
+    (no NaN or infinity): :class:`RecordError` naming the field, before any file is touched.
     """
+    record.check_fields()  # again: the fields may have been changed since the record was made
     data = record.to_dict()
     try:
-        text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+        return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise RecordError(f"record to save: not JSON-ready ({exc}): seed, agent and meta must be JSON values, "
-                          f"without NaN or infinity") from None
-    GameRecord.from_dict(json.loads(text), source="record to save")
-    return text
+        raise RecordError(f"record: field 'meta': not JSON-ready ({exc}): expected JSON values, without NaN or "
+                          f"infinity") from None
 
 
 def save_record(record: GameRecord, path: str | os.PathLike) -> None:

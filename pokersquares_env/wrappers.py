@@ -89,9 +89,9 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
         try:
-            json.dumps(meta)
+            json.dumps(meta, allow_nan=False)  # as a record is saved: standard JSON, no NaN or infinity
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"meta={meta!r}: expected JSON-ready values ({exc})") from None
+            raise TypeError(f"meta={meta!r}: expected JSON-ready values, without NaN or infinity ({exc})") from None
         self.folder = os.fspath(folder)
         if jsonl is True:
             self.jsonl_path: str | None = os.path.join(self.folder, f"{name_prefix}s.jsonl")

@@ -439,6 +439,8 @@ def test_record_games_rejects_other_envs(tmp_path):
 def test_record_games_checks_meta_and_paths_before_any_episode(tmp_path):
     with pytest.raises(TypeError, match=r"meta=\{'s': \{1, 2\}\}: expected JSON-ready values"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path, meta={"s": {1, 2}})
+    with pytest.raises(TypeError, match=r"without NaN or infinity"):  # refused now, not at the first episode's end
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path, meta={"lr": float("nan")})
     (tmp_path / "folder.jsonl").mkdir()
     with pytest.raises(ValueError, match="folder.jsonl' is a folder"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=tmp_path / "folder.jsonl")
@@ -590,25 +592,36 @@ def test_replay_says_why_a_game_ended_early(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     (dict(seed=1.5), "field 'seed'"), (dict(seed="7"), "field 'seed'"), (dict(agent=3), "field 'agent'"),
-    (dict(meta=[1]), "field 'meta'"), (dict(meta={"x": float("nan")}), "not JSON-ready"),
-    (dict(meta={"x": {1, 2}}), "not JSON-ready"),
+    (dict(meta=[1]), "field 'meta'"), (dict(meta={"x": float("nan")}), "field 'meta': not JSON-ready"),
+    (dict(meta={"x": {1, 2}}), "field 'meta': not JSON-ready"),
 ])
 def test_a_record_that_would_not_load_back_is_never_written(tmp_path, change, message):
-    """save_record and append_record check the record loads back before touching the file."""
+    """save_record and append_record check the record (as loading would) before touching the file, even when
+    its fields were changed after it was made; a record made with such fields is refused at once."""
     game, state = play_random(3)
     good = GameRecord.from_game(game, state, seed=3)
     path, lines = tmp_path / "r.json", tmp_path / "r.jsonl"
     save_record(good, path)
     append_record(good, lines)
     before = path.read_bytes(), lines.read_bytes()
-    bad = GameRecord(good.rules, good.system, good.deck, good.placements,
-                     **{"seed": 3, "agent": None, "meta": {}, **change})
+    bad = GameRecord.from_game(game, state, seed=3)
+    for key, value in change.items():
+        setattr(bad, key, value)
     with pytest.raises(RecordError, match=message):
         save_record(bad, path)
     with pytest.raises(RecordError, match=message):
         append_record(bad, lines)
     assert (path.read_bytes(), lines.read_bytes()) == before
     assert sorted(os.listdir(tmp_path)) == ["r.json", "r.jsonl"]  # no temp file left
+    if "not JSON-ready" not in message:  # the type checks also run when a record is made
+        with pytest.raises(RecordError, match=message):
+            GameRecord(good.rules, good.system, good.deck, good.placements, **{"seed": 3, **change})
+
+
+def test_a_record_takes_a_numpy_seed_as_an_int():
+    game, state = play_random(3)
+    record = GameRecord(game.rules, game.system, list(state.deck), list(state.placements), seed=np.int64(3))
+    assert type(record.seed) is int and json.loads(json.dumps(record.to_dict()))["seed"] == 3
 
 
 def test_append_after_a_cut_short_line_starts_a_new_line(tmp_path):
@@ -664,3 +677,17 @@ def test_record_games_passes_gymnasiums_env_checker_and_is_rebuilt_from_its_spec
     again = gym.make(env.spec)
     assert isinstance(again, RecordGames) and again.folder == os.fspath(tmp_path / "a") and again.agent == "x"
     again.close()
+
+
+def test_replay_shows_free_form_meta_as_it_is_rather_than_misreading_it(tmp_path, capsys):
+    """meta is free-form: a swap list of cells off the board or a dealt score that is not a number is shown
+    as given, and a record that loads always replays (exit 0, no traceback)."""
+    from pokersquares_env.cli import main
+
+    game, state = play_random(6)
+    path = tmp_path / "odd.json"
+    save_record(GameRecord.from_game(game, state, meta={"mode": "swap", "swaps": [[0, 99], [-1, 3]],
+                                                         "dealt_score": "x"}), path)
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Swap mode: swaps [[0, 99], [-1, 3]]." in out and "dealt layout" not in out and "e20" not in out

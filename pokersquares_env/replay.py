@@ -145,9 +145,11 @@ def _meta_notes(meta: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
     if meta.get("mode") == "swap" and isinstance(swaps, list):
         try:
             done = ", ".join(f"{cell_name(i)}<->{cell_name(j)}" for i, j in swaps) or "none"
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # meta is free-form: shown as it is rather than misread
             done = repr(swaps)
-        dealt = f"the dealt layout scored {_fmt(meta['dealt_score'])}; " if "dealt_score" in meta else ""
+        score = meta.get("dealt_score")
+        known = isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+        dealt = f"the dealt layout scored {_fmt(score)}; " if known else ""
         before.append(f"Swap mode: {dealt}swaps {done}. The moves below lay out the final arrangement cell by cell.")
     after = [f"Ended by an illegal action: {meta['illegal_action']}"] if "illegal_action" in meta else []
     if "error" in meta:

@@ -120,10 +120,12 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     Every agent terminates together when the match ends.  An illegal action
     raises ``IllegalActionError`` (default) or, with
     ``illegal_action="penalty"``, gives the offender ``illegal_penalty`` and
-    ends the match for everyone: the offender forfeits, so ``winner`` and
-    ``winners`` are the leaders among the other players by the standings of
-    the finished rounds (this library's reading; the sources have no
-    illegal moves).  Never truncated.
+    ends the match for everyone.  The moves are simultaneous, so every
+    player who moved illegally in that step is an offender.  Offenders
+    forfeit: ``winner`` and ``winners`` are the leaders among the other
+    players by the standings of the finished rounds (among everyone if all
+    offended; this library's reading, since the sources have no illegal
+    moves).  Never truncated.
 
     ## Information
     Every step, per agent: ``action_mask`` (int8 (25,)), ``card`` (the
@@ -297,6 +299,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         if missing or extra:
             raise ValueError(f"actions for {sorted(actions)}: expected exactly the live agents {self.agents}")
         cells: dict[str, int] = {}
+        offences: dict[str, str] = {}  # the moves are simultaneous: every illegal one counts
         for agent in self.agents:
             action = actions[agent]
             if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
@@ -307,8 +310,13 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             if reason is not None:
                 if self.illegal_action == "raise":
                     raise IllegalActionError(f"{agent}: {reason}")
-                return self._illegal_end(agent, reason)
+                offences[agent] = reason
             cells[agent] = action
+        if offences:
+            result = self._illegal_end(offences)
+            if self.render_mode == "human":
+                self.render()
+            return result
         rewards = {a: float(self.game.apply(self.states[a], cells[a])[0]) for a in self.agents}
         round_end: dict[str, dict[str, Any]] = {}
         over = False
@@ -353,23 +361,26 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         )
         return per_agent, over
 
-    def _result(self, forfeit: str | None = None) -> dict[str, Any]:
-        """``winner`` and ``winners``: the leaders by the standings (among the others when ``forfeit`` forfeits)."""
+    def _result(self, forfeit: Any = ()) -> dict[str, Any]:
+        """``winner`` and ``winners``: the leaders by the standings (among the others when the agents in
+        ``forfeit`` forfeit; among everyone when all of them do)."""
         standing = self.totals if self.match_scoring == "total" else self.match_points
-        left = [a for a in self.possible_agents if a != forfeit] or list(self.possible_agents)
+        left = [a for a in self.possible_agents if a not in forfeit] or list(self.possible_agents)
         best = max(standing[a] for a in left)
         winners = [a for a in left if standing[a] == best]
         return {"winner": winners[0] if len(winners) == 1 else None, "winners": winners}
 
-    def _illegal_end(self, agent: str, reason: str):
-        rewards = {a: (self.illegal_penalty if a == agent else 0.0) for a in self.agents}
+    def _illegal_end(self, offences: dict[str, str]):
+        """End the match: each offender gets ``illegal_penalty`` and its reason, and forfeits."""
+        rewards = {a: (self.illegal_penalty if a in offences else 0.0) for a in self.agents}
         obs = {a: self._observe(a) for a in self.agents}
-        infos = {a: {**self._info(a), **self._result(forfeit=agent)} for a in self.agents}
+        infos = {a: {**self._info(a), **self._result(forfeit=offences)} for a in self.agents}
         for a in self.agents:  # the match is over: nothing is legal and no card is announced
             obs[a]["action_mask"][:] = 0
             infos[a]["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)
             infos[a]["card"] = -1
-        infos[agent]["illegal_action"] = reason
+        for agent, reason in offences.items():
+            infos[agent]["illegal_action"] = reason
         terminations = {a: True for a in self.agents}
         truncations = {a: False for a in self.agents}
         self.agents = []

@@ -258,6 +258,22 @@ def test_illegal_penalty_end_keeps_the_end_of_match_contract():
     assert infos["player_1"]["winner"] == "player_1" and infos["player_0"]["winners"] == ["player_1"]
 
 
+def test_every_player_who_moves_illegally_in_a_step_is_an_offender():
+    """Moves are simultaneous: the second illegal move of a step is not let off because the first ended the match."""
+    par = parallel_env(num_players=3, illegal_action="penalty")
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0, "player_2": 0})
+    _, rewards, _, _, infos = par.step({"player_0": 0, "player_1": 1, "player_2": 0})  # 0 and 2: occupied
+    assert rewards == {"player_0": -10.0, "player_1": 0.0, "player_2": -10.0}
+    assert "occupied" in infos["player_0"]["illegal_action"] and "occupied" in infos["player_2"]["illegal_action"]
+    assert "illegal_action" not in infos["player_1"] and infos["player_1"]["winner"] == "player_1"
+    both = parallel_env(num_players=2, illegal_action="penalty")
+    both.reset(seed=0)
+    both.step({"player_0": 0, "player_1": 0})
+    *_, infos = both.step({"player_0": 0, "player_1": 0})  # everyone offends: the standings decide among all
+    assert infos["player_0"]["winners"] == ["player_0", "player_1"] and infos["player_0"]["winner"] is None
+
+
 def test_human_mode_draws_at_every_reset_and_step(monkeypatch):
     """As PokerSquares-v0 does, and PettingZoo expects: no render() call needed."""
     pytest.importorskip("pygame")
@@ -272,3 +288,9 @@ def test_human_mode_draws_at_every_reset_and_step(monkeypatch):
     par.step({"player_0": 0, "player_1": 1})
     assert len(shown) == 2
     par.close()
+    ends = parallel_env(num_players=2, render_mode="human", illegal_action="penalty")
+    ends.reset(seed=0)
+    ends.step({"player_0": 0, "player_1": 0})
+    ends.step({"player_0": 0, "player_1": 1})  # an illegal end is a step too
+    assert len(shown) == 5
+    ends.close()

@@ -73,11 +73,18 @@ _JOKER_WORDS = {"jk", "joker", "jkr", "*", "🃏"}
 
 
 def check_index(value: Any, what: str, size: int, expected: str = "") -> int:
-    """``value`` as an int in ``0..size-1``: an integer or numpy integer, not a bool, a float or a string.
+    """``value`` as an int in ``0..size-1``: an integer, a numpy integer or a 0-d integer array (as a policy's
+    ``predict`` returns one action), not a bool, a float or a string.
 
-    The error names ``what`` and the value, and what was expected (``expected`` adds a gloss).
+    The error (``TypeError`` for a value that is not an integer, ``ValueError`` for one out of range, as
+    :func:`check_codes` raises them) names ``what`` and the value, and what was expected (``expected`` adds a
+    gloss).
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < size:
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} {value!r}: expected an integer 0..{size - 1}{expected}")
+    if not 0 <= value < size:
         raise ValueError(f"{what} {value!r}: expected an integer 0..{size - 1}{expected}")
     return int(value)
 

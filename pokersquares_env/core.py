@@ -18,7 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from pokersquares_env.cards import EMPTY, JOKERS, NUM_CODES, NUM_STANDARD, check_codes, format_card, parse_cards
+from pokersquares_env.cards import (
+    EMPTY,
+    JOKERS,
+    NUM_CODES,
+    NUM_STANDARD,
+    check_codes,
+    check_index,
+    format_card,
+    parse_cards,
+)
 from pokersquares_env.scoring import (
     CATEGORY_KEYS,
     CELL_LINES,
@@ -79,7 +88,7 @@ class IllegalActionError(ValueError):
 
 def cell_name(cell: int) -> str:
     """Board coordinates of a cell index: columns a-e, rows 1-5 (cell 12 is ``'c3'``)."""
-    r, c = divmod(int(cell), 5)
+    r, c = divmod(check_index(cell, "cell", NUM_CELLS), 5)
     return f"{'abcde'[c]}{r + 1}"
 
 

@@ -216,7 +216,9 @@ def test_swap_mode_terminal_rewards_and_the_stop_spends_no_budget():
     (lambda: arrange_action(2, 25), r"cell 25: expected an integer 0..24"),
 ])
 def test_action_helpers_refuse_what_is_not_an_index(call, message):
-    """A float such as 300.7 used to truncate, here to the stop action."""
-    with pytest.raises(ValueError, match=message):
+    """A float such as 300.7 used to truncate, here to the stop action (TypeError for a value that is not an
+    integer, ValueError for one out of range); integers of numpy, 0-d arrays included, are indices."""
+    with pytest.raises((TypeError, ValueError), match=message):
         call()
     assert swap_cells(np.int64(300)) is None and arrange_action(np.int8(1), 2) == 27
+    assert swap_cells(np.array(3)) == swap_cells(3) and swap_action(np.array(0), np.int16(1)) == swap_action(0, 1)

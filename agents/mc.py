@@ -57,12 +57,12 @@ class MonteCarloAgent(RatingAgent):
         cache: Any = True,
     ) -> None:
         super().__init__(seed)
-        for name, value in (("rollouts", rollouts), ("round", round)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r}: expected a positive integer")
-        for name, value in (("games", games), ("phases", phases)):  # training size; none: the default
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name}={value!r}: expected a positive integer (or none for the default)")
+        from agents.evaluation import check_positive_int
+
+        rollouts, round = check_positive_int(rollouts, "rollouts"), check_positive_int(round, "round")
+        # training sizes; none: the default
+        games = None if games is None else check_positive_int(games, "games")
+        phases = None if phases is None else check_positive_int(phases, "phases")
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")

@@ -21,8 +21,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from agents.base import Agent
 
 __all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent"]
@@ -160,8 +158,10 @@ def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | 
 
     name, arg, options = parse_spec(spec)
     kind = _REGISTRY[name][1]
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed={seed!r}: expected None or an integer >= 0")
+    if seed is not None:
+        from agents.evaluation import check_seed
+
+        seed = check_seed(seed)
     ps = point_system("american" if system is None else system)
     if rules is None:
         rules = Rules()

@@ -333,10 +333,9 @@ def load_or_train(
     """
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
-    for name, value in (("games", games), ("phases", phases)):  # before the cache name is made of them
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name}={value!r}: expected a positive integer")
-    games, phases = int(games), int(phases)
+    from agents.evaluation import check_positive_int
+
+    games, phases = check_positive_int(games, "games"), check_positive_int(phases, "phases")  # before the cache name
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")

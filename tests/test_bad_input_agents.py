@@ -180,7 +180,7 @@ def test_mc_keeps_good_seconds_and_round():
 
 def test_make_agent_names_a_bad_seed_a_repeated_option_and_bad_rules():
     for seed in ("x", -1, True, 1.5):
-        with pytest.raises(ValueError, match=f"seed={seed!r}: expected None or an integer >= 0"):
+        with pytest.raises(ValueError, match=f"seed={seed!r}: expected an integer >= 0"):
             make_agent("random", seed=seed)
     with pytest.raises(ValueError, match="option 'rollouts' is given twice"):
         make_agent("mc:rollouts=1,rollouts=2,rollout=heuristic")

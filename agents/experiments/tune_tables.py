@@ -62,7 +62,7 @@ def tune_tables_experiment(
     ``"jokers=2,placement=adjacent"``; default the plain rules) are the rules tables, tuning and held-out deals
     use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
     """
-    from agents.evaluation import check_seed, prepare_out_dir, pyplot
+    from agents.evaluation import check_positive_int, check_seed, prepare_out_dir, pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.experiments.reward_shaping import rules_note
     from agents.tables import load_or_train
@@ -78,9 +78,8 @@ def tune_tables_experiment(
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma)
     check_seed(seed)
     check_seed(eval_seed, "eval_seed")
-    if tables_games is not None and (isinstance(tables_games, bool) or not isinstance(tables_games, int)
-                                     or tables_games < 1):
-        raise ValueError(f"tables_games={tables_games!r}: expected a positive integer (or None for the default)")
+    if tables_games is not None:
+        tables_games = check_positive_int(tables_games, "tables_games")
     folder = Path(prepare_out_dir(out))  # before the tables are trained, not after
     base = load_or_train(system, rules, games=DEFAULT_GAMES if tables_games is None else tables_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)

@@ -227,6 +227,8 @@ class Rules:
                         value = None
                     pairs[key] = value
                 spec = pairs
+        if isinstance(spec, Mapping):
+            spec = dict(spec)
         if not isinstance(spec, dict):
             raise ValueError(f"{source}: expected KEY=VALUE pairs, a JSON object or a mapping, "
                              f"got {type(spec).__name__}")

@@ -177,3 +177,10 @@ def test_game_takes_rule_specs_and_names_other_rule_types():
     assert PokerSquaresGame({"placement": "adjacent"}).rules == Rules(placement="adjacent")
     with pytest.raises(TypeError, match=r"rules=\[2\]: expected a Rules"):
         PokerSquaresGame([2])
+
+
+def test_rules_take_any_mapping():
+    from types import MappingProxyType
+
+    assert PokerSquaresGame(MappingProxyType({"jokers": 2})).rules == Rules(jokers=2)
+    assert Rules.parse(MappingProxyType({"placement": "adjacent"})) == Rules(placement="adjacent")

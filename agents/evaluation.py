@@ -202,6 +202,8 @@ def _one_thread_each() -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+    else:  # a spawned worker (Windows): torch, if an agent loads it, reads these when it is imported
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 
 def _backend(name: str) -> Backend:

@@ -48,7 +48,6 @@ __all__ = [
     "load_records",
     "save_record",
     "append_record",
-    "card_text",
 ]
 
 FORMAT = "pokersquares-record"
@@ -70,7 +69,7 @@ def _record_card(value: Any) -> int:
     return value
 
 
-def card_text(code: int) -> str:
+def _card_text(code: int) -> str:
     """A card as text; the two jokers as ``JK1``/``JK2`` so that a deck round-trips exactly."""
     return f"JK{code - 51}" if code >= 52 else format_card(code)
 
@@ -160,12 +159,12 @@ class GameRecord:
             "point_system": self.system.to_json(),
             "seed": self.seed,
             "agent": self.agent,
-            "deck": [card_text(c) for c in self.deck],
+            "deck": [_card_text(c) for c in self.deck],
             "placements": [
-                {"card": card_text(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
+                {"card": _card_text(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
             ],
             "finished": state.terminal,
-            "board": [card_text(c) for c in state.board],
+            "board": [_card_text(c) for c in state.board],
             "hands": game.hands(state),
             "scores": {
                 "american": _jsonable_number(game.score(state, "american")),

@@ -417,11 +417,11 @@ class PokerShuffleEnv(gym.Env):
         the ``dealt_score``, so the game can be told from a Poker Squares one
         and the swaps replayed from the dealt layout.
         """
-        from pokersquares_env.records import GameRecord, card_text
+        from pokersquares_env.records import GameRecord, _card_text
 
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before game_record()")
-        extra: dict[str, Any] = {"mode": self.mode, "dealt": [card_text(c) for c in self.cards]}
+        extra: dict[str, Any] = {"mode": self.mode, "dealt": [_card_text(c) for c in self.cards]}
         if self.mode == "swap":
             extra["swaps"] = [[int(i), int(j)] for i, j in self._swaps]
             extra["dealt_score"] = self._dealt_score

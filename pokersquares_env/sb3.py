@@ -37,6 +37,12 @@ def make_sb3_vec_env(num_envs: int = 8, seed: int | None = None, **rules: Any):
     return _adapter_class()(num_envs=num_envs, seed=seed, **rules)
 
 
+def _per_env(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """One dict per sub-env with its ``action_mask`` (int8 (25,)) and ``card``, as each single env's info has them."""
+    masks, cards = np.array(info["action_mask"]), info["card"].tolist()  # a copy: the env reuses its buffers
+    return [{"action_mask": masks[i], "card": cards[i]} for i in range(n)]
+
+
 def _plain(value: Any) -> Any:
     """A numpy value as plain Python (lists, ints, floats), as the single env reports it."""
     return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
@@ -52,6 +58,10 @@ class _Adapter:
     ``scores``, ``hands``, ``board``, ``placements``, ``won``).
     ``action_masks()`` (and ``env_method("action_masks")``) give the legal
     cells as an ``(N, 25)`` bool array, which sb3-contrib's MaskablePPO uses.
+    As with ``DummyVecEnv`` over the single env, every step's ``infos[i]``
+    has ``action_mask`` and ``card`` (a finished game's: those of its last
+    step, all zeros and -1), and ``reset_infos[i]`` those of the sub-env's
+    latest new game.
 
     Observations are arrays the caller owns even over a vector env made with
     ``copy=False`` (SB3 keeps the last batch while it steps again).
@@ -80,7 +90,8 @@ class _Adapter:
         if self._seeds[0] is not None:
             seed = self._seeds[0]  # VecEnv.seed(s) ([s, s+1, ...]) wins over the constructor's seed, as in SB3
         options = self._deck_options()
-        obs, _ = self.venv.reset(seed=seed, options=options)
+        obs, info = self.venv.reset(seed=seed, options=options)
+        self.reset_infos = _per_env(info, self.num_envs)
         self._seed = None
         self._reset_seeds()
         self._reset_options()
@@ -111,12 +122,15 @@ class _Adapter:
         obs, reward, terminated, truncated, info = self.venv.step(self._actions)
         self._actions = None
         dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        infos = _per_env(info, self.num_envs)  # a finished game's: its last step's (no legal cell, card -1)
         if dones.any():
             done_ids = np.flatnonzero(dones)
             last_obs = obs[done_ids]
             final = {key: info[key] for key in ("score", "hands", "board", "placements", "won") if key in info}
-            new_obs, _ = self.venv.reset(options={"reset_mask": dones})
+            new_obs, new_info = self.venv.reset(options={"reset_mask": dones})
+            fresh = _per_env(new_info, self.num_envs)
+            for i in done_ids.tolist():  # the new game's first mask and card, where SB3 keeps reset infos
+                self.reset_infos[i] = fresh[i]
             if self.venv.copy:
                 obs[done_ids] = new_obs[done_ids]
             else:  # a view of the env's buffer, which now holds the new games

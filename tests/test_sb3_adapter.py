@@ -162,3 +162,31 @@ def test_get_attr_gives_a_sub_envs_spaces_and_env_method_refuses_a_part_or_a_res
     with pytest.raises(ValueError, match=r"env_method\('render'\) for sub-envs \[1\]: .*expected all 3"):
         venv.env_method("render", indices=[1])
     assert not venv.action_masks()[:, [0, 5, 24]].diagonal().any()  # the refused calls changed no game
+
+
+def test_step_and_reset_infos_carry_each_sub_envs_mask_and_card_as_dummy_vec_env_does():
+    """As DummyVecEnv over PokerSquares-v0: every step's info has the sub-env's action_mask and card (a finished
+    game's those of its last step), and reset_infos the new game's."""
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401
+
+    ours = make_sb3_vec_env(2, seed=3)
+    ours.reset()
+    single = gym.make("PokerSquares-v0")  # the vector env deals what one env deals over successive resets
+    for i, (_, info) in enumerate([single.reset(seed=3), single.reset()]):
+        assert ours.reset_infos[i]["card"] == info["card"]
+        assert np.array_equal(ours.reset_infos[i]["action_mask"], info["action_mask"])
+    masks = ours.action_masks()
+    for _ in range(25):
+        _, _, dones, infos = ours.step(masks.argmax(1))
+        masks = ours.action_masks()
+        for i in range(2):
+            assert infos[i]["action_mask"].dtype == np.int8 and infos[i]["action_mask"].shape == (25,)
+            if dones[i]:  # the finished game's last step, as the single env reports it
+                assert not infos[i]["action_mask"].any() and infos[i]["card"] == -1
+                assert np.array_equal(ours.reset_infos[i]["action_mask"].astype(bool), masks[i])
+                assert ours.reset_infos[i]["card"] >= 0
+            else:
+                assert np.array_equal(infos[i]["action_mask"].astype(bool), masks[i]) and infos[i]["card"] >= 0
+    assert dones.all()  # 25 placements end every game

@@ -201,7 +201,7 @@ class TrainConfig:
         if self.reward_scale != "normalized" and not _positive(self.reward_scale):
             raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")
         _int(self, "timesteps", 1)
-        _int(self, "seed", 0)
+        _int(self, "seed", 0, 2**32 - 1)  # SB3 seeds NumPy's legacy generator, which takes 32 bits
         if not isinstance(self.out, str) or not self.out:
             raise ConfigError(f"out={self.out!r}: expected a folder path")
         if self.net is not None and self.net not in NETS:
@@ -324,10 +324,12 @@ def _positive(value: Any) -> bool:
     return _number(value) and value > 0
 
 
-def _int(cfg: TrainConfig, name: str, minimum: int) -> None:
+def _int(cfg: TrainConfig, name: str, minimum: int, maximum: int | None = None) -> None:
     value = getattr(cfg, name)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(f"{name}={value!r}: expected an integer >= {minimum}")
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum or (maximum is not None
+                                                                                     and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"{minimum}..{maximum}"
+        raise ConfigError(f"{name}={value!r}: expected an integer {bound}")
 
 
 def _check_scoring(spec: Any) -> None:

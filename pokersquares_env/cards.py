@@ -190,8 +190,7 @@ def format_cards(codes: Iterable[int], sep: str = " ") -> str:
 
 def full_deck(jokers: int = 0) -> np.ndarray:
     """All card codes of a deck with ``jokers`` jokers (0, 1 or 2), in code order."""
-    if jokers not in (0, 1, 2):
-        raise ValueError(f"jokers={jokers!r}: expected 0, 1 or 2")
+    jokers = check_index(jokers, "jokers", 3, " (the number of jokers)")
     return np.arange(NUM_STANDARD + jokers, dtype=np.int64)
 
 

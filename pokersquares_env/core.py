@@ -104,7 +104,7 @@ def parse_cell(text: str | int) -> int:
             token = token[::-1]  # row first, as the terminal game also reads a move
         if len(token) == 2 and token[0] in "abcde" and token[1] in "12345":
             return (int(token[1]) - 1) * 5 + "abcde".index(token[0])
-        if token.isdigit() and 0 <= int(token) < NUM_CELLS:
+        if token.isascii() and token.isdigit() and 0 <= int(token) < NUM_CELLS:
             return int(token)
     raise ValueError(f"bad cell {text!r}: expected a column a-e and a row 1-5 such as 'c3', or an index 0..24")
 

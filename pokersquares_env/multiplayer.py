@@ -16,6 +16,7 @@ AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -294,6 +295,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         """Every live agent places the announced card; returns PettingZoo's five dicts."""
         if not self.agents:
             raise RuntimeError("the match is over: call reset() before step()")
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"actions={actions!r}: expected a dict of one action per live agent {self.agents}")
         missing = [a for a in self.agents if a not in actions]
         extra = [a for a in actions if a not in self.agents]
         if missing or extra:

@@ -296,6 +296,8 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
     one that ``load_record`` refuses.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"record path {path!r} is a folder: expected the path of a JSON file to write")
     text = _record_json(record, indent=1)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)

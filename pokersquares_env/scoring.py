@@ -397,7 +397,10 @@ class PointSystem:
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{where}: points {value!r} is not a number")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{where}: points {value!r} is too large for a float") from None
     if not math.isfinite(value):
         raise ValueError(f"{where}: points {value!r} is not finite")
     return value
@@ -412,6 +415,9 @@ def _from_mapping(table: Mapping[str, Any], name: str, where: str) -> tuple[floa
             raise ValueError(
                 f"{where}: unknown hand category {raw_key!r}; expected one of {', '.join(CATEGORY_KEYS)}"
             ) from None
+        if key in values:
+            raise ValueError(f"{where}: hand category {key!r} is given twice (as {raw_key!r} too): expected each "
+                             f"category once")
         values[key] = _number(raw_value, f"{where}[{raw_key!r}]")
     missing = [k for k in CATEGORY_KEYS if k not in values and k not in _OPTIONAL]
     if missing:

@@ -115,3 +115,12 @@ def test_a_bad_code_beside_a_plain_joker_is_named(codes, at, value):
 
     with pytest.raises(TypeError, match=rf"cards\[{at}\]: card code {value} is not an integer"):
         check_codes(codes)
+
+
+@pytest.mark.parametrize("jokers, error", [(True, TypeError), (1.0, TypeError), (3, ValueError)])
+def test_full_deck_takes_a_joker_count(jokers, error):
+    from pokersquares_env.cards import full_deck
+
+    with pytest.raises(error, match=rf"jokers {jokers!r}: expected an integer 0..2"):
+        full_deck(jokers)
+    assert len(full_deck(np.int64(2))) == 54

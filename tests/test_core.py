@@ -184,3 +184,9 @@ def test_rules_take_any_mapping():
 
     assert PokerSquaresGame(MappingProxyType({"jokers": 2})).rules == Rules(jokers=2)
     assert Rules.parse(MappingProxyType({"placement": "adjacent"})) == Rules(placement="adjacent")
+
+
+@pytest.mark.parametrize("text", ["²", "1²", "٣"])
+def test_parse_cell_names_digits_that_are_not_ascii(text):
+    with pytest.raises(ValueError, match="bad cell"):
+        parse_cell(text)

@@ -294,3 +294,10 @@ def test_human_mode_draws_at_every_reset_and_step(monkeypatch):
     ends.step({"player_0": 0, "player_1": 1})  # an illegal end is a step too
     assert len(shown) == 5
     ends.close()
+
+
+def test_step_names_actions_that_are_not_a_dict():
+    par = parallel_env(num_players=2)
+    par.reset(seed=0)
+    with pytest.raises(TypeError, match=r"actions=None: expected a dict of one action per live agent"):
+        par.step(None)

@@ -691,3 +691,10 @@ def test_replay_shows_free_form_meta_as_it_is_rather_than_misreading_it(tmp_path
     assert main(["replay", str(path)]) == 0
     out = capsys.readouterr().out
     assert "Swap mode: swaps [[0, 99], [-1, 3]]." in out and "dealt layout" not in out and "e20" not in out
+
+
+def test_saving_onto_a_folder_names_the_folder(tmp_path):
+    game, state = play_random(2)
+    with pytest.raises(IsADirectoryError, match=r"is a folder: expected the path of a JSON file"):
+        save_record(GameRecord.from_game(game, state), tmp_path)
+    assert os.listdir(tmp_path) == []

@@ -309,3 +309,13 @@ def test_score_grids_refuses_a_card_twice_as_score_grid_does():
         score_grids(bad)
     with pytest.raises(ValueError, match=r"board 0 holds card JK \(code 53\) twice"):
         score_grids(np.array([[53, 53] + list(range(23))]))
+
+
+def test_a_point_table_naming_a_hand_twice_or_too_large_a_value_is_refused():
+    twice = dict(POINT_SYSTEMS["american"])
+    twice["One Pair"] = 3  # the same hand as one_pair, in another spelling: which one was meant?
+    with pytest.raises(ValueError, match=r"hand category 'one_pair' is given twice \(as 'One Pair' too\)"):
+        point_system(twice)
+    huge = dict(POINT_SYSTEMS["american"], one_pair=10**400)
+    with pytest.raises(ValueError, match=r"\['one_pair'\]: points 1000.* is too large for a float"):
+        point_system(huge)

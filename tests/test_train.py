@@ -120,6 +120,7 @@ def test_boundary_values_are_accepted(over):
         (dict(eval_games=0), "eval_games=0: expected an integer >= 1"),
         (dict(num_envs=4, num_steps=5, minibatch_size=21), "minibatch_size=21: expected at most num_envs * num_steps = 20"),
         (dict(target_tau=1.5), "target_tau=1.5"),
+        (dict(seed=2**32), "seed=4294967296: expected an integer 0..4294967295"),  # SB3 would fail mid-setup
     ],
 )
 def test_values_just_past_a_bound_are_refused(over, needle):

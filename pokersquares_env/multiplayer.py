@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
 from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
@@ -294,7 +295,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     def step(self, actions: dict[str, Any]):
         """Every live agent places the announced card; returns PettingZoo's five dicts."""
         if not self.agents:
-            raise RuntimeError("the match is over: call reset() before step()")
+            raise ResetNeeded("call reset() before step(): the match is over or has not started")
         if not isinstance(actions, Mapping):
             raise TypeError(f"actions={actions!r}: expected a dict of one action per live agent {self.agents}")
         missing = [a for a in self.agents if a not in actions]

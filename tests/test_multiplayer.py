@@ -301,3 +301,16 @@ def test_step_names_actions_that_are_not_a_dict():
     par.reset(seed=0)
     with pytest.raises(TypeError, match=r"actions=None: expected a dict of one action per live agent"):
         par.step(None)
+
+
+def test_step_before_reset_or_after_the_match_needs_a_reset_as_the_single_envs_say():
+    from gymnasium.error import ResetNeeded
+
+    par = parallel_env(num_players=2, illegal_action="penalty")
+    with pytest.raises(ResetNeeded, match="call reset"):
+        par.step({"player_0": 0, "player_1": 0})
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0})
+    par.step({"player_0": 0, "player_1": 0})  # both illegal: the match ends
+    with pytest.raises(ResetNeeded, match="the match is over"):
+        par.step({})

@@ -738,14 +738,15 @@ def given_options(args) -> dict[str, Any]:
 def run(args) -> int:
     """Run ``pokersquares train``."""
     try:
-        cfg = config_from_args(args)
+        given = given_options(args)  # read once: the config file and --rules are files
+        cfg = TrainConfig.from_dict({**TrainConfig().to_dict(), **given})
         if args.print_config:
             print(json.dumps(cfg.resolved().to_dict(), indent=2))
             return 0
         if args.resume and args.overwrite:
             raise ConfigError("--resume and --overwrite contradict each other: continue the run, or replace it")
-        given = given_options(args) if args.resume else {}  # --resume refuses a flag that would change the run
-        result = train(cfg, resume=args.resume, overwrite=args.overwrite, **given)
+        # --resume refuses a flag that would change the run
+        result = train(cfg, resume=args.resume, overwrite=args.overwrite, **(given if args.resume else {}))
     except ConfigError as exc:
         print(f"pokersquares train: {exc}", file=sys.stderr)
         return 2

@@ -223,9 +223,7 @@ class Rules:
                             value = int(value)
                         except ValueError:
                             raise ValueError(f"{source}: jokers={value!r}: expected 0, 1 or 2") from None
-                    elif key == "first_cell" and value.lower() == "none":
-                        value = None
-                    pairs[key] = value
+                    pairs[key] = value  # first_cell=none is read by Rules itself
                 spec = pairs
         if isinstance(spec, Mapping):
             spec = dict(spec)

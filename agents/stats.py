@@ -69,6 +69,7 @@ def welch_ci95(a: Sequence[float], b: Sequence[float]) -> float:
     return t975(df) * se
 
 
-def fmt(value: float | None) -> str:
-    """A figure to 2 decimals, or 'n/a' where it cannot be computed (an interval over one seed or one deal)."""
-    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}"
+def fmt(value: float | None, spec: str = ".2f") -> str:
+    """A figure (to 2 decimals, or by ``spec``), or 'n/a' where it cannot be computed (an interval over one seed
+    or one deal)."""
+    return "n/a" if value is None or not math.isfinite(value) else format(value, spec)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from typing import Any
@@ -42,6 +41,8 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
+
+from agents.stats import fmt  # noqa: E402  (after the path fix above)
 
 SCORINGS = ("played", "american", "english")
 
@@ -212,22 +213,17 @@ def contributions(runs: list[Run], agents: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _f(x: float, spec: str = ".2f") -> str:
-    """A figure, or ``n/a`` where it cannot be computed (an interval over a single deal)."""
-    return format(x, spec) if math.isfinite(x) else "n/a"
-
-
 def pooled_line(row: dict[str, Any], scoring: str) -> str:
     """``AGENT: MEAN +- CI95 (95% CI LO to HI), std S, n N deals (SCORING)``."""
     lo, hi = row["mean"] - row["ci95"], row["mean"] + row["ci95"]
-    return (f"{row['agent']}: {_f(row['mean'])} +- {_f(row['ci95'])} (95% CI {_f(lo)} to {_f(hi)}), "
-            f"std {_f(row['std'])}, n {row['games']} deals ({scoring})")
+    return (f"{row['agent']}: {fmt(row['mean'])} +- {fmt(row['ci95'])} (95% CI {fmt(lo)} to {fmt(hi)}), "
+            f"std {fmt(row['std'])}, n {row['games']} deals ({scoring})")
 
 
 def paired_line(p: dict[str, Any]) -> str:
     """``A - B: DIFF +- CI95 on N common deals (...)``."""
-    return (f"{p['a']} - {p['b']}: {_f(p['mean_diff'], '+.2f')} +- {_f(p['ci95'])} on {p['deals']} common deals "
-            f"({p['scoring']}; std of the differences {_f(p['std_diff'])}; {p['a']} better on {p['a_better']}, "
+    return (f"{p['a']} - {p['b']}: {fmt(p['mean_diff'], '+.2f')} +- {fmt(p['ci95'])} on {p['deals']} common deals "
+            f"({p['scoring']}; std of the differences {fmt(p['std_diff'])}; {p['a']} better on {p['a_better']}, "
             f"{p['b']} better on {p['b_better']}, ties {p['ties']})")
 
 

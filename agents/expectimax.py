@@ -175,3 +175,8 @@ class ExpectimaxAgent(Agent):
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
         """The cell of highest expectimax value."""
         return int(np.nanargmax(self.action_values(obs, info, game, state)))
+
+    def act_with_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> tuple[int, np.ndarray]:
+        """The cell and the values it was chosen from, from one evaluation (the values are deterministic)."""
+        values = self.action_values(obs, info, game, state)
+        return int(np.nanargmax(values)), values

@@ -165,7 +165,7 @@ def _parse_place(game, token: str, to: bool) -> int | None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from pokersquares_env.play import _echoing_input
+    from pokersquares_env.play import _HELP_WORDS, _QUIT, _echoing_input
     from pokersquares_env.soliter.rules import IllegalMoveError
     from pokersquares_env.soliter.solver import solve
 
@@ -187,9 +187,9 @@ def _play(args: argparse.Namespace) -> int:
             print("\nThe input ended before the game was over.")
             return 1
         command = line.lower()  # 'Q', 'Hint', 'C3 C5' as well
-        if command in ("q", "quit", "exit"):
+        if command in _QUIT:
             return 0
-        if command in ("h", "help", "?"):
+        if command in _HELP_WORDS:
             print(usage)
             continue
         if command == "hint":

@@ -87,9 +87,9 @@ DEMO_MARK = "demo.json"  # written into --out: the run there is the demo's own, 
 
 def _check_demo_folder(out: Path) -> None:
     """Refuse an ``--out`` that holds a training run the demo did not write (the demo replaces only its own)."""
-    from agents.train import RUN_FILES
+    from agents.train import run_files_in
 
-    found = [name for name in RUN_FILES if (out / name).exists()]
+    found = run_files_in(out)
     if found and not (out / DEMO_MARK).is_file():
         raise ValueError(f"--out {str(out)!r} holds a training run the demo did not write ({', '.join(found)}): "
                          f"choose another --out (the demo replaces only its own run)")

@@ -60,6 +60,11 @@ RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_game
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
 
 
+def run_files_in(folder: Path) -> list[str]:
+    """The names of :data:`RUN_FILES` that ``folder`` holds (a training run is there if any)."""
+    return [name for name in RUN_FILES if (Path(folder) / name).exists()]
+
+
 class TrainResult(dict):
     """What :func:`train` returns: ``out``, ``model_path``, ``steps``, ``seconds``, ``interrupted``, ``evaluation``."""
 
@@ -189,7 +194,7 @@ class RunFolder:
 
     def _clear_old_run(self) -> None:
         """A new run: refuse a folder that holds another run's files, or remove them with ``overwrite``."""
-        old = [name for name in RUN_FILES if (self.dir / name).exists()]
+        old = run_files_in(self.dir)
         if not old:
             return
         if not self.overwrite:

@@ -277,6 +277,7 @@ class PokerSquaresEnv(gym.Env):
         self._done = True
         info = self._final_info()
         info["illegal_action"] = reason
+        self._obs[CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # the game is over: no card to place
         return self._obs.copy(), self.illegal_penalty, True, False, info
 
     def _final_info(self) -> dict[str, Any]:

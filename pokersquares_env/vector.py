@@ -496,6 +496,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         if illegal is not None:  # an illegal action ends the game where it stands
             self._mask[illegal] = 0
             self._card[illegal] = -1
+            self._obs[illegal, CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # as at a normal end
         if resetting is not None:
             self._reset_rows(resetting, self._deal(len(resetting)))
             self._any_done = False

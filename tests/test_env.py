@@ -158,6 +158,9 @@ def test_penalty_mode_ends_the_episode():
     obs, reward, terminated, truncated, info = env.step(0)
     assert terminated and reward == -5 and "occupied" in info["illegal_action"]
     assert info["score"] == 0 and info["scores"] == {"american": 0, "english": 0}
+    # The game is over, so the observation shows no card to place, as info["card"] == -1 says.
+    assert info["card"] == -1 and not obs[450:468].any()
+    assert obs[:18].any() and obs[468:].sum() == 52 - 2  # the board and the unseen cards stay as they were
     with pytest.raises(gym.error.ResetNeeded):
         env.step(1)
 

@@ -104,6 +104,8 @@ def play_both(num_envs: int, steps: int, rules: dict, *, seed: int = 0, policy_s
             np.testing.assert_array_equal(obs[i], o)
             assert reward[i] == r and term[i] == t
             check_info(vinfo, i, info)
+            if t:  # no card to place once the game is over, however it ended
+                assert info["card"] == -1 and not o[450:468].any()
             infos[i] = info
             ended += t
         done = term.copy()

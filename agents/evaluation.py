@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.stats import mean_ci95
-from pokersquares_env._progress import progress_bar
+from pokersquares_env._progress import check_progress, progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system
 
@@ -559,6 +559,7 @@ def evaluate(
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
     games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
+    progress = check_progress(progress)
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
     from agents.registry import check_model_path, check_spec

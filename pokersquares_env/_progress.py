@@ -9,13 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
+
+def check_progress(progress: Any) -> bool:
+    """``progress`` as a bool; a TypeError naming it if it is not a bool (``"no"`` would otherwise read as true)."""
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    return bool(progress)
+
 
 def progress_bar(enabled: bool = True, **options: Any) -> Any:
     """A ``tqdm.auto`` bar made with ``options`` if ``enabled`` and tqdm is installed, else ``None``.
 
-    Callers update and close the bar only when it is not ``None``.
+    Callers update and close the bar only when it is not ``None``.  ``enabled`` must be a bool (numpy's too), so
+    that ``progress="no"`` is refused instead of read as true.
     """
-    if not enabled:
+    if not check_progress(enabled):
         return None
     try:
         from tqdm.auto import tqdm

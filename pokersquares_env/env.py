@@ -21,7 +21,7 @@ from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, point_system, reward_scale_factor
 
-__all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES"]
+__all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES", "render_game"]
 
 CARD_FEATURES = 18  # 13 rank flags, 4 suit flags, 1 joker flag
 BOARD_OFFSET = 0
@@ -66,6 +66,23 @@ def encode_observation(game: PokerSquaresGame, state: GameState) -> np.ndarray:
     for code in game.unseen(state):
         obs[UNSEEN_OFFSET + code] = 1
     return obs
+
+
+def render_game(game: PokerSquaresGame, state: GameState, mode: str, *, ended_early: bool = False) -> Any:
+    """One game as ``render_mode`` ``mode`` draws it: the board text (``"ansi"``) or an RGB frame (``"rgb_array"``).
+
+    ``ended_early`` (the game ended on an illegal action) adds a line saying so, since the board still shows the
+    card that was to be placed.
+    """
+    note = "game over: ended by an illegal action"
+    if mode == "ansi":
+        from pokersquares_env.text import board_text
+
+        text = board_text(game, state, legal=game.rules.placement == "adjacent")
+        return f"{text}\n{note}" if ended_early else text
+    from pokersquares_env import render as _render
+
+    return _render.draw_poker_squares(game, state, notes=(note,) if ended_early else ())
 
 
 class PokerSquaresEnv(gym.Env):
@@ -313,16 +330,14 @@ class PokerSquaresEnv(gym.Env):
         """Render per ``render_mode``: text for ``"ansi"``, an RGB frame for ``"rgb_array"``, a window for ``"human"``."""
         if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
+        ended_early = self._done and not self.state.terminal
         if self.render_mode == "ansi":
-            from pokersquares_env.text import board_text
-
-            return board_text(self.game, self.state, legal=self.rules.placement == "adjacent")
+            return render_game(self.game, self.state, "ansi", ended_early=ended_early)
         from pokersquares_env import render as _render
 
         if self._renderer is None:
             self._renderer = _render.Renderer(self.render_mode, title="PokerSquares-v0")
-        frame = _render.draw_poker_squares(self.game, self.state)
-        return self._renderer.show(frame)
+        return self._renderer.show(render_game(self.game, self.state, "rgb_array", ended_early=ended_early))
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -78,7 +78,7 @@ class _Adapter:
         if venv is not None and rules:
             raise ValueError(f"pass either venv or rules {sorted(rules)}, not both")
         self.venv = venv if venv is not None else PokerSquaresVectorEnv(num_envs, **rules)
-        # Keep SB3's ``render_mode`` attribute (the vector env never renders).
+        # SB3's VecEnv reads ``render_mode`` through get_attr: the vector env's (None, "ansi" or "rgb_array").
         super().__init__(self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space)
         self._seed = seed
         self._actions: np.ndarray | None = None
@@ -163,8 +163,6 @@ class _Adapter:
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         """The vector env's attribute, once per sub-env in ``indices`` (the sub-envs share their settings)."""
-        if attr_name == "render_mode":
-            return [None for _ in self._get_indices(indices)]
         # A sub-env's spaces are the vector env's single ones, as DummyVecEnv's get_attr gives them.
         attr_name = {"observation_space": "single_observation_space",
                      "action_space": "single_action_space"}.get(attr_name, attr_name)
@@ -204,8 +202,11 @@ class _Adapter:
         return [False for _ in self._get_indices(indices)]
 
     def get_images(self):
-        """The vector env does not render."""
-        return [None for _ in range(self.num_envs)]
+        """Every sub-env's RGB frame when the vector env was made with ``render_mode="rgb_array"`` (SB3's
+        ``render()`` tiles them), else ``None`` for each."""
+        if self.venv.render_mode != "rgb_array":
+            return [None for _ in range(self.num_envs)]
+        return list(self.venv.render())
 
 
 def _adapter_class() -> type:

@@ -19,10 +19,10 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pokersquares_env._adapter import check_reset_options
-from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, format_card, parse_cards
-from pokersquares_env.core import ADJACENT, NUM_CELLS, IllegalActionError, Rules, cell_name
-from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv
+from pokersquares_env._adapter import check_render_mode, check_reset_options, render_ready
+from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, check_index, format_card, parse_cards
+from pokersquares_env.core import ADJACENT, NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
+from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv, render_game
 from pokersquares_env.scoring import CATEGORY_KEYS, FLUSHABLE, NO_HAND_KEY, WINDOW, point_system
 
 __all__ = ["PokerSquaresVectorEnv"]
@@ -200,7 +200,12 @@ class PokerSquaresVectorEnv(VectorEnv):
     compiled code is cached); ``"auto"`` takes numba when it is installed.
     Both give identical observations, rewards and infos (a test); the chosen
     one is ``self.backend``.
-    ``render_mode`` must be ``None``.  ``max_episode_steps`` (passed by
+    ``render_mode``: ``None``, ``"ansi"`` or ``"rgb_array"``; ``render()`` then
+    returns a tuple of every sub-env's text or RGB frame, drawn as the single
+    env draws them (as ``SyncVectorEnv`` does; ``render.tile_frames`` makes one
+    image of the frames).  ``game_state(i)`` gives sub-env ``i``'s game as a
+    core :class:`~pokersquares_env.core.GameState` for search agents and
+    records.  ``max_episode_steps`` (passed by
     ``make_vec``) is accepted and must be ``None`` or at least 25: games end by
     themselves after 25 steps.
 
@@ -212,7 +217,7 @@ class PokerSquaresVectorEnv(VectorEnv):
     * v0: first release.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP, "render_fps": 4}
 
     def __init__(
         self,
@@ -233,8 +238,7 @@ class PokerSquaresVectorEnv(VectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r}: expected a positive integer")
-        if render_mode is not None:
-            raise ValueError(f"render_mode={render_mode!r}: the vector env does not render; expected None")
+        render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         if max_episode_steps is not None and max_episode_steps < NUM_CELLS:
             raise ValueError(f"max_episode_steps={max_episode_steps!r}: expected None or >= 25 (a game is 25 steps)")
         # The single env validates and resolves every rule option; share its results.
@@ -250,7 +254,8 @@ class PokerSquaresVectorEnv(VectorEnv):
         self.reward_scale = proto.reward_scale
         self.illegal_action = proto.illegal_action
         self.illegal_penalty = proto.illegal_penalty
-        self.render_mode = None
+        self.render_mode = render_mode
+        self.game = PokerSquaresGame(self.rules, self.point_system)
         self.copy = bool(copy)
         self.backend = _resolve_backend(backend)
         self._kernels = None
@@ -718,6 +723,30 @@ class PokerSquaresVectorEnv(VectorEnv):
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self._mask.astype(bool)
+
+    def game_state(self, index: int) -> GameState:
+        """Sub-env ``index``'s game as a core ``GameState``: its deck and placements so far, replayed (a new object;
+        the vector env keeps no ``GameState`` of its own).  After a game ends it is the final position until the
+        autoreset; after an illegal-action ending, the position the game stopped at."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before game_state()")
+        i = check_index(index, "sub-env index", self.num_envs)
+        game = self.game
+        state = game.init(self._deck[i, :NUM_CELLS].tolist(), validate=False)
+        for cell in self._placements[i, : self._placed[i]].tolist():
+            game._apply_legal(state, cell)
+        return state
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Every sub-env rendered per ``render_mode``, as a tuple: board text for ``"ansi"``, an RGB frame (H, W, 3)
+        for ``"rgb_array"``; each exactly as the single env renders the same game."""
+        if not render_ready(self.render_mode, self._started, self.metadata["render_modes"]):
+            return None
+        return tuple(
+            render_game(self.game, self.game_state(i), self.render_mode,
+                        ended_early=bool(self._prev_done[i]) and self._placed[i] < NUM_CELLS)
+            for i in range(self.num_envs)
+        )
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the env holds only numpy arrays."""

@@ -343,3 +343,33 @@ def test_reset_options_must_be_a_dict_of_known_keys(name, keys):
     obs, _ = env.reset(seed=0, options={})
     again, _ = env.reset(seed=0, options=None)
     assert np.array_equal(obs, again)
+
+
+def test_vector_env_rgb_frames_are_the_single_envs_and_sb3_tiles_them():
+    from pokersquares_env.env import PokerSquaresEnv
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    venv = PokerSquaresVectorEnv(2, backend="numpy", render_mode="rgb_array", jokers=1)
+    venv.reset(seed=4)
+    venv.step(np.array([6, 18]))
+    frames = venv.render()
+    assert len(frames) == 2 and all(f.shape == render.FRAME_SHAPE and f.dtype == np.uint8 for f in frames)
+    for i, frame in enumerate(frames):
+        single = PokerSquaresEnv(render_mode="rgb_array", jokers=1)
+        single.reset(options={"deck": list(venv.game_state(i).deck)})
+        single.step([6, 18][i])
+        np.testing.assert_array_equal(frame, single.render())
+    assert not np.array_equal(frames[0], frames[1])
+    pytest.importorskip("stable_baselines3")
+    from pokersquares_env.sb3 import PokerSquaresSB3VecEnv
+
+    sb3 = PokerSquaresSB3VecEnv(num_envs=2, seed=4, render_mode="rgb_array", jokers=1)
+    sb3.reset()
+    assert sb3.render_mode == "rgb_array"
+    tiled = sb3.render()  # SB3's VecEnv.render tiles get_images(): for two frames, one above the other
+    height, width, _ = render.FRAME_SHAPE
+    assert tiled.shape == (2 * height, width, 3)
+    first, second = sb3.venv.render()
+    np.testing.assert_array_equal(tiled[:height], first)
+    np.testing.assert_array_equal(tiled[height:], second)
+    assert PokerSquaresSB3VecEnv(num_envs=2, seed=4).get_images() == [None, None]  # no render_mode, no frames

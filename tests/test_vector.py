@@ -404,3 +404,62 @@ def test_a_refused_seeded_vector_reset_leaves_the_generator_as_it_was(backend):
     assert env.np_random.bit_generator.state == generator
     env.reset(seed=99)
     assert env.np_random.bit_generator.state != generator
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ansi_render_and_game_state_match_single_envs(backend):
+    """``render()`` gives each sub-env's text exactly as the single env renders the same game, through an
+    illegal-action ending (which both say ended the game) and the autoreset; ``game_state(i)`` is that game."""
+    rules = {"illegal_action": "penalty", "placement": "adjacent", "first_cell": "center"}
+    venv = PokerSquaresVectorEnv(3, backend=backend, render_mode="ansi", **rules)
+    singles = [PokerSquaresEnv(render_mode="ansi", **rules) for _ in range(3)]
+    venv.reset(seed=5)
+    for i, env in enumerate(singles):
+        env.reset(options={"deck": list(venv.game_state(i).deck)})
+    rng = np.random.default_rng(0)
+    done = np.zeros(3, dtype=bool)
+    endings = set()
+    for step in range(60):
+        actions = np.array([rng.integers(0, 25) if step % 9 == 4 and i == 1
+                            else rng.choice(np.flatnonzero(e.action_masks())) if not done[i] else 0
+                            for i, e in enumerate(singles)])
+        _, _, term, _, vinfo = venv.step(actions)
+        for i, env in enumerate(singles):
+            if done[i]:
+                env.reset(options={"deck": list(venv.game_state(i).deck)})
+            else:
+                env.step(int(actions[i]))
+                if term[i]:
+                    endings.add("illegal" if "illegal_action" in vinfo and vinfo["_illegal_action"][i] else "full")
+            state, mine = venv.game_state(i), env.state
+            assert (state.deck[:25], state.board, state.placements) == (mine.deck[:25], mine.board, mine.placements)
+            assert (state.line_t, state.line_k, state.line_ranks) == (mine.line_t, mine.line_k, mine.line_ranks)
+        texts = venv.render()
+        assert isinstance(texts, tuple) and len(texts) == 3
+        assert list(texts) == [env.render() for env in singles]
+        done = term
+    assert endings == {"illegal", "full"}
+    ended = [t for t in texts if "ended by an illegal action" in t]
+    assert all(t.endswith("game over: ended by an illegal action") for t in ended)
+
+
+def test_render_and_game_state_refusals():
+    venv = PokerSquaresVectorEnv(2, backend="numpy", render_mode="ansi")
+    with pytest.raises(gym.error.ResetNeeded, match="reset"):
+        venv.render()
+    with pytest.raises(gym.error.ResetNeeded, match="reset"):
+        venv.game_state(0)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match="sub-env index 2: expected an integer 0..1"):
+        venv.game_state(2)
+    with pytest.raises(TypeError, match="sub-env index 1.0"):
+        venv.game_state(1.0)
+    with pytest.raises(ValueError, match=r"render_mode='human': expected None or one of \['ansi', 'rgb_array'\]"):
+        PokerSquaresVectorEnv(2, render_mode="human")
+    made = gym.make_vec("PokerSquares-v0", num_envs=2, vectorization_mode="vector_entry_point", render_mode="ansi")
+    made.reset(seed=0)
+    assert made.render_mode == "ansi" and len(made.render()) == 2
+    quiet = PokerSquaresVectorEnv(2, backend="numpy")
+    quiet.reset(seed=0)
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert quiet.render() is None

@@ -66,8 +66,8 @@ class HandCategory(IntEnum):
     """Poker hand categories, ordered from worst to best.
 
     ``FIVE_OF_A_KIND`` (only possible with jokers) sits between four of a kind
-    and straight flush, where the English table of the sources puts it
-    (20 points, between 16 and 30).
+    and straight flush, where the Russian source's joker rule puts it in the
+    English table (20 points, between 16 and 30).
     """
 
     HIGH_CARD = 0
@@ -159,7 +159,7 @@ _ENGLISH = {
 POINT_SYSTEMS: Mapping[str, Mapping[str, int]] = MappingProxyType(
     {"american": MappingProxyType(_AMERICAN), "english": MappingProxyType(_ENGLISH)}
 )
-#: Default scores at which a game counts as won (PySol's Poker Square; common English rule).
+#: Default scores at which a game counts as won (PySol's Poker Square; the English threshold "some authors" use).
 WIN_THRESHOLDS: Mapping[str, int] = MappingProxyType({"american": 100, "english": 70})
 
 # Categories a custom table may leave out, and how they are then filled in.

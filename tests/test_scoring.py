@@ -99,6 +99,22 @@ def test_joker_plays_the_best_card_of_the_line():
     assert hand_category("5h 5d 6c 6s JK") == H.FULL_HOUSE
 
 
+def test_a_joker_may_be_one_card_in_its_row_and_another_in_its_column():
+    """Each line is a hand of its own (the README's reading): the joker on a1 is T♠ in row 1 and a 7 in column a."""
+    grid = "JK Ks Qs Js As / 7c 2d 3d 4d 9h / 7d 2c 3c 4c 9c / 7h 2h 3h 4h 9d / 7s 5d 5c 5h 6d"
+    hands = grid_hands(grid, "american")
+    assert hands[0] == "royal_flush" and hands[5] == "five_of_a_kind"
+    assert score_grid(grid, "american") == 210
+    # Were the joker one card for both lines, the two lines would make at most 150 (T♠: royal flush and four
+    # 7s), so the grid at most 200: 10 less than the 160 the per-line reading gives them.
+    codes = parse_cards(grid)
+    row, column = codes[1:5], [codes[c] for c in (5, 10, 15, 20)]
+    american = POINT_SYSTEMS["american"]
+    one_card = max(american[concrete_category(row + [x]).key] + american[concrete_category(column + [x]).key]
+                   for x in range(52))
+    assert one_card == 150 and line_points(grid, "american")[0] + line_points(grid, "american")[5] == 160
+
+
 def test_points_tie_goes_to_the_higher_category():
     # English pays 30 for both: the joker as A♠ (royal) or 9♠ (straight flush); the higher category is reported.
     assert score_hand("T♠ J♠ Q♠ K♠ JK", "english") == 30

@@ -101,7 +101,9 @@ class PokerShuffleEnv(gym.Env):
     library's reading is that a line of fewer than five cards scores
     the pairs, two pairs, threes and fours of a kind it holds; flushes,
     straights and full houses need five cards -- ``score_grid`` scores
-    incomplete grids the same way); in swap mode the number of swaps.
+    incomplete grids the same way); in swap mode the number of swaps (a
+    limit the library adds: the Russian source sets none, and at the default
+    100 it never binds, since any arrangement is at most 24 swaps away).
 
     ## Action Space
     * arrange: ``Discrete(625)``, action ``25 * slot + cell`` places dealt card

@@ -665,7 +665,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --out from its latest checkpoint, with its stored options (only "
                              + ", ".join("--" + k.replace("_", "-") for k in RESUME_OPTIONS if k != "progress")
-                             + " may change)")
+                             + " and --no-progress may change)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a run already in --out (without it, such a folder is refused)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -41,7 +41,14 @@ def encode_observation(game: SoliterGame, state: SoliterState, out: np.ndarray |
     if out is not None:
         obs[:] = EMPTY
     depth = game.max_depth
+    if len(state.columns) != game.num_columns:
+        raise ValueError(f"the state has {len(state.columns)} columns: the observation of the "
+                         f"{game.variant.name!r} variant holds {game.num_columns} (game.check_state names what is wrong)")
     for i, col in enumerate(state.columns):
+        if len(col) > depth:
+            raise ValueError(f"column {i + 1} has {len(col)} cards: the observation of the {game.variant.name!r} "
+                             f"variant holds at most {depth} a column (game.max_depth), so this is no position of the "
+                             f"variant (game.check_state names what is wrong)")
         if col:
             obs[i * depth : i * depth + len(col)] = col
     k = game.num_columns * depth
@@ -72,7 +79,9 @@ class SoliterEnv(gym.Env):
     ``"104"`` (two decks, 10 columns, 8 cells), ``"104-aces-kings"`` (two decks in
     13-card columns, ace foundations up and king foundations down, two stages),
     ``"joker"`` (wild jokers) and ``"multistage"`` (redeal into one column fewer).
-    ``docs/soliter.md`` lists every rule and interpretation.
+    A joker replaces any card and serves as an extra "reserve": any card but a
+    king may go onto a joker that stands for nothing, and a joker may rest in a
+    free cell.  ``docs/soliter.md`` lists every rule and interpretation.
 
     ## Action Space
     ``Discrete(N * N)`` (``+ 1`` with a redeal variant), where the ``N`` places are
@@ -87,9 +96,13 @@ class SoliterEnv(gym.Env):
     ## Observation Space
     ``Box(-1, 54, (C*D + F + P + J + 2,), int16)``, one flat vector:
 
-    * ``[0, C*D)``: the columns, ``D`` slots each (``D`` = the deepest a column
-      can get), column ``c`` at ``D * c``, bottom card first; a card is its code
+    * ``[0, C*D)``: the columns, ``D`` slots each (``D = game.max_depth``, the
+      most cards a column can ever hold: the deepest deal of any stage plus a
+      full suit, or the whole deck with jokers), column ``c`` at ``D * c``,
+      first-dealt (covered) card first, playable card last; a card is its code
       ``13 * suit + rank`` (rank 0 = two .. 12 = ace; jokers 52..54); -1 empty.
+      A state with a longer column is refused (``check_state``,
+      ``encode_observation``), never cut or spilled into the next column.
     * the ``F`` free cells (code or -1);
     * the ``P`` foundation piles: the number of cards on each (``game.piles``
       gives each pile's suit and direction);
@@ -98,13 +111,14 @@ class SoliterEnv(gym.Env):
 
     ## Starting State
     A deal of the deck shuffled with ``self.np_random`` (or ``options["deal"]``:
-    the deck in dealing order, or a list of columns bottom card first; or
+    the deck in dealing order, or a list of columns first-dealt card first; or
     ``options["state"]``, a position of this variant).  A shuffled deal with no
-    legal move (possible with few free cells, e.g. ``free_cells=0``) is lost
-    before it starts and a reset cannot end an episode, so it is skipped and
-    the next shuffle dealt; ``info["skipped_deals"]`` counts them (0 for
-    every deal of 300 seeds of ``classic`` and ``36``; about one deal in eight
-    is skipped with ``free_cells=0``).  A given deal or state with no legal move is refused.
+    legal move (only possible with ``free_cells=0``: any playable card can go to a
+    free cell) is lost before it starts and a reset cannot end an episode, so it
+    is skipped and the next shuffle dealt; ``info["skipped_deals"]`` counts them.
+    With ``free_cells=0`` 454 of 3,000 shuffles (15.1%, about one in 6.6) have no
+    legal move (``docs/soliter.md`` gives the command).  A given deal or state with
+    no legal move is refused.
 
     ## Rewards
     ``reward_home`` (default +1) per card moved to a foundation (a card passing
@@ -128,7 +142,8 @@ class SoliterEnv(gym.Env):
     ## Arguments
     * ``variant``: a name above or a :class:`~pokersquares_env.soliter.rules.Variant`.
     * any :class:`~pokersquares_env.soliter.rules.Variant` option as a keyword
-      (overrides): ``free_cells``, ``columns``, ``jokers``, ``decks``, ``deck``,
+      (overrides): ``free_cells``, ``columns``, ``jokers``, ``decks``, ``deck``
+      (``"52"`` or ``"36"``; the integers 52 and 36 are accepted too),
       ``deal``, ``column_size``, ``king_foundations``, ``redeal``, ``stages``.
     * ``reward_home``, ``reward_win``, ``reward_step``: the reward terms above.
     * ``max_steps``: the step limit (default ``20 * cards``).

@@ -71,7 +71,8 @@ class Variant:
 
     Attributes:
         name: a label (``"classic"``, ``"36"``, ... or ``"custom"``).
-        deck: ``"52"`` (two to ace) or ``"36"`` (six to ace).
+        deck: ``"52"`` (two to ace) or ``"36"`` (six to ace); the integers 52 and 36 are
+            accepted and stored as these strings.
         decks: how many such decks are shuffled together (1 or 2).
         jokers: wild jokers added to the deck (0..3).
         columns: columns of the first deal; ``None`` with ``deal="columns"`` means
@@ -85,7 +86,15 @@ class Variant:
             from the ace foundation to the king foundation of its suit.
         redeal: ``"none"``, ``"reverse"`` (gather the columns in order, the last
             card becomes the first, deal again unshuffled) or ``"shuffle"``
-            (gather, shuffle, deal into one column fewer).
+            (gather, shuffle, deal into one column fewer).  A redeal lays the
+            cards out the way ``deal`` says, as the first deal did ("the player
+            again lays out"): with ``deal="rows"`` row by row over the columns in
+            play (``"reverse"``: all ``columns``; ``"shuffle"``: one fewer each
+            stage); with ``deal="columns"`` ``column_size`` cards to a column
+            (``"reverse"``: as many columns as the cards fill; ``"shuffle"``: the
+            columns in play, the last one taking every card left over, so with
+            few columns it can be long).  :attr:`SoliterGame.max_depth` bounds
+            every column of every stage.
         stages: number of deals in a game; ``None`` = 1 without redeal, 2 for
             ``"reverse"``, ``columns`` (down to one column) for ``"shuffle"``.
     """
@@ -106,8 +115,10 @@ class Variant:
         def bad(field: str, expected: str) -> None:
             raise ValueError(f"variant {self.name!r}: {field}={getattr(self, field)!r}: expected {expected}")
 
+        if _is_int(self.deck) and int(self.deck) in (52, 36):
+            object.__setattr__(self, "deck", str(int(self.deck)))  # deck=36 means deck="36"
         if self.deck not in ("52", "36"):
-            bad("deck", "'52' or '36'")
+            bad("deck", "'52' or '36' (the string, or the integer 52 or 36)")
         if not _is_int(self.decks) or self.decks not in (1, 2):
             bad("decks", "1 or 2")
         if not _is_int(self.jokers) or not 0 <= self.jokers <= len(JOKER_CODES):
@@ -199,7 +210,8 @@ class SoliterState(NamedTuple):
 
     Attributes:
         columns: one tuple per column (``max_columns`` of them), bottom card
-            first; the last card is the playable one.  Columns at index
+            (the first dealt, covered by the rest) first; the last card is the
+            playable one (the source's «нижняя», "bottom", card).  Columns at index
             ``open_columns`` and above are out of play in this stage.
         cells: one code per free cell, ``EMPTY`` (-1) when free.
         foundations: the number of cards on each foundation pile (see
@@ -271,20 +283,30 @@ class SoliterGame:
         self.num_real = len(self.deck) - len(self.jokers)
         self._deck_count = Counter(self.deck)
         self.piles_of_suit = [[p for p, (s, _d) in enumerate(self.piles) if s == suit] for suit in range(4)]
+        #: the most cards a deal of any stage lays out in one column
+        self.deal_depth = self._deal_depth()
+        #: the most cards a column can ever hold (the observation's slots per column)
         self.max_depth = self._max_depth()
 
     # ------------------------------------------------------------------ deal
+    def _deal_depth(self) -> int:
+        """The most cards a deal of any stage lays out in one column (a redeal deals fewer cards, never deeper)."""
+        n = len(self.deck)
+        return max(max(len(c) for c in self._lay_out(range(n), self._open_columns(stage, n)))
+                   for stage in range(self.variant.num_stages))
+
     def _max_depth(self) -> int:
-        """The most cards a column can ever hold (dealt cards + a full run on top)."""
-        v = self.variant
-        deepest = 0
-        for stage in range(v.num_stages):
-            cols = self.num_columns - stage if v.redeal == "shuffle" else self.num_columns
-            if v.deal == "rows":
-                deepest = max(deepest, math.ceil(len(self.deck) / max(cols, 1)))
-            else:
-                deepest = max(deepest, min(v.column_size, len(self.deck)))
-        return deepest + self.levels + len(self.jokers)
+        """The most cards a column can ever hold.
+
+        Without jokers a column is a dealt part (at most :attr:`deal_depth` cards) and on it a run built down in
+        suit (at most ``levels`` cards), so ``deal_depth + levels`` bounds it.  A joker breaks that bound: a joker that
+        swaps onto the end of a run stands for nothing, so any card but a king may start a new run on it, and a
+        column can gather run after run; with jokers the bound is the whole deck.  No column holds more than the
+        deck."""
+        n = len(self.deck)
+        if self.jokers:
+            return n
+        return min(n, self.deal_depth + self.levels)
 
     def shuffled_deck(self, rng: np.random.Generator) -> list[int]:
         """The deck in a random dealing order drawn from ``rng``."""
@@ -295,7 +317,18 @@ class SoliterGame:
         """A random first deal, drawn from ``rng`` (the seed of later shuffles too)."""
         return self.init(self.shuffled_deck(rng), seed=int(rng.integers(2**31)))
 
+    def _open_columns(self, stage: int, cards: int) -> int:
+        """The columns a deal of ``cards`` cards in stage ``stage`` lays out (see :attr:`Variant.redeal`)."""
+        v = self.variant
+        if stage > 0 and v.redeal == "shuffle":
+            return self.num_columns - stage
+        if v.deal == "rows":
+            return self.num_columns
+        return min(self.num_columns, max(1, math.ceil(cards / v.column_size)))
+
     def _lay_out(self, cards: Sequence[int], open_columns: int) -> tuple[tuple[int, ...], ...]:
+        """``cards`` dealt as the variant deals: row by row over ``open_columns`` columns, or ``column_size`` to a
+        column (the last column in play taking whatever is left over)."""
         v = self.variant
         cols: list[list[int]] = [[] for _ in range(self.num_columns)]
         if v.deal == "rows":
@@ -303,7 +336,7 @@ class SoliterGame:
                 cols[i % open_columns].append(c)
         else:
             for i, c in enumerate(cards):
-                cols[i // v.column_size].append(c)
+                cols[min(i // v.column_size, open_columns - 1)].append(c)
         return tuple(tuple(c) for c in cols)
 
     def init(self, deal: Sequence[Any] | Sequence[Sequence[Any]], seed: int = 0) -> SoliterState:
@@ -333,16 +366,14 @@ class SoliterGame:
             cols = None
         self._check_deck(flat)
         if cols is not None:
-            longest = self.max_depth - self.levels - len(self.jokers)
+            longest = self.deal_depth
             for i, col in enumerate(cols):
                 if len(col) > longest:
                     raise ValueError(f"deal column {i + 1} has {len(col)} cards: expected at most {longest} "
                                      f"(the deepest deal of variant {self.variant.name!r})")
+        open_cols = self._open_columns(0, len(flat))
         if cols is None:
-            cols = self._lay_out(flat, self.num_columns)
-        open_cols = self.num_columns
-        if self.variant.deal == "columns":
-            open_cols = max(1, math.ceil(len(flat) / self.variant.column_size))
+            cols = self._lay_out(flat, open_cols)
         state = SoliterState(
             columns=cols,
             cells=(EMPTY,) * self.num_cells,
@@ -414,6 +445,10 @@ class SoliterGame:
         for at, value in entries:
             if not _is_int(value):
                 raise TypeError(f"{where}: {at}={value!r}: expected an integer")
+        for i, col in enumerate(state.columns):
+            if len(col) > self.max_depth:
+                raise ValueError(f"{where}: columns[{i}] (column {i + 1}) has {len(col)} cards: a column of the "
+                                 f"{name!r} variant holds at most {self.max_depth} (game.max_depth)")
         if not 1 <= state.open_columns <= self.num_columns or not 0 <= state.stage < self.variant.num_stages:
             raise ValueError(f"{where}: open_columns={state.open_columns}, stage={state.stage}: expected 1.."
                              f"{self.num_columns} and 0..{self.variant.num_stages - 1} in the {name!r} variant")
@@ -444,6 +479,18 @@ class SoliterGame:
                                                                                        else ""))
             raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home: the {name!r} "
                              f"variant has {len(self.deck)} cards: {'; '.join(parts)}")
+        if not self.jokers and self.max_depth < len(self.deck):
+            # Without jokers a column only grows by a run built down in suit on its last card, so a column whose k-th
+            # card has rung r can reach k + r - 1 cards; a position that could outgrow max_depth is no position of
+            # this variant (none that play reaches can).
+            for i, col in enumerate(state.columns):
+                reach, k = max((k + 1 + self.level[c] - 1, k) for k, c in enumerate(col)) if col else (0, 0)
+                if reach > self.max_depth:
+                    raise ValueError(
+                        f"{where}: columns[{i}] (column {i + 1}) has {len(col)} cards and could grow to {reach}: "
+                        f"its card {k + 1} ({card_text(col[k])}) could take a run of {self.level[col[k]] - 1} cards "
+                        f"once the cards above it are gone, and a column of the {name!r} variant holds at most "
+                        f"{self.max_depth} (game.max_depth)")
         return state
 
     def _home_cards(self, state: SoliterState) -> list[int]:
@@ -521,28 +568,80 @@ class SoliterGame:
             return state.jokers[code - NUM_STANDARD]
         return code
 
-    def _joker_may_stand(self, state: SoliterState, code: int) -> bool:
+    def _joker_may_stand(self, state: SoliterState, code: int, mover: int = EMPTY) -> bool:
+        """Whether a joker may stand for ``code``: some copy of it is off the foundations with no joker standing for
+        it.  ``mover`` is the joker being placed: its own current meaning is disregarded (it gives it up by moving)."""
         if code < 0:
             return False
         free = self.variant.decks - self.copies_home(state, code)
-        return free > sum(1 for y in state.jokers if y == code)
+        return free > sum(1 for j, y in enumerate(state.jokers) if y == code and NUM_STANDARD + j != mover)
 
     def accepts(self, state: SoliterState, tail: int, card: int) -> bool:
-        """Whether ``card`` may be built on the column tail ``tail`` (``EMPTY``: an empty column)."""
+        """Whether ``card`` may be built on the column tail ``tail`` (``EMPTY``: an empty column).
+
+        A joker ``card`` is judged as it will be once moved: standing for nothing, so its current meaning does not
+        count against the meaning it would take here (moving it on to an equivalent spot is legal)."""
         if tail == EMPTY:
             return True
         if tail < NUM_STANDARD:
             if card < NUM_STANDARD:
                 return self.below[tail] == card
-            return self._joker_may_stand(state, self.below[tail])
+            return self._joker_may_stand(state, self.below[tail], card)
         y = state.jokers[tail - NUM_STANDARD]
         if y >= 0:
             if card < NUM_STANDARD:
                 return self.below[y] == card
-            return self._joker_may_stand(state, self.below[y])
+            return self._joker_may_stand(state, self.below[y], card)
         if card >= NUM_STANDARD:
             return False  # a joker on a joker that stands for nothing would stand for nothing
         return self._joker_may_stand(state, self.above[card])
+
+    def card_name(self, code: int) -> str:
+        """:func:`card_text`, with the jokers numbered (``'JK2'``) when the deck has more than one."""
+        if code in JOKER_CODES and len(self.jokers) > 1:
+            return f"JK{code - NUM_STANDARD + 1}"
+        return card_text(code)
+
+    def _why_not_onto(self, state: SoliterState, tail: int, card: int) -> str:
+        """Why ``card`` may not be built on the column tail ``tail`` (where :meth:`accepts` says no), naming both."""
+        name = self.card_name(card)
+        if tail < NUM_STANDARD:
+            on, y = card_text(tail), tail
+        else:
+            y = state.jokers[tail - NUM_STANDARD]
+            on = f"{self.card_name(tail)} (standing for {card_text(y)})" if y >= 0 else self.card_name(tail)
+        if card < NUM_STANDARD:
+            if y >= 0:  # a real card, or a joker standing for one
+                want = card_text(self.below[y]) if self.below[y] >= 0 else "nothing (an ace)"
+                return f"{name} cannot go on {on}, which takes only {want} (down in suit)"
+            if self.above[card] < 0:
+                return (f"{name} cannot go on {on}, which stands for nothing: under {name} it would stand for the "
+                        f"card above a king, and there is none")
+            return (f"{name} cannot go on {on}, which stands for nothing: under {name} it would stand for "
+                    f"{self._why_no_stand(state, self.above[card])}")
+        if y < 0:
+            return (f"{name} cannot go on {on}, which stands for nothing: a joker on it would stand for nothing "
+                    f"either (only a real card may go on a joker that stands for nothing)")
+        if self.below[y] < 0:
+            return (f"{name} cannot go on {on}: there it would stand for the card below {card_text(y)}, and no card "
+                    f"is below an ace")
+        return f"{name} cannot go on {on}: there it would stand for {self._why_no_stand(state, self.below[y], card)}"
+
+    def _why_no_stand(self, state: SoliterState, code: int, mover: int = EMPTY) -> str:
+        """``code`` and why no joker may stand for it now (``mover``: the joker being placed, disregarded)."""
+        what = card_text(code)
+        home = self.copies_home(state, code)
+        others = [self.card_name(NUM_STANDARD + j) for j, y in enumerate(state.jokers)
+                  if y == code and NUM_STANDARD + j != mover]
+        if self.variant.decks == 1:
+            return f"{what}, which is already home" if home else f"{what}, for which {others[0]} already stands"
+        parts = []
+        if home:
+            parts.append("both copies are home" if home >= self.variant.decks else "one copy is home")
+        if others:
+            parts.append(f"{' and '.join(others)} already stand{'s' if len(others) == 1 else ''} for "
+                         f"{'one' if len(others) == 1 else 'both'}")
+        return f"{what}, but {' and '.join(parts)}"
 
     def _pile_for(self, state: SoliterState, card: int) -> list[int]:
         if card >= NUM_STANDARD:
@@ -685,10 +784,7 @@ class SoliterGame:
         tail = col[-1] if col else EMPTY
         if self.accepts(state, tail, card):
             return None
-        if card >= NUM_STANDARD or tail >= NUM_STANDARD:
-            return f"{what}: the joker cannot stand for a card that is available here (see the joker rules)"
-        want = card_text(self.below[tail]) if self.below[tail] >= 0 else "nothing (an ace)"
-        return f"{what}: {name} cannot go on {card_text(tail)}, which takes only {want} (down in suit)"
+        return f"{what}: {self._why_not_onto(state, tail, card)}"
 
     def _card_at_place(self, state: SoliterState, place: int) -> int:
         if place < self.cell_base:
@@ -819,19 +915,12 @@ class SoliterGame:
         stage = state.stage + 1
         if v.redeal == "reverse":
             cards = gathered[::-1]  # the last card gathered becomes the first dealt
-            open_cols = min(self.num_columns, max(1, math.ceil(len(cards) / v.column_size)))
         else:
             rng = np.random.default_rng([state.seed, stage])
             cards = [gathered[i] for i in rng.permutation(len(gathered))]
-            open_cols = self.num_columns - stage
-        cols: list[list[int]] = [[] for _ in range(self.num_columns)]
-        for i, c in enumerate(cards):
-            if v.deal == "columns" or v.redeal == "reverse":
-                cols[min(i // v.column_size, open_cols - 1)].append(c)
-            else:
-                cols[i % open_cols].append(c)
+        open_cols = self._open_columns(stage, len(cards))  # laid out again as the first deal was
         return SoliterState(
-            tuple(tuple(c) for c in cols),
+            self._lay_out(cards, open_cols),
             (EMPTY,) * self.num_cells,
             state.foundations,
             (-1,) * len(state.jokers),

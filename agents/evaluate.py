@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
                              "ppo:PATH, ...")
     parser.add_argument("--games", type=int, default=100, help="number of deals (default 100)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="deal seed: deal i of seed S is the same for every agent")
+    parser.add_argument("--seed", type=seed_arg, default=0,
+                        help="deal seed: deal i of seed S is the same for every agent (default 0)")
     parser.add_argument("--scoring", default=None,
                         help="point system the agents play for: american (default), english or a JSON file "
                              "(every game is also scored under American and English)")
@@ -33,16 +34,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2), help="wild jokers in the deck (0)")
     parser.add_argument("--placement", default=None, choices=("free", "adjacent"), help="placement rule (free)")
     parser.add_argument("--first-cell", default=None, help="where the first card goes: center, top-left or a cell")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes (default 1; the local backend runs at most one per CPU); the results "
+                             "are the same for any --jobs")
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
     parser.add_argument("--address", default=None,
                         help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
                              "embedded local Ray with --jobs CPUs)")
     parser.add_argument("--chunk-size", type=int, default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
-                        help="write games.jsonl, summary.md/.csv/.json, hands.json/.csv, paired.json, PNG plots")
+                        help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "
+                             "paired.json, errors.json, PNG plots; DIR must be new, empty or an earlier evaluate's "
+                             "output (whose files are replaced)")
     parser.add_argument("--format", default="table", choices=("table", "json"),
-                        help="stdout: a Markdown table or one JSON object per agent")
+                        help="stdout: a Markdown table or one JSON object per agent (default table)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -63,6 +68,21 @@ def run(args: argparse.Namespace) -> int:
     if args.address and args.backend != "ray":
         print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
         return 2
+    if args.out is not None:
+        from agents.evaluation import check_out_dir
+
+        try:  # before any agent is built (tables trained) or folder made
+            check_out_dir(args.out, foreign=False)
+        except ValueError as exc:
+            print(f"pokersquares evaluate: {str(exc).replace('out_dir=', '--out ', 1)}", file=sys.stderr)
+            return 2
+    if args.backend == "local" and args.jobs > 1:
+        from agents.evaluation import local_workers
+
+        workers = local_workers(args.jobs)
+        if workers < args.jobs:
+            print(f"pokersquares evaluate: warning: --jobs {args.jobs} is more than the {workers} CPUs of this "
+                  f"machine: running {workers} worker processes (the results are the same)", file=sys.stderr)
     common = dict(games=args.games, seed=args.seed, rules=rules, jobs=args.jobs, progress=not args.no_progress,
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)

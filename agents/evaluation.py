@@ -46,6 +46,7 @@ __all__ = [
     "EvalConfig",
     "EvaluationResult",
     "ameritish_points",
+    "check_out_dir",
     "check_positive_int",
     "check_seed",
     "deal_deck",
@@ -53,6 +54,7 @@ __all__ = [
     "PPSResult",
     "evaluate_pps",
     "iter_chunk",
+    "local_workers",
     "make_chunks",
     "pps_systems",
     "register_backend",
@@ -384,9 +386,10 @@ class EvaluationResult:
             yield rec.to_dict()
 
     def save(self, out_dir: str | os.PathLike, *, plots: bool = True) -> list[str]:
-        """Write records (JSONL), summary (Markdown, CSV, JSON), hand frequencies, paired comparisons and plots."""
+        """Write records (JSONL), summary (Markdown, CSV, JSON), hand frequencies, paired comparisons and plots,
+        after :data:`MARKER` (``evaluation.json``: the agents, games, seed, point system and rules)."""
         os.makedirs(out_dir, exist_ok=True)
-        written = []
+        written = [_write_marker(out_dir, {"agents": self.agents, "games": self.games, **self.config})]
 
         def write(name: str, text: str) -> None:
             path = os.path.join(out_dir, name)
@@ -521,7 +524,34 @@ def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed:
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure to build is a bad spec: no game could be played
-        raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {exc}") from exc
+        message = str(exc)
+        if message.startswith(f"{spec}:"):  # a loader's message may start with the spec: said once
+            message = message[len(spec) + 1:].lstrip()
+        raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {message}") from exc
+
+
+def _check_specs(agent_specs: Any) -> list[str]:
+    """The agent specs as a list, each naming an agent with known options and, for a saved model, an existing path:
+    a ``ValueError`` (``TypeError``) naming the first that does not (builds nothing)."""
+    from agents.registry import check_model_path, check_spec
+
+    if not isinstance(agent_specs, (str, Iterable)):
+        raise TypeError(f"agent_specs={agent_specs!r}: expected an agent spec such as 'greedy' or a list of specs")
+    specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
+    if not specs:
+        raise ValueError("agent_specs is empty: expected at least one agent spec")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
+    for spec in specs:
+        check_spec(spec)  # fail early on unknown names and options
+        check_model_path(spec)  # and on a saved model that is not there
+    return specs
+
+
+def local_workers(jobs: int) -> int:
+    """The worker processes the ``local`` back end runs for ``jobs``: at most one per CPU of this machine
+    (``os.cpu_count()``), since more only compete for the same cores; the results do not depend on it."""
+    return max(1, min(int(jobs), os.cpu_count() or 1))
 
 
 def evaluate(
@@ -544,38 +574,52 @@ def evaluate(
     scored under American and English); ``rules`` holds ``Rules`` fields
     (``jokers``, ``placement``, ``first_cell``) as a mapping, a ``Rules``, or a spec such as
     ``"jokers=2,placement=adjacent"`` (:meth:`pokersquares_env.core.Rules.parse`).  ``jobs`` processes share the
-    work; ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).  Every agent is built once before any
+    work (the ``local`` back end runs at most one per CPU: :func:`local_workers`; the records are the same for any
+    ``jobs``); ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).  Every agent is built once before any
     game: a spec that cannot be built (a bad option value, missing tables) raises ``ValueError`` naming it, and
     nothing is played or written; an agent that raises during a game is reported with its deal in
     :attr:`EvaluationResult.errors`, and the other games and agents go on.
     ``chunk_size`` is the deals per work unit (``None``: automatic); ``backend_options`` go to the back end
     (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """
-    if not isinstance(agent_specs, (str, Iterable)):
-        raise TypeError(f"agent_specs={agent_specs!r}: expected an agent spec such as 'greedy' or a list of specs")
-    specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
-    if not specs:
-        raise ValueError("agent_specs is empty: expected at least one agent spec")
-    if len(set(specs)) != len(specs):
-        raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
+    return _evaluate(agent_specs, games=games, seed=seed, scoring=scoring, rules=rules, jobs=jobs, out_dir=out_dir,
+                     progress=progress, backend=backend, chunk_size=chunk_size, backend_options=backend_options)
+
+
+def _evaluate(
+    agent_specs: str | Sequence[str],
+    *,
+    games: int,
+    seed: int,
+    scoring: Any,
+    rules: dict[str, Any] | None,
+    jobs: int,
+    out_dir: str | os.PathLike | None,
+    progress: bool,
+    backend: str,
+    chunk_size: int | None,
+    backend_options: dict[str, Any] | None,
+    before_games: Callable[[], Any] | None = None,
+) -> EvaluationResult:
+    """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game."""
+    specs = _check_specs(agent_specs)
     games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
     progress = check_progress(progress)
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
-    from agents.registry import check_model_path, check_spec
-
-    for spec in specs:
-        check_spec(spec)  # fail early on unknown names and options
-        check_model_path(spec)  # and on a saved model that is not there
     run_tasks = _backend(backend)  # an unknown back end too
     backend_options = _check_backend_options(backend, run_tasks, backend_options)  # and its options
     if out_dir is not None:
         check_out_dir(out_dir)  # and an --out that is a file, before agents are built (tables trained)
+    if backend == "local":
+        jobs = local_workers(jobs)  # and the chunk size follows the workers there are
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
     for spec in specs:  # a bad option value fails here, before any game; tables are trained and cached once
         _build_or_raise(spec, system, rules, int(seed))
+    if before_games is not None:
+        before_games()
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before the games, not after them
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
@@ -716,9 +760,13 @@ class PPSResult:
         return "\n".join(lines) + "\n"
 
     def save(self, out_dir: str | os.PathLike) -> list[str]:
-        """Write each system's outputs in a sub-folder and the normalised table as ``pps.md``/``pps.json``."""
+        """Write :data:`MARKER`, each system's outputs in a sub-folder and the normalised table as
+        ``pps.md``/``pps.json``."""
         os.makedirs(out_dir, exist_ok=True)
-        written = []
+        first = next(iter(self.results.values()), None)
+        about = {"agents": first.agents, "games": first.games, "seed": first.config["seed"],
+                 "rules": first.config["rules"]} if first is not None else {}
+        written = [_write_marker(out_dir, {**about, "systems": list(self.results)})]
         for name, res in self.results.items():
             written += res.save(os.path.join(out_dir, name), plots=False)
         for fname, text in (("pps.md", self.table()),
@@ -731,11 +779,57 @@ class PPSResult:
         return written
 
 
-def check_out_dir(out_dir: str | os.PathLike) -> str:
-    """Raise a ``ValueError`` if ``out_dir`` is a file (checked before slow work; :func:`prepare_out_dir` creates it)."""
+#: The file every evaluation's output folder holds (written first): what was evaluated, and the sign that an
+#: ``evaluate`` wrote the folder, so that ``pokersquares evaluate --out`` may write there again (:func:`check_out_dir`).
+MARKER = "evaluation.json"
+MARKER_FORMAT = "pokersquares-evaluation"
+
+
+def _write_marker(out_dir: str | os.PathLike, about: dict[str, Any]) -> str:
+    path = os.path.join(out_dir, MARKER)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(_jsonable({"format": MARKER_FORMAT, "version": 1, **about}), indent=2) + "\n")
+    return path
+
+
+def _written_by_evaluate(folder: str) -> bool:
+    """Whether ``folder`` holds the :data:`MARKER` an evaluation writes."""
+    try:
+        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == MARKER_FORMAT
+
+
+def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True) -> str:
+    """Raise a ``ValueError`` naming why ``out_dir`` cannot take an evaluation's outputs (checked before slow work;
+    :func:`prepare_out_dir` creates it): it is a file, or the nearest folder that exists on its path is a file or
+    cannot be written.  ``foreign=False`` (what ``pokersquares evaluate --out`` asks) also refuses a folder holding
+    files an evaluation did not write: it must be new, empty, or hold the :data:`MARKER` of an earlier evaluation
+    (whose files are then replaced)."""
     path = os.fspath(out_dir)
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"out_dir={path!r} is a file: expected a folder for the outputs (new or existing)")
+    existing = os.path.abspath(path)
+    while not os.path.lexists(existing):  # the nearest part of the path that exists: the folder it is made in
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        what = "a broken link" if os.path.islink(existing) and not os.path.exists(existing) else "a file"
+        raise ValueError(f"out_dir={path!r}: cannot create it: {existing!r} is {what}, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "write in it" if existing == os.path.abspath(path) else f"create it in {existing!r}"
+        raise ValueError(f"out_dir={path!r}: cannot {where} (no permission)")
+    if not foreign and existing == os.path.abspath(path):
+        try:
+            entries = sorted(os.listdir(path))
+        except OSError as exc:
+            raise ValueError(f"out_dir={path!r}: cannot list it ({exc.strerror or exc})") from None
+        if entries and not _written_by_evaluate(path):
+            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+            raise ValueError(f"out_dir={path!r} holds files no evaluation wrote ({shown}): expected a new or empty "
+                             f"folder, or one an earlier evaluate wrote (it holds {MARKER}); outputs there would be "
+                             f"replaced, so choose another folder")
     return path
 
 
@@ -765,6 +859,10 @@ def evaluate_pps(
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
     """
     seed = check_seed(seed)
+    _check_specs(agent_specs)  # the agents, deals and folder are checked before the folder is made
+    check_positive_int(games, "games")
+    if out_dir is not None:
+        check_out_dir(out_dir)
     specs = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
     if not specs:
         raise ValueError("systems is empty: expected 'pps' or at least one point system")
@@ -772,11 +870,20 @@ def evaluate_pps(
     names = [ps.name for ps in resolved]
     if len(set(names)) != len(names):
         raise ValueError(f"systems {names} repeat a point system: each must be given once")
-    if out_dir is not None:
-        prepare_out_dir(out_dir)
+    options = {"rules": None, "jobs": 1, "progress": True, "backend": "local", "chunk_size": None,
+               "backend_options": None}
+    unknown = [k for k in kwargs if k not in options]
+    if unknown:
+        raise TypeError(f"evaluate_pps() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: "
+                        f"expected {', '.join(options)} (the systems give the scoring)")
+    options.update(kwargs)
     results = {}
-    for ps in resolved:
-        results[ps.name] = evaluate(agent_specs, games=games, seed=seed, scoring=ps, **kwargs)
+    for n, ps in enumerate(resolved):
+        # The folder is made once the first system's agents are built (a bad option value makes none), before the
+        # first game.
+        make_folder = (lambda: prepare_out_dir(out_dir)) if n == 0 and out_dir is not None else None
+        results[ps.name] = _evaluate(agent_specs, games=games, seed=seed, scoring=ps, out_dir=None,
+                                     before_games=make_folder, **options)
     out = PPSResult(results)
     if out_dir is not None:
         out.save(out_dir)

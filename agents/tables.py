@@ -100,14 +100,25 @@ class ValueTables:
         def bad(problem: str) -> ValueError:
             return ValueError(f"value tables {path!r}: {problem}")
 
+        def invalid(why: str) -> ValueError:
+            return ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: {why}")
+
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4)
+        except OSError as exc:
+            raise invalid(f"cannot read it ({exc.strerror or exc})") from None
+        if head not in (b"PK\x03\x04", b"PK\x05\x06"):  # np.load would read anything else as a pickle or an array
+            raise invalid("not a zip archive (an .npz is one)")
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 values, counts = data["values"], data["counts"]
         except (KeyError, ValueError, OSError, EOFError, TypeError, AttributeError, zipfile.BadZipFile,
                 zlib.error) as exc:  # a damaged or foreign file: np.load, zipfile and json each raise their own
-            raise ValueError(f"value tables {path!r} are not a valid .npz written by ValueTables.save: "
-                             f"{type(exc).__name__}: {exc}") from None
+            # NumPy's message on object arrays advises loading them with allow_pickle: never for a file of tables
+            raise invalid("it holds Python objects (pickled), not arrays of numbers" if "allow_pickle" in str(exc)
+                          else f"{type(exc).__name__}: {exc}") from None
         if not isinstance(meta, dict):
             raise bad(f"meta is a JSON {type(meta).__name__}: expected an object")
         if (meta.get("format") != FORMAT or values.ndim not in (3, 4) or values.shape[:2] != (NUM_KEYS, 2)

@@ -44,6 +44,23 @@ def int_at_least(low: int):
     return parse
 
 
+def int_between(low: int, high: int):
+    """An ``argparse`` type: an integer from ``low`` to ``high``; a bad value is a usage error (exit 2) naming it
+    and the range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from {low} to {high}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value}: expected an integer from {low} to {high}")
+        return value
+
+    parse.__name__ = f"int_between_{low}_{high}"
+    return parse
+
+
 #: ``argparse`` type of every ``--seed`` option: an integer >= 0 (what NumPy and Gymnasium accept as a seed)
 seed_arg = int_at_least(0)
 

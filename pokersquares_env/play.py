@@ -14,7 +14,8 @@ illegal cell is refused with the reason and the game goes on.  ``q`` quits
 * ``--record FILE`` saves the finished game as a JSON game record
   (:mod:`pokersquares_env.records`).  The file is written only when the game
   is over, atomically, so quitting, Ctrl-C or the end of the input never
-  leave a half-written record.
+  leave a half-written record.  An existing record there is replaced; any
+  other existing file is refused before the game starts.
 
 Output is plain lines (no cursor movement), so the game works in an 80x24
 terminal and through a pipe (``printf 'c3\\nb2\\n...' | pokersquares play``).
@@ -64,12 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the first card must go: center, top-left or a cell such as c3 (default anywhere)")
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="deal seed (the same deck as env.reset(seed=S)); default: a fresh one, printed")
-    parser.add_argument("--record", metavar="FILE", default=None, help="save the finished game as a JSON record")
+    parser.add_argument("--record", metavar="FILE", default=None,
+                        help="save the finished game as a JSON record (an existing file must be a game record, "
+                             "which is replaced)")
     parser.add_argument("--hint", metavar="AGENT", default=None, help="show this agent's choice for every card")
     parser.add_argument("--vs", metavar="AGENT", default=None,
                         help="play against this agent on the same cards (the multiplayer rule)")
     parser.add_argument("--color", default="auto", choices=("auto", "always", "never"),
-                        help="colours: auto (only on a terminal without NO_COLOR), always or never")
+                        help="colours: auto (only on a terminal without NO_COLOR), always or never (default auto)")
 
 
 # ---- presentation ------------------------------------------------------------------
@@ -415,6 +418,14 @@ def _echoing_input(prompt: str) -> str:
     return line
 
 
+def _agent_error(flag: str, spec: str, message: str) -> str:
+    """``FLAG SPEC: MESSAGE``, the spec said once: a loader's message may start with the spec itself."""
+    spec = spec.strip()
+    if message.startswith(f"{spec}:"):
+        message = message[len(spec) + 1:].lstrip()
+    return f"{flag} {spec}: {message}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``pokersquares play``."""
     from pokersquares_env.core import PokerSquaresGame, Rules
@@ -434,6 +445,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"pokersquares play: --record {args.record!r} {why}: expected the path of a JSON file to write",
                   file=sys.stderr)
             return 2
+        if os.path.lexists(args.record):  # a record is replaced; any other file is kept
+            from pokersquares_env.records import RecordError, load_record
+
+            try:
+                load_record(args.record)
+            except (RecordError, OSError) as exc:
+                why = exc if isinstance(exc, RecordError) else f"cannot read it ({exc.strerror or exc})"
+                print(f"pokersquares play: --record {args.record!r} exists and is not a game record, so it is not "
+                      f"replaced ({why}): expected a new file or an earlier record", file=sys.stderr)
+                return 2
     game = PokerSquaresGame(rules, system)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     deck = game.deal(np.random.default_rng(seed))
@@ -453,7 +474,7 @@ def run(args: argparse.Namespace) -> int:
                 agents[flag] = make_agent(spec, system=system, rules=rules, seed=seed)
                 agents[flag].reset()
             except (ImportError, TypeError, ValueError) as exc:
-                print(f"pokersquares play: {flag} {spec}: {exc}", file=sys.stderr)
+                print(f"pokersquares play: {_agent_error(flag, spec, str(exc))}", file=sys.stderr)
                 return 2
             except Exception as exc:  # noqa: BLE001 - a damaged model file fails in its loader's own way
                 print(f"pokersquares play: {flag} {spec}: could not load the agent ({type(exc).__name__}: {exc})",

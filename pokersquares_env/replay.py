@@ -8,7 +8,8 @@ hand and both scores (``--boards`` prints the board after every move too).
 ``--gif OUT.gif`` renders every move as a frame of an animated GIF and
 ``--png OUT.png`` the final board (both need Pillow: the extra ``render``).  An output path that is a folder,
 whose folder does not exist or whose name does not end in ``.gif``/``.png`` is refused (exit status 2) before
-anything is drawn; so is ``--fps`` without ``--gif``.
+anything is drawn; so is ``--fps`` without ``--gif``, or one whose frame delay (``1000 / fps`` ms) a GIF cannot
+hold (10 ms to 655.35 s).
 
 A damaged or hand-edited record is rejected with the :class:`RecordError`
 message, which names the field (and the move), and exit status 2.
@@ -25,6 +26,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
+#: A GIF frame delay is a 16-bit count of hundredths of a second: 10 ms to 655.35 s, so 1000/fps ms must lie there
+#: (0 ms, what a higher rate would round to, is shown by most viewers as 100 ms).
+MIN_DELAY_MS, MAX_DELAY_MS = 10, 655_350
+MIN_FPS, MAX_FPS = 1000 / MAX_DELAY_MS, 1000 / MIN_DELAY_MS
+
 HELP = "Replay a game record: print it move by move, or render it to an animated GIF or a final PNG."
 
 
@@ -34,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", type=int, default=0, help="which record of a JSONL file (default 0, the first)")
     parser.add_argument("--gif", metavar="OUT.gif", default=None, help="write an animated GIF, one frame per move")
     parser.add_argument("--png", metavar="OUT.png", default=None, help="write a PNG of the final board")
-    parser.add_argument("--fps", type=float, default=None, help="GIF frames per second (default 2; needs --gif)")
+    parser.add_argument("--fps", type=float, default=None,
+                        help=f"GIF frames per second, {MIN_FPS:.4g} to {MAX_FPS:g} (a frame delay of 10 ms to 655.35 s, "
+                             f"what a GIF holds; default 2; needs --gif)")
     parser.add_argument("--boards", action="store_true", help="print the board after every move")
 
 
@@ -117,8 +125,10 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
     for note in closing:
         out.write(note + "\n")
     vs = record.meta.get("vs") if isinstance(record.meta, dict) else None
-    if isinstance(vs, dict) and "agent" in vs:
-        out.write(f"Opponent {vs['agent']}: {_fmt(vs.get('score', 0))} points\n")
+    if isinstance(vs, dict) and "agent" in vs:  # meta is free-form: a score that is not a finite number is left out
+        score = vs.get("score")
+        known = isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+        out.write(f"Opponent {vs['agent']}" + (f": {_fmt(score)} points" if known else "") + "\n")
 
 
 def _meta_notes(meta: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
@@ -177,8 +187,9 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
     from pokersquares_env.render import _pil
 
     Image = _pil()[0]
-    if not 0 < fps < math.inf:
-        raise ValueError(f"fps={fps!r}: expected a positive finite number")
+    problem = _fps_problem(fps)
+    if problem:
+        raise ValueError(f"fps={fps!r}: {problem}")
     shots = frames(record)
     # One palette for the whole animation, from the first, middle and last frames: ten times faster
     # than a palette per frame, and a third of the size.
@@ -190,6 +201,18 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
     _atomic_image_save(path, lambda fh: images[0].save(
         fh, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0))
     return len(images)
+
+
+def _fps_problem(fps: Any) -> str | None:
+    """Why ``fps`` cannot be a GIF's frame rate (``None`` if it can): a frame delay of ``1000 / fps`` ms must round
+    to 10 ms .. 655.35 s, the range of a GIF frame's delay."""
+    expected = (f"expected a positive finite number of frames per second from {MIN_FPS:.4g} to {MAX_FPS:g} (a frame "
+                f"delay of {MIN_DELAY_MS} ms to {MAX_DELAY_MS / 1000:g} s, what a GIF holds)")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) or not 0 < fps < math.inf:
+        return expected
+    if not MIN_DELAY_MS <= round(1000 / fps) <= MAX_DELAY_MS:
+        return f"a frame delay of {1000 / fps:.4g} ms: {expected}"
+    return None
 
 
 def save_png(record: Any, path: str) -> None:
@@ -249,6 +272,10 @@ def run(args: argparse.Namespace) -> int:
     # Usage errors first, before the record is read or a frame drawn.
     if args.fps is not None and not args.gif:
         print("pokersquares replay: --fps needs --gif (it sets the GIF's frame rate)", file=sys.stderr)
+        return 2
+    problem = args.fps is not None and _fps_problem(args.fps)
+    if problem:
+        print(f"pokersquares replay: --fps {args.fps:g}: {problem}", file=sys.stderr)
         return 2
     for option, path in (("--gif", args.gif), ("--png", args.png)):
         problem = path is not None and _output_problem(option, path)

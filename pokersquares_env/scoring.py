@@ -394,16 +394,24 @@ class PointSystem:
         return f"PointSystem({self.name!r}, {self.as_dict()!r}, win_threshold={self.win_threshold!r})"
 
 
-def _number(value: Any, where: str) -> float:
+#: The largest points a hand may be worth, either sign: a board's 10 lines then sum to at most 1e13, exact in a
+#: float (below 2**53) and far from overflowing in any total, mean or spread the package computes.
+MAX_POINTS = 1e12
+
+
+def _number(value: Any, where: str, *, bound: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{where}: points {value!r} is not a number")
     try:
-        value = float(value)
+        number = float(value)
     except OverflowError:
         raise ValueError(f"{where}: points {value!r} is too large for a float") from None
-    if not math.isfinite(value):
+    if not math.isfinite(number):
         raise ValueError(f"{where}: points {value!r} is not finite")
-    return value
+    if bound is not None and abs(number) > bound:
+        raise ValueError(f"{where}: points {value!r} is too large: expected at most {bound:g} either way (10 lines "
+                         f"of it must add up exactly)")
+    return number
 
 
 def _from_mapping(table: Mapping[str, Any], name: str, where: str) -> tuple[float, ...]:
@@ -418,7 +426,7 @@ def _from_mapping(table: Mapping[str, Any], name: str, where: str) -> tuple[floa
         if key in values:
             raise ValueError(f"{where}: hand category {key!r} is given twice (as {raw_key!r} too): expected each "
                              f"category once")
-        values[key] = _number(raw_value, f"{where}[{raw_key!r}]")
+        values[key] = _number(raw_value, f"{where}[{raw_key!r}]", bound=MAX_POINTS)
     missing = [k for k in CATEGORY_KEYS if k not in values and k not in _OPTIONAL]
     if missing:
         raise ValueError(

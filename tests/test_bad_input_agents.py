@@ -136,6 +136,23 @@ def test_damaged_table_files_raise_one_value_error_naming_the_file(tmp_path):
     assert loaded.system.name == "english" and loaded.phases == 2
 
 
+def test_a_table_file_that_is_not_an_npz_gets_our_message_not_numpys_pickle_advice(tmp_path):
+    """Before, a junk ``tables=`` file passed on NumPy's 'you can load it unsafely using the allow_pickle= keyword
+    argument': advice never to follow for a file of tables."""
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"junk\n")
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, meta=np.array([{"a": 1}], dtype=object), values=np.zeros(3), counts=np.zeros(3))
+    for path, why in ((junk, "not a zip archive \\(an .npz is one\\)"),
+                      (objects, "it holds Python objects \\(pickled\\), not arrays of numbers")):
+        with pytest.raises(ValueError) as error:
+            ValueTables.load(path)
+        message = str(error.value)
+        assert re.fullmatch(f"value tables {re.escape(repr(str(path)))} are not a valid .npz written by "
+                            f"ValueTables.save: {why}", message), message
+        assert "allow_pickle" not in message and "unsafely" not in message
+
+
 @pytest.mark.parametrize("raw", [b"", b"PK\x03\x04garbage", b"not a table"])
 def test_a_damaged_cache_entry_is_retrained_and_overwritten(tmp_path, raw, capsys):
     from agents.tables import _cache_name

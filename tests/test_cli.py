@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -65,7 +66,8 @@ def test_a_negative_seed_exits_2_with_its_value_and_writes_nothing(argv, tmp_pat
         (["demo", "--minutes", "-1"], "-1", "expected a number > 0"),
         (["demo", "--games", "0"], "0", "expected an integer >= 1"),
         (["demo", "--scoring", "klondike"], "klondike", "expected 'american', 'english'"),
-        (["solve", "--restarts", "0"], "0", "expected an integer >= 1"),
+        (["solve", "--restarts", "0"], "0", "expected an integer from 1 to 100000"),
+        (["solve", "--restarts", "100001"], "100001", "expected an integer from 1 to 100000"),
         (["solve", "--rounds", "-1"], "-1", "expected an integer >= 0"),
         (["solve", "--time-limit", "nan"], "nan", "expected a number > 0"),
         (["soliter", "solve", "--time-limit", "-1"], "-1", "expected a number > 0"),
@@ -215,6 +217,22 @@ def test_train_help_shows_every_default_and_matches_play_and_evaluate():
         for name in ("jokers", "first_cell", "placement"):
             assert list(train[name].choices or []) == list(theirs[name].choices or []), (other, name)
             assert (train[name].metavar or name.upper()) == (theirs[name].metavar or name.upper()), (other, name)
+
+
+@pytest.mark.parametrize("path, options", [
+    ("pokersquares evaluate", ["--seed", "--format"]),
+    ("pokersquares play", ["--color"]),
+    ("pokersquares solve", ["--seed", "--scoring", "--restarts", "--rounds", "--time-limit"]),
+    *[(f"pokersquares soliter {a}", ["--free-cells", "--columns", "--jokers"]) for a in ("show", "solve", "bench", "play")],
+])
+def test_these_options_state_their_default_in_their_help(path, options):
+    """Before, none of these said what happens when the option is left out."""
+    helps = {o: a.help for a in _parser_at(path)._actions for o in a.option_strings}
+    for option in options:
+        assert re.search(r"\((?:[^()]*; )?default\b[^()]*\)", helps[option]), f"{path} {option}: {helps[option]!r}"
+    if path.startswith("pokersquares soliter"):  # the variant's value, and the range each option takes
+        assert "0..16" in helps["--free-cells"] and "classic 4" in helps["--free-cells"]
+        assert "1..20" in helps["--columns"] and "0..3" in helps["--jokers"] and "joker 1" in helps["--jokers"]
 
 
 def test_compare_trainers_takes_a_point_system_file_as_train_does(tmp_path, capsys):

@@ -415,3 +415,104 @@ def test_scoring_set_json_output_ends_with_each_agents_overall_scores(capsys):
     assert [(r["agent"], r["system"]) for r in rows[-2:]] == [("random", "overall"), ("greedy", "overall")]
     assert all({"tournament_score", "normalized", "systems"} <= set(r) for r in rows[-2:])
     assert [r["system"] for r in rows[:-2]].count("american") == 2  # then one row per agent and system
+
+
+# ---- --out and --jobs: checked before any work -----------------------------------------------------------------
+
+
+def test_an_out_below_a_file_is_refused_before_any_agent_is_built(tmp_path, monkeypatch, capsys):
+    """Before, ``--out afile/sub`` (afile a file) trained the tables, then failed on 'Not a directory'."""
+    import agents.evaluation as ev
+
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args: built.append(args))
+    (tmp_path / "afile").write_text("keep")
+    target = tmp_path / "afile" / "sub"
+    with pytest.raises(ValueError, match=f"cannot create it: '{tmp_path / 'afile'}' is a file, not a folder"):
+        evaluate(["expectimax:games=3000"], games=2, out_dir=target, progress=False)
+    assert cli.main(["evaluate", "--agent", "expectimax:games=3000", "--games", "2", "--no-progress", "--out",
+                     str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pokersquares evaluate: --out '{target}': cannot create it: '{tmp_path / 'afile'}' is a file, not " \
+                  f"a folder\n"
+    assert not built and (tmp_path / "afile").read_text() == "keep"
+
+
+def test_pps_checks_the_agents_before_making_the_out_folder(tmp_path, capsys):
+    """Before, ``--agent nosuch --pps --out newpps/deep`` made newpps/deep, then refused the agent."""
+    target = tmp_path / "newpps" / "deep"
+    with pytest.raises(ValueError, match="unknown agent 'nosuch'"):
+        evaluate_pps(["nosuch"], systems=["american"], games=2, out_dir=target, progress=False)
+    with pytest.raises(ValueError, match="rollouts=-1"):  # an agent that cannot be built makes no folder either
+        evaluate_pps(["mc:rollouts=-1"], systems=["american"], games=2, out_dir=target, progress=False)
+    assert cli.main(["evaluate", "--agent", "nosuch", "--pps", "--games", "2", "--out", str(target)]) == 2
+    assert "unknown agent 'nosuch'" in capsys.readouterr().err
+    assert not (tmp_path / "newpps").exists()
+
+
+def test_out_refuses_a_folder_of_other_files_and_reruns_into_its_own(tmp_path, monkeypatch, capsys):
+    """Before, ``--out other`` replaced a games.jsonl evaluate had not written (and kept notes.txt beside it)."""
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev.EvaluationResult, "plot", lambda self, out_dir: [])  # plots are not the point here
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "games.jsonl").write_text("mine\n")
+    (other / "notes.txt").write_text("notes\n")
+    argv = ["evaluate", "--agent", "greedy", "--games", "2", "--no-progress", "--format", "json"]
+    assert cli.main([*argv, "--out", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"pokersquares evaluate: --out '{other}' holds files no evaluation wrote (games.jsonl, notes.txt): "
+                   f"expected a new or empty folder, or one an earlier evaluate wrote (it holds evaluation.json); "
+                   f"outputs there would be replaced, so choose another folder\n")
+    assert (other / "games.jsonl").read_text() == "mine\n" and sorted(p.name for p in other.iterdir()) == \
+        ["games.jsonl", "notes.txt"]
+    ours = tmp_path / "ours"
+    for _ in range(2):  # a new folder, then the same command again into the folder it wrote
+        assert cli.main([*argv, "--out", str(ours)]) == 0
+        marker = json.loads((ours / "evaluation.json").read_text())
+        assert marker["format"] == "pokersquares-evaluation" and marker["agents"] == ["greedy"] and marker["games"] == 2
+        assert len((ours / "games.jsonl").read_text().splitlines()) == 2
+    (ours / "mine.txt").write_text("kept")  # a folder an evaluation wrote stays its own
+    assert cli.main([*argv, "--out", str(ours)]) == 0 and (ours / "mine.txt").read_text() == "kept"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main([*argv, "--out", str(empty)]) == 0 and (empty / "evaluation.json").exists()
+    capsys.readouterr()
+
+
+def test_local_jobs_are_capped_at_the_cpus_with_a_warning_and_the_same_games(monkeypatch, capsys):
+    """Before, ``--jobs 100000 --games 1000`` forked about 1000 workers, one deal each."""
+    import agents.evaluation as ev
+
+    seen = []
+    local = ev._local
+
+    def recording(tasks, *, jobs=1):
+        seen.append((jobs, max(len(t[1]) for t in tasks)))
+        return local(tasks, jobs=1)  # in this process: the records do not depend on the workers
+
+    monkeypatch.setattr(ev, "_local", recording)
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: 3)
+    one = evaluate(["random"], games=24, seed=4, progress=False)
+    many = evaluate(["random"], games=24, seed=4, progress=False, jobs=100_000)
+    assert seen == [(1, 6), (3, 2)]  # three workers, chunks sized for three (not 1-deal chunks for 100,000)
+    assert one.records == [dict(r, seconds=o["seconds"]) for r, o in zip(many.records, one.records, strict=True)]
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--jobs", "100000", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("pokersquares evaluate: warning: --jobs 100000 is more than the 3 CPUs of this machine: running 3 "
+                   "worker processes (the results are the same)\n")
+
+
+def test_an_agent_that_cannot_be_built_is_named_once(monkeypatch, capsys):
+    """Before: "agent spec 'ppo:junk.zip' cannot be built: ValueError: ppo:junk.zip: 'junk.zip' is not ..."."""
+    import agents.registry
+
+    def refuse(spec, **kwargs):
+        raise ValueError(f"{spec}: 'junk.zip' is not a MaskablePPO model")
+
+    monkeypatch.setattr(agents.registry, "check_model_path", lambda spec: None)
+    monkeypatch.setattr(agents.registry, "make_agent", refuse)
+    assert cli.main(["evaluate", "--agent", "ppo:junk.zip", "--games", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err == ("pokersquares evaluate: agent spec 'ppo:junk.zip' cannot be built: ValueError: "
+                                       "'junk.zip' is not a MaskablePPO model\n")

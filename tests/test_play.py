@@ -320,3 +320,46 @@ def test_hint_of_a_rating_agent_comes_from_one_evaluation():
     for n in range(1, 6):
         text = session.hint_text()
         assert text.split()[2] == text.split()[3] and Timed.calls == n
+
+
+def _play_in_process(monkeypatch, capsys, text: str, *argv: str):
+    from pokersquares_env import cli
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    status = cli.main(["play", "--color", "never", *argv])
+    return status, capsys.readouterr()
+
+
+def test_record_refuses_an_existing_file_that_is_not_a_record_before_the_game(tmp_path, monkeypatch, capsys):
+    """Before, ``--record existing.json`` replaced any file, a JSON file that was not a game record included."""
+    other = tmp_path / "existing.json"
+    for content in ('{"results": [1, 2, 3]}', "notes\n", ""):
+        other.write_text(content)
+        status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record",
+                                       str(other))
+        assert status == 2 and out.out == "", out
+        assert out.err.startswith(f"pokersquares play: --record {str(other)!r} exists and is not a game record")
+        assert out.err.count("\n") == 1 and other.read_text() == content  # refused before the game, file kept
+
+
+def test_record_replaces_an_earlier_record(tmp_path, monkeypatch, capsys):
+    record = tmp_path / "game.json"
+    for seed in ("3", "4"):
+        status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", seed, "--record",
+                                       str(record))
+        assert status == 0 and f"Record written to {record}" in out.out, out.err
+        assert load_record(record).seed == int(seed) and no_temporaries(tmp_path)
+
+
+def test_an_agent_error_names_the_spec_once(monkeypatch, capsys):
+    """Before: '--hint ppo:junk.zip: ppo:junk.zip: ...', the loader's message starting with the spec again."""
+    import agents
+
+    def refuse(spec, **kwargs):
+        raise ValueError(f"{spec}: 'junk.zip' is not a MaskablePPO model: expected the model.zip a run saved")
+
+    monkeypatch.setattr(agents, "make_agent", refuse)
+    status, out = _play_in_process(monkeypatch, capsys, "", "--seed", "1", "--hint", "ppo:junk.zip")
+    assert status == 2
+    assert out.err == ("pokersquares play: --hint ppo:junk.zip: 'junk.zip' is not a MaskablePPO model: expected the "
+                       "model.zip a run saved\n")

@@ -698,3 +698,49 @@ def test_saving_onto_a_folder_names_the_folder(tmp_path):
     with pytest.raises(IsADirectoryError, match=r"is a folder: expected the path of a JSON file"):
         save_record(GameRecord.from_game(game, state), tmp_path)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("score", ["NaN", [1], None, float("inf"), True])
+def test_replay_leaves_out_an_opponent_score_that_is_not_a_number(tmp_path, capsys, score):
+    """Before, ``meta.vs.score`` "NaN" ended the replay with a ValueError traceback, and [1] or null with a
+    TypeError one; meta is free-form, so the opponent is named without points."""
+    from pokersquares_env.cli import main
+
+    game, state = play_random(5)
+    path = tmp_path / "vs.json"
+    data = GameRecord.from_game(game, state, seed=5).to_dict()
+    data["meta"] = {"vs": {"agent": "x", "score": score}}
+    path.write_text(json.dumps(data))  # inf is written as Infinity, which json reads back
+    assert main(["replay", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("\nOpponent x")
+    data["meta"] = {"vs": {"agent": "x", "score": 49}}
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("\nOpponent x: 49 points")
+
+
+@pytest.mark.parametrize("fps", ["1e-9", "0.0015", "1e9", "200"])
+def test_replay_refuses_a_frame_rate_a_gif_cannot_hold(tmp_path, capsys, fps):
+    """Before, ``--fps 1e-9`` (or 0.0015) ended in a struct.error traceback and ``--fps 1e9`` wrote 0 ms frames:
+    a GIF frame's delay is 10 ms to 655.35 s."""
+    from pokersquares_env.cli import main
+
+    game, state = play_random(4)
+    record = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=4), record)
+    assert main(["replay", str(record), "--gif", str(tmp_path / "a.gif"), "--fps", fps]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"pokersquares replay: --fps {float(fps):g}: ") and captured.out == ""
+    assert "from 0.001526 to 100" in captured.err and captured.err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["g.json"]
+
+
+def test_gif_frame_rates_at_the_limits_of_a_gif_frame_delay(tmp_path):
+    from pokersquares_env.replay import MAX_FPS, MIN_FPS, _fps_problem, save_gif
+
+    assert _fps_problem(MAX_FPS) is None and _fps_problem(MIN_FPS) is None and _fps_problem(2.0) is None
+    assert _fps_problem(MAX_FPS * 1.2) and _fps_problem(MIN_FPS / 1.01)
+    game, state = play_random(2)
+    with pytest.raises(ValueError, match=r"fps=1000000.0: a frame delay of 0.001 ms: expected"):
+        save_gif(GameRecord.from_game(game, state), str(tmp_path / "x.gif"), 1e6)
+    assert not (tmp_path / "x.gif").exists()

@@ -335,3 +335,18 @@ def test_a_point_table_naming_a_hand_twice_or_too_large_a_value_is_refused():
     huge = dict(POINT_SYSTEMS["american"], one_pair=10**400)
     with pytest.raises(ValueError, match=r"\['one_pair'\]: points 1000.* is too large for a float"):
         point_system(huge)
+
+
+def test_point_table_values_are_bounded_so_that_scores_stay_finite_and_exact(tmp_path):
+    """Before, every category at 1e308 passed: ``solve --scoring`` then crashed with an OverflowError and
+    ``evaluate`` printed inf and nan."""
+    for value in (1e308, -1e13, 10**12 + 1):
+        with pytest.raises(ValueError, match=r"\['royal_flush'\]: points .* is too large: expected at most 1e\+12"):
+            point_system(dict(POINT_SYSTEMS["american"], royal_flush=value))
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps({k: 1e308 for k in POINT_SYSTEMS["american"]}))
+    with pytest.raises(ValueError, match=r"points 1e\+308 is too large"):
+        point_system(str(path))
+    edge = point_system(dict(POINT_SYSTEMS["american"], royal_flush=10**12, one_pair=-(10**12)))
+    assert edge["royal_flush"] == 1e12 and edge["one_pair"] == -1e12
+    assert score_hand("As Ks Qs Js Ts", edge) == 10**12 and score_grid(RUSSIAN_EXAMPLE, edge) == 200  # exact: 1e12 - 1e12

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -222,3 +224,60 @@ def test_action_helpers_refuse_what_is_not_an_index(call, message):
         call()
     assert swap_cells(np.int64(300)) is None and arrange_action(np.int8(1), 2) == 27
     assert swap_cells(np.array(3)) == swap_cells(3) and swap_action(np.array(0), np.int16(1)) == swap_action(0, 1)
+
+
+# ---- the solver's bounds: --restarts, --time-limit, point tables ----------------------------------------------
+
+
+def test_solver_time_limit_stops_the_building_of_the_chains_too(monkeypatch):
+    """Before, every chain was built and climbed before the time limit was first looked at (``--restarts 100000000
+    --rounds 0 --time-limit 1`` ran until killed); now the limit is checked after each batch of chains."""
+    from pokersquares_env.shuffle import solver
+
+    monkeypatch.setattr(solver, "_BATCH", 4, raising=False)  # small batches keep the test short
+    _, _, stats = solver.solve(RU_EXAMPLE, seed=0, restarts=400, rounds=0, time_limit=0.001, return_stats=True)
+    assert 4 <= len(stats["chain_scores"]) < 400 and stats["rounds"] == 0
+
+
+def test_solver_batches_give_the_results_of_one_batch(monkeypatch):
+    """Default settings keep their results: the chains climb in batches, each chain as it climbed alone."""
+    from pokersquares_env.shuffle import solver
+
+    whole = solver.solve(RU_EXAMPLE, seed=5, restarts=10, rounds=3, return_stats=True)
+    monkeypatch.setattr(solver, "_BATCH", 3, raising=False)
+    batched = solver.solve(RU_EXAMPLE, seed=5, restarts=10, rounds=3, return_stats=True)
+    assert np.array_equal(whole[0], batched[0]) and whole[1] == batched[1] and whole[2]["chain_scores"] == \
+        batched[2]["chain_scores"] and batched[2]["rounds"] == 3
+
+
+def test_solver_restarts_are_bounded(monkeypatch, capsys):
+    """Before, ``--restarts 200000`` stacked 200,000 chains (17 GB in 60 s) before anything could stop it."""
+    from pokersquares_env.cli import main
+    from pokersquares_env.shuffle import solver
+
+    def never(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    limit = getattr(solver, "MAX_RESTARTS", 100_000)
+    monkeypatch.setattr(solver, "_Chains", never)
+    with pytest.raises(ValueError, match=f"restarts={limit + 1}: expected an integer from 1 to {limit}"):
+        solver.solve(RU_EXAMPLE, restarts=limit + 1)
+    monkeypatch.setattr(solver, "solve", never)
+    for value in (str(limit + 1), "100000000"):
+        with pytest.raises(SystemExit) as exit_:  # a usage error of argparse, before the cards are dealt
+            main(["solve", "--restarts", value, "--rounds", "0", "--time-limit", "1"])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2
+        assert f"--restarts: {value}: expected an integer from 1 to {limit}" in err and "Traceback" not in err
+
+
+def test_solve_cli_refuses_a_point_table_too_large_to_add_up(tmp_path, capsys):
+    """Before, a table of 1e308 points passed and `solve --scoring` crashed with an OverflowError traceback."""
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import CATEGORY_KEYS
+
+    table = tmp_path / "huge.json"
+    table.write_text(json.dumps({k: 1e308 for k in CATEGORY_KEYS if k not in ("high_card", "five_of_a_kind")}))
+    assert main(["solve", "--scoring", str(table), "--restarts", "1", "--rounds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "points 1e+308 is too large: expected at most 1e+12" in err and err.count("\n") == 1

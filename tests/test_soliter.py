@@ -540,6 +540,13 @@ def test_cli_play_echoes_piped_moves_and_reads_commands_in_any_case(monkeypatch,
     assert out.rstrip().endswith("> Q")  # quit, not "cannot read 'Q'"
 
 
+def test_cli_play_asks_again_after_an_empty_line(monkeypatch, capsys):
+    """As ``pokersquares play`` does; before, an empty line was answered "cannot read ''" and the board again."""
+    status, out = _soliter_play(monkeypatch, capsys, "\n  \nq\n")
+    assert status == 0 and "cannot read" not in out
+    assert out.rstrip().endswith("K♣\n\n> \n>   \n> q")  # the board once, then the prompt again and again
+
+
 def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
     """As ``pokersquares play`` does; before, the end of the input was a silent exit 0."""
     status, out = _soliter_play(monkeypatch, capsys, "c1 f\n")

@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+from pokersquares_env.cli import int_at_least, int_between, positive_float, seed_arg
+from pokersquares_env.shuffle.solver import MAX_RESTARTS
 
 HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)"
 
@@ -14,14 +15,21 @@ HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``pokersquares solve``."""
     parser.add_argument("cards", nargs="*", help="25 cards such as 'As Kd 10h ...' (default: a seeded deal)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the deal (when no cards are given) and of the search")
+    parser.add_argument("--seed", type=seed_arg, default=0,
+                        help="seed of the deal (when no cards are given) and of the search (default 0)")
     parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2),
                         help="jokers in the deck of a seeded deal (default 0); given cards hold their own (JK), so "
                              "--jokers with cards is refused")
-    parser.add_argument("--scoring", default="american", help="american, english, or a JSON point table")
-    parser.add_argument("--restarts", type=int_at_least(1), default=48, help="independent search chains")
-    parser.add_argument("--rounds", type=int_at_least(0), default=40, help="kick-and-climb rounds per chain")
-    parser.add_argument("--time-limit", type=positive_float, default=None, help="stop the rounds after this many seconds")
+    parser.add_argument("--scoring", default="american",
+                        help="american (default), english, or a JSON point table")
+    parser.add_argument("--restarts", type=int_between(1, MAX_RESTARTS), default=48,
+                        help=f"independent search chains, 1 to {MAX_RESTARTS:,} (default 48)")
+    parser.add_argument("--rounds", type=int_at_least(0), default=40,
+                        help="kick-and-climb rounds per chain (default 40)")
+    parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
+                        help="stop the whole search (building the chains and the rounds, checked after each batch "
+                             "of 256 chains) after about this many seconds and print the best found so far "
+                             "(default: no limit)")
     parser.add_argument("--baseline", action="store_true", help="also run the simulated-annealing baseline")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of text")
 
@@ -61,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         "line_points": line_points(flat, system),
         "chains_at_best": sum(s == score for s in stats["chain_scores"]),
         "chains": len(stats["chain_scores"]),
+        "rounds": stats["rounds"],
         "seconds": round(stats["seconds"], 3),
     }
     if args.baseline:
@@ -78,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"columns: {', '.join(hands[5:])}")
     print(f"score ({system.name}): {score:g}   "
           f"({result['chains_at_best']}/{result['chains']} chains reached it, {result['seconds']:.2f} s)")
+    if result["chains"] < args.restarts or result["rounds"] < args.rounds:
+        print(f"--time-limit {args.time_limit:g} stopped the search: {result['chains']} of {args.restarts} chains "
+              f"built, {result['rounds']} of {args.rounds} rounds completed")
     if args.baseline:
         print(f"simulated-annealing baseline: {result['baseline_score']:g}")
     return 0

@@ -31,7 +31,7 @@ import numpy as np
 from pokersquares_env.cards import NUM_STANDARD, check_codes, parse_cards
 from pokersquares_env.scoring import FLUSHABLE, LINE_CELLS, WINDOW, PointSystem, point_system, score_grid
 
-__all__ = ["anneal", "check_cards", "solve", "upper_bound", "SWAP_PAIRS"]
+__all__ = ["anneal", "check_cards", "solve", "upper_bound", "MAX_RESTARTS", "SWAP_PAIRS"]
 
 NUM_CELLS = 25
 #: All 300 unordered cell pairs (i < j), the swap neighbourhood.
@@ -194,6 +194,21 @@ def _kick(board: np.ndarray, swaps: int, rng: np.random.Generator) -> np.ndarray
     return board
 
 
+#: The most chains :func:`solve` runs (``restarts``): each holds about 1 KB of statistics, so 100,000 chains take
+#: some 150 MB; more would only repeat the search at the cost of memory.
+MAX_RESTARTS = 100_000
+#: Chains climbed together: the steepest ascent scores 300 swaps of every chain at once, so a batch bounds the
+#: memory (about 100 MB for 256 chains) and lets ``time_limit`` stop the search between batches.
+_BATCH = 256
+
+
+def _climb(boards: np.ndarray, system: PointSystem) -> tuple[np.ndarray, np.ndarray]:
+    """Steepest ascent from each board (a batch of at most ``_BATCH``): the boards reached and their scores."""
+    chains = _Chains(boards, system)
+    _descend(chains)
+    return chains.board, chains.total
+
+
 def solve(
     cards25: Any,
     system: Any = "american",
@@ -208,13 +223,19 @@ def solve(
     """The best arrangement found of 25 known cards: ``(grid 5x5 of codes, score)``.
 
     Iterated local search over cell swaps, run as ``restarts`` independent
-    chains at once: each chain starts from a random layout and climbs by
-    steepest ascent over all 300 swaps; then, ``rounds`` times, it makes
-    ``kick`` random swaps, climbs again and keeps the new layout unless it
-    scores less.  The result is deterministic for a given ``seed`` unless
-    ``time_limit`` (seconds) stops the rounds early.  ``return_stats`` adds a
-    dict with every chain's final score (how many chains reach the best score
-    is evidence of optimality), the rounds run and the seconds taken.
+    chains (1 to :data:`MAX_RESTARTS`): each chain starts from a random layout
+    and climbs by steepest ascent over all 300 swaps; then, ``rounds`` times,
+    it makes ``kick`` random swaps, climbs again and keeps the new layout
+    unless it scores less.  Chains climb in batches of 256.  The result is
+    deterministic for a given ``seed`` (whatever the batches) unless
+    ``time_limit`` (seconds, counted from the call) stops the search early:
+    it is checked after each batch, both while the chains are built and
+    climbed the first time and in every round, so the search stops within
+    about one batch's climb of the limit (the first batch always runs);
+    chains not yet built are left out and a round cut short keeps the
+    layouts reached.  ``return_stats`` adds a dict with every chain's final
+    score (how many chains reach the best score is evidence of optimality),
+    the rounds every chain completed and the seconds taken.
     """
     start = time.perf_counter()
     codes = np.array(check_cards(cards25), dtype=np.int64)
@@ -222,22 +243,41 @@ def solve(
     for name, value, low in (("restarts", restarts, 1), ("rounds", rounds, 0), ("kick", kick, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name}={value!r}: expected an integer >= {low}")
+    if restarts > MAX_RESTARTS:
+        raise ValueError(f"restarts={restarts!r}: expected an integer from 1 to {MAX_RESTARTS} (the most chains "
+                         f"solve runs)")
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
+
+    def out_of_time() -> bool:
+        return time_limit is not None and time.perf_counter() - start > time_limit
+
     rng = np.random.default_rng(seed)
     n = int(restarts)
-    chains = _Chains(np.stack([codes[rng.permutation(NUM_CELLS)] for _ in range(n)]), ps)
-    _descend(chains)
-    board, total = chains.board.copy(), chains.total.copy()
+    boards, totals = [], []
+    for lo in range(0, n, _BATCH):  # the same permutations, in the same order, whatever the batches
+        if lo and out_of_time():
+            break
+        b, t = _climb(np.stack([codes[rng.permutation(NUM_CELLS)] for _ in range(min(_BATCH, n - lo))]), ps)
+        boards.append(b)
+        totals.append(t)
+    board, total = np.concatenate(boards), np.concatenate(totals)
     done = 0
     for _ in range(int(rounds)):
-        if time_limit is not None and time.perf_counter() - start > time_limit:
+        if out_of_time():
             break
-        trial = _Chains(_kick(board, int(kick), rng), ps)
-        _descend(trial)
-        keep = trial.total >= total  # equal scores move too: walks across plateaus
-        board[keep] = trial.board[keep]
-        total[keep] = trial.total[keep]
+        kicked = _kick(board, int(kick), rng)  # every chain's kick at once: the same draws whatever the batches
+        finished = True
+        for lo in range(0, len(board), _BATCH):
+            if lo and out_of_time():
+                finished = False
+                break
+            b, t = _climb(kicked[lo:lo + _BATCH], ps)
+            keep = t >= total[lo:lo + _BATCH]  # equal scores move too: walks across plateaus
+            board[lo:lo + _BATCH][keep] = b[keep]
+            total[lo:lo + _BATCH][keep] = t[keep]
+        if not finished:
+            break
         done += 1
     top = int(np.argmax(total))
     grid, score = _result(board[top], ps)

@@ -24,11 +24,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     sub = parser.add_subparsers(dest="soliter_command", metavar="ACTION", required=True)
 
+    def each(field: str) -> str:  # "classic 4, 36 4, ...": each variant's value of a field
+        return ", ".join(f"{name} {'as many as the cards fill' if getattr(v, field) is None else getattr(v, field)}"
+                         for name, v in VARIANTS.items())
+
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--variant", default="classic", choices=sorted(VARIANTS), help="rules variant (default classic)")
-        p.add_argument("--free-cells", type=int, default=None, help="override the number of free cells")
-        p.add_argument("--columns", type=int, default=None, help="override the number of columns")
-        p.add_argument("--jokers", type=int, default=None, help="override the number of jokers")
+        p.add_argument("--free-cells", type=int, default=None,
+                       help=f"free cells, 0..16 (default: the variant's: {each('free_cells')})")
+        p.add_argument("--columns", type=int, default=None,
+                       help=f"columns of the first deal, 1..20 and enough to hold the cards (default: the variant's: "
+                            f"{each('columns')})")
+        p.add_argument("--jokers", type=int, default=None,
+                       help=f"wild jokers in the deck, 0..3 (default: the variant's: {each('jokers')})")
 
     def action(name: str, text: str) -> argparse.ArgumentParser:
         # help is %-formatted (so '%%' for a percent sign); the description is printed as it is
@@ -182,7 +190,9 @@ def _play(args: argparse.Namespace) -> int:
             print("you won!" if game.is_won(env.state) else "game over")
             return 0
         try:
-            line = read("> ").strip()
+            line = ""
+            while not line:  # an empty line asks again, as `pokersquares play` does
+                line = read("> ").strip()
         except EOFError:
             print("\nThe input ended before the game was over.")
             return 1

@@ -10,6 +10,7 @@ Configs round-trip through JSON and YAML (:meth:`TrainConfig.save`, :meth:`Train
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -18,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS"]
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "TrainSeed", "scoring_path_near"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {
@@ -34,6 +35,23 @@ ANNEAL_BY = ("first", "steps")
 
 class ConfigError(ValueError):
     """A training option has a bad value (the message names the option, the value and what was expected)."""
+
+
+#: the largest training seed: SB3 seeds NumPy's legacy generator, which takes 32 bits
+MAX_SEED = 2**32 - 1
+
+
+class TrainSeed(argparse.Action):
+    """The ``argparse`` action of a training seed option (``--seed``, ``--seeds``; with ``type=seed_arg``, which
+    refuses what is not an integer >= 0): also refuses a seed above :data:`MAX_SEED` (what :class:`TrainConfig`
+    takes), so it is a usage error (exit 2) naming the value, before any work starts."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        for value in values if isinstance(values, list) else [values]:
+            if not 0 <= value <= MAX_SEED:
+                # the words of every --seed's type (seed_arg), plus the bound
+                raise argparse.ArgumentError(self, f"{value}: expected an integer >= 0 and <= {MAX_SEED}")
+        setattr(namespace, self.dest, values)
 
 
 #: per-algorithm defaults for the options left as ``None``
@@ -175,7 +193,7 @@ class TrainConfig:
 
     def validate_algo(self) -> None:
         """Check the algorithm name."""
-        if self.algo not in ALGOS:
+        if not isinstance(self.algo, str) or self.algo not in ALGOS:
             raise ConfigError(f"algo={self.algo!r}: expected one of {sorted(ALGOS)}")
 
     def validate(self) -> None:
@@ -201,7 +219,7 @@ class TrainConfig:
         if self.reward_scale != "normalized" and not _positive(self.reward_scale):
             raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")
         _int(self, "timesteps", 1)
-        _int(self, "seed", 0, 2**32 - 1)  # SB3 seeds NumPy's legacy generator, which takes 32 bits
+        _int(self, "seed", 0, MAX_SEED)  # SB3 seeds NumPy's legacy generator, which takes 32 bits
         if not isinstance(self.out, str) or not self.out:
             raise ConfigError(f"out={self.out!r}: expected a folder path")
         if self.net is not None and self.net not in NETS:
@@ -274,7 +292,7 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """The options as a plain JSON-compatible dict."""
         out = dataclasses.asdict(self)
-        if out["hidden"] is not None:
+        if isinstance(out["hidden"], tuple):  # a list as JSON writes it; any other value stays as given (and bad)
             out["hidden"] = list(out["hidden"])
         return out
 
@@ -330,6 +348,20 @@ def _int(cfg: TrainConfig, name: str, minimum: int, maximum: int | None = None) 
                                                                                      and value > maximum):
         bound = f">= {minimum}" if maximum is None else f"{minimum}..{maximum}"
         raise ConfigError(f"{name}={value!r}: expected an integer {bound}")
+
+
+def scoring_path_near(value: Any, base: str | os.PathLike) -> Any:
+    """A point-system file name of a config file made absolute: ``value`` as found relative to the current folder,
+    else relative to ``base`` (the config file's folder); built-in names, absolute paths, non-strings and names
+    found in neither place are returned unchanged (validation then names them)."""
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    if not isinstance(value, str) or not value or value in POINT_SYSTEMS:
+        return value
+    for root in (Path.cwd(), Path(base)):
+        if (root / value).is_file():
+            return str((root / value).resolve())
+    return value
 
 
 def _check_scoring(spec: Any) -> None:

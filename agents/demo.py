@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from agents.config import TrainSeed
 from pokersquares_env.cli import int_at_least, positive_float, seed_arg
 
 HELP = "train a placement agent for a few minutes, then evaluate it against baselines on common deals"
@@ -62,11 +63,15 @@ def add_arguments(parser) -> None:
     parser.add_argument("--minutes", type=positive_float, default=None,
                         help="wall-clock limit of the training (default 10; 0.1 when POKERSQUARES_TINY=1, where the "
                              "limit governs unless --steps is given)")
-    parser.add_argument("--scoring", default="american", help="point system used as reward and for the evaluation")
+    parser.add_argument("--scoring", default="american",
+                        help="point system used as reward and for the evaluation: american, english or a JSON file "
+                             "(default american)")
     parser.add_argument("--games", type=int_at_least(1), default=None, help="common deals per agent (default 500; 20 when tiny)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="training and evaluation seed")
-    parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs)")
-    parser.add_argument("--jobs", type=int_at_least(1), default=1, help="processes for the evaluation")
+    parser.add_argument("--seed", type=seed_arg, action=TrainSeed, default=0,
+                        help="training and evaluation seed, 0..4294967295 (default 0)")
+    parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs; default "
+                                                           "runs/demo)")
+    parser.add_argument("--jobs", type=int_at_least(1), default=1, help="processes for the evaluation (default 1)")
     parser.add_argument("--torch-threads", type=int_at_least(1), default=None,
                         help="torch threads for the training (default 2, or 1 on a 1-core machine); a seeded run "
                              "reproduces its model only with the same thread count")
@@ -97,6 +102,7 @@ def _check_demo_folder(out: Path) -> None:
 
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
+    from agents.config import ConfigError, TrainConfig
     from agents.evaluation import evaluate, prepare_out_dir
     from agents.train import train
     from pokersquares_env.scoring import point_system
@@ -106,24 +112,8 @@ def run(args) -> int:
     steps = args.steps if args.steps is not None else (None if tiny else DEFAULT_STEPS)  # None: the time governs
     games = args.games if args.games is not None else (20 if tiny else 500)
     out = Path(args.out)
-    try:
-        point_system(args.scoring)  # a bad system is named now, not after the training
-        prepare_out_dir(out)  # and so is an --out that is a file
-        _check_demo_folder(out)  # and one that holds a training run the demo did not write
-    except ValueError as exc:
-        print(f"pokersquares demo: {exc}", file=sys.stderr)
-        return 2
-    (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
     shaping = args.shaping or ("heuristic" if tiny else "tables")
-    budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
-    print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
-          f"{budget} -> {out}")
-    if shaping == "tables":  # train (or load) the self-play line values now, outside the PPO time budget
-        from agents.shaping import LinePotential
-
-        LinePotential.make("tables", args.scoring)
-    t0 = time.time()
-    result = train(
+    options = dict(
         algo="fast-ppo",
         scoring=args.scoring,
         # without a step budget (tiny mode), one that ~12k steps/s reach in the time, so the progress bar means something
@@ -142,8 +132,30 @@ def run(args) -> int:
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
         torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
         progress=not args.no_progress,
-        overwrite=True,  # running the demo again replaces its own run (_check_demo_folder: never another one)
     )
+    try:
+        point_system(args.scoring)  # a bad system is named now, not after the training
+        TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
+        prepare_out_dir(out)  # and an --out that is a file
+        _check_demo_folder(out)  # and one that holds a training run the demo did not write
+    except ValueError as exc:  # ConfigError is a ValueError
+        print(f"pokersquares demo: {exc}", file=sys.stderr)
+        return 2
+    (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
+    budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
+    print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
+          f"{budget} -> {out}")
+    if shaping == "tables":  # train (or load) the self-play line values now, outside the PPO time budget
+        from agents.shaping import LinePotential
+
+        LinePotential.make("tables", args.scoring)
+    t0 = time.time()
+    try:
+        # running the demo again replaces its own run (_check_demo_folder: never another one)
+        result = train(**options, overwrite=True)
+    except ConfigError as exc:  # what only the run folder can tell (checked above as far as it can be)
+        print(f"pokersquares demo: {exc}", file=sys.stderr)
+        return 2
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
     if steps is not None and result.steps < steps:
         print(f"      the {minutes:g}-minute limit stopped it before {steps:,} steps: the result is weaker than "

@@ -59,7 +59,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "load_sweep", "run", "run_sweep", "trial_folder"]
+__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_trial_cpus", "load_sweep", "run", "run_sweep",
+           "trial_folder"]
 
 HELP = "run training grids and hyperparameter searches on Ray Tune (resumable; summary table and plots)"
 
@@ -99,7 +100,7 @@ class SweepConfig:
     """the figure trials are ranked by (higher is better)"""
 
     def __post_init__(self) -> None:
-        if not self.out:
+        if isinstance(self.out, str) and not self.out and isinstance(self.name, str):  # a bad name: validate names it
             self.out = os.path.join("runs", "sweeps", self.name)
 
     @classmethod
@@ -125,6 +126,8 @@ class SweepConfig:
 
         if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name or ""):
             raise ValueError(f"{where}: name={self.name!r}: expected letters, digits, '_', '.' or '-'")
+        if not isinstance(self.out, str) or not self.out:
+            raise ValueError(f"{where}: out={self.out!r}: expected a folder path (text)")
         for key, expected in (("train", "a mapping of TrainConfig options"), ("space", "a mapping of option -> values")):
             if not isinstance(getattr(self, key), dict):
                 raise ValueError(f"{where}: {key}={getattr(self, key)!r}: expected {expected}")
@@ -221,15 +224,10 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
 
 def _absolute_scoring_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     """Point-system JSON files named relative to the config (or the current folder) as absolute paths."""
-    from pokersquares_env.scoring import POINT_SYSTEMS
+    from agents.config import scoring_path_near
 
     def fix(value: Any) -> Any:
-        if not isinstance(value, str) or value in POINT_SYSTEMS:
-            return value
-        for root in (Path.cwd(), base):
-            if (root / value).is_file():
-                return str((root / value).resolve())
-        return value
+        return scoring_path_near(value, base)
 
     data = dict(data)
     if isinstance(data.get("train"), dict) and "scoring" in data["train"]:
@@ -293,14 +291,18 @@ def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
 
 
 def _read_done(folder: Path) -> dict[str, Any] | None:
+    """A finished trial's record (``sweep_trial.json``), or None when the trial is not done: no file, or one that is
+    damaged -- not a JSON object with ``status: done`` and a ``metrics`` object -- so the trial is trained again."""
     path = folder / DONE_FILE
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
-    return data if data.get("status") == "done" else None
+    if not isinstance(data, dict) or data.get("status") != "done" or not isinstance(data.get("metrics"), dict):
+        return None
+    return data
 
 
 def _last_eval(folder: Path) -> float:
@@ -540,6 +542,20 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
+def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool) -> None:
+    """Refuse a ``cpus_per_trial`` an embedded Ray cannot ever grant (its trials would wait forever): more than
+    ``cpus`` (``--cpus``), or than this machine's cores when ``cpus`` is None.  A cluster (``embedded=False``: an
+    address, ``$RAY_ADDRESS`` or an open Ray session) keeps its own resources and is not checked."""
+    if not embedded:
+        return
+    have = cpus if cpus is not None else os.cpu_count() or 1
+    if cpus_per_trial > have:
+        what = f"--cpus {cpus}" if cpus is not None else f"the {have} CPUs of this machine (--cpus not given)"
+        raise ValueError(f"cpus_per_trial={cpus_per_trial:g} is more than {what}, all the embedded Ray has: no trial "
+                         f"could ever start; expected cpus_per_trial <= {have} (lower it, raise --cpus, or pass "
+                         f"--address of a cluster with larger nodes)")
+
+
 def run_sweep(
     config: SweepConfig | dict[str, Any] | str | os.PathLike,
     *,
@@ -563,6 +579,9 @@ def run_sweep(
     else:
         raise TypeError(f"config={config!r}: expected a SweepConfig, a mapping or a YAML/JSON path")
     from agents.distributed import ensure_ray, import_ray
+    from agents.evaluation import check_out_dir
+
+    check_out_dir(config.out)  # an out that is a file is named before Ray starts
 
     import_ray("pokersquares sweep")
     try:
@@ -570,6 +589,10 @@ def run_sweep(
         from ray.tune.search import BasicVariantGenerator
     except ImportError as exc:
         raise ImportError(f"pokersquares sweep needs Ray Tune ({exc}): pip install \"pokersquares_env[distributed]\"") from None
+    import ray
+
+    check_trial_cpus(config.cpus_per_trial, cpus,
+                     embedded=not ray.is_initialized() and not (address or os.environ.get("RAY_ADDRESS")))
     ensure_ray(address, cpus, what="pokersquares sweep")
     from agents.evaluation import prepare_out_dir
 
@@ -644,8 +667,9 @@ def run(args) -> int:
     print(result.table("markdown"), end="")
     reused = sum(t["reused"] for t in result.trials)
     failed = [t for t in result.trials if t["status"] != "done"]
+    written = "summary.md, summary.csv, summary.json" + ("" if args.no_plots else ", curves.png, final.png")
     print(f"\n{len(result.trials)} trials ({reused} reused from finished run folders, {len(failed)} failed); "
-          f"summary.md, summary.csv, summary.json, curves.png, final.png in {result.config.out}")
+          f"{written} in {result.config.out}")
     for t in failed:
         print(f"failed: {Path(t['folder']).name}: {t.get('error', 'no sweep_trial.json')}", file=sys.stderr)
     return 1 if failed else 0

@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.config import ALGOS, ConfigError, TrainConfig
+from agents.config import ALGOS, ConfigError, TrainConfig, TrainSeed
 from agents.shaping import SHAPINGS
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
@@ -84,21 +84,22 @@ def eval_decks(cfg: TrainConfig, games: int, seed: int) -> list[tuple[int, ...]]
     return [tuple(int(c) for c in shuffled_deck(rng, rules)) for _ in range(games)]
 
 
-def _read_progress(path: Path) -> dict[str, float]:
-    """A run folder's ``progress.json`` (steps, seconds, episodes), or a ConfigError naming what is wrong with it."""
+def _read_progress(path: Path, what: str = "--resume") -> dict[str, float]:
+    """A run folder's ``progress.json`` (steps, seconds, episodes), or a ConfigError naming what is wrong with it
+    (its message starts with ``what``: who read the file)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"--resume: {str(path)!r} cannot be read ({exc}): expected the JSON object "
+        raise ConfigError(f"{what}: {str(path)!r} cannot be read ({exc}): expected the JSON object "
                           f"{{\"steps\": N, \"seconds\": S, \"episodes\": E}} the run wrote") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"--resume: {str(path)!r} holds {type(data).__name__}: expected a JSON object with steps, "
+        raise ConfigError(f"{what}: {str(path)!r} holds {type(data).__name__}: expected a JSON object with steps, "
                           f"seconds and episodes")
     out = {}
     for key in ("steps", "seconds", "episodes"):
         value = data.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ConfigError(f"--resume: {str(path)!r}: {key}={value!r}: expected a number >= 0")
+            raise ConfigError(f"{what}: {str(path)!r}: {key}={value!r}: expected a number >= 0")
         out[key] = value
     return out
 
@@ -373,6 +374,17 @@ def _changes(saved: TrainConfig, key: str, value: Any) -> bool:
         return True
 
 
+def _check_resume_budget(cfg: TrainConfig, progress: Path) -> None:
+    """Refuse a --resume whose new ``timesteps`` is below the steps the run already took (it would train nothing yet
+    rewrite the run's config, model and progress); checked before anything in the folder is written."""
+    if not progress.is_file():
+        return
+    done = _read_progress(progress)["steps"]
+    if cfg.timesteps < done:
+        raise ConfigError(f"--resume: timesteps={cfg.timesteps} is below the {int(done):,} steps the run in "
+                          f"{cfg.out!r} already took: expected a --timesteps of at least that (more, to train longer)")
+
+
 def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, overwrite: bool = False,
           **options: Any) -> TrainResult:
     """Train per ``config`` (a TrainConfig, a dict, or keyword options); returns where the run went and how it did.
@@ -410,6 +422,8 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         keep = {k: given[k] for k in RESUME_OPTIONS if k in given}
         config = TrainConfig.from_dict({**stored_options, **keep, "progress": config.progress, "out": config.out})
     cfg = config.resolved()  # validates every option before anything starts
+    if resume and cfg.timesteps != saved.timesteps:
+        _check_resume_budget(cfg, Path(cfg.out) / "progress.json")
     run = RunFolder(cfg, resume=resume, overwrite=overwrite)
     run.open()
     t0 = time.time()
@@ -584,7 +598,7 @@ _CLI_FLAGS = {
     "reward-scale": dict(metavar="X|normalized"),
     "shaping": dict(choices=list(SHAPINGS)),
     "timesteps": dict(type=int),
-    "seed": dict(type=seed_arg),
+    "seed": dict(type=seed_arg, action=TrainSeed),  # at most 2**32 - 1
     "out": dict(metavar="DIR"),
     "net": dict(choices=["mlp", "lines"]),
     "learning-rate": dict(type=float),
@@ -696,9 +710,9 @@ def _scale(text: str) -> Any:
 
 
 def _first_cell(text: str) -> Any:
-    if text.lower() in ("none", ""):
+    if text.lower() == "none":
         return None
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isdigit() else text  # anything else (also '') is for the rules to accept or name
 
 
 def config_from_args(args) -> TrainConfig:
@@ -710,11 +724,13 @@ def given_options(args) -> dict[str, Any]:
     """The options parsed ``pokersquares train`` arguments set: the config file's, then the flags'."""
     base = {}
     if args.config:  # the options the file sets (validated by loading it), not the defaults of the others
-        from agents.config import read_config_file
+        from agents.config import read_config_file, scoring_path_near
 
         written = read_config_file(args.config, "config file")  # read once: validated, then only its own keys kept
         loaded = TrainConfig.from_dict(written, where=f"config file {str(Path(args.config))!r}").to_dict()
         base = {k: v for k, v in loaded.items() if k in written}
+        if "scoring" in base:  # a point-system file named in the config file: found next to it too (as sweep does)
+            base["scoring"] = scoring_path_near(base["scoring"], Path(args.config).parent)
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 

@@ -139,3 +139,46 @@ def test_demo_replaces_its_own_run_but_refuses_another(tmp_path, monkeypatch, ca
     for _ in range(2):  # a second demo replaces the first one's run
         assert main(["demo", "--out", str(own), "--games", "2", "--no-search", "--minutes", "0.02"]) == 0
     assert (own / "model.pt").is_file() and (own / "demo.json").is_file()
+
+
+def test_demo_refuses_a_seed_beyond_32_bits_before_any_work(tmp_path, monkeypatch, capsys):
+    """A training seed above 2**32 - 1 is a usage error: nothing written, nothing trained, no traceback."""
+    import agents.train
+    from pokersquares_env.cli import main
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before checking the seed")
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setattr(agents.train, "train", no_training)
+    out = tmp_path / "demo"
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--seed", "4294967296", "--out", str(out), "--shaping", "none", "--no-search", "--steps", "1000",
+              "--no-progress"])
+    assert exc.value.code == 2
+    assert "--seed: 4294967296: expected an integer >= 0 and <= 4294967295" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_demo_reports_a_training_config_error_without_a_traceback(tmp_path, monkeypatch, capsys):
+    import agents.train
+    from agents.config import ConfigError
+    from pokersquares_env.cli import main
+
+    def refuse(*args, **kwargs):
+        raise ConfigError("out='x': some problem only the run folder shows")
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setattr(agents.train, "train", refuse)
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--no-search", "--no-progress"]) == 2
+    assert capsys.readouterr().err == "pokersquares demo: out='x': some problem only the run folder shows\n"
+
+
+def test_demo_help_states_every_default():
+    from pokersquares_env.cli import build_parser
+
+    parser = build_parser("demo")
+    demo = next(a for a in parser._actions if a.dest == "command").choices["demo"]
+    for action in demo._actions:
+        if action.option_strings and action.dest not in ("help", "no_progress"):
+            assert "default" in (action.help or ""), f"{action.option_strings[0]} does not state its default"

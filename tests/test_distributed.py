@@ -5,6 +5,7 @@ One embedded Ray (2 CPUs) serves the whole module; budgets are tiny so the modul
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -14,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import importlib.util
 import pytest
 
 from agents.evaluation import evaluate
@@ -206,7 +206,9 @@ def test_sweep_runs_and_resumes_without_retraining(local_ray, tmp_path, capsys):
     (folders[1] / "model.pt").unlink()
     before = (folders[0] / "model.pt").stat().st_mtime_ns
     assert main(["sweep", str(path), "--quiet", "--no-plots"]) == 0
-    assert "1 reused from finished run folders" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "1 reused from finished run folders" in printed
+    assert "summary.md, summary.csv, summary.json in" in printed and "curves.png" not in printed  # not written
     assert (folders[0] / "model.pt").stat().st_mtime_ns == before  # the finished trial was not trained again
     assert (folders[1] / "sweep_trial.json").exists() and (folders[1] / "model.pt").exists()
     again = json.loads((out / "summary.json").read_text())["trials"]
@@ -235,6 +237,66 @@ def test_sweep_config_errors_name_the_problem(tmp_path):
     (tmp_path / "latin.json").write_bytes(b'{"space": "\xff"}')
     with pytest.raises(ValueError, match="latin.json' cannot be read"):
         load_sweep(tmp_path / "latin.json")
+    # a value of the wrong type is named, key and value, not reported as a Python error
+    with pytest.raises(ValueError, match=re.escape("algo=['fast-ppo']: expected one of")):
+        SweepConfig.from_dict({"train": {"algo": ["fast-ppo"]}, "space": {"seed": [0]}})
+    with pytest.raises(ValueError, match=re.escape("name=['x']: expected letters")):
+        SweepConfig.from_dict({"name": ["x"], "space": {"seed": [0]}})
+    with pytest.raises(ValueError, match=re.escape("out=5: expected a folder path")):
+        SweepConfig.from_dict({"out": 5, "space": {"seed": [0]}})
+
+
+def test_read_done_counts_a_damaged_trial_record_as_unfinished(tmp_path):
+    from agents.sweep import DONE_FILE, _read_done
+
+    assert _read_done(tmp_path) is None  # no record
+    for damaged in ("[1]", '"done"', "{bad", '{"status": "done"}', '{"status": "done", "metrics": [1]}',
+                    '{"status": "running", "metrics": {}}'):
+        (tmp_path / DONE_FILE).write_text(damaged)
+        assert _read_done(tmp_path) is None, damaged
+    (tmp_path / DONE_FILE).write_bytes(b"\xff\xfe")
+    assert _read_done(tmp_path) is None
+    record = {"status": "done", "metrics": {"mean": 1.5}}
+    (tmp_path / DONE_FILE).write_text(json.dumps(record))
+    assert _read_done(tmp_path) == record
+
+
+def test_trial_cpus_beyond_the_embedded_ray_are_refused(monkeypatch):
+    from agents.sweep import check_trial_cpus
+
+    with pytest.raises(ValueError, match=r"cpus_per_trial=4 is more than --cpus 1.*expected cpus_per_trial <= 1"):
+        check_trial_cpus(4, 1, embedded=True)
+    check_trial_cpus(1, 1, embedded=True)
+    check_trial_cpus(0.5, 1, embedded=True)
+    check_trial_cpus(64, 1, embedded=False)  # a cluster (--address) keeps its own resources
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with pytest.raises(ValueError, match=r"cpus_per_trial=3 is more than the 2 CPUs of this machine"):
+        check_trial_cpus(3, None, embedded=True)
+    check_trial_cpus(2, None, embedded=True)
+
+
+@requires_ray
+def test_sweep_checks_come_before_ray_starts(tmp_path, monkeypatch, capsys):
+    """--out that is a file, and trials an embedded Ray could never run, are refused without starting Ray."""
+    import ray
+
+    import agents.distributed
+    from pokersquares_env.cli import main
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started before the checks")
+
+    monkeypatch.setattr(agents.distributed, "ensure_ray", no_ray)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a fresh process (the module's Ray may be up)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    path = _sweep_file(tmp_path, cpus_per_trial=4)
+    assert main(["sweep", str(path), "--cpus", "1"]) == 2
+    assert "cpus_per_trial=4 is more than --cpus 1" in capsys.readouterr().err
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    assert main(["sweep", str(_sweep_file(tmp_path)), "--out", str(afile)]) == 2
+    assert "is a file" in capsys.readouterr().err and afile.read_text() == "keep"
+    assert not (tmp_path / "sweep").exists()
 
 
 def test_trial_folders_are_stable_and_distinct():

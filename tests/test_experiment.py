@@ -310,3 +310,152 @@ def test_evaluation_options_are_checked_before_any_training(tmp_path, monkeypatc
     with pytest.raises(ValueError, match=re.escape(needle)):
         run()
     assert not out.exists()
+
+
+def _no_work(monkeypatch):
+    """Make any training (of a run or of the tables) fail the test: the checks must come first."""
+    import agents.tables
+    import agents.train
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("trained before checking the options")
+
+    monkeypatch.setattr(agents.train, "train", no_work)
+    monkeypatch.setattr(agents.tables, "load_or_train", no_work)
+
+
+def test_compare_trainers_refuses_a_repeated_algorithm_before_training(tmp_path, monkeypatch, capsys):
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ct"
+    with pytest.raises(ValueError, match=re.escape("algos=['fast-ppo', 'dqn', 'fast-ppo']: 'fast-ppo' given more "
+                                                   "than once")):
+        compare_trainers(str(out), algos=("fast-ppo", "dqn", "fast-ppo"), timesteps=100)
+    assert main(["experiment", "compare-trainers", "--out", str(out), "--algos", "fast-ppo", "fast-ppo",
+                 "--timesteps", "100", "--games", "2", "--no-progress"]) == 2
+    assert "'fast-ppo' given more than once" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("systems", [["sa/pts.json", "sb/pts.json"], ["american", "american.json"]])
+def test_reward_shaping_refuses_systems_that_would_share_run_folders(tmp_path, monkeypatch, systems):
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    _no_work(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    for name in systems:
+        if name.endswith(".json"):
+            (tmp_path / name).parent.mkdir(exist_ok=True)
+            (tmp_path / name).write_text(json.dumps({"name": "p", "points": dict(POINT_SYSTEMS["american"])}))
+    out = tmp_path / "rs"
+    with pytest.raises(ValueError, match=re.escape(f"systems: {systems[0]!r} and {systems[1]!r} would share the run "
+                                                   "folders")):
+        run_experiment(ExperimentConfig(out=str(out), systems=systems, seeds=[0], timesteps=100))
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping"])
+@pytest.mark.parametrize("mark", [None, "pokersquares experiment another"])
+def test_experiments_refuse_a_run_folder_they_did_not_write(tmp_path, monkeypatch, capsys, experiment, mark):
+    """A run trained by hand (or by another experiment) where an experiment would train is refused, untouched."""
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "exp"
+    folder = out / {"compare-trainers": "fast-ppo", "potential-shaping": "runs/none_s0",
+                    "reward-shaping": "runs/american-line-s0"}[experiment]
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}\n")
+    (folder / "notes.txt").write_text("mine\n")
+    if mark is not None:
+        (folder / "experiment_run.json").write_text(json.dumps({"written_by": mark}))  # marks.RUN_MARK
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    args = {"compare-trainers": ["--algos", "fast-ppo"], "potential-shaping": ["--shapings", "none", "--seeds", "0"],
+            "reward-shaping": ["--systems", "american", "--reward-modes", "line", "--seeds", "0"]}[experiment]
+    assert main(["experiment", experiment, "--out", str(out), "--timesteps", "100", "--games", "2", "--no-progress",
+                 *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{str(folder)!r} holds a training run the {experiment} experiment did not write" in err
+    assert "choose another --out" in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_own_run_marks(tmp_path):
+    from agents.experiments.marks import RUN_MARK, check_own_runs, mark_run
+
+    fresh, other_files, own, foreign = (tmp_path / n for n in ("fresh", "other", "own", "foreign"))
+    other_files.mkdir()
+    (other_files / "notes.txt").write_text("x")  # no run files: nothing to protect
+    mark_run(own, "potential-shaping")
+    (own / "model.pt").write_text("x")
+    foreign.mkdir()
+    (foreign / "progress.json").write_text("{}")
+    check_own_runs([fresh, other_files, own], "potential-shaping")
+    with pytest.raises(ValueError, match="foreign"):
+        check_own_runs([own, foreign], "potential-shaping")
+    with pytest.raises(ValueError, match="the reward-shaping experiment did not write"):
+        check_own_runs([own], "reward-shaping")  # another experiment's run
+    (own / RUN_MARK).write_text("[damaged")
+    with pytest.raises(ValueError, match="did not write"):
+        check_own_runs([own], "potential-shaping")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="afile' is a file"):
+        check_own_runs([tmp_path / "afile"], "potential-shaping")
+
+
+def test_reward_shaping_trains_its_own_runs_again(tiny, monkeypatch):
+    """Run again with --retrain into its own --out: the marked runs pass the check and are trained again."""
+    import agents.train
+
+    out, _ = tiny
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def train_stub(cfg, **kwargs):
+        calls.append((cfg.out, kwargs))
+        raise Stop
+
+    monkeypatch.setattr(agents.train, "train", train_stub)
+    with pytest.raises(Stop):
+        run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
+                       train_options=TINY_TRAIN, retrain=True)
+    assert calls == [(str(out / "runs" / "american-line-s0"), {"overwrite": True})]
+
+
+@pytest.mark.parametrize("damage", ["{bad", "[1]", '{"steps": "x"}', "config"])
+def test_a_damaged_run_record_makes_a_reward_shaping_run_unfinished(tmp_path, capsys, damage):
+    from agents.experiments.reward_shaping import _finished
+
+    cfg = ExperimentConfig(out=str(tmp_path), train_options=TINY_TRAIN)
+    tc = cfg.train_config("american", "line", 0)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    tc.resolved().save(folder / "config.json")
+    (folder / "model.pt").write_bytes(b"x")
+    (folder / "progress.json").write_text(json.dumps({"steps": 10**9, "seconds": 1, "episodes": 1}))
+    assert _finished(folder, tc)
+    name = "config.json" if damage == "config" else "progress.json"
+    (folder / name).write_text("[1]" if damage == "config" else damage)
+    assert not _finished(folder, tc)
+    err = capsys.readouterr().err
+    assert str(folder / name) in err and "trained again" in err
+
+
+def test_experiment_help_states_every_default():
+    from pokersquares_env.cli import build_parser
+
+    parser = build_parser("experiment")
+    sub = next(a for a in parser._actions if a.dest == "command").choices["experiment"]
+    experiments = next(a for a in sub._actions if a.dest == "experiment").choices
+    for name, p in experiments.items():
+        for action in p._actions:
+            if action.option_strings and action.nargs != 0:  # options that take a value (not flags)
+                assert "default" in (action.help or ""), f"{name} {action.option_strings[0]}: no default stated"
+    from agents.experiments.reward_shaping import SMALL
+
+    help_text = experiments["reward-shaping"].format_help()
+    assert f"(default {SMALL.eval_seed})" in help_text.replace("\n", " ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -350,12 +351,83 @@ def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
     assert "hidden=[8] (stored: [16, 16])" in capsys.readouterr().err
     assert main(["train", "--out", str(out), "--resume", "--overwrite"]) == 2
     assert _files(out) == before
+    # a budget below the steps already taken would train nothing, yet rewrite config, model and progress: refused
+    done = json.loads((out / "progress.json").read_text())["steps"]
+    with pytest.raises(ConfigError, match=rf"timesteps=10 is below the {done:,} steps the run in .* already took"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10)
+    assert main(["train", "--out", str(out), "--resume", "--timesteps", "10", "--no-progress"]) == 2
+    assert f"timesteps=10 is below the {done:,} steps" in capsys.readouterr().err
+    assert _files(out) == before  # byte for byte
     # a config file counts for the options it sets, resolved as the run stored them (None: the algorithm's default)
     same = tmp_path / "same.yaml"
     same.write_text("algo: fast-ppo\nlearning_rate: null\nhidden: [16, 16]\n")
     steps = str(TINY["fast-ppo"]["timesteps"] * 2)
     assert main(["train", "--out", str(out), "--resume", "--config", str(same), "--timesteps", steps,
                  "--no-progress"]) == 0
+
+
+def test_training_seeds_are_32_bit_integers_refused_by_the_parser(capsys):
+    import argparse
+
+    from agents.config import MAX_SEED, TrainSeed
+    from pokersquares_env.cli import main, seed_arg
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    parser.add_argument("--seed", type=seed_arg, action=TrainSeed)
+    parser.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+")
+    assert parser.parse_args(["--seed", str(MAX_SEED), "--seeds", "0", "7"]) == argparse.Namespace(
+        seed=2**32 - 1, seeds=[0, 7])
+    for argv in (["--seed", "4294967296"], ["--seeds", "0", "4294967296"]):
+        with pytest.raises(argparse.ArgumentError, match="4294967296: expected an integer >= 0 and <= 4294967295"):
+            parser.parse_args(argv)
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--seed", "4294967296", "--print-config"])
+    assert exc.value.code == 2
+    assert "--seed: 4294967296: expected an integer >= 0 and <= 4294967295" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "written,needle",
+    [
+        ({"algo": ["fast-ppo"]}, "algo=['fast-ppo']: expected one of"),
+        ({"algo": {"fast-ppo": 1}}, "algo={'fast-ppo': 1}: expected one of"),
+        ({"hidden": "64"}, "hidden='64': expected a non-empty list"),  # the string as written, not ['6', '4']
+    ],
+)
+def test_a_config_file_value_of_the_wrong_type_is_named(tmp_path, capsys, written, needle):
+    from pokersquares_env.cli import main
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(written))
+    assert main(["train", "--config", str(path), "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        TrainConfig.from_dict(written).resolved()
+
+
+def test_an_empty_first_cell_is_refused_as_play_and_evaluate_refuse_it(capsys):
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--first-cell", "", "--print-config"]) == 2
+    assert "first_cell=''" in capsys.readouterr().err
+    assert main(["train", "--first-cell", "none", "--print-config"]) == 0  # 'none' still means anywhere
+    assert json.loads(capsys.readouterr().out)["first_cell"] is None
+
+
+def test_a_point_system_file_in_a_config_file_is_found_next_to_it(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pts.json").write_text(json.dumps({"name": "pts", "points": dict(POINT_SYSTEMS["american"])}))
+    (sub / "cfg.json").write_text(json.dumps({"algo": "fast-ppo", "scoring": "pts.json"}))
+    monkeypatch.chdir(tmp_path)  # the file is not in the current folder, only next to the config
+    assert main(["train", "--config", "sub/cfg.json", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["scoring"] == str((sub / "pts.json").resolve())
+    assert main(["train", "--scoring", "pts.json", "--print-config"]) == 2  # a flag is relative to the current folder
+    assert "scoring='pts.json'" in capsys.readouterr().err
 
 
 def test_first_cell_is_stored_in_one_spelling_and_resume_takes_any_of_them():

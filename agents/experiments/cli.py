@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from agents.config import TrainSeed
 from pokersquares_env.cli import seed_arg
 
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
@@ -20,9 +21,10 @@ RULES_HELP = ("rule options of every training run and of the common deals, as "
 
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
-    from agents.config import ALGOS
+    from agents.config import ALGO_DEFAULTS, ALGOS
     from agents.shaping import SHAPINGS
 
+    fast = ALGO_DEFAULTS["fast-ppo"]  # the reward-shaping runs' algorithm
     sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT")
     p = sub.add_parser(
         "reward-shaping",
@@ -37,18 +39,22 @@ def add_arguments(parser) -> None:
     p.add_argument("--out", help="experiment folder (default runs/reward_shaping, or runs/reward_shaping_full)")
     p.add_argument("--full", action="store_true", help="the full budget: 3,000,000 steps per run and 2,000 deals")
     p.add_argument("--timesteps", type=int, help="training steps per run (default 150,000)")
-    p.add_argument("--seeds", type=seed_arg, nargs="+", metavar="S", help="training seeds (default 0 1 2)")
+    p.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+", metavar="S",
+                   help="training seeds, each 0..4294967295 (default 0 1 2)")
     p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
-    p.add_argument("--eval-seed", type=seed_arg, help="seed of the common deals")
+    p.add_argument("--eval-seed", type=seed_arg, help="seed of the common deals (default 20260)")
     p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="training point systems (default american english)")
     p.add_argument("--reward-modes", nargs="+", choices=["line", "terminal"], help="default: line terminal")
-    p.add_argument("--hidden", type=int, nargs="+", metavar="N", help="hidden layer sizes of every run")
-    p.add_argument("--num-envs", type=int, help="parallel games per run")
-    p.add_argument("--learning-rate", type=float, help="learning rate of every run")
+    p.add_argument("--hidden", type=int, nargs="+", metavar="N",
+                   help="hidden layer sizes of every run (default fast-ppo's, "
+                        f"{' '.join(map(str, fast['hidden']))})")
+    p.add_argument("--num-envs", type=int, help=f"parallel games per run (default fast-ppo's, {fast['num_envs']})")
+    p.add_argument("--learning-rate", type=float,
+                   help=f"learning rate of every run (default fast-ppo's, {fast['learning_rate']:g})")
     p.add_argument("--shaping", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (agents/shaping.py; default none)")
     p.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
-    p.add_argument("--jobs", type=int, help="evaluation processes")
+    p.add_argument("--jobs", type=int, help="evaluation processes (default 1)")
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -58,17 +64,17 @@ def add_arguments(parser) -> None:
         description="Train MaskablePPO, masked DQN and fast-ppo on the same step budget and rules, then compare their "
                     "learning curves (against steps and wall-clock) and their final scores on common deals.",
     )
-    c.add_argument("--out", default="runs/compare_trainers", help="output folder")
-    c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm")
-    c.add_argument("--seed", type=seed_arg, default=0,
-                   help="training seed of every algorithm; the common deals use seed+1 (default 0)")
-    c.add_argument("--games", type=int, default=500, help="common evaluation deals")
+    c.add_argument("--out", default="runs/compare_trainers", help="output folder (default runs/compare_trainers)")
+    c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm (default 200,000)")
+    c.add_argument("--seed", type=seed_arg, action=TrainSeed, default=0,
+                   help="training seed of every algorithm, 0..4294967295; the common deals use seed+1 (default 0)")
+    c.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"], metavar="ALGO",
                    help=f"algorithms to train, of {', '.join(sorted(ALGOS))} (default maskable-ppo dqn fast-ppo)")
     c.add_argument("--scoring", default="american",
                    help="reward and evaluation point system: american (default), english, or a JSON file")
     c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
-                   help="potential-based reward shaping of every run (see agents/shaping.py)")
+                   help="potential-based reward shaping of every run (see agents/shaping.py; default none)")
     c.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -79,16 +85,18 @@ def add_arguments(parser) -> None:
         description="Train fast-ppo with each --shaping on each seed for the same steps; play every model on the same "
                     "deals; write results.md/json (paired differences against no shaping) and curves.png.",
     )
-    q.add_argument("--out", default="runs/potential_shaping", help="experiment folder")
+    q.add_argument("--out", default="runs/potential_shaping", help="experiment folder (default runs/potential_shaping)")
     q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS), default=list(SHAPINGS), metavar="SHAPING",
                    help=f"the shapings compared, of {', '.join(SHAPINGS)} (default all; paired against none)")
-    q.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1], metavar="S", help="training seeds")
-    q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run")
-    q.add_argument("--games", type=int, default=500, help="common evaluation deals")
-    q.add_argument("--eval-seed", type=seed_arg, default=0, help="seed of the common deals")
-    q.add_argument("--scoring", default="american", help="reward and evaluation point system")
+    q.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+", default=[0, 1], metavar="S",
+                   help="training seeds, each 0..4294967295 (default 0 1)")
+    q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run (default 2,000,000)")
+    q.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
+    q.add_argument("--eval-seed", type=seed_arg, default=0, help="seed of the common deals (default 0)")
+    q.add_argument("--scoring", default="american",
+                   help="reward and evaluation point system: american, english or a JSON file (default american)")
     q.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
-    q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes)")
+    q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes; default 1)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     t = sub.add_parser(
@@ -100,21 +108,27 @@ def add_arguments(parser) -> None:
                     "expectimax on held-out deals.  Writes tables.npz, theta.json, history.json, results.md/json "
                     "and curve.png.  Needs numba (the fast extra).  The defaults take about 20 minutes on 2 cores.",
     )
-    t.add_argument("--out", default="runs/tune_tables", help="output folder")
-    t.add_argument("--scoring", default="american", help="point system (american, english, or a JSON file)")
+    t.add_argument("--out", default="runs/tune_tables", help="output folder (default runs/tune_tables)")
+    t.add_argument("--scoring", default="american",
+                   help="point system: american, english or a JSON file (default american)")
     t.add_argument("--rules", default=None, metavar="SPEC",
                    help="rule options of the tables, the tuning and the held-out deals, as "
                         "'jokers=2,placement=adjacent,first_cell=center', a JSON object or a .json file "
                         "(default: the plain rules)")
-    t.add_argument("--ply", type=int, default=1, choices=[1, 2], help="the expectimax depth tuned for")
-    t.add_argument("--generations", type=int, default=25, help="generations of stage 1 (one multiplier per class)")
-    t.add_argument("--refine", type=int, default=20, help="generations of stage 2 (per third of the game; 0: skip)")
-    t.add_argument("--population", type=int, default=60, help="candidates per generation")
-    t.add_argument("--elite", type=int, default=12, help="best candidates the next generation is fitted to")
-    t.add_argument("--games", type=int, default=20_000, help="deals every candidate of a generation plays")
-    t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers")
-    t.add_argument("--eval-games", type=int, default=20_000, help="held-out deals (two-ply plays half of them)")
-    t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals")
+    t.add_argument("--ply", type=int, default=1, choices=[1, 2], help="the expectimax depth tuned for (default 1)")
+    t.add_argument("--generations", type=int, default=25,
+                   help="generations of stage 1 (one multiplier per class; default 25)")
+    t.add_argument("--refine", type=int, default=20,
+                   help="generations of stage 2 (per third of the game; 0: skip; default 20)")
+    t.add_argument("--population", type=int, default=60, help="candidates per generation (default 60)")
+    t.add_argument("--elite", type=int, default=12,
+                   help="best candidates the next generation is fitted to (default 12)")
+    t.add_argument("--games", type=int, default=20_000,
+                   help="deals every candidate of a generation plays (default 20,000)")
+    t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers (default 0.3)")
+    t.add_argument("--eval-games", type=int, default=20_000,
+                   help="held-out deals (two-ply plays half of them; default 20,000)")
+    t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals (default 99)")
     t.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of the search: its candidates and its tuning deals (default 0)")
     t.add_argument("--tables-games", type=int,

@@ -40,14 +40,21 @@ def compare_trainers(
     """
     from agents.config import ALGOS, TrainConfig
     from agents.evaluation import check_positive_int, evaluate, prepare_out_dir
+    from agents.experiments.marks import check_own_runs, mark_run
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
     from pokersquares_env.scoring import point_system
 
     check_positive_int(games, "games")  # before any training, not after it
+    if isinstance(algos, str) or not algos:
+        raise ValueError(f"algos={algos!r}: expected a non-empty list of algorithms, of {sorted(ALGOS)}")
     for algo in algos:
-        if algo not in ALGOS:
+        if not isinstance(algo, str) or algo not in ALGOS:
             raise ValueError(f"algos: {algo!r}: expected some of {sorted(ALGOS)}")
+    repeated = sorted({a for a in algos if list(algos).count(a) > 1})
+    if repeated:  # one run folder (and one evaluation spec) per algorithm
+        raise ValueError(f"algos={list(algos)!r}: {', '.join(map(repr, repeated))} given more than once: expected "
+                         f"each algorithm once")
     rules = rules_options(rules)
     for algo, extra in (train_options or {}).items():
         if set(extra) & set(rules):
@@ -61,11 +68,13 @@ def compare_trainers(
             progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
+    check_own_runs([cfg.out for cfg in configs], "compare-trainers")  # never replace a run it did not write
     prepare_out_dir(root)  # an --out that is a file is named before any training
     system = point_system(scoring).name
     rows = []
     for cfg in configs:
-        result = train(cfg, overwrite=True)  # the experiment's own run folder
+        mark_run(cfg.out, "compare-trainers")
+        result = train(cfg, overwrite=True)  # the experiment's own run folder (check_own_runs)
         rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
                      "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,

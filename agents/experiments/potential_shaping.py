@@ -27,7 +27,7 @@ __all__ = ["potential_shaping"]
 def _train(cfg: Any) -> dict[str, Any]:
     from agents.train import train
 
-    result = train(cfg, overwrite=True)  # the experiment's own run folder
+    result = train(cfg, overwrite=True)  # the experiment's own run folder (marked, checked by check_own_runs)
     return {"steps": result.steps, "seconds": result.seconds}
 
 
@@ -81,9 +81,14 @@ def potential_shaping(
                 **{**rules, **(train_options or {})},
             )
             configs[(shaping, seed)] = cfg.resolved()
+    from agents.experiments.marks import check_own_runs, mark_run
+
+    check_own_runs([cfg.out for cfg in configs.values()], "potential-shaping")  # never replace a run it did not write
     prepare_out_dir(root)  # an --out that is a file is named before the tables or any run are trained
     if "tables" in shapings:
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
+    for cfg in configs.values():
+        mark_run(cfg.out, "potential-shaping")
     if jobs == 1:
         trained = {key: _train(cfg) for key, cfg in configs.items()}
     else:

@@ -27,6 +27,7 @@ import dataclasses
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,13 @@ class ExperimentConfig:
         for system in self.systems:
             for seed in self.seeds:
                 self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
+        slugs: dict[str, str] = {}
+        for system in self.systems:  # each system's runs need folders (and table rows) of their own
+            other = slugs.setdefault(_slug(system), system)
+            if other != system:
+                raise ValueError(f"systems: {other!r} and {system!r} would share the run folders "
+                                 f"runs/{_slug(system)}-<mode>-s<seed> (a point-system file is named by its file "
+                                 f"name without .json): expected systems with different names; rename one file")
 
     def run_dir(self, system: str, mode: str, seed: int) -> Path:
         """The training run folder of one condition and seed."""
@@ -150,50 +158,67 @@ def rules_note(rules: Any) -> str:
 
 
 def _slug(system: str) -> str:
+    if not isinstance(system, str):  # a bad system: validation names it
+        return str(system)
     return Path(system).stem if system not in EVAL_SYSTEMS else system
 
 
 def _finished(folder: Path, train_cfg) -> bool:
-    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again)."""
-    from agents.config import TrainConfig
+    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again).  A damaged
+    ``config.json`` or ``progress.json`` makes the run unfinished (trained again), with a note naming the file."""
+    from agents.config import ConfigError, TrainConfig
+    from agents.train import _read_progress
 
     paths = [folder / "model.pt", folder / "config.json", folder / "progress.json"]
     if not all(p.is_file() for p in paths):
         return False
-    stored = TrainConfig.load(paths[1]).to_dict()
+    try:
+        stored = TrainConfig.load(paths[1]).to_dict()
+        steps = _read_progress(paths[2], "reward-shaping")["steps"]
+    except ConfigError as exc:
+        print(f"note: {exc}; the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
+        return False
     wanted = train_cfg.resolved()
     same = {**stored, "progress": None} == {**wanted.to_dict(), "progress": None}
     batch = wanted.num_envs * wanted.num_steps
-    steps = json.loads(paths[2].read_text()).get("steps", 0)
     return same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch
 
 
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
     """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
-    from agents.evaluation import evaluate, prepare_out_dir
-    from agents.train import train
+    from agents.evaluation import check_out_dir, evaluate, prepare_out_dir
+    from agents.experiments.marks import check_own_runs, mark_run
+    from agents.train import _read_progress, train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
     cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results
     out = Path(cfg.out)
-    prepare_out_dir(out)  # ValueError naming an --out that is a file, before any training
-    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
-    runs = []
+    check_out_dir(out)  # ValueError naming an --out that is a file, before anything is read or trained
+    # which runs to train: a finished run of exactly this config is reused (unless retrain), any other is trained
+    # again -- but only in a run folder of this experiment's own (check_own_runs), before any training starts
+    plan = []
     for system in cfg.systems:
         for mode in cfg.reward_modes:
             for seed in cfg.seeds:
                 tc = cfg.train_config(system, mode, seed)
                 folder = cfg.run_dir(system, mode, seed)
-                if cfg.retrain or not _finished(folder, tc):
-                    if cfg.progress:
-                        print(f"training {folder.name} ({cfg.timesteps} steps)", flush=True)
-                    result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
-                    if result.interrupted:
-                        raise KeyboardInterrupt
-                trained = json.loads((folder / "progress.json").read_text()).get("steps")
-                runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
-                             "spec": f"fastppo:{folder}", "steps": trained})
+                plan.append((system, mode, seed, tc, folder, cfg.retrain or not _finished(folder, tc)))
+    check_own_runs([folder for *_, folder, todo in plan if todo], "reward-shaping")
+    prepare_out_dir(out)
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
+    runs = []
+    for system, mode, seed, tc, folder, todo in plan:
+        if todo:
+            if cfg.progress:
+                print(f"training {folder.name} ({cfg.timesteps} steps)", flush=True)
+            mark_run(folder, "reward-shaping")
+            result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
+            if result.interrupted:
+                raise KeyboardInterrupt
+        trained = _read_progress(folder / "progress.json", "reward-shaping")["steps"]
+        runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
+                     "spec": f"fastppo:{folder}", "steps": trained})
     specs = [r["spec"] for r in runs]
     ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
                   out_dir=str(out / "evaluation"), progress=cfg.progress)

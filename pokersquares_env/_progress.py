@@ -15,7 +15,7 @@ import numpy as np
 def check_progress(progress: Any) -> bool:
     """``progress`` as a bool; a TypeError naming it if it is not a bool (``"no"`` would otherwise read as true)."""
     if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+        raise TypeError(f"progress={progress!r}: expected True or False (a bool)")
     return bool(progress)
 
 

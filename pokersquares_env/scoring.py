@@ -338,6 +338,8 @@ class PointSystem:
     def __post_init__(self) -> None:
         if len(self.points) != NUM_CATEGORIES:
             raise ValueError(f"point system {self.name!r}: expected {NUM_CATEGORIES} values, got {len(self.points)}")
+        for category, value in zip(HandCategory, self.points):  # as point tables are checked, however it is built
+            _number(value, f"point system {self.name!r}[{category.key!r}]", bound=MAX_POINTS)
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, *, win_threshold: Any = _UNSET) -> "PointSystem":

@@ -350,3 +350,8 @@ def test_point_table_values_are_bounded_so_that_scores_stay_finite_and_exact(tmp
     edge = point_system(dict(POINT_SYSTEMS["american"], royal_flush=10**12, one_pair=-(10**12)))
     assert edge["royal_flush"] == 1e12 and edge["one_pair"] == -1e12
     assert score_hand("As Ks Qs Js Ts", edge) == 10**12 and score_grid(RUSSIAN_EXAMPLE, edge) == 200  # exact: 1e12 - 1e12
+    # A PointSystem built directly gets the same checks as a table read by point_system.
+    with pytest.raises(ValueError, match=r"point system 'x'\['high_card'\]: points 1e\+300 is too large"):
+        PointSystem("x", (1e300,) * len(CATEGORY_KEYS), None)
+    with pytest.raises(TypeError, match=r"point system 'x'\['high_card'\]: points 'a' is not a number"):
+        PointSystem("x", ("a",) * len(CATEGORY_KEYS), None)

@@ -234,7 +234,7 @@ def test_solver_time_limit_stops_the_building_of_the_chains_too(monkeypatch):
     --rounds 0 --time-limit 1`` ran until killed); now the limit is checked after each batch of chains."""
     from pokersquares_env.shuffle import solver
 
-    monkeypatch.setattr(solver, "_BATCH", 4, raising=False)  # small batches keep the test short
+    monkeypatch.setattr(solver, "_BATCH", 4)  # small batches keep the test short
     _, _, stats = solver.solve(RU_EXAMPLE, seed=0, restarts=400, rounds=0, time_limit=0.001, return_stats=True)
     assert 4 <= len(stats["chain_scores"]) < 400 and stats["rounds"] == 0
 
@@ -244,7 +244,7 @@ def test_solver_batches_give_the_results_of_one_batch(monkeypatch):
     from pokersquares_env.shuffle import solver
 
     whole = solver.solve(RU_EXAMPLE, seed=5, restarts=10, rounds=3, return_stats=True)
-    monkeypatch.setattr(solver, "_BATCH", 3, raising=False)
+    monkeypatch.setattr(solver, "_BATCH", 3)
     batched = solver.solve(RU_EXAMPLE, seed=5, restarts=10, rounds=3, return_stats=True)
     assert np.array_equal(whole[0], batched[0]) and whole[1] == batched[1] and whole[2]["chain_scores"] == \
         batched[2]["chain_scores"] and batched[2]["rounds"] == 3
@@ -258,7 +258,7 @@ def test_solver_restarts_are_bounded(monkeypatch, capsys):
     def never(*args, **kwargs):
         raise AssertionError("the search ran")
 
-    limit = getattr(solver, "MAX_RESTARTS", 100_000)
+    limit = solver.MAX_RESTARTS
     monkeypatch.setattr(solver, "_Chains", never)
     with pytest.raises(ValueError, match=f"restarts={limit + 1}: expected an integer from 1 to {limit}"):
         solver.solve(RU_EXAMPLE, restarts=limit + 1)

@@ -424,23 +424,26 @@ def test_ansi_render_and_game_state_match_single_envs(backend):
                             else rng.choice(np.flatnonzero(e.action_masks())) if not done[i] else 0
                             for i, e in enumerate(singles)])
         _, _, term, _, vinfo = venv.step(actions)
+        illegal_now = [False] * 3
         for i, env in enumerate(singles):
             if done[i]:
                 env.reset(options={"deck": list(venv.game_state(i).deck)})
             else:
                 env.step(int(actions[i]))
                 if term[i]:
-                    endings.add("illegal" if "illegal_action" in vinfo and vinfo["_illegal_action"][i] else "full")
+                    illegal_now[i] = "illegal_action" in vinfo and bool(vinfo["_illegal_action"][i])
+                    endings.add("illegal" if illegal_now[i] else "full")
             state, mine = venv.game_state(i), env.state
             assert (state.deck[:25], state.board, state.placements) == (mine.deck[:25], mine.board, mine.placements)
             assert (state.line_t, state.line_k, state.line_ranks) == (mine.line_t, mine.line_k, mine.line_ranks)
         texts = venv.render()
         assert isinstance(texts, tuple) and len(texts) == 3
         assert list(texts) == [env.render() for env in singles]
+        for i, text in enumerate(texts):  # only a board an illegal action has just ended says so, on its last line
+            assert text.endswith("\ngame over: ended by an illegal action") == illegal_now[i]
+            assert ("ended by an illegal action" in text) == illegal_now[i]
         done = term
     assert endings == {"illegal", "full"}
-    ended = [t for t in texts if "ended by an illegal action" in t]
-    assert all(t.endswith("game over: ended by an illegal action") for t in ended)
 
 
 def test_render_and_game_state_refusals():

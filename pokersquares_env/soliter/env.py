@@ -154,7 +154,9 @@ class SoliterEnv(gym.Env):
       ``pip install "pokersquares_env[render]"``).
 
     ## Version History
-    * v0: first release.
+    * v0: first release.  2026-12-01 (same id): ``max_depth`` became a true bound on a column's length, which
+      changed the observation sizes of ``joker`` (179 -> 435) and ``multistage`` (954 -> 850); a moving joker no
+      longer counts its own meaning against the spot it moves to.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}

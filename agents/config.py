@@ -10,7 +10,6 @@ Configs round-trip through JSON and YAML (:meth:`TrainConfig.save`, :meth:`Train
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -19,7 +18,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "TrainSeed", "scoring_path_near"]
+from pokersquares_env.cli import int_between
+
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "scoring_path_near", "train_seed_arg"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {
@@ -41,17 +42,11 @@ class ConfigError(ValueError):
 MAX_SEED = 2**32 - 1
 
 
-class TrainSeed(argparse.Action):
-    """The ``argparse`` action of a training seed option (``--seed``, ``--seeds``; with ``type=seed_arg``, which
-    refuses what is not an integer >= 0): also refuses a seed above :data:`MAX_SEED` (what :class:`TrainConfig`
-    takes), so it is a usage error (exit 2) naming the value, before any work starts."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        for value in values if isinstance(values, list) else [values]:
-            if not 0 <= value <= MAX_SEED:
-                # the words of every --seed's type (seed_arg), plus the bound
-                raise argparse.ArgumentError(self, f"{value}: expected an integer >= 0 and <= {MAX_SEED}")
-        setattr(namespace, self.dest, values)
+#: the ``argparse`` type of every training seed option (``--seed`` of train and demo, the experiments' ``--seed`` and
+#: ``--seeds``): an integer from 0 to :data:`MAX_SEED` (what :class:`TrainConfig` takes), so a bad seed is a usage
+#: error (exit 2) naming the value, before any work starts -- one check and one message for both bounds
+train_seed_arg = int_between(0, MAX_SEED)
+train_seed_arg.__name__ = "train_seed_arg"
 
 
 #: per-algorithm defaults for the options left as ``None``
@@ -350,17 +345,21 @@ def _int(cfg: TrainConfig, name: str, minimum: int, maximum: int | None = None) 
         raise ConfigError(f"{name}={value!r}: expected an integer {bound}")
 
 
-def scoring_path_near(value: Any, base: str | os.PathLike) -> Any:
-    """A point-system file name of a config file made absolute: ``value`` as found relative to the current folder,
-    else relative to ``base`` (the config file's folder); built-in names, absolute paths, non-strings and names
-    found in neither place are returned unchanged (validation then names them)."""
+def scoring_path_near(value: Any, base: str | os.PathLike, *, absolute: bool = False) -> Any:
+    """A point-system file name of a config file, found where it is: ``value`` unchanged when it is found relative to
+    the current folder (made absolute only with ``absolute=True``, e.g. for Ray trials that run elsewhere), else the
+    absolute path of ``base / value`` when it is found next to the config file (``base``, its folder); built-in names,
+    absolute paths, non-strings and names found in neither place are returned unchanged (validation then names
+    them).  A run stores the name as given, so a run folder moved or copied with its point-system file still
+    resumes."""
     from pokersquares_env.scoring import POINT_SYSTEMS
 
     if not isinstance(value, str) or not value or value in POINT_SYSTEMS:
         return value
-    for root in (Path.cwd(), Path(base)):
-        if (root / value).is_file():
-            return str((root / value).resolve())
+    if Path(value).is_file():
+        return str(Path(value).resolve()) if absolute else value
+    if (Path(base) / value).is_file():
+        return str((Path(base) / value).resolve())
     return value
 
 

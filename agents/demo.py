@@ -28,8 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from agents.config import TrainSeed
-from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+from agents.config import train_seed_arg
+from pokersquares_env.cli import int_at_least, positive_float
 
 HELP = "train a placement agent for a few minutes, then evaluate it against baselines on common deals"
 
@@ -67,7 +67,7 @@ def add_arguments(parser) -> None:
                         help="point system used as reward and for the evaluation: american, english or a JSON file "
                              "(default american)")
     parser.add_argument("--games", type=int_at_least(1), default=None, help="common deals per agent (default 500; 20 when tiny)")
-    parser.add_argument("--seed", type=seed_arg, action=TrainSeed, default=0,
+    parser.add_argument("--seed", type=train_seed_arg, default=0,
                         help="training and evaluation seed, 0..4294967295 (default 0)")
     parser.add_argument("--out", default="runs/demo", help="run folder (model, logs, evaluation outputs; default "
                                                            "runs/demo)")
@@ -103,7 +103,7 @@ def _check_demo_folder(out: Path) -> None:
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
     from agents.config import ConfigError, TrainConfig
-    from agents.evaluation import evaluate, prepare_out_dir
+    from agents.evaluation import evaluate, prepare_out_dir, usable_cpus
     from agents.train import train
     from pokersquares_env.scoring import point_system
 
@@ -130,18 +130,17 @@ def run(args) -> int:
         shaping=shaping,
         # the demo has the machine to itself: two torch threads trained 1.49 times the steps per second of one on
         # a 2-core machine (medians of 3 runs, benchmarks/ppo_threads.py); more threads were not measured
-        torch_threads=args.torch_threads or min(2, os.cpu_count() or 1),
+        torch_threads=args.torch_threads or min(2, usable_cpus()),
         progress=not args.no_progress,
     )
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
         TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
-        prepare_out_dir(out)  # and an --out that is a file
+        prepare_out_dir(out, name="--out")  # and an --out that is a file
         _check_demo_folder(out)  # and one that holds a training run the demo did not write
     except ValueError as exc:  # ConfigError is a ValueError
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
-    (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
     budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
           f"{budget} -> {out}")
@@ -149,10 +148,13 @@ def run(args) -> int:
         from agents.shaping import LinePotential
 
         LinePotential.make("tables", args.scoring)
+    from agents.train import clear_run
+
+    clear_run(out)  # the demo's own run (_check_demo_folder: never another one) and its mark, then the new run's mark
+    (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
     t0 = time.time()
     try:
-        # running the demo again replaces its own run (_check_demo_folder: never another one)
-        result = train(**options, overwrite=True)
+        result = train(**options, overwrite=True)  # nothing left to replace: the mark stays
     except ConfigError as exc:  # what only the run folder can tell (checked above as far as it can be)
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2

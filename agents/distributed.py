@@ -249,7 +249,7 @@ def benchmark(agents: Sequence[tuple[str, int]] = (("greedy", 2000), ("expectima
     """Measure the Ray back end against the local one: start-up, games/s per agent, RSS of Ray processes."""
     import time
 
-    from agents.evaluation import evaluate
+    from agents.evaluation import evaluate, local_workers
 
     ray = import_ray("the Ray benchmark")
     if ray.is_initialized():
@@ -267,7 +267,9 @@ def benchmark(agents: Sequence[tuple[str, int]] = (("greedy", 2000), ("expectima
             t0 = time.perf_counter()
             res = evaluate(spec, games=games, seed=seed, backend=backend, jobs=jobs, progress=False)
             secs = time.perf_counter() - t0
-            rows.append({"what": f"{spec}, {games} games, --backend {backend} --jobs {jobs}", "seconds": secs,
+            ran = local_workers(jobs) if backend == "local" else jobs  # local runs at most one per usable CPU
+            capped = f" (--jobs {jobs} capped at the usable CPUs)" if ran < jobs else ""
+            rows.append({"what": f"{spec}, {games} games, --backend {backend} --jobs {ran}{capped}", "seconds": secs,
                          "games_per_s": games / secs, "mean": res.summary[0]["mean"]})
     mem = _ray_process_rss()
     rows.append({"what": f"RSS per Ray worker ({mem['workers']} workers, after the runs above)",

@@ -72,17 +72,17 @@ def run(args: argparse.Namespace) -> int:
         from agents.evaluation import check_out_dir
 
         try:  # before any agent is built (tables trained) or folder made
-            check_out_dir(args.out, foreign=False)
+            check_out_dir(args.out, foreign=False, name="--out")
         except ValueError as exc:
-            print(f"pokersquares evaluate: {str(exc).replace('out_dir=', '--out ', 1)}", file=sys.stderr)
+            print(f"pokersquares evaluate: {exc}", file=sys.stderr)
             return 2
     if args.backend == "local" and args.jobs > 1:
         from agents.evaluation import local_workers
 
         workers = local_workers(args.jobs)
         if workers < args.jobs:
-            print(f"pokersquares evaluate: warning: --jobs {args.jobs} is more than the {workers} CPUs of this "
-                  f"machine: running {workers} worker processes (the results are the same)", file=sys.stderr)
+            print(f"pokersquares evaluate: warning: --jobs {args.jobs} is more than the {workers} CPUs this process "
+                  f"may use: running {workers} worker processes (the results are the same)", file=sys.stderr)
     common = dict(games=args.games, seed=args.seed, rules=rules, jobs=args.jobs, progress=not args.no_progress,
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)

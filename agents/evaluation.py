@@ -55,6 +55,7 @@ __all__ = [
     "evaluate_pps",
     "iter_chunk",
     "local_workers",
+    "usable_cpus",
     "make_chunks",
     "pps_systems",
     "register_backend",
@@ -397,17 +398,21 @@ class EvaluationResult:
                 fh.write(text)
             written.append(path)
 
-        write("games.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.game_records()))
-        write("summary.md", self.table("markdown"))
-        write("summary.csv", self.table("csv"))
-        write("summary.json", json.dumps(_jsonable(self.summary), indent=2) + "\n")
-        write("hands.json", json.dumps(_jsonable(self.hand_frequencies()), indent=2) + "\n")
-        write("hands.csv", self._hands_csv())
         # the played system's comparisons, then American and English where they are other systems (not twice)
         paired = self.paired() + [p for s in ("american", "english") if s != self.system.name
                                   for p in self.paired(s)]
-        write("paired.json", json.dumps(_jsonable(paired), indent=2) + "\n")
-        write("errors.json", json.dumps(self.errors, indent=2) + "\n")
+        texts = {
+            "games.jsonl": lambda: "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.game_records()),
+            "summary.md": lambda: self.table("markdown"),
+            "summary.csv": lambda: self.table("csv"),
+            "summary.json": lambda: json.dumps(_jsonable(self.summary), indent=2) + "\n",
+            "hands.json": lambda: json.dumps(_jsonable(self.hand_frequencies()), indent=2) + "\n",
+            "hands.csv": self._hands_csv,
+            "paired.json": lambda: json.dumps(_jsonable(paired), indent=2) + "\n",
+            "errors.json": lambda: json.dumps(self.errors, indent=2) + "\n",
+        }
+        for name in RESULT_FILES:  # the names check_out_dir recognises as an evaluation's own
+            write(name, texts[name]())
         if plots:
             written += self.plot(out_dir)
         return written
@@ -439,7 +444,7 @@ class EvaluationResult:
         if any(data):
             ax.legend()
         fig.tight_layout()
-        paths.append(os.path.join(out_dir, "scores.png"))
+        paths.append(os.path.join(out_dir, SCORES_PLOT))
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
 
@@ -458,10 +463,19 @@ class EvaluationResult:
         ax.set_title("Hand frequencies per line")
         ax.legend()
         fig.tight_layout()
-        paths.append(os.path.join(out_dir, "hands.png"))
+        paths.append(os.path.join(out_dir, HANDS_PLOT))
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
         return paths
+
+
+#: the files :meth:`EvaluationResult.save` writes besides :data:`MARKER`, in order, and :meth:`EvaluationResult.plot`'s
+#: plots; :meth:`PPSResult.save` adds one such folder per point system and its two tables.  ``check_out_dir`` takes a
+#: folder holding only these (as an ``evaluate`` wrote before :data:`MARKER` existed) as an evaluation's own.
+RESULT_FILES = ("games.jsonl", "summary.md", "summary.csv", "summary.json", "hands.json", "hands.csv", "paired.json",
+                "errors.json")
+SCORES_PLOT, HANDS_PLOT = PLOT_FILES = ("scores.png", "hands.png")
+PPS_TABLE, PPS_JSON = PPS_FILES = ("pps.md", "pps.json")
 
 
 def _jsonable(x: Any) -> Any:
@@ -524,9 +538,9 @@ def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed:
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure to build is a bad spec: no game could be played
-        message = str(exc)
-        if message.startswith(f"{spec}:"):  # a loader's message may start with the spec: said once
-            message = message[len(spec) + 1:].lstrip()
+        message, named = str(exc), spec.strip()  # the spec as the loaders see it (as pokersquares play strips it)
+        if message.startswith(f"{named}:"):  # a loader's message may start with the spec: said once
+            message = message[len(named) + 1:].lstrip()
         raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {message}") from exc
 
 
@@ -548,10 +562,20 @@ def _check_specs(agent_specs: Any) -> list[str]:
     return specs
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its CPU affinity (``os.sched_getaffinity``, which ``taskset`` and container
+    cpusets narrow) where the platform has it, else ``os.cpu_count()``; at least 1.  The one count behind the local
+    ``--jobs`` cap, the sweep's check of ``cpus_per_trial`` and the demo's torch threads."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
 def local_workers(jobs: int) -> int:
-    """The worker processes the ``local`` back end runs for ``jobs``: at most one per CPU of this machine
-    (``os.cpu_count()``), since more only compete for the same cores; the results do not depend on it."""
-    return max(1, min(int(jobs), os.cpu_count() or 1))
+    """The worker processes the ``local`` back end runs for ``jobs``: at most one per usable CPU
+    (:func:`usable_cpus`), since more only compete for the same cores; the results do not depend on it."""
+    return max(1, min(int(jobs), usable_cpus()))
 
 
 def evaluate(
@@ -769,9 +793,9 @@ class PPSResult:
         written = [_write_marker(out_dir, {**about, "systems": list(self.results)})]
         for name, res in self.results.items():
             written += res.save(os.path.join(out_dir, name), plots=False)
-        for fname, text in (("pps.md", self.table()),
-                            ("pps.json", json.dumps(_jsonable({"systems": self.summary, "overall": self.overall()}),
-                                                    indent=2) + "\n")):
+        for fname, text in ((PPS_TABLE, self.table()),
+                            (PPS_JSON, json.dumps(_jsonable({"systems": self.summary, "overall": self.overall()}),
+                                                  indent=2) + "\n")):
             path = os.path.join(out_dir, fname)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -802,46 +826,82 @@ def _written_by_evaluate(folder: str) -> bool:
     return isinstance(data, dict) and data.get("format") == MARKER_FORMAT
 
 
-def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True) -> str:
+def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
+    """The entries of ``folder`` that an ``evaluate`` does not write (folders shown with a trailing ``/``): known are
+    :data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and, at the top, the per-system sub-folders of
+    ``--pps`` (each recognised the same way: by its :data:`MARKER`, or holding only an evaluation's files)."""
+    known = {*RESULT_FILES, *PLOT_FILES, *(PPS_FILES if top else ())}
+    foreign = []
+    for name in sorted(os.listdir(folder)):
+        full = os.path.join(folder, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            if not (top and _recognised_subfolder(full)):
+                foreign.append(name + "/")
+        elif not (os.path.isfile(full) and name in known):
+            foreign.append(name)
+    return foreign
+
+
+def _recognised_subfolder(folder: str) -> bool:
+    """Whether ``folder`` is a per-system folder an ``evaluate --pps`` wrote (with or without :data:`MARKER`)."""
+    if _written_by_evaluate(folder):
+        return True
+    try:
+        return bool(os.listdir(folder)) and not _foreign_entries(folder, top=False)
+    except OSError:
+        return False
+
+
+def _named(name: str, value: str) -> str:
+    """``out_dir='x'`` for a parameter, ``--out 'x'`` for a command-line option or a description (``name`` with a
+    space, e.g. ``"the evaluation folder"``)."""
+    return f"{name} {value!r}" if name.startswith("-") or " " in name else f"{name}={value!r}"
+
+
+def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str = "out_dir") -> str:
     """Raise a ``ValueError`` naming why ``out_dir`` cannot take an evaluation's outputs (checked before slow work;
     :func:`prepare_out_dir` creates it): it is a file, or the nearest folder that exists on its path is a file or
     cannot be written.  ``foreign=False`` (what ``pokersquares evaluate --out`` asks) also refuses a folder holding
-    files an evaluation did not write: it must be new, empty, or hold the :data:`MARKER` of an earlier evaluation
-    (whose files are then replaced)."""
+    files an evaluation did not write: it must be new, empty, hold the :data:`MARKER` of an earlier evaluation, or
+    hold only files an evaluation writes (:data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and ``--pps``
+    per-system folders: an evaluate's output from before :data:`MARKER` existed); its files are then replaced.
+    ``name`` is what the messages call the folder (``"--out"`` for a command's option)."""
     path = os.fspath(out_dir)
+    what_ = _named(name, path)
     if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"out_dir={path!r} is a file: expected a folder for the outputs (new or existing)")
+        raise ValueError(f"{what_} is a file: expected a folder for the outputs (new or existing)")
     existing = os.path.abspath(path)
     while not os.path.lexists(existing):  # the nearest part of the path that exists: the folder it is made in
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         what = "a broken link" if os.path.islink(existing) and not os.path.exists(existing) else "a file"
-        raise ValueError(f"out_dir={path!r}: cannot create it: {existing!r} is {what}, not a folder")
+        raise ValueError(f"{what_}: cannot create it: {existing!r} is {what}, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "write in it" if existing == os.path.abspath(path) else f"create it in {existing!r}"
-        raise ValueError(f"out_dir={path!r}: cannot {where} (no permission)")
+        raise ValueError(f"{what_}: cannot {where} (no permission)")
     if not foreign and existing == os.path.abspath(path):
         try:
-            entries = sorted(os.listdir(path))
+            others = [] if _written_by_evaluate(path) else _foreign_entries(path)
         except OSError as exc:
-            raise ValueError(f"out_dir={path!r}: cannot list it ({exc.strerror or exc})") from None
-        if entries and not _written_by_evaluate(path):
-            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
-            raise ValueError(f"out_dir={path!r} holds files no evaluation wrote ({shown}): expected a new or empty "
-                             f"folder, or one an earlier evaluate wrote (it holds {MARKER}); outputs there would be "
-                             f"replaced, so choose another folder")
+            raise ValueError(f"{what_}: cannot list it ({exc.strerror or exc})") from None
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise ValueError(f"{what_} has no {MARKER} and holds entries no evaluation writes ({shown}): expected a "
+                             f"new or empty folder, or one an earlier evaluate wrote (holding {MARKER}, or only its "
+                             f"output files); outputs there would be replaced, so choose another folder")
     return path
 
 
-def prepare_out_dir(out_dir: str | os.PathLike) -> str:
-    """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be."""
-    path = check_out_dir(out_dir)
+def prepare_out_dir(out_dir: str | os.PathLike, *, name: str = "out_dir") -> str:
+    """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be
+    (``name``: what the messages call it, as for :func:`check_out_dir`)."""
+    path = check_out_dir(out_dir, name=name)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"out_dir={path!r}: cannot create it ({exc.strerror or exc})") from None
+        raise ValueError(f"{_named(name, path)}: cannot create it ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK):
-        raise ValueError(f"out_dir={path!r}: cannot write in it")
+        raise ValueError(f"{_named(name, path)}: cannot write in it")
     return path
 
 

@@ -100,7 +100,8 @@ class SweepConfig:
     """the figure trials are ranked by (higher is better)"""
 
     def __post_init__(self) -> None:
-        if isinstance(self.out, str) and not self.out and isinstance(self.name, str):  # a bad name: validate names it
+        # out left out, empty or null (YAML `out:`): the default folder; a bad name is named by validate
+        if (self.out is None or isinstance(self.out, str) and not self.out) and isinstance(self.name, str):
             self.out = os.path.join("runs", "sweeps", self.name)
 
     @classmethod
@@ -223,11 +224,12 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
 
 
 def _absolute_scoring_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Point-system JSON files named relative to the config (or the current folder) as absolute paths."""
+    """Point-system JSON files named relative to the config (or the current folder) as absolute paths (the trials
+    run in folders of their own, on any node)."""
     from agents.config import scoring_path_near
 
     def fix(value: Any) -> Any:
-        return scoring_path_near(value, base)
+        return scoring_path_near(value, base, absolute=True)
 
     data = dict(data)
     if isinstance(data.get("train"), dict) and "scoring" in data["train"]:
@@ -542,18 +544,29 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool) -> None:
-    """Refuse a ``cpus_per_trial`` an embedded Ray cannot ever grant (its trials would wait forever): more than
-    ``cpus`` (``--cpus``), or than this machine's cores when ``cpus`` is None.  A cluster (``embedded=False``: an
-    address, ``$RAY_ADDRESS`` or an open Ray session) keeps its own resources and is not checked."""
-    if not embedded:
+def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool,
+                     session_cpus: float | None = None) -> None:
+    """Refuse a ``cpus_per_trial`` Ray cannot ever grant (its trials would wait forever).  ``session_cpus``: the CPUs
+    of the Ray session already open in this process (``ray.cluster_resources()["CPU"]``), which the sweep then uses
+    whatever ``cpus`` and ``embedded`` say.  Otherwise an embedded Ray has ``cpus`` (``--cpus``) or, when None, the
+    CPUs this process may use (:func:`agents.evaluation.usable_cpus`, what Ray detects); a cluster to start
+    (``embedded=False``: an address or ``$RAY_ADDRESS``) keeps its own resources and is not checked."""
+    from agents.evaluation import usable_cpus
+
+    if session_cpus is not None:
+        have: float = session_cpus
+        what = f"the {have:g} CPUs of the Ray session already open in this process"
+        fix = "lower it, or call ray.shutdown() first so that the sweep starts its own Ray"
+    elif not embedded:
         return
-    have = cpus if cpus is not None else os.cpu_count() or 1
+    else:
+        have = cpus if cpus is not None else usable_cpus()
+        what = (f"--cpus {cpus}, all the embedded Ray has" if cpus is not None
+                else f"the {have} CPUs this process may use (--cpus not given), all the embedded Ray has")
+        fix = "lower it, raise --cpus, or pass --address of a cluster with larger nodes"
     if cpus_per_trial > have:
-        what = f"--cpus {cpus}" if cpus is not None else f"the {have} CPUs of this machine (--cpus not given)"
-        raise ValueError(f"cpus_per_trial={cpus_per_trial:g} is more than {what}, all the embedded Ray has: no trial "
-                         f"could ever start; expected cpus_per_trial <= {have} (lower it, raise --cpus, or pass "
-                         f"--address of a cluster with larger nodes)")
+        raise ValueError(f"cpus_per_trial={cpus_per_trial:g} is more than {what}: no trial could ever start; expected "
+                         f"cpus_per_trial <= {have:g} ({fix})")
 
 
 def run_sweep(
@@ -581,7 +594,7 @@ def run_sweep(
     from agents.distributed import ensure_ray, import_ray
     from agents.evaluation import check_out_dir
 
-    check_out_dir(config.out)  # an out that is a file is named before Ray starts
+    check_out_dir(config.out, name="out")  # an out that is a file is named before Ray starts
 
     import_ray("pokersquares sweep")
     try:
@@ -591,12 +604,13 @@ def run_sweep(
         raise ImportError(f"pokersquares sweep needs Ray Tune ({exc}): pip install \"pokersquares_env[distributed]\"") from None
     import ray
 
-    check_trial_cpus(config.cpus_per_trial, cpus,
-                     embedded=not ray.is_initialized() and not (address or os.environ.get("RAY_ADDRESS")))
+    session = ray.is_initialized()  # e.g. a notebook that evaluated on Ray first: the sweep runs in that session
+    check_trial_cpus(config.cpus_per_trial, cpus, embedded=not (address or os.environ.get("RAY_ADDRESS")),
+                     session_cpus=float(ray.cluster_resources().get("CPU", 0)) if session else None)
     ensure_ray(address, cpus, what="pokersquares sweep")
     from agents.evaluation import prepare_out_dir
 
-    out = Path(prepare_out_dir(Path(config.out).resolve()))  # ValueError naming an --out that is a file
+    out = Path(prepare_out_dir(Path(config.out).resolve(), name="out"))  # ValueError naming an out that is a file
     config.out = str(out)
     (out / "sweep.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
     trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
@@ -656,6 +670,10 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """Run ``pokersquares sweep``: 0 when every trial finished, 1 when some failed, 2 on a bad config."""
     try:
+        if args.out is not None:  # named as the option it came from (the config's own out is named `out`)
+            from agents.evaluation import check_out_dir
+
+            check_out_dir(args.out, name="--out")
         config = load_sweep(args.config, out=args.out)
         if args.cpus is not None and args.cpus < 1:
             raise ValueError(f"--cpus {args.cpus}: expected a positive integer")

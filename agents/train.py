@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.config import ALGOS, ConfigError, TrainConfig, TrainSeed
+from agents.config import ALGOS, ConfigError, TrainConfig, train_seed_arg
 from agents.shaping import SHAPINGS
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
@@ -55,6 +55,9 @@ MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model
 #: what a run writes into its folder; a new run refuses a folder holding any of them unless told to overwrite
 RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt", "checkpoints", "tb", "sb3_eval",
              "evaluation")
+#: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
+#: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
+OWNER_MARKS = ("experiment_run.json", "demo.json")
 #: options ``--resume`` may change; every other option is the stored run's
 RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_games", "checkpoint_every")
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
@@ -63,6 +66,18 @@ CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eva
 def run_files_in(folder: Path) -> list[str]:
     """The names of :data:`RUN_FILES` that ``folder`` holds (a training run is there if any)."""
     return [name for name in RUN_FILES if (Path(folder) / name).exists()]
+
+
+def clear_run(folder: str | Path) -> list[str]:
+    """Remove the training run in ``folder`` (its :data:`RUN_FILES`) and the :data:`OWNER_MARKS` that claimed it;
+    other files stay.  The names removed."""
+    folder = Path(folder)
+    removed = []
+    for name in (*run_files_in(folder), *(m for m in OWNER_MARKS if (folder / m).exists())):
+        path = folder / name
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        removed.append(name)
+    return removed
 
 
 class TrainResult(dict):
@@ -194,16 +209,15 @@ class RunFolder:
         return self.ckpt_dir / f"latest{self.ext}"
 
     def _clear_old_run(self) -> None:
-        """A new run: refuse a folder that holds another run's files, or remove them with ``overwrite``."""
+        """A new run: refuse a folder that holds another run's files, or remove them with ``overwrite`` (and the
+        demo's or an experiment's mark of that run: the new run is not theirs)."""
         old = run_files_in(self.dir)
         if not old:
             return
         if not self.overwrite:
             raise ConfigError(f"out={str(self.dir)!r} already holds a training run ({', '.join(old)}): continue it "
                               f"with --resume, replace it with --overwrite, or choose another --out")
-        for name in old:
-            path = self.dir / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        clear_run(self.dir)
 
     def _read_checkpoint(self) -> Any:
         """The latest checkpoint, read and checked before --resume writes anything (ConfigError if damaged)."""
@@ -368,10 +382,27 @@ def _changes(saved: TrainConfig, key: str, value: Any) -> bool:
     """Whether setting ``key`` to ``value`` changes the stored run's config (compared resolved, as config.json stores
     it: an option left to its algorithm's default, None, agrees with what the run resolved it to)."""
     stored = saved.to_dict()
+    if key == "scoring" and value != stored[key]:  # a point system by meaning: 'pts.json' and its absolute path agree
+        return not _same_point_system(value, stored[key])
     try:
         return TrainConfig.from_dict({**stored, key: value}).resolved().to_dict()[key] != stored[key]
     except ConfigError:  # a value the stored run's other options do not allow certainly changes it
         return True
+
+
+def _same_point_system(given: Any, stored: Any) -> bool:
+    """Whether two ``scoring`` values name the same point system (the same points, name and win threshold), e.g. a
+    file by a relative and by an absolute path; a value that cannot be read is compared as the text it is."""
+    if given == stored:
+        return True
+    if not (isinstance(given, str) and isinstance(stored, str)):
+        return False
+    from pokersquares_env.scoring import point_system
+
+    try:
+        return point_system(given).to_json() == point_system(stored).to_json()
+    except Exception:  # noqa: BLE001 - unreadable (moved, damaged): the texts differ, so it would change
+        return False
 
 
 def _check_resume_budget(cfg: TrainConfig, progress: Path) -> None:
@@ -598,7 +629,7 @@ _CLI_FLAGS = {
     "reward-scale": dict(metavar="X|normalized"),
     "shaping": dict(choices=list(SHAPINGS)),
     "timesteps": dict(type=int),
-    "seed": dict(type=seed_arg, action=TrainSeed),  # at most 2**32 - 1
+    "seed": dict(type=train_seed_arg),  # 0 to 2**32 - 1
     "out": dict(metavar="DIR"),
     "net": dict(choices=["mlp", "lines"]),
     "learning-rate": dict(type=float),

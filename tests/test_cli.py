@@ -20,12 +20,24 @@ def _actions(parser: argparse.ArgumentParser, path: str = "pokersquares"):
             yield path, action
 
 
+#: the options that seed a training run: at most 32 bits (agents.config.MAX_SEED), as TrainConfig takes
+TRAINING_SEEDS = {"pokersquares train --seed", "pokersquares demo --seed", "pokersquares experiment reward-shaping --seeds",
+                  "pokersquares experiment potential-shaping --seeds", "pokersquares experiment compare-trainers --seed"}
+
+
 def test_every_seed_option_of_every_command_uses_the_seed_type():
+    from agents.config import train_seed_arg
+
     seen = []
     for path, action in _actions(build_parser()):
         if "seed" in action.dest:
-            seen.append(f"{path} {action.option_strings[0]}")
-            assert action.type is seed_arg, f"{path} {action.option_strings}: type {action.type}, expected seed_arg"
+            name = f"{path} {action.option_strings[0]}"
+            seen.append(name)
+            expected = train_seed_arg if name in TRAINING_SEEDS else seed_arg
+            assert action.type is expected, f"{name}: type {action.type}, expected {expected.__name__}"
+            assert action.__class__ in (argparse._StoreAction, argparse._StoreTrueAction), \
+                f"{name}: the type is the one check (no action of its own)"
+    assert TRAINING_SEEDS <= set(seen)
     # the scan reached the nested sub-commands (experiment, soliter), not only the top level
     assert {"pokersquares evaluate --seed", "pokersquares soliter bench --seed0",
             "pokersquares experiment reward-shaping --eval-seed", "pokersquares train --seed"} <= set(seen)
@@ -56,7 +68,9 @@ def test_seed_type_accepts_integers_from_zero_and_names_bad_text():
     ids=lambda argv: " ".join(argv[:2]),
 )
 def test_a_negative_seed_exits_2_with_its_value_and_writes_nothing(argv, tmp_path, monkeypatch, capsys):
-    _refused(argv, "-1", "expected an integer >= 0", tmp_path, monkeypatch, capsys)
+    training = argv[0] in ("demo", "train") or "--seeds" in argv  # a training seed: also at most 2**32 - 1
+    expected = "expected an integer from 0 to 4294967295" if training else "expected an integer >= 0"
+    _refused(argv, "-1", expected, tmp_path, monkeypatch, capsys)
 
 
 @pytest.mark.parametrize(

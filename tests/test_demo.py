@@ -156,7 +156,7 @@ def test_demo_refuses_a_seed_beyond_32_bits_before_any_work(tmp_path, monkeypatc
         main(["demo", "--seed", "4294967296", "--out", str(out), "--shaping", "none", "--no-search", "--steps", "1000",
               "--no-progress"])
     assert exc.value.code == 2
-    assert "--seed: 4294967296: expected an integer >= 0 and <= 4294967295" in capsys.readouterr().err
+    assert "--seed: 4294967296: expected an integer from 0 to 4294967295" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -182,3 +182,36 @@ def test_demo_help_states_every_default():
     for action in demo._actions:
         if action.option_strings and action.dest not in ("help", "no_progress"):
             assert "default" in (action.help or ""), f"{action.option_strings[0]} does not state its default"
+
+
+def test_demo_names_an_out_that_is_a_file_as_its_option(tmp_path, monkeypatch, capsys):
+    """Before: "pokersquares demo: out_dir='afile' is a file" -- the demo's option is --out."""
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    assert main(["demo", "--out", str(afile), "--no-search", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (f"pokersquares demo: --out {str(afile)!r} is a file: expected a folder for "
+                                       f"the outputs (new or existing)\n")
+    assert afile.read_text() == "keep"
+
+
+def test_train_overwrite_of_a_demo_run_takes_it_from_the_demo(tmp_path, monkeypatch, capsys):
+    """`pokersquares train --overwrite` into the demo's folder removes demo.json with the demo's run, so a later demo
+    refuses the hand-trained run instead of replacing it; the demo's own re-run keeps its mark."""
+    import agents.fast_ppo
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr(agents.fast_ppo, "train", lambda cfg, run: None)  # the folder is the point, not training
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "demo.json").write_text(json.dumps({"written_by": "pokersquares demo"}))
+    (out / "config.json").write_text("{}")  # the demo's run
+    assert main(["train", "--algo", "fast-ppo", "--out", str(out), "--overwrite", "--final-eval-games", "0",
+                 "--no-progress"]) == 0
+    assert not (out / "demo.json").exists()
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    capsys.readouterr()
+    assert main(["demo", "--out", str(out), "--no-search", "--no-progress", "--shaping", "none"]) == 2
+    assert "holds a training run the demo did not write" in capsys.readouterr().err

@@ -246,6 +246,32 @@ def test_sweep_config_errors_name_the_problem(tmp_path):
         SweepConfig.from_dict({"out": 5, "space": {"seed": [0]}})
 
 
+def test_a_null_sweep_out_means_the_default_folder(tmp_path):
+    """Before, YAML ``out:`` (null) was refused ("out=None: expected a folder path"); it means runs/sweeps/<name>."""
+    from agents.sweep import SweepConfig, load_sweep
+
+    path = tmp_path / "nullout.yaml"
+    path.write_text("out:\nspace:\n  seed: [0]\n")
+    assert load_sweep(path).out == os.path.join("runs", "sweeps", "nullout")
+    assert SweepConfig.from_dict({"name": "n", "out": None, "space": {"seed": [0]}}).out == \
+        os.path.join("runs", "sweeps", "n")
+    assert load_sweep(path, out=str(tmp_path / "o")).out == str(tmp_path / "o")  # --out still wins
+
+
+def test_sweep_out_that_is_a_file_is_named_as_given(tmp_path, capsys):
+    """Before: "out_dir='afile' is a file" -- the sweep has no out_dir option; --out, or the config's out."""
+    from agents.sweep import run_sweep
+    from pokersquares_env.cli import main
+
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    assert main(["sweep", str(_sweep_file(tmp_path)), "--out", str(afile)]) == 2
+    assert f"pokersquares sweep: --out {str(afile)!r} is a file: expected a folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=re.escape(f"out={str(afile)!r} is a file")):
+        run_sweep(_sweep_file(tmp_path, out=str(afile)))
+    assert afile.read_text() == "keep"
+
+
 def test_read_done_counts_a_damaged_trial_record_as_unfinished(tmp_path):
     from agents.sweep import DONE_FILE, _read_done
 
@@ -269,10 +295,62 @@ def test_trial_cpus_beyond_the_embedded_ray_are_refused(monkeypatch):
     check_trial_cpus(1, 1, embedded=True)
     check_trial_cpus(0.5, 1, embedded=True)
     check_trial_cpus(64, 1, embedded=False)  # a cluster (--address) keeps its own resources
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    with pytest.raises(ValueError, match=r"cpus_per_trial=3 is more than the 2 CPUs of this machine"):
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the machine's cores, but this process may use two of them
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    with pytest.raises(ValueError, match=r"cpus_per_trial=3 is more than the 2 CPUs this process may use"):
         check_trial_cpus(3, None, embedded=True)
     check_trial_cpus(2, None, embedded=True)
+    # a Ray session already open in this process: its CPUs, whatever --cpus and --address say
+    with pytest.raises(ValueError, match=r"cpus_per_trial=4 is more than the 2 CPUs of the Ray session already open"):
+        check_trial_cpus(4, None, embedded=False, session_cpus=2.0)
+    check_trial_cpus(2, 64, embedded=True, session_cpus=2.0)
+
+
+@requires_ray
+def test_a_sweep_in_a_process_with_ray_running_checks_that_sessions_cpus(tmp_path, monkeypatch, capsys):
+    """Before, the check was skipped when Ray was already initialised (a notebook that ran evaluate(backend="ray")
+    first): cpus_per_trial=4 on a 2-CPU embedded Ray waited forever."""
+    import ray
+
+    import agents.distributed
+    from agents.sweep import run_sweep
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("the sweep went on to Ray before checking its CPUs")
+
+    monkeypatch.setattr(agents.distributed, "ensure_ray", no_ray)
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "memory": 1e9})
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ValueError, match=r"cpus_per_trial=4 is more than the 2 CPUs of the Ray session already open "
+                                         r"in this process: no trial could ever start; expected cpus_per_trial <= 2"):
+        run_sweep(_sweep_file(tmp_path, cpus_per_trial=4), verbose=0)
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_benchmark_labels_local_rows_with_the_workers_that_ran(monkeypatch):
+    """Before, ``--cpus 4`` on 2 usable CPUs labelled a 2-worker run "--backend local --jobs 4"."""
+    import types
+
+    import agents.distributed as dist
+    import agents.evaluation as ev
+
+    calls = []
+
+    def fake_evaluate(spec, *, games, seed, backend="local", jobs=1, chunk_size=None, progress=True):
+        calls.append((backend, jobs))
+        return types.SimpleNamespace(summary=[{"mean": 1.0}])
+
+    monkeypatch.setattr(dist, "import_ray", lambda what: types.SimpleNamespace(is_initialized=lambda: False))
+    monkeypatch.setattr(dist, "ensure_ray", lambda **kwargs: True)
+    monkeypatch.setattr(dist, "_ray_process_rss", lambda: {"workers": 0, "worker_rss_mean": 0.0,
+                                                           "worker_rss_max": 0.0, "services_rss": 0.0})
+    monkeypatch.setattr(ev, "evaluate", fake_evaluate)
+    monkeypatch.setattr(ev, "usable_cpus", lambda: 2)
+    rows = [r["what"] for r in dist.benchmark((("greedy", 10),), cpus=4)]
+    assert "greedy, 10 games, --backend local --jobs 1" in rows
+    assert "greedy, 10 games, --backend local --jobs 2 (--jobs 4 capped at the usable CPUs)" in rows
+    assert "greedy, 10 games, --backend ray --jobs 4" in rows  # Ray's workers are its own CPUs'
 
 
 @requires_ray

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -462,9 +463,10 @@ def test_out_refuses_a_folder_of_other_files_and_reruns_into_its_own(tmp_path, m
     argv = ["evaluate", "--agent", "greedy", "--games", "2", "--no-progress", "--format", "json"]
     assert cli.main([*argv, "--out", str(other)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"pokersquares evaluate: --out '{other}' holds files no evaluation wrote (games.jsonl, notes.txt): "
-                   f"expected a new or empty folder, or one an earlier evaluate wrote (it holds evaluation.json); "
-                   f"outputs there would be replaced, so choose another folder\n")
+    assert err == (f"pokersquares evaluate: --out '{other}' has no evaluation.json and holds entries no evaluation "
+                   f"writes (notes.txt): expected a new or empty folder, or one an earlier evaluate wrote (holding "
+                   f"evaluation.json, or only its output files); outputs there would be replaced, so choose another "
+                   f"folder\n")
     assert (other / "games.jsonl").read_text() == "mine\n" and sorted(p.name for p in other.iterdir()) == \
         ["games.jsonl", "notes.txt"]
     ours = tmp_path / "ours"
@@ -481,6 +483,59 @@ def test_out_refuses_a_folder_of_other_files_and_reruns_into_its_own(tmp_path, m
     capsys.readouterr()
 
 
+def test_out_takes_a_folder_an_evaluate_wrote_before_the_marker_existed(tmp_path, monkeypatch, capsys):
+    """Before, a folder an evaluate wrote before evaluation.json existed was refused as holding 'files no evaluation
+    wrote'; the names known are those the writers use (a real evaluate's and evaluate_pps's outputs, marker removed)."""
+    import shutil
+
+    import agents.evaluation as ev
+
+    def plot(self, out_dir):  # the names plot() writes, without matplotlib
+        for name in ev.PLOT_FILES:
+            Path(out_dir, name).write_text("png")
+        return [str(Path(out_dir, name)) for name in ev.PLOT_FILES]
+
+    monkeypatch.setattr(ev.EvaluationResult, "plot", plot)
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    old = tmp_path / "old"
+    written = evaluate(["random"], games=1, progress=False, out_dir=old)
+    pps = tmp_path / "oldpps"
+    evaluate_pps(["random"], systems=["american", "english"], games=1, progress=False, out_dir=pps)
+    for folder in (old, pps, pps / "american", pps / "english"):
+        (folder / "evaluation.json").unlink()  # as an evaluate wrote them before the marker
+    assert sorted(p.name for p in old.iterdir()) == sorted([*ev.RESULT_FILES, *ev.PLOT_FILES])
+    assert written.summary and sorted(p.name for p in pps.iterdir()) == ["american", "english", "pps.json", "pps.md"]
+    for folder in (old, pps):
+        assert ev.check_out_dir(folder, foreign=False) == str(folder)
+    (pps / "english" / "evaluation.json").write_text(json.dumps({"format": "pokersquares-evaluation"}))
+    (pps / "english" / "mine.txt").write_text("a marked sub-folder is an evaluation's own")
+    assert ev.check_out_dir(pps, foreign=False) == str(pps)
+    argv = ["evaluate", "--agent", "greedy", "--games", "1", "--no-progress", "--format", "json"]
+    assert cli.main([*argv, "--out", str(old)]) == 0 and (old / "evaluation.json").exists()
+    assert cli.main([*argv, "--scoring-set", "american,english", "--out", str(pps)]) == 0
+    # anything else in such a folder (a file, an empty or foreign sub-folder) is refused, naming up to 5 of them
+    bad = tmp_path / "bad"
+    shutil.copytree(pps, bad)
+    (bad / "evaluation.json").unlink()
+    for name in ("notes.txt", "a.txt", "b.txt", "c.txt"):
+        (bad / name).write_text("mine")
+    (bad / "empty").mkdir()
+    (bad / "american" / "x.bin").write_text("mine")
+    (bad / "american" / "evaluation.json").unlink()
+    capsys.readouterr()
+    assert cli.main([*argv, "--out", str(bad)]) == 2
+    assert capsys.readouterr().err == (
+        f"pokersquares evaluate: --out '{bad}' has no evaluation.json and holds entries no evaluation writes (a.txt, "
+        f"american/, b.txt, c.txt, empty/ and 1 more): expected a new or empty folder, or one an earlier evaluate "
+        f"wrote (holding evaluation.json, or only its output files); outputs there would be replaced, so choose "
+        f"another folder\n")
+    with pytest.raises(ValueError, match=r"^out_dir='.*bad' has no evaluation.json .*\(a.txt, american/"):
+        ev.check_out_dir(bad, foreign=False)
+    (bad / "evaluation.json").write_text('{"format": "something else"}')  # not an evaluate's marker: foreign too
+    with pytest.raises(ValueError, match=r"empty/ and 2 more\)"):
+        ev.check_out_dir(bad, foreign=False)
+
+
 def test_local_jobs_are_capped_at_the_cpus_with_a_warning_and_the_same_games(monkeypatch, capsys):
     """Before, ``--jobs 100000 --games 1000`` forked about 1000 workers, one deal each."""
     import agents.evaluation as ev
@@ -494,14 +549,29 @@ def test_local_jobs_are_capped_at_the_cpus_with_a_warning_and_the_same_games(mon
 
     monkeypatch.setattr(ev, "_local", recording)
     monkeypatch.setattr(ev.os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(ev.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     one = evaluate(["random"], games=24, seed=4, progress=False)
     many = evaluate(["random"], games=24, seed=4, progress=False, jobs=100_000)
     assert seen == [(1, 6), (3, 2)]  # three workers, chunks sized for three (not 1-deal chunks for 100,000)
     assert one.records == [dict(r, seconds=o["seconds"]) for r, o in zip(many.records, one.records, strict=True)]
     assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--jobs", "100000", "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert err == ("pokersquares evaluate: warning: --jobs 100000 is more than the 3 CPUs of this machine: running 3 "
-                   "worker processes (the results are the same)\n")
+    assert err == ("pokersquares evaluate: warning: --jobs 100000 is more than the 3 CPUs this process may use: "
+                   "running 3 worker processes (the results are the same)\n")
+
+
+def test_usable_cpus_follow_the_cpu_affinity(monkeypatch):
+    """Before, the local --jobs cap was os.cpu_count(): all the machine's cores, also those this process may not use
+    (taskset, a container's cpuset)."""
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(ev.os, "sched_getaffinity", lambda pid: {0, 5}, raising=False)
+    assert ev.usable_cpus() == 2 and ev.local_workers(8) == 2 and ev.local_workers(1) == 1
+    monkeypatch.delattr(ev.os, "sched_getaffinity", raising=False)  # a platform without affinity (macOS, Windows)
+    assert ev.usable_cpus() == 64 and ev.local_workers(8) == 8
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: None)
+    assert ev.usable_cpus() == 1
 
 
 def test_an_agent_that_cannot_be_built_is_named_once(monkeypatch, capsys):
@@ -516,3 +586,9 @@ def test_an_agent_that_cannot_be_built_is_named_once(monkeypatch, capsys):
     assert cli.main(["evaluate", "--agent", "ppo:junk.zip", "--games", "1", "--no-progress"]) == 2
     assert capsys.readouterr().err == ("pokersquares evaluate: agent spec 'ppo:junk.zip' cannot be built: ValueError: "
                                        "'junk.zip' is not a MaskablePPO model\n")
+    # a spec with spaces around it: the loaders name it stripped, and it is still said once (as play says it)
+    monkeypatch.setattr(agents.registry, "make_agent",
+                        lambda spec, **kwargs: refuse(spec.strip(), **kwargs))
+    assert cli.main(["evaluate", "--agent", " ppo:junk.zip ", "--games", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err == ("pokersquares evaluate: agent spec ' ppo:junk.zip ' cannot be built: "
+                                       "ValueError: 'junk.zip' is not a MaskablePPO model\n")

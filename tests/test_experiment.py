@@ -405,11 +405,16 @@ def test_own_run_marks(tmp_path):
         check_own_runs([tmp_path / "afile"], "potential-shaping")
 
 
-def test_reward_shaping_trains_its_own_runs_again(tiny, monkeypatch):
-    """Run again with --retrain into its own --out: the marked runs pass the check and are trained again."""
+def test_reward_shaping_trains_its_own_runs_again(tiny, monkeypatch, tmp_path):
+    """Run again with --retrain into its own --out: the marked runs pass the check and are trained again (in a copy of
+    the module's experiment folder, which the other tests read unchanged)."""
+    import shutil
+
     import agents.train
 
-    out, _ = tiny
+    out = tmp_path / "rs"
+    shutil.copytree(tiny[0], out)
+    fixture = {p: p.read_bytes() for p in tiny[0].rglob("*") if p.is_file()}
     calls = []
 
     class Stop(Exception):
@@ -424,6 +429,7 @@ def test_reward_shaping_trains_its_own_runs_again(tiny, monkeypatch):
         run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
                        train_options=TINY_TRAIN, retrain=True)
     assert calls == [(str(out / "runs" / "american-line-s0"), {"overwrite": True})]
+    assert {p: p.read_bytes() for p in tiny[0].rglob("*") if p.is_file()} == fixture  # other tests see it unchanged
 
 
 @pytest.mark.parametrize("damage", ["{bad", "[1]", '{"steps": "x"}', "config"])
@@ -459,3 +465,146 @@ def test_experiment_help_states_every_default():
 
     help_text = experiments["reward-shaping"].format_help()
     assert f"(default {SMALL.eval_seed})" in help_text.replace("\n", " ")
+
+
+ROOT_ARGS = {"compare-trainers": ["--algos", "fast-ppo"], "potential-shaping": ["--shapings", "none", "--seeds", "0"],
+             "reward-shaping": ["--systems", "american", "--reward-modes", "line", "--seeds", "0"]}
+
+
+def _cli(experiment, out):
+    return ["experiment", experiment, "--out", str(out), "--timesteps", "100", "--games", "2", "--no-progress",
+            *ROOT_ARGS[experiment]]
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping"])
+def test_experiments_refuse_a_folder_of_anothers_results_before_training(tmp_path, monkeypatch, capsys, experiment):
+    """Before, only the run sub-folders were protected: someone else's results.md, results.json and evaluation/ in
+    --out were replaced, and compare-trainers --out <a train run folder> replaced that run's evaluation/."""
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    other = tmp_path / "other"
+    (other / "evaluation").mkdir(parents=True)
+    for name in ("results.md", "results.json", "evaluation/summary.md", "notes.txt"):
+        (other / name).write_text("mine\n")
+    run = tmp_path / "run"  # a run trained by hand, with its final evaluation
+    (run / "evaluation").mkdir(parents=True)
+    for name in ("config.json", "model.pt", "progress.json", "evaluation/games.jsonl"):
+        (run / name).write_text("mine\n")
+    another = tmp_path / "another"  # another experiment's folder
+    another.mkdir()
+    (another / "experiment.json").write_text(json.dumps({"written_by": "pokersquares experiment tune-tables"}))
+    for out, needle in ((other, "no experiment.json of it; it holds evaluation/, notes.txt, results.json, results.md"),
+                        (run, "no experiment.json of it; it holds config.json, evaluation/, model.pt, progress.json"),
+                        (another, "its experiment.json names 'pokersquares experiment tune-tables'")):
+        before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        assert main(_cli(experiment, out)) == 2
+        err = capsys.readouterr().err
+        assert f"{str(out)!r} is not a folder of the {experiment} experiment ({needle}" in err, err
+        assert "choose another --out" in err and "Traceback" not in err
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    # its own folder (experiment.json written_by it) whose evaluation/ holds files no evaluation writes: refused too
+    own = tmp_path / "own"
+    (own / "evaluation").mkdir(parents=True)
+    (own / "experiment.json").write_text(json.dumps({"written_by": f"pokersquares experiment {experiment}"}))
+    (own / "evaluation" / "notes.txt").write_text("mine\n")
+    assert main(_cli(experiment, own)) == 2
+    err = capsys.readouterr().err
+    assert f"the experiment's evaluation folder {str(own / 'evaluation')!r} has no evaluation.json and holds " \
+           f"entries no evaluation writes (notes.txt)" in err, err
+    assert (own / "evaluation" / "notes.txt").read_text() == "mine\n"
+
+
+def test_an_older_experiment_folder_is_recognised_by_its_contents(tmp_path):
+    from agents.experiments import compare_trainers, potential_shaping, reward_shaping
+    from agents.experiments.marks import check_own_root
+
+    def folder(name, files):
+        path = tmp_path / name
+        path.mkdir()
+        for fname, data in files.items():
+            (path / fname).write_text(json.dumps(data))
+        (path / "results.md").write_text("# results\n")
+        return path
+
+    rs = folder("rs", {"experiment.json": {"out": "x", "systems": ["american"], "reward_modes": ["line"],
+                                           "seeds": [0], "timesteps": 1, "games": 1, "eval_seed": 0}})
+    ct = folder("ct", {"experiment.json": {"timesteps": 1, "seed": 0, "algos": ["dqn"], "games": 1, "scoring": "a"}})
+    ct_first = folder("ct_first", {"comparison.json": [{"algo": "dqn", "steps": 1, "spec": "dqn:x", "mean": 1.0}]})
+    ps = folder("ps", {"results.json": {"shapings": {}, "runs": [], "seeds": [0], "eval_seed": 0, "timesteps": 1}})
+    check_own_root(rs, "reward-shaping", reward_shaping._older_root)
+    check_own_root(ct, "compare-trainers", compare_trainers._older_root)
+    check_own_root(ct_first, "compare-trainers", compare_trainers._older_root)
+    check_own_root(ps, "potential-shaping", potential_shaping._older_root)
+    for path, experiment, older in ((rs, "compare-trainers", compare_trainers._older_root),
+                                    (ct, "reward-shaping", reward_shaping._older_root),
+                                    (ps, "compare-trainers", compare_trainers._older_root),
+                                    (rs, "potential-shaping", potential_shaping._older_root)):
+        with pytest.raises(ValueError, match=f"is not a folder of the {experiment} experiment"):
+            check_own_root(path, experiment, older)
+    (tmp_path / "empty").mkdir()
+    check_own_root(tmp_path / "empty", "reward-shaping")  # new or empty: its own from now on
+    check_own_root(tmp_path / "new", "reward-shaping")
+
+
+def test_an_experiment_marks_its_folder_before_training_and_runs_again_into_it(tmp_path, monkeypatch, capsys):
+    """experiment.json (with written_by) is written before any training, so an interrupted experiment's folder is
+    still its own; its run marks survive the training that replaces the old run there."""
+    import agents.fast_ppo
+    from agents.experiments.compare_trainers import compare_trainers
+    from agents.experiments.marks import RUN_MARK
+
+    class Stop(Exception):
+        pass
+
+    def interrupted(cfg, run):
+        raise Stop
+
+    monkeypatch.setattr(agents.fast_ppo, "train", interrupted)
+    out = tmp_path / "ct"
+    for _ in range(2):  # the second time into the folder the first left behind
+        with pytest.raises(Stop):
+            compare_trainers(str(out), timesteps=416, algos=("fast-ppo",), games=2, progress=False,
+                             train_options={"fast-ppo": TINY_TRAIN})
+        assert json.loads((out / "experiment.json").read_text())["written_by"] == \
+            "pokersquares experiment compare-trainers"
+        assert json.loads((out / "fast-ppo" / RUN_MARK).read_text())["written_by"] == \
+            "pokersquares experiment compare-trainers"
+        assert (out / "fast-ppo" / "config.json").is_file()  # the run had started: its files are the experiment's
+
+
+def test_a_run_replaced_by_train_overwrite_is_no_longer_the_experiments(tmp_path, monkeypatch, capsys):
+    """Before, experiment_run.json survived `pokersquares train --overwrite`, so a run trained by hand there later
+    counted as the experiment's own (and was replaced by it)."""
+    import agents.fast_ppo
+    from agents.experiments.marks import RUN_MARK, check_own_runs, mark_run
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr(agents.fast_ppo, "train", lambda cfg, run: None)  # the run folder is the point, not training
+    folder = tmp_path / "exp" / "fast-ppo"
+    mark_run(folder, "compare-trainers")
+    (folder / "config.json").write_text("{}")  # the experiment's run
+    (folder / "notes.txt").write_text("mine")
+    check_own_runs([folder], "compare-trainers")
+    assert main(["train", "--algo", "fast-ppo", "--out", str(folder), "--overwrite", "--final-eval-games", "0",
+                 "--no-progress"]) == 0
+    assert not (folder / RUN_MARK).exists() and (folder / "notes.txt").read_text() == "mine"
+    with pytest.raises(ValueError, match="the compare-trainers experiment did not write"):
+        check_own_runs([folder], "compare-trainers")
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping", "tune-tables"])
+def test_an_out_that_is_a_file_is_named_as_the_option_given(tmp_path, monkeypatch, capsys, experiment):
+    """Before: "out_dir='afile' is a file" -- no experiment has an out_dir option."""
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    assert main(["experiment", experiment, "--out", str(afile), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (f"pokersquares experiment {experiment}: --out {str(afile)!r} is a file: "
+                                       f"expected a folder for the outputs (new or existing)\n")
+    with pytest.raises(ValueError, match=re.escape(f"out={str(afile)!r} is a file")):  # Python: the parameter
+        compare_trainers(str(afile), algos=("fast-ppo",), timesteps=100, games=2)
+    assert afile.read_text() == "keep"

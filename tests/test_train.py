@@ -367,23 +367,27 @@ def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
 
 
 def test_training_seeds_are_32_bit_integers_refused_by_the_parser(capsys):
+    """One type, one check and one message for both bounds (before: '-1: expected an integer >= 0' from the type, and
+    '4294967296: expected an integer >= 0 and <= 4294967295' from a separate argparse action)."""
     import argparse
 
-    from agents.config import MAX_SEED, TrainSeed
-    from pokersquares_env.cli import main, seed_arg
+    from agents.config import MAX_SEED, train_seed_arg
+    from pokersquares_env.cli import main
 
     parser = argparse.ArgumentParser(exit_on_error=False)
-    parser.add_argument("--seed", type=seed_arg, action=TrainSeed)
-    parser.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+")
+    parser.add_argument("--seed", type=train_seed_arg)
+    parser.add_argument("--seeds", type=train_seed_arg, nargs="+")
     assert parser.parse_args(["--seed", str(MAX_SEED), "--seeds", "0", "7"]) == argparse.Namespace(
         seed=2**32 - 1, seeds=[0, 7])
-    for argv in (["--seed", "4294967296"], ["--seeds", "0", "4294967296"]):
-        with pytest.raises(argparse.ArgumentError, match="4294967296: expected an integer >= 0 and <= 4294967295"):
+    for argv, value in ((["--seed", "4294967296"], "4294967296"), (["--seeds", "0", "4294967296"], "4294967296"),
+                        (["--seed", "-1"], "-1"), (["--seeds", "-1"], "-1"), (["--seed", "x"], "'x'")):
+        with pytest.raises(argparse.ArgumentError, match=f"{value}: expected an integer from 0 to 4294967295$"):
             parser.parse_args(argv)
-    with pytest.raises(SystemExit) as exc:
-        main(["train", "--seed", "4294967296", "--print-config"])
-    assert exc.value.code == 2
-    assert "--seed: 4294967296: expected an integer >= 0 and <= 4294967295" in capsys.readouterr().err
+    for value in ("4294967296", "-1"):
+        with pytest.raises(SystemExit) as exc:
+            main(["train", "--seed", value, "--print-config"])
+        assert exc.value.code == 2
+        assert f"--seed: {value}: expected an integer from 0 to 4294967295\n" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -604,3 +608,59 @@ def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
     dealt.clear()
     train(TrainConfig(out=str(out), progress=False), resume=True)
     assert first and dealt and not set(first) & set(dealt)
+
+
+def _fake_run(out: Path, cfg: TrainConfig) -> None:
+    """A fast-ppo run folder as training leaves it (config, progress, a checkpoint), without training."""
+    import torch
+
+    (out / "checkpoints").mkdir(parents=True)
+    cfg.resolved().save(out / "config.json")
+    (out / "progress.json").write_text(json.dumps({"steps": 100, "seconds": 1, "episodes": 1}))
+    torch.save({"state_dict": {}, "global_step": 100}, out / "checkpoints" / "latest.pt")
+
+
+def test_resume_with_a_config_naming_a_point_system_file_by_a_relative_path(tmp_path, monkeypatch, capsys):
+    """``train --resume --config cfg.json`` whose scoring is 'pts.json' (found in the current folder) agrees with the
+    'pts.json' the run stored: a point system is compared by what it is, not by how its path is spelled."""
+    from agents import fast_ppo
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pts.json").write_text(json.dumps({"name": "pts", "points": dict(POINT_SYSTEMS["american"])}))
+    (tmp_path / "cfg.json").write_text(json.dumps({"algo": "fast-ppo", "scoring": "pts.json"}))
+    # a new run from the config stores the name as given (found in the current folder), not an absolute path
+    assert main(["train", "--config", "cfg.json", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["scoring"] == "pts.json"
+    _fake_run(tmp_path / "run", TrainConfig(algo="fast-ppo", scoring="pts.json", out="run", final_eval_games=0))
+    seen = []
+    monkeypatch.setattr(fast_ppo, "train", lambda cfg, run: seen.append(cfg.scoring))
+    assert main(["train", "--config", "cfg.json", "--out", "run", "--resume", "--no-progress"]) == 0, \
+        capsys.readouterr().err
+    assert seen == ["pts.json"]
+    # the same file by its absolute path agrees too; another point system is still refused, naming both values
+    absolute = str(tmp_path / "pts.json")
+    assert main(["train", "--scoring", absolute, "--out", "run", "--resume", "--no-progress"]) == 0
+    (tmp_path / "other.json").write_text(json.dumps({"name": "pts", "points": dict(POINT_SYSTEMS["english"])}))
+    assert main(["train", "--scoring", "other.json", "--out", "run", "--resume", "--no-progress"]) == 2
+    assert "scoring='other.json' (stored: 'pts.json') would change it" in capsys.readouterr().err
+    # a stored file that is gone cannot be compared by meaning: another name for it is a change
+    (tmp_path / "pts.json").rename(tmp_path / "moved.json")
+    assert main(["train", "--scoring", "moved.json", "--out", "run", "--resume", "--no-progress"]) == 2
+    assert "scoring='moved.json' (stored: 'pts.json')" in capsys.readouterr().err
+    assert len(seen) == 2
+
+
+def test_scoring_path_near_keeps_a_name_found_in_the_current_folder(tmp_path, monkeypatch):
+    from agents.config import scoring_path_near
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here.json").write_text("{}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "near.json").write_text("{}")
+    assert scoring_path_near("here.json", tmp_path / "sub") == "here.json"
+    assert scoring_path_near("here.json", tmp_path / "sub", absolute=True) == str((tmp_path / "here.json").resolve())
+    assert scoring_path_near("near.json", tmp_path / "sub") == str((tmp_path / "sub" / "near.json").resolve())
+    assert scoring_path_near("nowhere.json", tmp_path / "sub") == "nowhere.json"
+    assert scoring_path_near("english", tmp_path / "sub") == "english"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from agents.config import TrainSeed
+from agents.config import train_seed_arg
 from pokersquares_env.cli import seed_arg
 
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
@@ -39,7 +39,7 @@ def add_arguments(parser) -> None:
     p.add_argument("--out", help="experiment folder (default runs/reward_shaping, or runs/reward_shaping_full)")
     p.add_argument("--full", action="store_true", help="the full budget: 3,000,000 steps per run and 2,000 deals")
     p.add_argument("--timesteps", type=int, help="training steps per run (default 150,000)")
-    p.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+", metavar="S",
+    p.add_argument("--seeds", type=train_seed_arg, nargs="+", metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1 2)")
     p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
     p.add_argument("--eval-seed", type=seed_arg, help="seed of the common deals (default 20260)")
@@ -66,7 +66,7 @@ def add_arguments(parser) -> None:
     )
     c.add_argument("--out", default="runs/compare_trainers", help="output folder (default runs/compare_trainers)")
     c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm (default 200,000)")
-    c.add_argument("--seed", type=seed_arg, action=TrainSeed, default=0,
+    c.add_argument("--seed", type=train_seed_arg, default=0,
                    help="training seed of every algorithm, 0..4294967295; the common deals use seed+1 (default 0)")
     c.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"], metavar="ALGO",
@@ -88,7 +88,7 @@ def add_arguments(parser) -> None:
     q.add_argument("--out", default="runs/potential_shaping", help="experiment folder (default runs/potential_shaping)")
     q.add_argument("--shapings", nargs="+", choices=list(SHAPINGS), default=list(SHAPINGS), metavar="SHAPING",
                    help=f"the shapings compared, of {', '.join(SHAPINGS)} (default all; paired against none)")
-    q.add_argument("--seeds", type=seed_arg, action=TrainSeed, nargs="+", default=[0, 1], metavar="S",
+    q.add_argument("--seeds", type=train_seed_arg, nargs="+", default=[0, 1], metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1)")
     q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run (default 2,000,000)")
     q.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
@@ -136,8 +136,23 @@ def add_arguments(parser) -> None:
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def _check_out(name: str, out: str) -> bool:
+    """Whether ``--out`` can be the experiment's folder as far as a path tells (not a file, nor below one); if not,
+    the reason is printed, naming ``--out``."""
+    from agents.evaluation import check_out_dir
+
+    try:
+        check_out_dir(out, name="--out")
+    except ValueError as exc:
+        print(f"pokersquares experiment {name}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def _run_and_print(name: str, call: Any, outputs: str, out: str) -> int:
     """Run one experiment function; print its table and where its outputs went (exit 2 on a bad option)."""
+    if not _check_out(name, out):
+        return 2
     try:
         result = call()
     except ValueError as exc:
@@ -155,7 +170,7 @@ def _potential(args) -> int:
         args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
         games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, rules=args.rules, jobs=args.jobs,
         progress=not args.no_progress,
-    ), "results.md, results.json, curves.png, evaluation/, runs/", args.out)
+    ), "results.md, results.json, curves.png, experiment.json, evaluation/, runs/", args.out)
 
 
 def _compare(args) -> int:
@@ -164,7 +179,7 @@ def _compare(args) -> int:
     return _run_and_print("compare-trainers", lambda: compare_trainers(
         args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
         scoring=args.scoring, shaping=args.shaping, rules=args.rules, progress=not args.no_progress,
-    ), "comparison.md, comparison.json, trainer_curves.png, evaluation/", args.out)
+    ), "comparison.md, comparison.json, trainer_curves.png, experiment.json, evaluation/", args.out)
 
 
 def _tune(args) -> int:
@@ -204,6 +219,8 @@ def run(args) -> int:
     train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate", "shaping")
                      if getattr(args, k) is not None}
     cfg = dataclasses.replace(cfg, train_options=train_options, retrain=args.retrain, progress=not args.no_progress)
+    if not _check_out("reward-shaping", cfg.out):
+        return 2
     try:
         results = run_experiment(cfg)
     except ValueError as exc:

@@ -39,8 +39,8 @@ def compare_trainers(
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     """
     from agents.config import ALGOS, TrainConfig
-    from agents.evaluation import check_positive_int, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_runs, mark_run
+    from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
+    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
     from pokersquares_env.scoring import point_system
@@ -68,8 +68,13 @@ def compare_trainers(
             progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
+    check_out_dir(root, name="out")  # an out that is a file is named before any training
     check_own_runs([cfg.out for cfg in configs], "compare-trainers")  # never replace a run it did not write
-    prepare_out_dir(root)  # an --out that is a file is named before any training
+    check_own_root(root, "compare-trainers", _older_root)  # nor results in a folder of another's (a run folder)
+    prepare_out_dir(root, name="out")
+    write_root_mark(root, "compare-trainers", {"timesteps": timesteps, "seed": seed, "algos": list(algos),
+                                               "games": games, "scoring": scoring, "shaping": shaping,
+                                               "rules": rules})
     system = point_system(scoring).name
     rows = []
     for cfg in configs:
@@ -96,11 +101,21 @@ def compare_trainers(
                      f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
     (root / "comparison.md").write_text("\n".join(lines) + "\n")
     (root / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
-    (root / "experiment.json").write_text(json.dumps(
-        {"timesteps": timesteps, "seed": seed, "algos": list(algos), "games": games, "scoring": scoring,
-         "shaping": shaping, "rules": rules}, indent=2) + "\n")
     _plot(rows, root / "trainer_curves.png", system)
     return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
+
+
+def _older_root(root: Path) -> bool:
+    """Whether ``root`` is a compare-trainers folder of an older version: an ``experiment.json`` of its options
+    without ``written_by``, or (before that file) a ``comparison.json`` of its rows."""
+    from agents.experiments.marks import ROOT_MARK, read_json
+
+    data = read_json(root / ROOT_MARK)
+    if isinstance(data, dict):
+        return {"timesteps", "seed", "algos", "games"} <= set(data)
+    rows = read_json(root / "comparison.json")
+    return (isinstance(rows, list) and bool(rows)
+            and all(isinstance(r, dict) and {"algo", "steps", "spec"} <= set(r) for r in rows))
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, system: str) -> None:

@@ -1,24 +1,35 @@
-"""The experiments' own run folders: each training run an experiment starts is marked, and only marked runs are replaced.
+"""The experiments' own folders: each experiment marks its ``--out`` and every run folder it trains, and replaces only
+what it marked.
 
 An experiment trains into ``OUT/<algo>`` or ``OUT/runs/<name>`` and, run again into the same ``OUT``, replaces (or
 reuses) its own runs there.  Before training, :func:`mark_run` writes :data:`RUN_MARK` (naming the experiment) into
 the run folder; :func:`check_own_runs`, called before any slow work, refuses a folder holding a training run
 (:data:`agents.train.RUN_FILES`) without that mark -- a run trained by hand, copied in, or written by another
 experiment -- so an experiment never replaces a run it did not write (as ``pokersquares train`` refuses one
-without ``--overwrite`` and the demo one without its ``demo.json``).
+without ``--overwrite`` and the demo one without its ``demo.json``).  ``pokersquares train --overwrite`` removes the
+mark with the run it replaces.
+
+The experiment folder itself (``OUT``: results, plots, ``evaluation/``) is marked by :data:`ROOT_MARK`, the
+experiment's record of its options with a ``written_by`` key (:func:`write_root_mark`); :func:`check_own_root` refuses
+a non-empty ``OUT`` that is not the same experiment's (an ``experiment.json`` of an older version, without the key, is
+recognised by its contents) and an ``OUT/evaluation`` holding files no evaluation writes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RUN_MARK", "check_own_runs", "mark_run", "written_by"]
+__all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "mark_run", "read_json", "write_root_mark",
+           "written_by"]
 
 #: written into every run folder an experiment trains: ``{"written_by": "pokersquares experiment NAME"}``
 RUN_MARK = "experiment_run.json"
+#: written into the experiment folder before any training: ``{"written_by": ..., <the experiment's options>}``
+ROOT_MARK = "experiment.json"
 
 
 def written_by(experiment: str) -> str:
@@ -26,11 +37,17 @@ def written_by(experiment: str) -> str:
     return f"pokersquares experiment {experiment}"
 
 
-def _mark_of(folder: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """The JSON content of ``path``, or None when it is missing, unreadable or not JSON."""
     try:
-        return json.loads((folder / RUN_MARK).read_text(encoding="utf-8")).get("written_by")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
+
+
+def _mark_of(folder: Path) -> Any:
+    data = read_json(folder / RUN_MARK)
+    return data.get("written_by") if isinstance(data, dict) else None
 
 
 def check_own_runs(folders: Iterable[str | Path], experiment: str) -> None:
@@ -51,7 +68,50 @@ def check_own_runs(folders: Iterable[str | Path], experiment: str) -> None:
 
 
 def mark_run(folder: str | Path, experiment: str) -> None:
-    """Create ``folder`` if need be and mark it as ``experiment``'s run folder (before the run writes anything)."""
+    """Create ``folder`` if need be, remove the run there (the experiment's own: :func:`check_own_runs` said so) and
+    mark it as ``experiment``'s run folder, before the new run writes anything."""
+    from agents.train import clear_run
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    clear_run(folder)  # so that train(overwrite=True) finds nothing to replace and keeps the new mark
     (folder / RUN_MARK).write_text(json.dumps({"written_by": written_by(experiment)}) + "\n")
+
+
+def write_root_mark(root: str | Path, experiment: str, about: dict[str, Any]) -> Path:
+    """Write :data:`ROOT_MARK` into the experiment folder ``root``: ``written_by`` and the options ``about``."""
+    path = Path(root) / ROOT_MARK
+    path.write_text(json.dumps({"written_by": written_by(experiment), **about}, indent=2) + "\n")
+    return path
+
+
+def check_own_root(root: str | Path, experiment: str, older: Callable[[Path], bool] | None = None) -> None:
+    """Raise ValueError unless the experiment folder ``root`` may take ``experiment``'s outputs (checked before any
+    training): it is new, empty, or the same experiment's -- its :data:`ROOT_MARK` says so, or, for a folder an older
+    version wrote (no ``written_by``), ``older(root)`` recognises it by its contents.  Its ``evaluation/`` must also
+    hold only what an evaluation writes (:func:`agents.evaluation.check_out_dir` with ``foreign=False``)."""
+    from agents.evaluation import check_out_dir
+
+    root = Path(root)
+    if not root.is_dir():
+        return  # new (a file is named by check_out_dir, called before)
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError as exc:
+        raise ValueError(f"{str(root)!r}: cannot list it ({exc.strerror or exc})") from None
+    if not entries:
+        return
+    mark = read_json(root / ROOT_MARK)
+    own = isinstance(mark, dict) and mark.get("written_by") == written_by(experiment)
+    if not own and not (isinstance(mark, dict) and "written_by" in mark) and older is not None:
+        own = older(root)
+    if not own:
+        shown = ", ".join(e + ("/" if (root / e).is_dir() else "") for e in entries[:5])
+        shown += f" and {len(entries) - 5} more" if len(entries) > 5 else ""
+        whose = (f"its {ROOT_MARK} names {mark.get('written_by')!r}" if isinstance(mark, dict) and "written_by" in mark
+                 else f"no {ROOT_MARK} of it")
+        raise ValueError(
+            f"{str(root)!r} is not a folder of the {experiment} experiment ({whose}; it holds {shown}): expected a new "
+            f"or empty folder, or the --out of an earlier {experiment} run (whose results are replaced); choose "
+            f"another --out")
+    check_out_dir(root / "evaluation", foreign=False, name="the experiment's evaluation folder")

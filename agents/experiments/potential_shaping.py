@@ -54,7 +54,7 @@ def potential_shaping(
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
     """
     from agents.config import TrainConfig
-    from agents.evaluation import check_positive_int, check_seed, evaluate, prepare_out_dir
+    from agents.evaluation import check_out_dir, check_positive_int, check_seed, evaluate, prepare_out_dir
     from agents.experiments.reward_shaping import _stats, read_curve, rules_options, seed_ci95, welch_ci95
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
@@ -81,10 +81,15 @@ def potential_shaping(
                 **{**rules, **(train_options or {})},
             )
             configs[(shaping, seed)] = cfg.resolved()
-    from agents.experiments.marks import check_own_runs, mark_run
+    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
 
+    check_out_dir(root, name="out")  # an out that is a file is named before the tables or any run are trained
     check_own_runs([cfg.out for cfg in configs.values()], "potential-shaping")  # never replace a run it did not write
-    prepare_out_dir(root)  # an --out that is a file is named before the tables or any run are trained
+    check_own_root(root, "potential-shaping", _older_root)  # nor results in a folder of another's
+    prepare_out_dir(root, name="out")
+    write_root_mark(root, "potential-shaping", {
+        "shapings": list(shapings), "seeds": list(seeds), "timesteps": timesteps, "games": games,
+        "eval_seed": eval_seed, "scoring": scoring, "rules": rules, "train_options": train_options or {}})
     if "tables" in shapings:
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
     for cfg in configs.values():
@@ -133,6 +138,17 @@ def potential_shaping(
     _plot(results, root / "curves.png")
     results["table"] = text
     return results
+
+
+def _older_root(root: Path) -> bool:
+    """Whether ``root`` is a potential-shaping folder an older version wrote (before ``experiment.json``): its
+    ``results.json`` holds this experiment's results."""
+    from agents.experiments.marks import ROOT_MARK, read_json
+
+    if (root / ROOT_MARK).exists():
+        return False
+    data = read_json(root / "results.json")
+    return isinstance(data, dict) and {"shapings", "runs", "seeds", "eval_seed", "timesteps"} <= set(data)
 
 
 def markdown(results: dict[str, Any]) -> str:

@@ -184,17 +184,27 @@ def _finished(folder: Path, train_cfg) -> bool:
     return same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch
 
 
+def _older_root(root: Path) -> bool:
+    """Whether ``root`` is a reward-shaping folder of a version before ``experiment.json`` had ``written_by``: its
+    ``experiment.json`` holds :class:`ExperimentConfig`'s options."""
+    from agents.experiments.marks import ROOT_MARK, read_json
+
+    data = read_json(root / ROOT_MARK)
+    fields_ = {f.name for f in dataclasses.fields(ExperimentConfig)}
+    return isinstance(data, dict) and {"systems", "reward_modes", "seeds", "timesteps", "games"} <= set(data) <= fields_
+
+
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
     """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
     from agents.evaluation import check_out_dir, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_runs, mark_run
+    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
     from agents.train import _read_progress, train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
     cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results
     out = Path(cfg.out)
-    check_out_dir(out)  # ValueError naming an --out that is a file, before anything is read or trained
+    check_out_dir(out, name="out")  # ValueError naming an out that is a file, before anything is read or trained
     # which runs to train: a finished run of exactly this config is reused (unless retrain), any other is trained
     # again -- but only in a run folder of this experiment's own (check_own_runs), before any training starts
     plan = []
@@ -205,8 +215,9 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                 folder = cfg.run_dir(system, mode, seed)
                 plan.append((system, mode, seed, tc, folder, cfg.retrain or not _finished(folder, tc)))
     check_own_runs([folder for *_, folder, todo in plan if todo], "reward-shaping")
-    prepare_out_dir(out)
-    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
+    check_own_root(out, "reward-shaping", _older_root)  # and results, plots and evaluation/ only in its own folder
+    prepare_out_dir(out, name="out")
+    write_root_mark(out, "reward-shaping", dataclasses.asdict(cfg))
     runs = []
     for system, mode, seed, tc, folder, todo in plan:
         if todo:

@@ -80,7 +80,7 @@ def tune_tables_experiment(
     check_seed(eval_seed, "eval_seed")
     if tables_games is not None:
         tables_games = check_positive_int(tables_games, "tables_games")
-    folder = Path(prepare_out_dir(out))  # before the tables are trained, not after
+    folder = Path(prepare_out_dir(out, name="out"))  # before the tables are trained, not after
     base = load_or_train(system, rules, games=DEFAULT_GAMES if tables_games is None else tables_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     start = time.perf_counter()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -46,7 +47,7 @@ def _steps(text: str) -> int:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of steps >= 1 (e.g. 2.5e6)") from None
-    if not (value >= 1 and value == int(value)):  # refuses nan, inf and fractions
+    if not (math.isfinite(value) and value >= 1 and value == int(value)):  # refuses nan, inf and fractions
         raise argparse.ArgumentTypeError(f"{text}: expected a whole number of steps >= 1 (e.g. 2.5e6)")
     return int(value)
 

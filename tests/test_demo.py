@@ -111,7 +111,7 @@ def test_demo_says_when_the_time_limit_cut_the_step_budget(tmp_path, monkeypatch
     assert "the 0.02-minute limit stopped it before 100,000,000 steps" in text
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "1.5", "nan", "-3"])
+@pytest.mark.parametrize("value", ["abc", "0", "1.5", "nan", "-3", "inf", "1e400"])
 def test_demo_refuses_a_bad_step_budget(value, capsys):
     from pokersquares_env.cli import main
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from pokersquares_env.cli import int_between
 
-__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "scoring_path_near", "train_seed_arg"]
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "read_json", "scoring_path_near",
+           "train_seed_arg"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {
@@ -401,3 +402,12 @@ def _yaml():
         raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]" (or write the config as '
                           'JSON)') from None
     return yaml
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON content of ``path``, or None when it is missing, unreadable or not JSON (the marks, markers and
+    records that only say whether a folder or a trial is done or whose it is)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None

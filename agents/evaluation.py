@@ -538,9 +538,9 @@ def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed:
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure to build is a bad spec: no game could be played
-        message, named = str(exc), spec.strip()  # the spec as the loaders see it (as pokersquares play strips it)
-        if message.startswith(f"{named}:"):  # a loader's message may start with the spec: said once
-            message = message[len(named) + 1:].lstrip()
+        from agents.registry import without_spec
+
+        message = without_spec(spec, str(exc))
         raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {message}") from exc
 
 
@@ -818,11 +818,9 @@ def _write_marker(out_dir: str | os.PathLike, about: dict[str, Any]) -> str:
 
 def _written_by_evaluate(folder: str) -> bool:
     """Whether ``folder`` holds the :data:`MARKER` an evaluation writes."""
-    try:
-        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return False
+    from agents.config import read_json
+
+    data = read_json(os.path.join(folder, MARKER))
     return isinstance(data, dict) and data.get("format") == MARKER_FORMAT
 
 

@@ -23,7 +23,8 @@ from typing import Any
 
 from agents.base import Agent
 
-__all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent"]
+__all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent",
+           "without_spec"]
 
 # name -> (target "module:function" or callable, kind)
 _REGISTRY: dict[str, tuple[Any, str]] = {}
@@ -127,6 +128,15 @@ def _check_options(spec: str, name: str, factory: Callable[..., Agent], options:
             f"agent spec {spec!r}: unknown option(s) {', '.join(unknown)}; "
             f"{name!r} accepts {', '.join(accepted) or 'no options'}"
         )
+
+
+def without_spec(spec: str, message: str) -> str:
+    """``message`` without a leading ``"SPEC:"``: a loader's error may start with the spec, which callers name
+    themselves, so that it is said once (``spec`` as the loaders see it, stripped)."""
+    spec = spec.strip()
+    if message.startswith(f"{spec}:"):
+        return message[len(spec) + 1:].lstrip()
+    return message
 
 
 def check_spec(spec: str) -> None:

@@ -295,13 +295,9 @@ def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
 def _read_done(folder: Path) -> dict[str, Any] | None:
     """A finished trial's record (``sweep_trial.json``), or None when the trial is not done: no file, or one that is
     damaged -- not a JSON object with ``status: done`` and a ``metrics`` object -- so the trial is trained again."""
-    path = folder / DONE_FILE
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        return None
+    from agents.config import read_json
+
+    data = read_json(folder / DONE_FILE)
     if not isinstance(data, dict) or data.get("status") != "done" or not isinstance(data.get("metrics"), dict):
         return None
     return data

@@ -41,6 +41,8 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.config import ALGOS, ConfigError, TrainConfig, train_seed_arg
+from agents.demo import DEMO_MARK
+from agents.experiments.marks import RUN_MARK
 from agents.shaping import SHAPINGS
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
@@ -57,7 +59,7 @@ RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt
              "evaluation")
 #: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
 #: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
-OWNER_MARKS = ("experiment_run.json", "demo.json")
+OWNER_MARKS = (RUN_MARK, DEMO_MARK)
 #: options ``--resume`` may change; every other option is the stored run's
 RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_games", "checkpoint_every")
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
@@ -746,9 +748,10 @@ def _first_cell(text: str) -> Any:
     return int(text) if text.isdigit() else text  # anything else (also '') is for the rules to accept or name
 
 
-def config_from_args(args) -> TrainConfig:
-    """The TrainConfig of parsed ``pokersquares train`` arguments (config file, then flags)."""
-    return TrainConfig.from_dict({**TrainConfig().to_dict(), **given_options(args)})
+def config_from_args(args, given: dict[str, Any] | None = None) -> TrainConfig:
+    """The TrainConfig of parsed ``pokersquares train`` arguments (config file, then flags); ``given``: their
+    :func:`given_options`, when already read."""
+    return TrainConfig.from_dict({**TrainConfig().to_dict(), **(given_options(args) if given is None else given)})
 
 
 def given_options(args) -> dict[str, Any]:
@@ -791,7 +794,7 @@ def run(args) -> int:
     """Run ``pokersquares train``."""
     try:
         given = given_options(args)  # read once: the config file and --rules are files
-        cfg = TrainConfig.from_dict({**TrainConfig().to_dict(), **given})
+        cfg = config_from_args(args, given)
         if args.print_config:
             print(json.dumps(cfg.resolved().to_dict(), indent=2))
             return 0

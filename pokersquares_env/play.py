@@ -420,10 +420,9 @@ def _echoing_input(prompt: str) -> str:
 
 def _agent_error(flag: str, spec: str, message: str) -> str:
     """``FLAG SPEC: MESSAGE``, the spec said once: a loader's message may start with the spec itself."""
-    spec = spec.strip()
-    if message.startswith(f"{spec}:"):
-        message = message[len(spec) + 1:].lstrip()
-    return f"{flag} {spec}: {message}"
+    from agents.registry import without_spec  # only called once the agents package imported
+
+    return f"{flag} {spec.strip()}: {without_spec(spec, message)}"
 
 
 def run(args: argparse.Namespace) -> int:

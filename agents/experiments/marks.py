@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from agents.config import read_json
+
 __all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "mark_run", "read_json", "write_root_mark",
            "written_by"]
 
@@ -35,14 +37,6 @@ ROOT_MARK = "experiment.json"
 def written_by(experiment: str) -> str:
     """The ``written_by`` value of an experiment's mark (``experiment`` as its CLI name, e.g. ``reward-shaping``)."""
     return f"pokersquares experiment {experiment}"
-
-
-def read_json(path: Path) -> Any:
-    """The JSON content of ``path``, or None when it is missing, unreadable or not JSON."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
 
 
 def _mark_of(folder: Path) -> Any:

@@ -468,15 +468,17 @@ def test_experiment_help_states_every_default():
 
 
 ROOT_ARGS = {"compare-trainers": ["--algos", "fast-ppo"], "potential-shaping": ["--shapings", "none", "--seeds", "0"],
-             "reward-shaping": ["--systems", "american", "--reward-modes", "line", "--seeds", "0"]}
+             "reward-shaping": ["--systems", "american", "--reward-modes", "line", "--seeds", "0"],
+             "tune-tables": ["--generations", "1", "--refine", "0", "--population", "4", "--elite", "2"]}
 
 
 def _cli(experiment, out):
-    return ["experiment", experiment, "--out", str(out), "--timesteps", "100", "--games", "2", "--no-progress",
+    length = [] if experiment == "tune-tables" else ["--timesteps", "100"]  # tune-tables trains no policy
+    return ["experiment", experiment, "--out", str(out), *length, "--games", "2", "--no-progress",
             *ROOT_ARGS[experiment]]
 
 
-@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping"])
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping", "tune-tables"])
 def test_experiments_refuse_a_folder_of_anothers_results_before_training(tmp_path, monkeypatch, capsys, experiment):
     """Before, only the run sub-folders were protected: someone else's results.md, results.json and evaluation/ in
     --out were replaced, and compare-trainers --out <a train run folder> replaced that run's evaluation/."""
@@ -493,10 +495,11 @@ def test_experiments_refuse_a_folder_of_anothers_results_before_training(tmp_pat
         (run / name).write_text("mine\n")
     another = tmp_path / "another"  # another experiment's folder
     another.mkdir()
-    (another / "experiment.json").write_text(json.dumps({"written_by": "pokersquares experiment tune-tables"}))
+    stranger = "reward-shaping" if experiment == "tune-tables" else "tune-tables"
+    (another / "experiment.json").write_text(json.dumps({"written_by": f"pokersquares experiment {stranger}"}))
     for out, needle in ((other, "no experiment.json of it; it holds evaluation/, notes.txt, results.json, results.md"),
                         (run, "no experiment.json of it; it holds config.json, evaluation/, model.pt, progress.json"),
-                        (another, "its experiment.json names 'pokersquares experiment tune-tables'")):
+                        (another, f"its experiment.json names 'pokersquares experiment {stranger}'")):
         before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
         assert main(_cli(experiment, out)) == 2
         err = capsys.readouterr().err
@@ -516,7 +519,7 @@ def test_experiments_refuse_a_folder_of_anothers_results_before_training(tmp_pat
 
 
 def test_an_older_experiment_folder_is_recognised_by_its_contents(tmp_path):
-    from agents.experiments import compare_trainers, potential_shaping, reward_shaping
+    from agents.experiments import compare_trainers, potential_shaping, reward_shaping, tune_tables
     from agents.experiments.marks import check_own_root
 
     def folder(name, files):
@@ -536,7 +539,12 @@ def test_an_older_experiment_folder_is_recognised_by_its_contents(tmp_path):
     check_own_root(ct, "compare-trainers", compare_trainers._older_root)
     check_own_root(ct_first, "compare-trainers", compare_trainers._older_root)
     check_own_root(ps, "potential-shaping", potential_shaping._older_root)
+    tt = folder("tt", {"results.json": {"ply": 1, "generations": 1, "refine": 0, "population": 4, "evaluation": {}}})
+    (tt / "tables.npz").write_bytes(b"x")
+    check_own_root(tt, "tune-tables", tune_tables._older_root)
     for path, experiment, older in ((rs, "compare-trainers", compare_trainers._older_root),
+                                    (tt, "reward-shaping", reward_shaping._older_root),
+                                    (ps, "tune-tables", tune_tables._older_root),
                                     (ct, "reward-shaping", reward_shaping._older_root),
                                     (ps, "compare-trainers", compare_trainers._older_root),
                                     (rs, "potential-shaping", potential_shaping._older_root)):

@@ -190,7 +190,7 @@ def _tune(args) -> int:
         refine=args.refine, population=args.population, elite=args.elite, games=args.games, sigma=args.sigma,
         eval_games=args.eval_games, eval_seed=args.eval_seed, seed=args.seed, tables_games=args.tables_games,
         progress=not args.no_progress,
-    ), "tables.npz, theta.json, history.json, results.md, results.json, curve.png", args.out)
+    ), "tables.npz, theta.json, history.json, results.md, results.json, curve.png, experiment.json", args.out)
 
 
 def run(args) -> int:

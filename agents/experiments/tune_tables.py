@@ -62,8 +62,9 @@ def tune_tables_experiment(
     ``"jokers=2,placement=adjacent"``; default the plain rules) are the rules tables, tuning and held-out deals
     use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
     """
-    from agents.evaluation import check_positive_int, check_seed, prepare_out_dir, pyplot
+    from agents.evaluation import check_out_dir, check_positive_int, check_seed, prepare_out_dir, pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.experiments.marks import check_own_root, write_root_mark
     from agents.experiments.reward_shaping import rules_note
     from agents.tables import load_or_train
     from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
@@ -80,7 +81,13 @@ def tune_tables_experiment(
     check_seed(eval_seed, "eval_seed")
     if tables_games is not None:
         tables_games = check_positive_int(tables_games, "tables_games")
-    folder = Path(prepare_out_dir(out, name="out"))  # before the tables are trained, not after
+    folder = Path(check_out_dir(out, name="out"))
+    check_own_root(folder, "tune-tables", _older_root)  # never results in another's folder (an evaluation, a run)
+    folder = Path(prepare_out_dir(folder, name="out"))  # before the tables are trained, not after
+    write_root_mark(folder, "tune-tables", {
+        "scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations, "refine": refine,
+        "population": population, "elite": elite, "games": games, "sigma": sigma, "eval_games": eval_games,
+        "eval_seed": eval_seed, "seed": seed, "tables_games": tables_games})
     base = load_or_train(system, rules, games=DEFAULT_GAMES if tables_games is None else tables_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     start = time.perf_counter()
@@ -146,3 +153,13 @@ def tune_tables_experiment(
     fig.savefig(folder / "curve.png", dpi=110)
     plt.close(fig)
     return summary
+
+
+def _older_root(root: Path) -> bool:
+    """Whether ``root`` is a tune-tables folder of an older version (before its ``experiment.json``): a
+    ``results.json`` of the experiment's summary beside its ``tables.npz``."""
+    from agents.experiments.marks import read_json
+
+    data = read_json(root / "results.json")
+    return (isinstance(data, dict) and {"ply", "generations", "refine", "population", "evaluation"} <= set(data)
+            and (root / "tables.npz").is_file())

@@ -11,12 +11,18 @@ only there:
 * evaluation and play (:class:`agents.learned.TorchPolicyAgent`).
 
 The transition of the vector env's reset step (NEXT_STEP autoreset) is never
-stored.  ``--resume`` restores the networks, the optimiser and the step count; the
-replay buffer is not saved, so a resumed run refills ``learning_starts`` steps first.
+stored.  ``--resume`` restores the networks, the optimiser, the step count and the
+replay buffer: every ``latest`` checkpoint writes the buffer's filled part, its ring
+position and its sampling generator beside it (``checkpoints/latest_buffer.npz``,
+:data:`BUFFER_FILE`), so a resumed run samples from the transitions it had and goes on
+learning at once.  A run checkpointed before that file existed resumes with an empty
+buffer and refills ``learning_starts`` steps first, as before.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +31,14 @@ import numpy as np
 from agents.config import TrainConfig
 from agents.fast_ppo import _final_scores, _greedy_policy, make_env, make_net, masked_logits, save_model, torch
 from agents.shaping import potential_for, shaped_rewards
+from pokersquares_env.env import OBS_SIZE
 
-__all__ = ["train", "ReplayBuffer"]
+__all__ = ["BUFFER_FILE", "ReplayBuffer", "train"]
+
+#: the replay buffer saved beside ``checkpoints/latest.pt`` (in the checkpoints folder)
+BUFFER_FILE = "latest_buffer.npz"
+_BUFFER_ARRAYS = ("obs", "next_obs", "next_mask", "action", "reward", "done")
+_BITS = ("obs", "next_obs", "next_mask")
 
 nn = torch.nn
 
@@ -55,6 +67,61 @@ class ReplayBuffer:
         self.pos = int((self.pos + n) % self.capacity)
         self.size = min(self.capacity, self.size + n)
 
+    def save(self, path: str | Path) -> None:
+        """Write the filled part of the buffer, its ring position and its generator's state to ``path`` (an ``.npz``;
+        written to a temporary file first, so an interruption leaves the previous file whole)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        arrays = {name: getattr(self, name)[:self.size] for name in _BUFFER_ARRAYS}
+        for name in _BITS:  # the observations are 0/1 flags: packed 8 to a byte (a full buffer in about 1 s)
+            if arrays[name].size and arrays[name].max() > 1:
+                raise ValueError(f"the replay buffer's {name} holds values above 1: expected 0/1 flags")
+            arrays[name] = np.packbits(arrays[name].astype(bool), axis=1)
+        meta = {"capacity": self.capacity, "size": self.size, "pos": self.pos, "obs_size": self.obs.shape[1],
+                "rng": self.rng.bit_generator.state}
+        np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | Path, capacity: int, obs_size: int) -> "ReplayBuffer":
+        """The buffer :meth:`save` wrote to ``path``; ValueError naming the file and what is wrong if it is damaged or
+        was saved with another ``capacity`` or observation size."""
+        path = Path(path)
+        expected = f"expected the replay buffer a dqn checkpoint saved (capacity {capacity}, observations of {obs_size})"
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                arrays = {name: data[name] for name in _BUFFER_ARRAYS}
+            for name in _BITS:
+                width = obs_size if name != "next_mask" else 25
+                arrays[name] = np.unpackbits(arrays[name], axis=1, count=width).astype(np.uint8)
+        except Exception as exc:  # noqa: BLE001 - zip, zlib, KeyError and JSON each fail differently
+            raise ValueError(f"{str(path)!r} cannot be read ({type(exc).__name__}: {exc}): {expected}; delete it to "
+                             f"resume with an empty buffer") from None
+        size = meta.get("size") if isinstance(meta, dict) else None
+        problem = None
+        if not isinstance(size, int) or meta.get("capacity") != capacity:
+            problem = f"capacity {meta.get('capacity') if isinstance(meta, dict) else meta!r}"
+        elif not (isinstance(meta.get("pos"), int) and 0 <= meta["pos"] < max(1, capacity) and 0 <= size <= capacity):
+            problem = f"ring position {meta.get('pos')!r} and size {size!r}"
+        elif meta.get("obs_size") != obs_size or arrays["obs"].shape != (size, obs_size) \
+                or arrays["next_obs"].shape != (size, obs_size):
+            problem = f"observations of {meta.get('obs_size')!r} numbers"
+        elif any(arrays[name].shape[0] != size for name in _BUFFER_ARRAYS) or arrays["next_mask"].shape != (size, 25):
+            problem = "arrays of unequal lengths"
+        if problem is not None:
+            raise ValueError(f"{str(path)!r} holds {problem}: {expected}; delete it to resume with an empty buffer")
+        buffer = cls(capacity, obs_size, 0)
+        for name in _BUFFER_ARRAYS:
+            getattr(buffer, name)[:size] = arrays[name].astype(bool) if name == "next_mask" else arrays[name]
+        buffer.size, buffer.pos = size, meta["pos"]
+        try:
+            buffer.rng.bit_generator.state = meta["rng"]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ValueError(f"{str(path)!r} holds a damaged generator state ({exc}): {expected}; delete it to resume "
+                             f"with an empty buffer") from None
+        return buffer
+
     def sample(self, n: int) -> tuple["torch.Tensor", ...]:
         """``n`` transitions drawn uniformly with replacement, as tensors."""
         idx = self.rng.integers(0, self.size, n)
@@ -75,6 +142,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     optimizer = torch.optim.Adam(q_net.parameters(), lr=cfg.learning_rate)
     global_step = 0
     state = run.load_checkpoint()
+    buffer = run.load_buffer()
     if state is not None:
         q_net.load_state_dict(state["state_dict"])
         optimizer.load_state_dict(state["optimizer"])
@@ -88,8 +156,13 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     def save_checkpoint(path: Path) -> None:
         save_model(path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
                    global_step=global_step)
+        if path == run.latest_checkpoint():  # --resume goes on with the transitions it had
+            buffer.save(path.with_name(BUFFER_FILE))
 
-    buffer = ReplayBuffer(cfg.buffer_size, 522, cfg.seed + global_step)
+    # a resumed run learns at once from a restored buffer; an empty one first refills learning_starts steps
+    learn_from = cfg.learning_starts if buffer is not None else resumed_at + cfg.learning_starts
+    if buffer is None:
+        buffer = ReplayBuffer(cfg.buffer_size, OBS_SIZE, cfg.seed + global_step)
 
     envs = make_env(cfg, N)
     obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
@@ -128,7 +201,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             global_step += N
             iteration += 1
             # ---- learn: double-DQN targets over the legal cells of the next state -------
-            if global_step - resumed_at >= cfg.learning_starts and iteration % cfg.num_steps == 0:
+            if global_step >= learn_from and iteration % cfg.num_steps == 0:
                 if cfg.anneal_lr:
                     optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(0.02, 1.0 - run.progress_fraction(global_step))
                 for _ in range(cfg.update_epochs):

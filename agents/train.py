@@ -11,7 +11,8 @@ The run folder (``--out``)::
 
     config.json          the resolved config (every option, algorithm defaults filled in)
     model.zip|model.pt   the final model (SB3 zip, or torch file for dqn/fast-ppo)
-    checkpoints/         step_N.* every ``checkpoint_every`` steps, and latest.* for --resume
+    checkpoints/         step_N.* every ``checkpoint_every`` steps, and latest.* for --resume (dqn: and
+                         latest_buffer.npz, its replay buffer)
     tb/                  TensorBoard logs
     curve.csv            step, seconds, episodes, train_score, eval_score, eval_american, eval_english
     evaluation/          the final evaluation through the harness on common deals (summary.json, ...)
@@ -130,6 +131,7 @@ class RunFolder:
         self.resume = resume
         self.overwrite = overwrite
         self._checkpoint: Any = None
+        self._buffer: Any = None
         self.ckpt_dir = self.dir / "checkpoints"
         self.ext = Path(MODEL_FILE[cfg.algo]).suffix
         self.stop_requested = False
@@ -160,6 +162,7 @@ class RunFolder:
                 raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from")
             # read before anything is written, so a damaged file leaves the folder as it was
             self._checkpoint = self._read_checkpoint()
+            self._buffer = self._read_buffer()
             if meta.exists():
                 data = _read_progress(meta)
                 self._seconds_before = data["seconds"]
@@ -243,6 +246,28 @@ class RunFolder:
     def load_checkpoint(self) -> Any:
         """The latest torch checkpoint when resuming (None otherwise)."""
         return self._checkpoint if self.resume else None
+
+    def _read_buffer(self) -> Any:
+        """dqn's replay buffer saved with the latest checkpoint (None for other algorithms, or a run checkpointed
+        before the buffer was saved), read and checked before --resume writes anything (ConfigError if damaged)."""
+        if self.cfg.algo != "dqn":
+            return None
+        from agents.dqn import BUFFER_FILE, ReplayBuffer
+        from pokersquares_env.env import OBS_SIZE
+
+        path = self.ckpt_dir / BUFFER_FILE
+        if not path.exists():
+            print(f"--resume: no replay buffer {str(path)!r} (a run checkpointed before dqn saved it): resuming with an "
+                  f"empty buffer, refilled for learning_starts={self.cfg.learning_starts} steps", file=sys.stderr)
+            return None
+        try:
+            return ReplayBuffer.load(path, self.cfg.buffer_size, OBS_SIZE)
+        except ValueError as exc:
+            raise ConfigError(f"--resume: {exc}") from None
+
+    def load_buffer(self) -> Any:
+        """The replay buffer saved with the latest checkpoint when resuming a dqn run (None otherwise)."""
+        return self._buffer if self.resume else None
 
     def maybe_checkpoint(self, step: int, save: Callable[[Path], None], force: bool = False) -> None:
         """Save ``step_N`` and ``latest`` checkpoints when due (or when forced, e.g. on Ctrl-C)."""

@@ -322,6 +322,76 @@ def test_a_run_resumes_from_its_end_even_without_a_checkpoint_due(tmp_path, algo
     assert steps == sorted(set(steps)) and first.steps in steps  # went on from the end: no step trained twice
 
 
+def test_dqn_resume_restores_the_replay_buffer_and_learns_at_once(tmp_path, monkeypatch):
+    """Before, --resume started dqn with an empty buffer and learned nothing for learning_starts steps."""
+    import agents.dqn
+    from agents.dqn import BUFFER_FILE, ReplayBuffer
+    from pokersquares_env.env import OBS_SIZE
+
+    out = tmp_path / "run"
+    first = train(_cfg("dqn", out))
+    saved = ReplayBuffer.load(out / "checkpoints" / BUFFER_FILE, TINY["dqn"].get("buffer_size", 200_000), OBS_SIZE)
+    assert 0 < saved.size <= first.steps and saved.obs[:saved.size].any()  # the run's own transitions
+    old = {name: getattr(saved, name)[:saved.size].copy() for name in ("obs", "action", "reward", "next_mask")}
+    sampled_at = []
+    original_sample = ReplayBuffer.sample
+
+    def counting(self, n):
+        sampled_at.append(self.size)
+        return original_sample(self, n)
+
+    monkeypatch.setattr(agents.dqn.ReplayBuffer, "sample", counting)
+    N = TINY["dqn"]["num_envs"]
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=first.steps + 4 * N)
+    assert sampled_at and sampled_at[0] <= saved.size + N  # learned on the first step after the resume
+    again = ReplayBuffer.load(out / "checkpoints" / BUFFER_FILE, saved.capacity, OBS_SIZE)
+    assert again.size > saved.size
+    for name, value in old.items():  # the old transitions are still there, in their places
+        np.testing.assert_array_equal(getattr(again, name)[:saved.size], value)
+
+    # a run checkpointed before the buffer was saved resumes with an empty one and refills learning_starts steps
+    (out / "checkpoints" / BUFFER_FILE).unlink()
+    sampled_at.clear()
+    done = json.loads((out / "progress.json").read_text())["steps"]
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=done + 4 * N)
+    assert not sampled_at  # 4 * N steps < learning_starts=400
+
+
+def test_replay_buffer_round_trips_and_names_a_damaged_file(tmp_path):
+    from agents.dqn import ReplayBuffer
+
+    rng = np.random.default_rng(0)
+    buf = ReplayBuffer(10, 6, seed=5)
+    for _ in range(3):  # 12 transitions into 10 places: the ring wraps
+        buf.add(rng.integers(0, 2, (4, 6)), rng.integers(0, 25, 4), rng.random(4), rng.integers(0, 2, (4, 6)),
+                rng.random((4, 25)) < 0.5, rng.random(4) < 0.5)
+    path = tmp_path / "b.npz"
+    buf.save(path)
+    back = ReplayBuffer.load(path, 10, 6)
+    assert (back.size, back.pos) == (10, 2)
+    for a, b in zip(buf.sample(7), back.sample(7), strict=True):  # same contents, same generator state
+        assert a.equal(b)
+    with pytest.raises(ValueError, match=r"b.npz' holds capacity 10: expected the replay buffer .*capacity 20"):
+        ReplayBuffer.load(path, 20, 6)
+    with pytest.raises(ValueError, match=r"holds observations of 6 numbers: .*observations of 7"):
+        ReplayBuffer.load(path, 10, 7)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ValueError, match="b.npz' cannot be read .*delete it to resume with an empty buffer"):
+        ReplayBuffer.load(path, 10, 6)
+
+
+def test_dqn_resume_with_a_damaged_buffer_is_refused_before_writing(tmp_path):
+    from agents.dqn import BUFFER_FILE
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out))
+    (out / "checkpoints" / BUFFER_FILE).write_bytes(b"not a zip")
+    before = _files(out)
+    with pytest.raises(ConfigError, match=f"--resume: .*{BUFFER_FILE}' cannot be read"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**5)
+    assert _files(out) == before
+
+
 def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_overwrite(tmp_path):
     out = tmp_path / "run"
     train(_cfg("fast-ppo", out, checkpoint_every=1))

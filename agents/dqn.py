@@ -11,8 +11,9 @@ only there:
 * evaluation and play (:class:`agents.learned.TorchPolicyAgent`).
 
 The transition of the vector env's reset step (NEXT_STEP autoreset) is never
-stored.  ``--resume`` restores the networks, the optimiser, the step count and the
-replay buffer: every ``latest`` checkpoint writes the buffer's filled part, its ring
+stored.  ``--resume`` restores the networks, the optimiser, the step count, the
+exploration generator, the games in progress (:func:`agents.fast_ppo.games_state`) and the
+replay buffer, so a stopped and resumed run is the run never stopped: every ``latest`` checkpoint writes the buffer's filled part, its ring
 position and its sampling generator beside it (``checkpoints/latest_buffer.npz``,
 :data:`BUFFER_FILE`), so a resumed run samples from the transitions it had and goes on
 learning at once.  A run checkpointed before that file existed resumes with an empty
@@ -29,7 +30,17 @@ from typing import Any
 import numpy as np
 
 from agents.config import TrainConfig
-from agents.fast_ppo import _final_scores, _greedy_policy, make_env, make_net, masked_logits, save_model, torch
+from agents.fast_ppo import (
+    _final_scores,
+    _greedy_policy,
+    games_state,
+    make_env,
+    make_net,
+    masked_logits,
+    restore_games,
+    save_model,
+    torch,
+)
 from agents.shaping import potential_for, shaped_rewards
 from pokersquares_env.env import OBS_SIZE
 
@@ -155,7 +166,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
 
     def save_checkpoint(path: Path) -> None:
         save_model(path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
-                   global_step=global_step)
+                   global_step=global_step, iteration=iteration, rng=rng.bit_generator.state,
+                   games=games_state(envs, obs=obs, mask=mask, reset_step=reset_step, phi=phi))
         if path == run.latest_checkpoint():  # --resume goes on with the transitions it had
             buffer.save(path.with_name(BUFFER_FILE))
 
@@ -164,15 +176,21 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     if buffer is None:
         buffer = ReplayBuffer(cfg.buffer_size, OBS_SIZE, cfg.seed + global_step)
 
-    envs = make_env(cfg, N)
-    obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
-    mask = info["action_mask"].astype(bool)
     potential = potential_for(cfg)
-    phi = potential(obs) if potential is not None else None
-    reset_step = np.zeros(N, dtype=bool)
+    iteration = 0
+    games = restore_games(state, cfg, N)
+    if games is not None:  # the games in progress, the exploration generator and the step counter go on
+        envs, obs, mask, reset_step, phi = (games[k] for k in ("env", "obs", "mask", "reset_step", "phi"))
+        rng.bit_generator.state = state["rng"]
+        iteration = state["iteration"]
+    else:  # a new run, or a checkpoint without its games: new deals from a seed of the run's seed and progress
+        envs = make_env(cfg, N)
+        obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
+        mask = info["action_mask"].astype(bool)
+        phi = potential(obs) if potential is not None else None
+        reset_step = np.zeros(N, dtype=bool)
     explore_steps = max(1, int(cfg.exploration_fraction * cfg.timesteps))
     run.start(total=cfg.timesteps, done=global_step)
-    iteration = 0
     losses: list[float] = []
     try:
         while global_step < cfg.timesteps:
@@ -230,9 +248,10 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 run.maybe_checkpoint(global_step, save_checkpoint)
                 if run.stop_requested or run.out_of_time():
                     break
+        run.step(global_step, None)
+        # so --resume continues from the end, not before it (with the games open: before the env closes)
+        run.maybe_checkpoint(global_step, save_checkpoint, force=True)
     finally:
         envs.close()
-    run.step(global_step, None)
-    run.maybe_checkpoint(global_step, save_checkpoint, force=True)  # so --resume continues from the end, not before it
     run.save_final(lambda path: save_model(path, q_net, cfg, global_step=global_step))
     return q_net

@@ -20,6 +20,8 @@ The run folder matches the other trainers (see :mod:`agents.train`).  Run it wit
 from __future__ import annotations
 
 import math
+import pickle
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +30,8 @@ import numpy as np
 from agents.config import TrainConfig
 from agents.shaping import potential_for, shaped_rewards
 
-__all__ = ["LinesNet", "MlpNet", "make_net", "make_env", "train", "masked_logits", "load_policy"]
+__all__ = ["LinesNet", "MlpNet", "games_state", "load_policy", "make_env", "make_net", "masked_logits", "restore_games",
+           "train"]
 
 CARD = 18
 BOARD = 25 * CARD  # 450
@@ -158,6 +161,35 @@ def make_env(cfg: TrainConfig, num_envs: int):
         raise
 
 
+def games_state(envs: Any, **arrays: Any) -> dict[str, Any] | None:
+    """The games in progress, for a checkpoint: the vector env pickled (its boards, decks and generator) and the
+    trainer's arrays that go with it (the last observation, masks, ...); None where the env cannot be pickled
+    (``vectorization='sync'``), whose resumed run starts new games."""
+    try:
+        env = pickle.dumps(envs)
+    except Exception:  # noqa: BLE001 - gymnasium's SyncVectorEnv holds local functions
+        return None
+    return {"env": env, **{k: np.array(v) if v is not None else None for k, v in arrays.items()}}
+
+
+def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int) -> dict[str, Any] | None:
+    """The games a checkpoint saved (:func:`games_state`), unpickled: a dict with ``env`` and the trainer's arrays,
+    or None where the checkpoint holds none (an older version's, or ``vectorization='sync'``), with a note on stderr:
+    the resumed run then starts new games."""
+    if state is None:
+        return None
+    games = state.get("games")
+    if games is None:
+        why = "sync vectorization" if cfg.vectorization == "sync" else "saved by an older version"
+        print(f"--resume: the checkpoint holds no games in progress ({why}): the resumed run starts new games",
+              file=sys.stderr)
+        return None
+    env = pickle.loads(games["env"])
+    if getattr(env, "num_envs", None) != num_envs:
+        raise ValueError(f"the checkpoint's games are {getattr(env, 'num_envs', None)!r} envs: expected {num_envs}")
+    return {**games, "env": env}
+
+
 def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
     """The network and saved metadata of a torch model file (fast-ppo or dqn ``model.pt``); a ``ValueError`` naming
     the file if it is not one."""
@@ -204,17 +236,24 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     policy = _greedy_policy(model)
     next_update = start_update
 
-    def save_checkpoint(path: Path) -> None:  # the network, optimiser and torch RNG (games in progress start anew)
+    def save_checkpoint(path: Path) -> None:  # the network, optimiser, torch RNG and the games in progress
         save_model(path, model, cfg, optimizer=optimizer.state_dict(), update=next_update, global_step=global_step,
-                   torch_rng=torch.get_rng_state())
+                   torch_rng=torch.get_rng_state(),
+                   games=games_state(envs, obs=obs.numpy(), mask=mask.numpy(), reset_step=reset_step.numpy(), phi=phi))
 
-    envs = make_env(cfg, N)
     potential = potential_for(cfg)
-    obs_np, info = envs.reset(seed=cfg.seed + 7919 * start_update)
-    phi = potential(obs_np) if potential is not None else None
-    obs = torch.as_tensor(obs_np)
-    mask = torch.as_tensor(info["action_mask"]).bool()
-    reset_step = torch.zeros(N, dtype=torch.bool)  # the next step only resets these games
+    games = restore_games(state, cfg, N)
+    if games is not None:  # the resumed run goes on with the games it was playing: as if never interrupted
+        envs, phi = games["env"], games["phi"]
+        obs, mask = torch.as_tensor(games["obs"]), torch.as_tensor(games["mask"])
+        reset_step = torch.as_tensor(games["reset_step"])
+    else:  # a new run, or a checkpoint without its games: new deals from a seed of the run's seed and progress
+        envs = make_env(cfg, N)
+        obs_np, info = envs.reset(seed=cfg.seed + 7919 * start_update)
+        phi = potential(obs_np) if potential is not None else None
+        obs = torch.as_tensor(obs_np)
+        mask = torch.as_tensor(info["action_mask"]).bool()
+        reset_step = torch.zeros(N, dtype=torch.bool)  # the next step only resets these games
 
     b_obs = torch.zeros((T, N, obs.shape[1]), dtype=torch.uint8)
     b_mask = torch.zeros((T, N, 25), dtype=torch.bool)
@@ -307,9 +346,10 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             run.maybe_checkpoint(global_step, save_checkpoint)
             if run.stop_requested or run.out_of_time():
                 break
+        # so --resume continues from the end, not before it (with the games open: before the env closes)
+        run.maybe_checkpoint(global_step, save_checkpoint, force=True)
     finally:
         envs.close()
-    run.maybe_checkpoint(global_step, save_checkpoint, force=True)  # so --resume continues from the end, not before it
     run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
     return model
 

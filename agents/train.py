@@ -600,7 +600,8 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     if run.resume:
         model = MaskablePPO.load(run.latest_checkpoint(), env=venv, tensorboard_log=str(run.dir / "tb"), device="cpu")
         # load() reseeds torch and the env with the run's seed, which would deal the first games again; go on with
-        # a seed of the steps done instead (as fast-ppo and dqn do), so the resumed part plays new deals.
+        # a seed of the steps done instead (as fast-ppo and dqn do for a checkpoint without its games), so the resumed
+        # part plays new deals.
         model.set_random_seed((cfg.seed + 7919 * (int(model.num_timesteps) // cfg.num_envs)) % 2**32)
     else:
         model = MaskablePPO(

@@ -680,6 +680,45 @@ def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
     assert first and dealt and not set(first) & set(dealt)
 
 
+@pytest.mark.parametrize("algo, shaping", [("fast-ppo", "none"), ("dqn", "none"), ("fast-ppo", "heuristic")])
+def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monkeypatch, capsys, algo, shaping):
+    """The checkpoint holds the games in progress (the vector env, the last observation), the generators and, for
+    dqn, the replay buffer: a run stopped halfway (as Ctrl-C stops it) and resumed ends with exactly the weights of
+    the run never stopped.  Before, the resumed part started new games and the models differed."""
+    import torch
+
+    from agents import train as train_module
+
+    straight = train(_cfg(algo, tmp_path / "straight", shaping=shaping))  # shaped: the potential goes on too
+    real_step = train_module.RunFolder.step
+    half = TINY[algo]["timesteps"] // 2
+
+    def stop_halfway(self, step, policy):
+        real_step(self, step, policy)
+        if step >= half:
+            self.stop_requested = True  # as Ctrl-C does
+
+    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    out = tmp_path / "stopped"
+    stopped = train(_cfg(algo, out, shaping=shaping))
+    assert 0 < stopped.steps < straight.steps
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    resumed = train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert resumed.steps == straight.steps
+    a = torch.load(tmp_path / "straight" / "model.pt", weights_only=False)["state_dict"]
+    b = torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert "starts new games" not in capsys.readouterr().err
+
+    # a checkpoint without its games (an older version's) resumes with new games, and says so
+    ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
+    del ckpt["games"]
+    torch.save(ckpt, out / "checkpoints" / "latest.pt")
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=straight.steps * 2)
+    assert "the checkpoint holds no games in progress (saved by an older version): the resumed run starts new " \
+           "games" in capsys.readouterr().err
+
+
 def _fake_run(out: Path, cfg: TrainConfig) -> None:
     """A fast-ppo run folder as training leaves it (config, progress, a checkpoint), without training."""
     import torch

@@ -454,3 +454,39 @@ def test_ppo_threads_cuts_the_minibatch_to_one_update_for_few_envs():
     assert bench.minibatch_for(16) == 800 and bench.minibatch_for(1) == 50
     cfg = TrainConfig(algo="fast-ppo", num_envs=16, minibatch_size=bench.minibatch_for(16)).resolved()
     assert cfg.minibatch_size == cfg.num_envs * cfg.num_steps == 800
+
+
+def test_step_breakdown_prints_every_piece_and_its_remainder(capsys):
+    breakdown = load("step_breakdown")
+    assert breakdown.main(["--num-envs", "64", "--games", "1", "--repeats", "1", "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith("| piece")}
+    assert list(rows) == ["policy (argmax over the masks)", "update (board, lines, observation)", "observation copy",
+                          "info dict", "dealing", "the rest (step's own Python, resets, checks)", "whole step"]
+    ns = {name: float(cells[1]) for name, cells in rows.items()}
+    assert all(ns[name] > 0 for name in ns if not name.startswith("the rest"))
+    assert abs(sum(v for k, v in ns.items() if k != "whole step") - ns["whole step"]) < 0.5  # the rest: the remainder
+    assert rows["whole step"][2].startswith("100%") and "x FrozenLake" in out and "backend numpy" in out
+    with pytest.raises(SystemExit):
+        breakdown.main(["--num-envs", "0"])
+
+
+def test_shaping_cost_times_each_shaping_and_gives_the_ratio(capsys, tmp_path, monkeypatch):
+    shaping_cost = load("shaping_cost")
+    runs = []
+
+    def fake_run(shaping, timesteps, folder, seed=0):  # the table, not the training, is under test here
+        runs.append((shaping, timesteps))
+        return {"none": 2.0, "heuristic": 3.0}[shaping]
+
+    monkeypatch.setattr(shaping_cost, "timed_run", fake_run)
+    assert shaping_cost.main(["--timesteps", "30000", "--repeats", "2", "--shapings", "none", "heuristic"]) == 0
+    out = capsys.readouterr().out
+    assert runs == [("none", 20000), ("heuristic", 20000)] + [("none", 30000), ("heuristic", 30000)] * 2
+    assert "| none | 2.00 | 2.00, 2.00 | 1.000 |" in out and "| heuristic | 3.00 | 3.00, 3.00 | 1.500 |" in out
+    # one real run: the training call the script makes is a valid one
+    assert shaping_cost.__dict__["timed_run"] is fake_run
+    monkeypatch.undo()
+    seconds = shaping_cost.timed_run("heuristic", 1000, tmp_path / "run")
+    assert seconds > 0 and (tmp_path / "run" / "model.pt").is_file()

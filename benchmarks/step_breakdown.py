@@ -1,0 +1,127 @@
+"""Where a native vector env step's time goes: nanoseconds per sub-env step, piece by piece.
+
+Run (nice it on a shared machine; the pieces are medians of ``--repeats`` rounds, each round timing every piece once)::
+
+    nice -n 10 python benchmarks/step_breakdown.py             # about 20 s
+    nice -n 10 python benchmarks/step_breakdown.py --num-envs 1024 --backend numpy
+
+The whole step is ``env.step`` under the speed benchmark's policy (the first legal cell of every sub-env, one
+``argmax`` over the masks), timed over whole games.  The pieces, each timed alone on the same env size:
+
+* ``policy``: the ``argmax`` over the masks that picks the cells;
+* ``update``: the board update alone (``_advance``: the compiled kernel under numba), over the 25 placements of a
+  game from an empty board;
+* ``observation copy``: copying the ``(N, 522)`` observation buffer, which ``step`` returns (``copy=True``);
+* ``info``: building the info dict (masks, cards);
+* ``dealing``: dealing the decks of the games that end, exactly as the single env deals them (one deal per 26 sub-env
+  steps: 25 placements and the reset step), in the batches a step deals;
+* ``the rest``: the whole step less the pieces above (``step``'s own Python, resets, action checks).
+
+The pieces are timed apart, so they need not add up to the whole; ``the rest`` is what is left, not a measurement.
+Gymnasium's FrozenLake-v1 (through ``gym.make``, always moving down) is timed in every round too, so that a figure can
+be set against the machine's speed at the time: its median steps/s is printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+
+from pokersquares_env.vector import BACKENDS, PokerSquaresVectorEnv
+
+MOVES = 25  # placements of a game; a game takes MOVES + 1 steps with the autoreset step
+
+
+def _timed(run: Callable[[], None], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        run()
+    return (time.perf_counter() - start) / calls
+
+
+def frozenlake_rate(steps: int = 20_000) -> float:
+    """FrozenLake-v1 steps/s through ``gym.make``, always moving down (the speed benchmark's reference)."""
+    env = gym.make("FrozenLake-v1")
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(1)
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
+    """One round: seconds per sub-env step of the whole step and of each piece (see the module docstring)."""
+    env = PokerSquaresVectorEnv(num_envs, backend=backend)
+    obs, info = env.reset(seed=0)
+    steps = games * (MOVES + 1)
+    start = time.perf_counter()
+    for _ in range(steps):
+        actions = np.argmax(info["action_mask"].view(bool), axis=1)
+        obs, _, _, _, info = env.step(actions)
+    whole = (time.perf_counter() - start) / steps
+    masks = info["action_mask"]
+    policy = _timed(lambda: np.argmax(masks.view(bool), axis=1), steps)
+
+    ids = np.arange(num_envs)
+    update = 0.0
+    for _ in range(games):  # free placement, first legal cell: move k goes to cell k in every sub-env
+        env.reset(seed=1)
+        for k in range(MOVES):
+            cells = np.full(num_envs, k, dtype=np.int64)
+            t = time.perf_counter()
+            env._advance(ids, cells)
+            update += time.perf_counter() - t
+    update /= games * MOVES
+    copy = _timed(env._obs.copy, steps)
+    make_info = _timed(env._info, steps)
+    batch = max(1, round(num_envs / (MOVES + 1)))  # the decks a step deals, on average
+    dealing = _timed(lambda: env._deal(batch), steps)
+    pieces = {"policy (argmax over the masks)": policy, "update (board, lines, observation)": update,
+              "observation copy": copy, "info dict": make_info, "dealing": dealing}
+    per_step = {name: seconds / num_envs for name, seconds in pieces.items()}
+    per_step["the rest (step's own Python, resets, checks)"] = whole / num_envs - sum(per_step.values())
+    per_step["whole step"] = whole / num_envs
+    env.close()
+    return per_step
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the Markdown table of nanoseconds per sub-env step."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--num-envs", type=int, default=4096, help="sub-envs (default 4096, the speed target's)")
+    parser.add_argument("--games", type=int, default=4, help="games per sub-env per round (default 4)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds; the table shows medians (default 5)")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="the vector env's backend (default auto: numba when installed, else numpy)")
+    ns = parser.parse_args(argv)
+    for name in ("num_envs", "games", "repeats"):
+        if getattr(ns, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} {getattr(ns, name)}: expected a positive integer")
+    backend = PokerSquaresVectorEnv(1, backend=ns.backend).backend
+    measure(ns.num_envs, 1, backend)  # warm-up: kernels loaded, buffers touched
+    rounds, reference = [], []
+    for _ in range(ns.repeats):
+        reference.append(frozenlake_rate())
+        rounds.append(measure(ns.num_envs, ns.games, backend))
+    frozen = statistics.median(reference)
+    whole = statistics.median(r["whole step"] for r in rounds)
+    print(f"\nN={ns.num_envs}, backend {backend}, {ns.games} games a sub-env a round, medians of {ns.repeats} rounds; "
+          f"FrozenLake-v1 {frozen:,.0f} steps/s in the same rounds, so the whole step runs at "
+          f"{1 / whole / frozen:.1f}x FrozenLake\n")
+    print("| piece | ns per sub-env step | share of the whole step |")
+    print("|---|---:|---:|")
+    for name in rounds[0]:
+        value = statistics.median(r[name] for r in rounds)
+        print(f"| {name} | {value * 1e9:.1f} | {value / whole:.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

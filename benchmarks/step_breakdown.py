@@ -29,7 +29,6 @@ import statistics
 import time
 from collections.abc import Callable
 
-import gymnasium as gym
 import numpy as np
 
 from pokersquares_env.vector import BACKENDS, PokerSquaresVectorEnv
@@ -44,16 +43,15 @@ def _timed(run: Callable[[], None], calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def frozenlake_rate(steps: int = 20_000) -> float:
-    """FrozenLake-v1 steps/s through ``gym.make``, always moving down (the speed benchmark's reference)."""
-    env = gym.make("FrozenLake-v1")
-    env.reset(seed=0)
-    start = time.perf_counter()
-    for _ in range(steps):
-        _, _, terminated, truncated, _ = env.step(1)
-        if terminated or truncated:
-            env.reset()
-    return steps / (time.perf_counter() - start)
+def _speed_module():
+    """benchmarks/speed.py, loaded by path (its FrozenLake timing is the reference both scripts use)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_speed", Path(__file__).resolve().parent / "speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
@@ -106,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{name.replace('_', '-')} {getattr(ns, name)}: expected a positive integer")
     backend = PokerSquaresVectorEnv(1, backend=ns.backend).backend
     measure(ns.num_envs, 1, backend)  # warm-up: kernels loaded, buffers touched
+    time_frozenlake = _speed_module().time_frozenlake
     rounds, reference = [], []
     for _ in range(ns.repeats):
-        reference.append(frozenlake_rate())
+        reference.append(time_frozenlake(20_000))
         rounds.append(measure(ns.num_envs, ns.games, backend))
     frozen = statistics.median(reference)
     whole = statistics.median(r["whole step"] for r in rounds)

@@ -648,6 +648,22 @@ def test_learned_agents_evaluate_in_worker_processes_as_in_one(tmp_path):
     assert outputs[1] == outputs[2] and len(outputs[1]) == 3 and all(e == 0 for _, e, _, _ in outputs[1])
 
 
+def _stop_halfway(monkeypatch, algo):
+    """Make training stop (as Ctrl-C does) once half of ``algo``'s tiny budget is done; the real RunFolder.step."""
+    from agents import train as train_module
+
+    real_step = train_module.RunFolder.step
+    half = TINY[algo]["timesteps"] // 2
+
+    def stop_halfway(self, step, policy):
+        real_step(self, step, policy)
+        if step >= half:
+            self.stop_requested = True
+
+    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    return real_step
+
+
 @pytest.mark.parametrize("algo", ["maskable-ppo", "fast-ppo", "dqn"])
 def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
     """MaskablePPO.load reseeds the env with the run's seed: a resumed run used to replay the first deals."""
@@ -662,15 +678,7 @@ def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
         return real_rows(self, rows, decks)
 
     monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
-    real_step = train_module.RunFolder.step
-    half = TINY[algo]["timesteps"] // 2
-
-    def stop_halfway(self, step, policy):
-        real_step(self, step, policy)
-        if step >= half:
-            self.stop_requested = True  # as Ctrl-C does
-
-    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    real_step = _stop_halfway(monkeypatch, algo)
     out = tmp_path / "run"
     train(_cfg(algo, out))
     first = list(dealt)
@@ -690,15 +698,7 @@ def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monke
     from agents import train as train_module
 
     straight = train(_cfg(algo, tmp_path / "straight", shaping=shaping))  # shaped: the potential goes on too
-    real_step = train_module.RunFolder.step
-    half = TINY[algo]["timesteps"] // 2
-
-    def stop_halfway(self, step, policy):
-        real_step(self, step, policy)
-        if step >= half:
-            self.stop_requested = True  # as Ctrl-C does
-
-    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    real_step = _stop_halfway(monkeypatch, algo)
     out = tmp_path / "stopped"
     stopped = train(_cfg(algo, out, shaping=shaping))
     assert 0 < stopped.steps < straight.steps

@@ -258,6 +258,8 @@ class Batch:
         keys of every line after each move (with the phase), for training; with
         a 4-d ``table`` the entries are ``(phase, keys, outs)``.
         """
+        if epsilon > 0 and rng is None:
+            raise ValueError(f"epsilon={epsilon!r} plays random cells: expected an rng (a numpy Generator) to draw them")
         phases = table.shape[2]
         j = 0
         while self.placed < 25:

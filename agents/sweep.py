@@ -408,8 +408,10 @@ class SweepResult:
                 row[m] = float(vals.mean()) if vals.size else math.nan
                 row[f"{m}_seed_std"] = float(vals.std(ddof=1)) if vals.size > 1 else math.nan
             out.append(row)
-        metric = self.config.metric if self.config.metric in out[0] else "mean" if out else None
-        return sorted(out, key=lambda r: -_num(r.get(metric))) if out else out
+        if not out:  # no trial finished: an empty table, not an error
+            return out
+        metric = self.config.metric if self.config.metric in out[0] else "mean"
+        return sorted(out, key=lambda r: -_num(r.get(metric)))
 
     def best(self) -> dict[str, Any] | None:
         """The finished trial with the highest ``metric``."""

@@ -377,6 +377,22 @@ def test_sweep_checks_come_before_ray_starts(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "sweep").exists()
 
 
+def test_a_sweep_whose_every_trial_failed_still_writes_its_summary(tmp_path):
+    """Before, groups() read out[0] before checking for an empty list: table() and save() raised IndexError, so a
+    sweep of failed trials printed a traceback and wrote no summary."""
+    from agents.sweep import SweepConfig, SweepResult
+
+    cfg = SweepConfig.from_dict({"name": "s", "out": str(tmp_path / "sw"), "train": {"timesteps": 10},
+                                 "space": {"seed": [0, 1]}})
+    trials = [{"params": {"seed": s}, "folder": str(tmp_path / f"t{s}"), "status": "error", "metrics": {}}
+              for s in (0, 1)]
+    result = SweepResult(cfg, trials)
+    assert result.groups() == [] and result.best() is None
+    assert "error" in result.table()
+    result.save(plots=False)
+    assert all((tmp_path / "sw" / name).is_file() for name in ("summary.md", "summary.csv", "summary.json"))
+
+
 def test_trial_folders_are_stable_and_distinct():
     from agents.sweep import SweepConfig, trial_folder
 

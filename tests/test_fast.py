@@ -137,6 +137,16 @@ def test_self_play_records_match_batch_play_out(tables):
         assert np.array_equal(rec[:, m], want)
 
 
+def test_batch_play_out_with_exploration_needs_an_rng(tables):
+    vt = tables(Rules())
+    decks = np.argsort(np.random.default_rng(3).random((4, 52)), axis=1)
+    with pytest.raises(ValueError, match=r"epsilon=0.1 plays random cells: expected an rng"):
+        Batch(4).play_out(decks, vt.values, epsilon=0.1)
+    b = Batch(4)
+    b.play_out(decks, vt.values, epsilon=0.1, rng=np.random.default_rng(0))
+    assert b.placed == 25 and b.legal().sum() == 0
+
+
 def test_improve_tables(tables, tmp_path):
     base = tables(Rules())
     a = improve_tables(base, games=96, batch=48, seed=4)

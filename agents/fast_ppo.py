@@ -169,24 +169,37 @@ def games_state(envs: Any, **arrays: Any) -> dict[str, Any] | None:
         env = pickle.dumps(envs)
     except Exception:  # noqa: BLE001 - gymnasium's SyncVectorEnv holds local functions
         return None
-    return {"env": env, **{k: np.array(v) if v is not None else None for k, v in arrays.items()}}
+    from pokersquares_env import __version__
+
+    return {"env": env, "version": __version__,
+            **{k: np.array(v) if v is not None else None for k, v in arrays.items()}}
 
 
 def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int) -> dict[str, Any] | None:
     """The games a checkpoint saved (:func:`games_state`), unpickled: a dict with ``env`` and the trainer's arrays,
     or None where the checkpoint holds none (an older version's, or ``vectorization='sync'``), with a note on stderr:
     the resumed run then starts new games."""
+    from pokersquares_env import __version__
+
     if state is None:
         return None
     games = state.get("games")
+    why = None
     if games is None:
-        why = "sync vectorization" if cfg.vectorization == "sync" else "saved by an older version"
-        print(f"--resume: the checkpoint holds no games in progress ({why}): the resumed run starts new games",
-              file=sys.stderr)
+        why = "holds no games in progress (" + ("sync vectorization" if cfg.vectorization == "sync"
+                                                 else "saved by an older version") + ")"
+    elif games.get("version") != __version__:  # another version's env may not unpickle into this one's
+        why = f"holds games of pokersquares_env {games.get('version')!r}, not of this {__version__!r}"
+    else:
+        try:
+            env = pickle.loads(games["env"])
+        except Exception as exc:  # noqa: BLE001 - a damaged blob fails in many ways
+            env, why = None, f"holds games that cannot be read ({type(exc).__name__}: {exc})"
+        if why is None and getattr(env, "num_envs", None) != num_envs:
+            why = f"holds games of {getattr(env, 'num_envs', None)!r} envs, not {num_envs}"
+    if why is not None:
+        print(f"--resume: the checkpoint {why}: the resumed run starts new games", file=sys.stderr)
         return None
-    env = pickle.loads(games["env"])
-    if getattr(env, "num_envs", None) != num_envs:
-        raise ValueError(f"the checkpoint's games are {getattr(env, 'num_envs', None)!r} envs: expected {num_envs}")
     return {**games, "env": env}
 
 

@@ -712,11 +712,20 @@ def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monke
 
     # a checkpoint without its games (an older version's) resumes with new games, and says so
     ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
-    del ckpt["games"]
+    games = ckpt.pop("games")
     torch.save(ckpt, out / "checkpoints" / "latest.pt")
     train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=straight.steps * 2)
     assert "the checkpoint holds no games in progress (saved by an older version): the resumed run starts new " \
            "games" in capsys.readouterr().err
+    # games another version pickled, or a damaged pickle: new games too, said so (not a crash mid-run)
+    for damage, said in (({"version": "0.0.1"}, "holds games of pokersquares_env '0.0.1', not of this"),
+                         ({"env": b"not a pickle"}, "holds games that cannot be read (UnpicklingError")):
+        ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
+        ckpt["games"] = {**games, **damage}
+        torch.save(ckpt, out / "checkpoints" / "latest.pt")
+        done = json.loads((out / "progress.json").read_text())["steps"]
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=done + straight.steps)
+        assert said in capsys.readouterr().err
 
 
 def _fake_run(out: Path, cfg: TrainConfig) -> None:

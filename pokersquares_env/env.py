@@ -336,7 +336,8 @@ class PokerSquaresEnv(gym.Env):
         from pokersquares_env import render as _render
 
         if self._renderer is None:
-            self._renderer = _render.Renderer(self.render_mode, title="PokerSquares-v0")
+            self._renderer = _render.Renderer(self.render_mode, title="PokerSquares-v0",
+                                              fps=self.metadata["render_fps"])
         return self._renderer.show(render_game(self.game, self.state, "rgb_array", ended_early=ended_early))
 
     def close(self) -> None:

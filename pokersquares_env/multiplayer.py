@@ -404,7 +404,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             from pokersquares_env import render as _render
 
             if getattr(self, "_renderer", None) is None:
-                self._renderer = _render.Renderer(self.render_mode, title=self.metadata["name"])
+                self._renderer = _render.Renderer(self.render_mode, title=self.metadata["name"],
+                                                 fps=self.metadata["render_fps"])
             frame = _render.draw_multiplayer(
                 self.game, {a: self.states[a] for a in self.possible_agents}, totals=self.totals,
                 match_points=self.match_points, round=self.round,

@@ -148,6 +148,32 @@ def test_human_mode_with_dummy_display(monkeypatch):
     env.close()
 
 
+@pytest.mark.parametrize("make", [
+    lambda: gym.make("PokerSquares-v0", render_mode="human"),
+    lambda: gym.make("PokerShuffle-v0", render_mode="human"),
+    lambda: __import__("pokersquares_env.multiplayer", fromlist=["x"]).parallel_env(num_players=2, render_mode="human"),
+], ids=["PokerSquares-v0", "PokerShuffle-v0", "multiplayer"])
+def test_human_windows_run_at_the_metadata_render_fps(monkeypatch, make):
+    """Gymnasium's human mode paces frames at metadata["render_fps"]; before, the windows ignored it (no wait)."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = make()
+    env.reset(seed=0)
+    env.render()
+    base = getattr(env, "unwrapped", env)
+    renderer = base._renderer
+    assert renderer.fps == base.metadata["render_fps"] == 4
+    ticks = []
+
+    class Clock:  # pygame's Clock.tick is read-only: a stand-in records what it is asked to wait for
+        def tick(self, fps):
+            ticks.append(fps)
+
+    renderer._clock = Clock()
+    env.render()
+    assert ticks == [4]
+    env.close()
+
+
 @pytest.mark.parametrize("module, extra", [("pygame", "human"), ("PIL", "render")])
 def test_missing_extra_is_named(monkeypatch, module, extra):
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail

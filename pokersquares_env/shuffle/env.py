@@ -454,7 +454,8 @@ class PokerShuffleEnv(gym.Env):
         from pokersquares_env import render as _render
 
         if self._renderer is None:
-            self._renderer = _render.Renderer(self.render_mode, title="PokerShuffle-v0")
+            self._renderer = _render.Renderer(self.render_mode, title="PokerShuffle-v0",
+                                                fps=self.metadata["render_fps"])
         frame = _render.draw_poker_shuffle(
             self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode, budget_left=self._left,
             dealt_score=self._dealt_score if self.mode == "swap" else None,

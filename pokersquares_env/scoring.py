@@ -33,7 +33,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
@@ -336,10 +336,32 @@ class PointSystem:
     win_threshold: float | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise TypeError(f"point system name {self.name!r}: expected a non-empty string")
+        if isinstance(self.points, (str, bytes)) or not isinstance(self.points, (Sequence, np.ndarray)):
+            raise TypeError(f"point system {self.name!r}: points {self.points!r} is not a sequence: expected "
+                            f"{NUM_CATEGORIES} numbers in HandCategory order")
         if len(self.points) != NUM_CATEGORIES:
             raise ValueError(f"point system {self.name!r}: expected {NUM_CATEGORIES} values, got {len(self.points)}")
         for category, value in zip(HandCategory, self.points):  # as point tables are checked, however it is built
             _number(value, f"point system {self.name!r}[{category.key!r}]", bound=MAX_POINTS)
+        if self.win_threshold is not None:
+            if isinstance(self.win_threshold, bool) or not isinstance(self.win_threshold, (int, float, np.integer,
+                                                                                          np.floating)):
+                raise TypeError(f"point system {self.name!r}: win_threshold {self.win_threshold!r} is not a number: "
+                                f"expected a number or None")
+            if not math.isfinite(float(self.win_threshold)):
+                raise ValueError(f"point system {self.name!r}: win_threshold {self.win_threshold!r} is not finite: "
+                                 f"expected a finite number or None")
+        builtin = self.name.strip().lower()
+        if builtin in POINT_SYSTEMS:  # results, thresholds and paired comparisons go by the name
+            expected = _from_mapping(POINT_SYSTEMS[builtin], builtin, builtin)
+            differ = [f"{c.key} {_fmt_points(v)}, not {_fmt_points(e)}"
+                      for c, v, e in zip(HandCategory, self.points, expected) if float(v) != e]
+            if differ:
+                raise ValueError(f"point system named {self.name!r} with other points than the {builtin} table "
+                                 f"({'; '.join(differ[:3])}{'; ...' if len(differ) > 3 else ''}): expected the "
+                                 f"{builtin} values under that name, or another name for a custom table")
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, *, win_threshold: Any = _UNSET) -> "PointSystem":
@@ -399,6 +421,11 @@ class PointSystem:
 #: The largest points a hand may be worth, either sign: a board's 10 lines then sum to at most 1e13, exact in a
 #: float (below 2**53) and far from overflowing in any total, mean or spread the package computes.
 MAX_POINTS = 1e12
+
+
+def _fmt_points(value: Any) -> str:
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
 
 
 def _number(value: Any, where: str, *, bound: float | None = None) -> float:
@@ -500,8 +527,12 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
         if not isinstance(data, Mapping):
             raise ValueError(f"point system file {path!r}: expected a JSON object, got {type(data).__name__}")
         system = point_system(data)
-        if system.name == "custom":
-            system = PointSystem(os.path.splitext(os.path.basename(path))[0], system.points, system.win_threshold)
+        if system.name == "custom":  # named after its file (with the extension where the stem is a built-in's name)
+            stem = os.path.splitext(os.path.basename(path))[0]
+            builtin = stem.strip().lower()
+            same = builtin in POINT_SYSTEMS and system.points == _builtin(builtin).points
+            name = os.path.basename(path) if builtin in POINT_SYSTEMS and not same else stem
+            system = PointSystem(name, system.points, system.win_threshold)
     else:
         raise TypeError(
             f"point system {spec!r} ({type(spec).__name__}): expected a name, a mapping, a JSON path or a PointSystem"

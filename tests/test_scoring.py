@@ -355,3 +355,40 @@ def test_point_table_values_are_bounded_so_that_scores_stay_finite_and_exact(tmp
         PointSystem("x", (1e300,) * len(CATEGORY_KEYS), None)
     with pytest.raises(TypeError, match=r"point system 'x'\['high_card'\]: points 'a' is not a number"):
         PointSystem("x", ("a",) * len(CATEGORY_KEYS), None)
+
+
+def test_a_point_system_built_directly_checks_its_name_points_and_threshold():
+    """Before, PointSystem("m", pts, "100") was accepted and the 25th step failed comparing a float with a str; a NaN
+    threshold made every game lost; PointSystem("m", 5) failed with "object of type 'int' has no len()"."""
+    pts = point_system("american").points
+    for bad, error, match in (
+        (("m", pts, "100"), TypeError, r"point system 'm': win_threshold '100' is not a number: expected a number"),
+        (("m", pts, float("nan")), ValueError, r"win_threshold nan is not finite"),
+        (("m", pts, True), TypeError, r"win_threshold True is not a number"),
+        (("m", 5), TypeError, r"point system 'm': points 5 is not a sequence: expected 11 numbers"),
+        (("m", "abcdefghijk"), TypeError, r"points 'abcdefghijk' is not a sequence"),
+        ((7, pts), TypeError, r"point system name 7: expected a non-empty string"),
+        (("", pts), TypeError, r"point system name '': expected a non-empty string"),
+    ):
+        with pytest.raises(error, match=match):
+            PointSystem(*bad)
+    assert PointSystem("m", list(pts), 100).win_threshold == 100
+
+
+def test_a_custom_table_cannot_take_a_built_in_name(tmp_path):
+    """Before, {"name": "american", "points": <flush 200>} kept the name: evaluations labelled its scores American
+    (beside a different mean_american) and dropped the real American comparison."""
+    table = dict(POINT_SYSTEMS["american"], flush=200)
+    with pytest.raises(ValueError, match=r"point system named 'American' with other points than the american table "
+                                         r"\(flush 200, not 20\): expected the american values under that name"):
+        point_system({"name": "American", "points": table})
+    # the built-in name with the built-in points stays, also with another threshold
+    assert point_system({"name": "english", "points": dict(POINT_SYSTEMS["english"])}).points == \
+        point_system("english").points
+    assert point_system("american", win_threshold=300).name == "american"
+    # a plain table in a file whose stem is a built-in name is named by the whole file name unless it is that table
+    other = tmp_path / "american.json"
+    other.write_text(json.dumps(table))
+    assert point_system(str(other)).name == "american.json"
+    other.write_text(json.dumps(dict(POINT_SYSTEMS["american"])))
+    assert point_system(str(other)).name == "american"

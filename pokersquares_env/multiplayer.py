@@ -150,7 +150,10 @@ class PokerSquaresParallelEnv(_ParallelEnv):
       (each round gives the lowest score 0 match points, the next 1, ...,
       tied players share the points of their places; the sum decides).
     * ``target``: end the match after the round in which some standing
-      (summed score, or match points under ``"ranking"``) reaches it.
+      (summed score, or match points under ``"ranking"``) reaches it.  With
+      ``rounds=None`` it must be reachable: one player under ``"ranking"``
+      (always 0 match points) or a table without a positive value under
+      ``"total"`` is refused.
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (every board, as a spectator
       sees them; ``pokersquares_env.render.multiplayer_frames`` gives one frame per player).
     * ``**rules``: ``jokers``, ``placement``, ``first_cell`` (see ``Rules``),
@@ -204,6 +207,15 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             )
         self.rules = Rules(**rules)
         self.point_system = point_system(scoring)
+        if rounds is None:  # the target alone ends the match: it must be reachable
+            if match_scoring == "ranking" and num_players == 1:
+                raise ValueError(f"target={target!r} with match_scoring='ranking' and one player can never be "
+                                 f"reached (a lone player ranks last, 0 match points, every round): pass a number "
+                                 f"of rounds, match_scoring='total', or more players")
+            if match_scoring == "total" and max(self.point_system.points) <= 0:
+                raise ValueError(f"target={target!r} can never be reached under {self.point_system.name!r}, whose "
+                                 f"best line scores {max(self.point_system.points):g}: pass a number of rounds, or a "
+                                 f"table with a positive value")
         self.game = PokerSquaresGame(self.rules, self.point_system)
         self.num_players = int(num_players)
         self.rounds = None if rounds is None else int(rounds)

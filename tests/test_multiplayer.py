@@ -193,6 +193,20 @@ def test_bad_arguments_are_named():
         parallel_env(placement="diagonal")
 
 
+def test_a_target_that_can_never_be_reached_is_refused():
+    """Before, these matches were accepted and never ended (no termination, no truncation)."""
+    with pytest.raises(ValueError, match=r"target=1 with match_scoring='ranking' and one player can never be reached"):
+        parallel_env(num_players=1, rounds=None, target=1, match_scoring="ranking")
+    losing = {k: 0 for k in ("one_pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house",
+                             "four_of_a_kind", "straight_flush", "royal_flush")}
+    with pytest.raises(ValueError, match=r"target=100 can never be reached under 'custom', whose best line scores 0"):
+        parallel_env(num_players=2, rounds=None, target=100, scoring=losing)
+    # reachable ones stay: two players rank, a capped match ends by its rounds, a positive table can reach a total
+    parallel_env(num_players=2, rounds=None, target=1, match_scoring="ranking")
+    parallel_env(num_players=1, rounds=3, target=1, match_scoring="ranking")
+    parallel_env(num_players=2, rounds=None, target=100, scoring=dict(losing, royal_flush=1))
+
+
 def test_seeded_matches_repeat_exactly():
     # pettingzoo's parallel_seed_test stops after one step (it tests any() of a dict), so check whole matches here
     runs = [play(parallel_env(num_players=2, rounds=2, jokers=1), seed=11) for _ in range(2)]

@@ -31,9 +31,13 @@ def check_number(name: str, value: Any) -> float:
     ``ValueError`` if it is NaN or infinite (it would make every reward it enters NaN or infinite)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name}={value!r}: expected a number")
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float's range
+        raise ValueError(f"{name}={value!r}: expected a finite number (this one is too large for a float)") from None
+    if not math.isfinite(number):
         raise ValueError(f"{name}={value!r}: expected a finite number")
-    return float(value)
+    return number
 
 
 def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:

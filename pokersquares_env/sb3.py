@@ -73,11 +73,18 @@ class _Adapter:
     those draw orders at the next ``reset()``, as SB3's ``set_options`` does.
     """
 
-    def __init__(self, num_envs: int = 8, seed: int | None = None, venv: PokerSquaresVectorEnv | None = None,
-                 **rules: Any) -> None:
-        if venv is not None and rules:
-            raise ValueError(f"pass either venv or rules {sorted(rules)}, not both")
-        self.venv = venv if venv is not None else PokerSquaresVectorEnv(num_envs, **rules)
+    def __init__(self, num_envs: int | None = None, seed: int | None = None,
+                 venv: PokerSquaresVectorEnv | None = None, **rules: Any) -> None:
+        if venv is not None:
+            if rules:
+                raise ValueError(f"pass either venv or rules {sorted(rules)}, not both")
+            if not isinstance(venv, PokerSquaresVectorEnv):
+                raise TypeError(f"venv={venv!r}: expected a PokerSquaresVectorEnv (or None to make one from num_envs "
+                                f"and the rules)")
+            if num_envs is not None and num_envs != venv.num_envs:
+                raise ValueError(f"num_envs={num_envs!r} but venv has {venv.num_envs} sub-envs: pass one or the "
+                                 f"other, or the same number")
+        self.venv = venv if venv is not None else PokerSquaresVectorEnv(8 if num_envs is None else num_envs, **rules)
         # SB3's VecEnv reads ``render_mode`` through get_attr: the vector env's (None, "ansi" or "rgb_array").
         super().__init__(self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space)
         self._seed = seed

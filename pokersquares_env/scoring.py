@@ -664,8 +664,11 @@ def expected_random_score(system: SystemSpec = "american", jokers: int = 0) -> f
     Each line of such a game is a uniformly random 5-card hand of the deck, so
     the expectation is 10 times the mean hand value over all hands.
     """
+    if isinstance(jokers, (bool, np.bool_)) or not isinstance(jokers, (int, np.integer)):
+        raise TypeError(f"jokers={jokers!r}: expected 0, 1 or 2 (an integer)")
     if jokers not in (0, 1, 2):
         raise ValueError(f"jokers={jokers!r}: expected 0, 1 or 2")
+    jokers = int(jokers)
     ps = point_system(system)
     hist = _hand_key_histogram(jokers)
     return float(10.0 * (hist * ps.line_points_table).sum() / hist.sum())

@@ -239,8 +239,13 @@ class PokerSquaresVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r}: expected a positive integer")
         render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-        if max_episode_steps is not None and max_episode_steps < NUM_CELLS:
-            raise ValueError(f"max_episode_steps={max_episode_steps!r}: expected None or >= 25 (a game is 25 steps)")
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool)
+                                              or not isinstance(max_episode_steps, (int, np.integer))
+                                              or max_episode_steps < NUM_CELLS):
+            raise ValueError(f"max_episode_steps={max_episode_steps!r}: expected None or an integer >= 25 (a game is "
+                             f"25 steps)")
+        if not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"copy={copy!r}: expected True or False (a bool)")
         # The single env validates and resolves every rule option; share its results.
         proto = PokerSquaresEnv(
             scoring=scoring, jokers=jokers, reward_mode=reward_mode, reward_scale=reward_scale,

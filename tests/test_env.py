@@ -216,6 +216,7 @@ def test_maskable_ppo_trains_a_few_steps():
         ({"placement": "diagonal"}, "placement='diagonal'"),
         ({"first_cell": "middle"}, "first_cell='middle'"),
         ({"render_mode": "bogus"}, "render_mode='bogus'"),
+        ({"illegal_penalty": 10**400}, r"illegal_penalty=1000+: expected a finite number \(this one is too large"),
     ],
 )
 def test_bad_arguments(kwargs, message):

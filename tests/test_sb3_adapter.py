@@ -41,6 +41,19 @@ def test_is_a_vec_env_with_same_step_resets():
     assert venv.get_attr("reward_mode") == ["line"] * 4
 
 
+def test_a_given_venv_is_checked_against_num_envs_and_its_type():
+    """Before: num_envs was silently ignored beside a venv, and venv="x" failed with an AttributeError."""
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    with pytest.raises(ValueError, match=r"num_envs=4 but venv has 8 sub-envs"):
+        PokerSquaresSB3VecEnv(num_envs=4, venv=PokerSquaresVectorEnv(8))
+    with pytest.raises(TypeError, match=r"venv='x': expected a PokerSquaresVectorEnv"):
+        PokerSquaresSB3VecEnv(venv="x")
+    assert PokerSquaresSB3VecEnv(num_envs=8, venv=PokerSquaresVectorEnv(8)).num_envs == 8
+    assert PokerSquaresSB3VecEnv(venv=PokerSquaresVectorEnv(3)).num_envs == 3
+    assert PokerSquaresSB3VecEnv().num_envs == 8  # the default
+
+
 def test_seed_reproducible():
     a, b = make_sb3_vec_env(3), make_sb3_vec_env(3)
     a.seed(5)

@@ -232,6 +232,10 @@ def test_random_play_expectation_matches_neller():
     # Published: 14.415 American, 7.676 English (Neller; exact expectation of random play).
     assert expected_random_score("american") == pytest.approx(14.415, abs=5e-4)
     assert expected_random_score("english") == pytest.approx(7.676, abs=5e-4)
+    assert expected_random_score("american", jokers=np.int64(1)) == expected_random_score("american", jokers=1)
+    for bad, error in ((1.0, TypeError), (True, TypeError), ("1", TypeError), (3, ValueError)):
+        with pytest.raises(error, match=f"jokers={bad!r}: expected 0, 1 or 2"):  # before: a deep TypeError, or True as 1
+            expected_random_score("american", jokers=bad)
 
 
 def test_point_system_specs(tmp_path):

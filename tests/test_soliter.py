@@ -115,6 +115,12 @@ def test_deal_is_deterministic_and_explicit_deals():
         c.reset(options={"deal": flat[:-1]})
     with pytest.raises(ValueError, match="deal has 3 columns"):
         c.reset(options={"deal": [[0], [1], [2]]})
+    # before: an int deal failed with "'int' object is not iterable", and a state beside a deal silently won
+    with pytest.raises(TypeError, match=r"deal 5: expected the deck in dealing order"):
+        c.reset(options={"deal": 5})
+    with pytest.raises(ValueError, match=r"options has both 'deal' and 'state': expected one of them"):
+        c.reset(options={"deal": flat, "state": a.state})
+    assert c.state.columns == a.state.columns  # the refused resets changed nothing
 
 
 # ---------------------------------------------------------------- classic rules

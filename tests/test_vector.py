@@ -288,6 +288,17 @@ def test_illegal_action_raise_names_sub_env_and_leaves_state(backend):
         venv.step(np.array([12, 0, 0]))
 
 
+def test_bad_constructor_arguments_are_named():
+    """Before: max_episode_steps="30" failed comparing str with int, and copy="False" was taken as True."""
+    with pytest.raises(ValueError, match=r"max_episode_steps='30': expected None or an integer >= 25"):
+        PokerSquaresVectorEnv(2, max_episode_steps="30")
+    with pytest.raises(ValueError, match=r"max_episode_steps=24"):
+        PokerSquaresVectorEnv(2, max_episode_steps=24)
+    with pytest.raises(TypeError, match=r"copy='False': expected True or False"):
+        PokerSquaresVectorEnv(2, copy="False")
+    assert PokerSquaresVectorEnv(2, copy=np.bool_(False), max_episode_steps=np.int64(30)).copy is False
+
+
 def test_bad_inputs_are_named():
     venv = PokerSquaresVectorEnv(2)
     with pytest.raises(gym.error.ResetNeeded):

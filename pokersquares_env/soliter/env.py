@@ -202,6 +202,9 @@ class SoliterEnv(gym.Env):
 
         Bad ``options`` raise before ``seed`` reseeds ``self.np_random``: a failed reset changes nothing."""
         options = check_reset_options(options, ("deal", "state"))
+        if options.get("state") is not None and options.get("deal") is not None:
+            raise ValueError("options has both 'deal' and 'state': expected one of them (a deal starts a new game, a "
+                             "state continues a position)")
         given = next((key for key in ("state", "deal") if options.get(key) is not None), None)
         state = None
         if given == "state":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
@@ -349,6 +349,9 @@ class SoliterGame:
         """
         if isinstance(deal, str):
             deal = deal.replace(",", " ").split()
+        if isinstance(deal, Mapping) or not isinstance(deal, (Sequence, np.ndarray)):
+            raise TypeError(f"deal {deal!r}: expected the deck in dealing order (a list of cards, or text) or a list "
+                            f"of columns")
         deal = list(deal)
         nested = bool(deal) and all(isinstance(c, (list, tuple, np.ndarray)) for c in deal)
         if nested:

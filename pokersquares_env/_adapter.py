@@ -40,6 +40,18 @@ def check_number(name: str, value: Any) -> float:
     return number
 
 
+def check_seed(seed: Any, note: str = "") -> int | None:
+    """``reset``'s ``seed`` as a plain ``int`` (numpy integers too) or ``None``; a ``TypeError`` naming it for a bool,
+    a float or anything else, a ``ValueError`` for a negative one (``note`` adds a gloss to the messages)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed={seed!r}: expected a non-negative int or None{note}")
+    if seed < 0:
+        raise ValueError(f"seed={seed!r}: expected a non-negative int or None{note}")
+    return int(seed)
+
+
 def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
     """``render_mode`` if it is ``None`` or one of the env's ``metadata["render_modes"]``; otherwise a ``ValueError``."""
     if render_mode is not None and render_mode not in modes:

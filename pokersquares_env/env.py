@@ -15,6 +15,7 @@ from pokersquares_env._adapter import (
     check_number,
     check_render_mode,
     check_reset_options,
+    check_seed,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
@@ -210,6 +211,7 @@ class PokerSquaresEnv(gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a game: a fresh shuffle, or ``options["deck"]`` drawn in the given order."""
+        seed = check_seed(seed)
         options = check_reset_options(options, ("deck",))
         given = self.game.init(options["deck"]) if options.get("deck") is not None else None
         super().reset(seed=seed)  # after the options are checked: a refused reset leaves the generator as it was

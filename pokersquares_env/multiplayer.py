@@ -24,7 +24,14 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
-from pokersquares_env._adapter import ILLEGAL_ACTIONS, check_choice, check_number, check_render_mode, render_ready
+from pokersquares_env._adapter import (
+    ILLEGAL_ACTIONS,
+    check_choice,
+    check_number,
+    check_render_mode,
+    check_seed,
+    render_ready,
+)
 from pokersquares_env.cards import EMPTY, NUM_CODES
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
@@ -265,6 +272,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     # ------------------------------------------------------------------ match flow
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a match: round 1, a fresh shuffle, empty boards (``options`` are accepted and ignored, as PettingZoo's API test expects)."""
+        seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self.agents = list(self.possible_agents)

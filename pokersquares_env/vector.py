@@ -19,7 +19,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pokersquares_env._adapter import check_render_mode, check_reset_options, render_ready
+from pokersquares_env._adapter import check_render_mode, check_reset_options, check_seed, render_ready
 from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, check_index, format_card, parse_cards
 from pokersquares_env.core import ADJACENT, NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv, render_game
@@ -359,10 +359,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         """Start new games in all sub-envs (or those in ``options["reset_mask"]``); see Seeding."""
         if self.closed:
             raise gym.error.ClosedEnvironmentError("reset() on a closed vector env: make a new one")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise TypeError(
-                f"seed={seed!r}: expected an int or None (one generator deals every sub-env; see the class docstring)"
-            )
+        seed = check_seed(seed, " (one generator deals every sub-env; see the class docstring)")
         options = check_reset_options(options, ("deck", "reset_mask"))
         rows = self._ids
         if options.get("reset_mask") is not None:

@@ -252,3 +252,28 @@ def test_a_refused_seeded_reset_leaves_the_generator_and_the_game_as_they_were(m
         env.reset(seed=99, options=options)
     assert env.unwrapped.np_random.bit_generator.state == generator
     assert list(env.unwrapped.state.board) == board
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gym.make("PokerSquares-v0"),
+    lambda: gym.make("PokerShuffle-v0"),
+    lambda: gym.make("Soliter-v0"),
+    lambda: __import__("pokersquares_env.vector", fromlist=["x"]).PokerSquaresVectorEnv(2),
+    lambda: __import__("pokersquares_env.multiplayer", fromlist=["x"]).parallel_env(num_players=2),
+], ids=["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "vector", "multiplayer"])
+def test_every_env_reads_seeds_alike(make):
+    """Before: the single envs took seed=True as 1 and refused numpy integers (Gymnasium's own check), while the
+    vector env did the opposite; the multiplayer env took True too."""
+    def flat(obs):
+        if isinstance(obs, dict):
+            return np.concatenate([flat(obs[k]) for k in sorted(obs)])
+        return np.ravel(obs).astype(float)
+
+    def first_obs(seed):
+        return flat(make().reset(seed=seed)[0])
+
+    assert np.array_equal(first_obs(np.int64(3)), first_obs(3))
+    for bad, error in ((True, TypeError), (3.0, TypeError), ("3", TypeError), (-1, ValueError)):
+        env = make()
+        with pytest.raises(error, match=f"seed={bad!r}: expected a non-negative int or None"):
+            env.reset(seed=bad)

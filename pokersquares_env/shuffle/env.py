@@ -15,6 +15,7 @@ from pokersquares_env._adapter import (
     check_number,
     check_render_mode,
     check_reset_options,
+    check_seed,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, check_index, format_card, format_cards
@@ -252,6 +253,7 @@ class PokerShuffleEnv(gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal 25 cards face up: a fresh shuffle, or ``options["cards"]`` in the given order."""
+        seed = check_seed(seed)
         options = check_reset_options(options, ("cards",))
         cards = None
         if options.get("cards") is not None:

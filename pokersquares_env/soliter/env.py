@@ -14,6 +14,7 @@ from pokersquares_env._adapter import (
     check_number,
     check_render_mode,
     check_reset_options,
+    check_seed,
     render_ready,
 )
 from pokersquares_env.soliter.rules import (
@@ -201,6 +202,7 @@ class SoliterEnv(gym.Env):
         """Deal a new game: shuffled with ``self.np_random``, or ``options["deal"]`` as given.
 
         Bad ``options`` raise before ``seed`` reseeds ``self.np_random``: a failed reset changes nothing."""
+        seed = check_seed(seed)
         options = check_reset_options(options, ("deal", "state"))
         if options.get("state") is not None and options.get("deal") is not None:
             raise ValueError("options has both 'deal' and 'state': expected one of them (a deal starts a new game, a "

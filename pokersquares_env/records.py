@@ -31,12 +31,22 @@ import json
 import operator
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, parse_card
-from pokersquares_env.core import GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name, parse_cell
+from pokersquares_env.core import (
+    NUM_CELLS,
+    GameState,
+    IllegalActionError,
+    PokerSquaresGame,
+    Rules,
+    cell_name,
+    parse_cell,
+)
 from pokersquares_env.scoring import POINT_SYSTEMS, point_system
 
 __all__ = [
@@ -90,7 +100,11 @@ def _check_fields(seed: Any, agent: Any, meta: Any, fail: Any) -> None:
 
 @dataclass
 class GameRecord:
-    """One Poker Squares game: rules, point system, deck order and placements (see the module docstring)."""
+    """One Poker Squares game: rules, point system, deck order and placements (see the module docstring).
+
+    ``deck`` is read as the game reads a deck (card text or codes) and kept as codes; ``placements`` are cell
+    indices 0..24 in play order.  A bad field is a :class:`RecordError` naming it, when the record is made.
+    """
 
     rules: Rules
     system: Any  # PointSystem
@@ -111,6 +125,39 @@ class GameRecord:
         if self.seed is not None and not isinstance(self.seed, bool) and hasattr(self.seed, "__index__"):
             self.seed = operator.index(self.seed)  # a numpy integer, as an env's seed may be
         self.check_fields()
+        self._check_game()
+
+    def _check_game(self) -> None:
+        """Check ``deck`` and ``placements`` (a :class:`RecordError` naming the field and the value).
+
+        The deck is read as the game core reads one (card text or codes, at least 25 distinct cards of the rules'
+        deck) and kept as a list of codes; the placements must be cell indices 0..24, at most 25 of them.  Their
+        legality is checked when the record is replayed (saving replays it).
+        """
+
+        def fail(where: str, msg: str) -> RecordError:
+            return RecordError(f"record: field {where!r}: {msg}")
+
+        deck = self.deck
+        if not isinstance(deck, (str, Sequence, np.ndarray)):
+            raise fail("deck", f"expected a list of cards (text such as 'T♠', or codes 0..53), got {deck!r}")
+        try:
+            self.deck = list(PokerSquaresGame(self.rules, self.system).check_deck(deck))
+        except (TypeError, ValueError) as exc:
+            raise fail("deck", str(exc)) from None
+        placements = self.placements
+        if isinstance(placements, str) or not isinstance(placements, (Sequence, np.ndarray)):
+            raise fail("placements", f"expected a list of cell indices 0..{NUM_CELLS - 1}, got {placements!r}")
+        placements = list(placements)
+        if len(placements) > NUM_CELLS:
+            raise fail("placements", f"{len(placements)} placements: expected at most {NUM_CELLS}")
+        cells = []
+        for i, cell in enumerate(placements):
+            if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)) \
+                    or not 0 <= int(cell) < NUM_CELLS:
+                raise fail(f"placements[{i}]", f"{cell!r}: expected a cell index 0..{NUM_CELLS - 1} (row-major)")
+            cells.append(int(cell))
+        self.placements = cells
 
     def check_fields(self) -> None:
         """Check ``seed``, ``agent`` and ``meta`` as loading does: a :class:`RecordError` naming the field."""
@@ -206,6 +253,9 @@ class GameRecord:
         if isinstance(data["point_system"], str) and data["point_system"].strip().lower() not in POINT_SYSTEMS:
             raise fail("point_system", f"{data['point_system']!r}: expected 'american', 'english' or an object "
                        f"{{name, points, win_threshold}} (a record does not read other files)")
+        if isinstance(data["point_system"], dict) and "name" in data["point_system"] \
+                and not isinstance(data["point_system"]["name"], str):
+            raise fail("point_system.name", f"expected a string, got {data['point_system']['name']!r}")
         try:
             system = point_system(data["point_system"])
         except (TypeError, ValueError) as exc:
@@ -252,6 +302,8 @@ class GameRecord:
             except IllegalActionError as exc:
                 raise fail(f"{where}.cell", f"illegal placement at move {i + 1}: {exc}") from None
             cells.append(cell)
+        if "finished" in data and not isinstance(data["finished"], bool):
+            raise fail("finished", f"expected true or false, got {data['finished']!r}")
         seed, agent, meta = data.get("seed"), data.get("agent"), data.get("meta")
         meta = {} if meta is None else meta
         _check_fields(seed, agent, meta, fail)  # before the record is built, so that the error names this source
@@ -281,9 +333,12 @@ def _record_json(record: GameRecord, indent: int | None = None) -> str:
     (no NaN or infinity): :class:`RecordError` naming the field, before any file is touched.
     """
     record.check_fields()  # again: the fields may have been changed since the record was made
+    record._check_game()
     data = record.to_dict()
     try:
         return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    except RecursionError:
+        raise RecordError("record: field 'meta': nested too deeply to write as JSON") from None
     except (TypeError, ValueError) as exc:
         raise RecordError(f"record: field 'meta': not JSON-ready ({exc}): expected JSON values, without NaN or "
                           f"infinity") from None
@@ -341,6 +396,8 @@ def load_record(path: str | os.PathLike) -> GameRecord:
         raise RecordError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
+    except RecursionError:
+        raise RecordError(f"{path}: JSON nested too deeply to read: expected a game record object") from None
     return GameRecord.from_dict(data, source=path)
 
 
@@ -350,15 +407,36 @@ def load_records(path: str | os.PathLike) -> list[GameRecord]:
     out = []
     try:
         with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
+            text = fh.read()
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
-    for lineno, line in enumerate(lines, start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RecordError(f"{path}:{lineno}: not valid JSON (column {exc.colno}): {exc.msg}") from None
+            raise _jsonl_error(path, text, lineno, line, exc) from None
+        except RecursionError:
+            raise RecordError(f"{path}:{lineno}: JSON nested too deeply to read: expected a game record object "
+                              f"on each line") from None
         out.append(GameRecord.from_dict(data, source=f"{path}:{lineno}"))
     return out
+
+
+def _jsonl_error(path: str, text: str, lineno: int, line: str, exc: json.JSONDecodeError) -> RecordError:
+    """The error for a line of a JSONL file that is not JSON; a whole (pretty-printed) JSON record is named so."""
+    hint = "expected JSONL, one whole record per line (a single .json record file is read with load_record)"
+    try:
+        whole = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        whole = None
+    if isinstance(whole, dict):
+        return RecordError(f"{path}: one JSON object spread over several lines, not JSONL: {hint}")
+    if isinstance(whole, list):
+        return RecordError(f"{path}: one JSON array spread over several lines, not JSONL: expected one whole "
+                           f"record object per line")
+    message = f"{path}:{lineno}: not valid JSON (column {exc.colno}): {exc.msg}"
+    if line.strip() in ("{", "["):
+        message += f"; the line is just {line.strip()!r}, as in a pretty-printed JSON file: {hint}"
+    return RecordError(message)

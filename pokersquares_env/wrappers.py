@@ -46,10 +46,11 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         env: the env to record.
         folder: where the records go (created if missing).
         name_prefix: file name prefix (default ``"game"``).
-        jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path.
+        jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path (its folder
+            is created if missing).  An episode's JSONL line and JSON file are written both or neither.
         json_files: write one JSON file per game (default ``True``).
         episode_trigger: ``episode -> bool``, which episodes (0-based) to record; default all.
-        agent: the agent name stored in every record.
+        agent: the agent name stored in every record (a string or ``None``).
         meta: extra JSON-ready data stored in every record's ``meta``.
     """
 
@@ -88,23 +89,38 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise TypeError(f"episode_trigger={episode_trigger!r}: expected a function episode -> bool, or None")
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
+        from pokersquares_env.records import _check_fields
+
+        # agent and meta as every record checks them, so that a bad one is refused now, not at an episode's end
+        _check_fields(None, agent, meta or {}, lambda where, msg: TypeError(f"RecordGames {where}: {msg}"))
         try:
             json.dumps(meta, allow_nan=False)  # as a record is saved: standard JSON, no NaN or infinity
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise TypeError(f"meta={meta!r}: expected JSON-ready values, without NaN or infinity ({exc})") from None
-        self.folder = os.fspath(folder)
+        self.folder = _path_arg("folder", folder, "the path of a folder")
         if jsonl is True:
             self.jsonl_path: str | None = os.path.join(self.folder, f"{name_prefix}s.jsonl")
-        elif jsonl:
-            self.jsonl_path = os.fspath(jsonl)
-        else:
+        elif jsonl is False or jsonl is None:
             self.jsonl_path = None
+        else:
+            self.jsonl_path = _path_arg("jsonl", jsonl, "True, False or the path of a JSONL file")
         if self.jsonl_path is not None and os.path.isdir(self.jsonl_path):
             raise ValueError(f"jsonl={self.jsonl_path!r} is a folder: expected the path of a JSONL file")
+        made_folder = not os.path.isdir(self.folder)
         try:
             os.makedirs(self.folder, exist_ok=True)
         except OSError as exc:
             raise ValueError(f"folder={self.folder!r}: cannot create it ({exc.strerror or exc})") from None
+        if self.jsonl_path is not None:
+            try:
+                _make_jsonl_folder(self.jsonl_path)
+            except ValueError:
+                if made_folder:  # leave the files as they were
+                    try:
+                        os.rmdir(self.folder)
+                    except OSError:
+                        pass
+                raise
         self.name_prefix = name_prefix
         self.json_files = bool(json_files)
         self.episode_trigger = episode_trigger
@@ -148,15 +164,63 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return GameRecord.from_game(base.game, base.state, seed=self._seed, agent=self.agent, meta=meta)
 
     def _save(self, info: dict[str, Any]) -> str:
+        """Write one episode's record: its JSONL line, then its JSON file; all or nothing.
+
+        Both writers check the record before touching a file.  If the JSON file cannot be written after the line
+        was appended, the JSONL file is cut back to its former length (removed if the line made it).
+        """
         from pokersquares_env.records import append_record, save_record
 
         record = self._record(info)
         path = None
+        if self.jsonl_path is not None:
+            size = os.path.getsize(self.jsonl_path) if os.path.exists(self.jsonl_path) else None
+            append_record(record, self.jsonl_path)
         if self.json_files:
             path = os.path.join(self.folder, f"{self.name_prefix}-{self.episode_id:06d}.json")
-            save_record(record, path)
-        if self.jsonl_path is not None:
-            append_record(record, self.jsonl_path)
-            path = path or self.jsonl_path
+            try:
+                save_record(record, path)
+            except BaseException:
+                if self.jsonl_path is not None:
+                    _undo_append(self.jsonl_path, size)
+                raise
+        path = path or self.jsonl_path
         self.recorded.append(path)
         return path
+
+
+def _path_arg(name: str, value: Any, expected: str) -> str:
+    """A path argument as a ``str``: a ``TypeError`` naming ``value`` for anything else, ``ValueError`` for ''."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name}={value!r}: expected {expected} (a str or os.PathLike)")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{name}={value!r}: expected {expected} as text, not bytes")
+    if not path:
+        raise ValueError(f"{name}={value!r}: expected {expected}, not an empty path")
+    return path
+
+
+def _make_jsonl_folder(path: str) -> None:
+    """Make a JSONL file's folder (and check the file can be appended to), so that no episode's end finds that its
+    line cannot be written: a ``ValueError`` naming the path otherwise."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"jsonl={path!r}: cannot create its folder {folder!r} ({exc.strerror or exc}): expected "
+                         f"the path of a JSONL file in a folder that exists or can be made") from None
+    target = path if os.path.exists(path) else folder
+    if not os.access(target, os.W_OK):
+        raise ValueError(f"jsonl={path!r}: {target!r} is not writable: expected a JSONL file that can be appended to")
+
+
+def _undo_append(path: str, size: int | None) -> None:
+    """Cut a JSONL file back to ``size`` bytes (remove it when ``size`` is None: the append made it)."""
+    try:
+        if size is None:
+            os.unlink(path)
+        else:
+            os.truncate(path, size)
+    except OSError:
+        pass  # the error being raised already says what went wrong

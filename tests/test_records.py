@@ -744,3 +744,169 @@ def test_gif_frame_rates_at_the_limits_of_a_gif_frame_delay(tmp_path):
     with pytest.raises(ValueError, match=r"fps=1000000.0: a frame delay of 0.001 ms: expected"):
         save_gif(GameRecord.from_game(game, state), str(tmp_path / "x.gif"), 1e6)
     assert not (tmp_path / "x.gif").exists()
+
+
+# ---- bad input named when given, not when the file is written or read --------------------------------------
+
+
+def _play_episode(env, seed=1):
+    """Play one episode of a recording env with the first legal cell each move; the final info."""
+    obs, info = env.reset(seed=seed)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = terminated or truncated
+    return info
+
+
+@pytest.mark.parametrize("agent", [5, ["me"], b"me"])
+def test_record_games_refuses_an_agent_that_is_not_a_string_when_made(tmp_path, agent):
+    """Before, agent=5 was taken and the 25th step raised a RecordError, losing that step and its record."""
+    with pytest.raises(TypeError, match=re.escape(f"agent: expected a string or null, got {agent!r}")):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", agent=agent)
+    assert not (tmp_path / "games").exists()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(folder=None), TypeError, "folder=None: expected the path of a folder"),
+    (dict(folder=3), TypeError, "folder=3: expected the path of a folder"),
+    (dict(folder=b"games"), TypeError, "folder=b'games': expected the path of a folder"),
+    (dict(folder=""), ValueError, "folder='': expected the path of a folder, not an empty path"),
+    (dict(jsonl=1), TypeError, "jsonl=1: expected True, False or the path of a JSONL file"),
+    (dict(jsonl=0), TypeError, "jsonl=0: expected True, False or the path of a JSONL file"),
+    (dict(jsonl=""), ValueError, "jsonl='': expected True, False or the path of a JSONL file"),
+])
+def test_record_games_refuses_a_folder_or_jsonl_that_is_not_a_path(tmp_path, kwargs, error, message):
+    """Before, folder=None and jsonl=1 gave os.fspath's bare TypeError, and jsonl=0 or '' silently meant no JSONL."""
+    kwargs = {"folder": tmp_path / "games", **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        RecordGames(gym.make("PokerSquares-v0"), **kwargs)
+    assert os.listdir(tmp_path) == []
+
+
+def test_record_games_makes_the_folder_of_a_jsonl_path_when_made(tmp_path):
+    """Before, a JSONL path in a missing folder was taken; the first episode's end wrote its JSON file, then
+    raised FileNotFoundError for the line: the step was lost and nothing was in ``recorded``."""
+    lines = tmp_path / "no" / "such" / "games.jsonl"
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=lines)
+    assert (tmp_path / "no" / "such").is_dir()
+    info = _play_episode(env)
+    assert env.recorded == [info["record_path"]] == [os.fspath(tmp_path / "games" / "game-000000.json")]
+    assert [r.to_dict() for r in load_records(lines)] == [load_record(info["record_path"]).to_dict()]
+
+
+def test_record_games_refuses_a_jsonl_whose_folder_cannot_be_made(tmp_path):
+    (tmp_path / "afile").write_text("keep")
+    with pytest.raises(ValueError, match=r"jsonl='.*afile/x.jsonl': cannot create its folder"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=tmp_path / "afile" / "x.jsonl")
+    assert sorted(os.listdir(tmp_path)) == ["afile"] and (tmp_path / "afile").read_text() == "keep"
+
+
+def test_record_games_writes_an_episode_all_or_nothing(tmp_path, monkeypatch):
+    """An episode's JSONL line and JSON file are written both or neither: before, the JSON file was written
+    first and stayed when the line could not be appended."""
+    import pokersquares_env.records as records
+
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=True)
+    _play_episode(env, seed=1)
+    before = sorted(os.listdir(tmp_path / "games")), (tmp_path / "games" / "games.jsonl").read_bytes()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(records, "append_record", disk_full)
+        with pytest.raises(OSError, match="No space left"):
+            _play_episode(env, seed=2)
+    assert (sorted(os.listdir(tmp_path / "games")), (tmp_path / "games" / "games.jsonl").read_bytes()) == before
+    with monkeypatch.context() as patch:
+        patch.setattr(records, "save_record", disk_full)
+        with pytest.raises(OSError, match="No space left"):
+            _play_episode(env, seed=3)
+    assert (sorted(os.listdir(tmp_path / "games")), (tmp_path / "games" / "games.jsonl").read_bytes()) == before
+    assert len(env.recorded) == 1
+    _play_episode(env, seed=4)  # and recording goes on
+    assert len(env.recorded) == 2 and len(load_records(tmp_path / "games" / "games.jsonl")) == 2
+
+
+def test_a_record_reads_a_deck_of_card_text_when_made(tmp_path):
+    """Before, a deck of card text (which replay() took) made save_record fail with a TypeError from comparing
+    'str' and 'int'; the deck is read as the game reads one and kept as codes."""
+    from pokersquares_env.cards import format_cards
+
+    record = GameRecord(Rules(), "american", format_cards(range(52)).split(), [12])
+    assert record.deck == list(range(52)) and record.placements == [12]
+    save_record(record, tmp_path / "a.json")
+    assert load_record(tmp_path / "a.json").to_dict() == record.to_dict()
+    assert GameRecord(Rules(jokers=2), "american", ["JK", "JK"] + list(range(30)), []).deck[:2] == [52, 53]
+    assert GameRecord(Rules(), "american", np.arange(52), np.array([3, 4])).placements == [3, 4]
+
+
+@pytest.mark.parametrize("deck, placements, message", [
+    (None, [], "field 'deck': expected a list of cards"),
+    (5, [], "field 'deck': expected a list of cards"),
+    (list(range(20)), [], "field 'deck': deck has 20 cards: expected at least 25"),
+    ([1] * 30, [], "field 'deck': deck[1]: card 3♣ (code 1) appears twice"),
+    (["T♠", "nope"] + list(range(30)), [], "field 'deck': bad card 'nope'"),
+    (list(range(52)) + [52], [], "field 'deck': deck holds joker code 52 but the rules allow 0 joker(s)"),
+    (list(range(52)), None, "field 'placements': expected a list of cell indices 0..24, got None"),
+    (list(range(52)), "c3", "field 'placements': expected a list of cell indices 0..24, got 'c3'"),
+    (list(range(52)), [0, 25], "field 'placements[1]': 25: expected a cell index 0..24"),
+    (list(range(52)), [True], "field 'placements[0]': True: expected a cell index 0..24"),
+    (list(range(52)), [1.0], "field 'placements[0]': 1.0: expected a cell index 0..24"),
+    (list(range(52)), list(range(25)) + [0], "field 'placements': 26 placements: expected at most 25"),
+])
+def test_a_record_checks_its_deck_and_placements_when_made(tmp_path, deck, placements, message):
+    """Before, these were taken and failed later with low-level errors (placements=None: 'NoneType' object is
+    not iterable) or not at all until saved."""
+    with pytest.raises(RecordError, match=re.escape(message)):
+        GameRecord(Rules(), "american", deck, placements)
+    good = GameRecord(Rules(), "american", list(range(52)), [0])
+    path = tmp_path / "r.json"
+    save_record(good, path)
+    before = path.read_bytes()
+    good.deck, good.placements = deck, placements  # changed after it was made: refused when saved
+    with pytest.raises(RecordError, match=re.escape(message)):
+        save_record(good, path)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["r.json"]
+
+
+def test_load_records_on_a_pretty_printed_record_says_jsonl_was_expected(tmp_path):
+    """Before: 'not valid JSON (column 2): Expecting property name enclosed in double quotes'."""
+    path = tmp_path / "game.json"
+    save_record(GameRecord.from_game(*play_random(1)), path)
+    with pytest.raises(RecordError, match=r"game.json: one JSON object spread over several lines, not JSONL: "
+                                          r"expected JSONL, one whole record per line .*load_record"):
+        load_records(path)
+    path.write_text(path.read_text(encoding="utf-8")[:-20], encoding="utf-8")  # cut short: not JSON at all
+    with pytest.raises(RecordError, match=r"game.json:1: not valid JSON .*the line is just '\{'.*load_record"):
+        load_records(path)
+    path.write_text("[\n" + json.dumps(GameRecord.from_game(*play_random(1)).to_dict()) + "\n]\n")
+    with pytest.raises(RecordError, match=r"one JSON array spread over several lines, not JSONL"):
+        load_records(path)
+
+
+@pytest.mark.parametrize("load", [load_record, load_records])
+def test_deeply_nested_json_is_a_record_error(tmp_path, load):
+    """Before, a RecursionError escaped from the JSON parser."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100000)
+    with pytest.raises(RecordError, match=r"deep.json(:1)?: JSON nested too deeply to read"):
+        load(path)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("finished", 1, "field 'finished': expected true or false, got 1"),
+    ("finished", "true", "field 'finished': expected true or false, got 'true'"),
+    ("name", 5, "field 'point_system.name': expected a string, got 5"),
+    ("name", None, "field 'point_system.name': expected a string, got None"),
+])
+def test_finished_and_the_point_system_name_must_have_their_types(record_dict, key, value, message):
+    """Before, ``"finished": 1`` (== true) and a point-system name of 5 (read as '5') loaded without complaint."""
+    data = json.loads(json.dumps(record_dict))
+    if key == "name":
+        data["point_system"]["name"] = value
+    else:
+        data[key] = value
+    with pytest.raises(RecordError, match=re.escape(message)):
+        GameRecord.from_dict(data)

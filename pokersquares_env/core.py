@@ -12,6 +12,7 @@ lines it completes costs a few integer operations and one table look-up.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,7 +190,7 @@ class Rules:
         source = f"rules {spec!r}"
         if isinstance(spec, str):
             text = spec.strip()
-            if text.startswith("{") or text.endswith(".json"):
+            if text.startswith("{") or text.lower().endswith(".json") or ("=" not in text and os.path.isfile(text)):
                 try:
                     if text.startswith("{"):
                         spec = json.loads(text)

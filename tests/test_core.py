@@ -92,6 +92,11 @@ def test_rules_parse_reads_specs_json_and_files(tmp_path):
     (tmp_path / "list.json").write_text('["jokers"]')
     (tmp_path / "latin1.json").write_bytes(b'{"jokers": "\xff"}')
     assert Rules.parse(str(path)) == want
+    upper = tmp_path / "RULES.JSON"  # before: read as KEY=VALUE pairs ("is not KEY=VALUE")
+    upper.write_text(json.dumps(want.to_json()))
+    plain = tmp_path / "rules_file"  # an existing file without the extension
+    plain.write_text(json.dumps(want.to_json()))
+    assert Rules.parse(str(upper)) == want and Rules.parse(str(plain)) == want
     assert Rules.parse(want.to_json()) == want and Rules.parse(want) is want
     assert Rules.parse("first_cell=none") == Rules() and Rules.parse("") == Rules()
     assert Rules.spec_options("first_cell=c3,jokers=1") == {"first_cell": 12, "jokers": 1}  # only what is named

@@ -210,6 +210,9 @@ def _one_thread_each() -> None:
 
 
 def _backend(name: str) -> Backend:
+    if not isinstance(name, str):
+        raise TypeError(f"backend={name!r}: expected the name of a back end, one of "
+                        f"{', '.join(['local', *_BACKENDS])}")
     if name == "local":
         return _local
     if name not in _BACKENDS:
@@ -554,6 +557,10 @@ def _check_specs(agent_specs: Any) -> list[str]:
     specs = [agent_specs] if isinstance(agent_specs, str) else list(agent_specs)
     if not specs:
         raise ValueError("agent_specs is empty: expected at least one agent spec")
+    for spec in specs:  # before the repeat check, which hashes them
+        if not isinstance(spec, str):
+            raise TypeError(f"agent_specs: {spec!r} ({type(spec).__name__}) is not an agent spec: expected a string "
+                            f"such as 'greedy' or 'mc:rollouts=64'")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
     for spec in specs:
@@ -864,6 +871,9 @@ def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str
     hold only files an evaluation writes (:data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and ``--pps``
     per-system folders: an evaluate's output from before :data:`MARKER` existed); its files are then replaced.
     ``name`` is what the messages call the folder (``"--out"`` for a command's option)."""
+    if not isinstance(out_dir, (str, os.PathLike)) or isinstance(os.fspath(out_dir), bytes):
+        what = f"{name} {out_dir!r}" if name.startswith("-") or " " in name else f"{name}={out_dir!r}"
+        raise TypeError(f"{what} ({type(out_dir).__name__}): expected the path of a folder (a str or os.PathLike)")
     path = os.fspath(out_dir)
     what_ = _named(name, path)
     if os.path.exists(path) and not os.path.isdir(path):
@@ -903,6 +913,54 @@ def prepare_out_dir(out_dir: str | os.PathLike, *, name: str = "out_dir") -> str
     return path
 
 
+def _pps_list(systems: Any, seed: int) -> list[PointSystem]:
+    """The point systems ``systems`` of :func:`evaluate_pps` names, each once and under a distinct name."""
+    if isinstance(systems, str) and systems.strip().lower() == "pps":
+        return list(pps_systems(seed))  # generated under distinct names
+    if isinstance(systems, (str, os.PathLike, Mapping, PointSystem)):
+        specs = [systems]  # one system: "english", a table, a JSON file
+    elif isinstance(systems, Iterable) and not isinstance(systems, bytes):
+        specs = list(systems)
+    else:
+        raise TypeError(f"systems={systems!r}: expected 'pps', a point system (a name, a mapping, a JSON path or a "
+                        f"PointSystem) or a list of them")
+    if not specs:
+        raise ValueError("systems is empty: expected 'pps' or at least one point system")
+    resolved = [point_system(spec) for spec in specs]
+    for i, ps in enumerate(resolved):  # each system's results go to a folder of its name
+        if ps.name.strip() in (".", "..") or any(sep in ps.name for sep in ("/", "\\", os.sep)):
+            raise ValueError(f"systems[{i}] is named {ps.name!r}: expected a name that can be a folder name (no "
+                             f"path separators, not '.' or '..'), as each system's results are saved under it")
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, ps in enumerate(resolved):
+        key = (tuple(float(p) for p in ps.points), None if ps.win_threshold is None else float(ps.win_threshold))
+        if key in seen:
+            j = seen[key]
+            same = f"{ps.name!r}" if ps.name == resolved[j].name else f"{resolved[j].name!r} and {ps.name!r}"
+            raise ValueError(f"systems repeat a point system: {same} (systems[{j}] and systems[{i}]) have the same "
+                             f"points and win threshold: each must be given once")
+        seen[key] = i
+    names = [ps.name for ps in resolved]
+    taken = set(names)
+    for name in sorted(set(names)):
+        if names.count(name) < 2:
+            continue
+        if name != "custom":  # a name the caller chose (or a file's): which table it means is for them to say
+            where = [f"systems[{i}]" for i, n in enumerate(names) if n == name]
+            raise ValueError(f"systems: {' and '.join(where)} are both named {name!r} but have different points: "
+                             f"expected a distinct name for each point system (the results are keyed by name)")
+        k = 0
+        for i, n in enumerate(names):
+            if n == name:
+                k += 1
+                while f"{name}-{k}" in taken:
+                    k += 1
+                names[i] = f"{name}-{k}"
+                taken.add(names[i])
+                resolved[i] = PointSystem(names[i], resolved[i].points, resolved[i].win_threshold)
+    return resolved
+
+
 def evaluate_pps(
     agent_specs: str | Sequence[str],
     *,
@@ -914,6 +972,10 @@ def evaluate_pps(
 ) -> PPSResult:
     """Evaluate agents under each point system of ``systems`` (``"pps"`` = :func:`pps_systems` of ``seed``).
 
+    ``systems`` is ``"pps"``, one point system (a name such as ``"english"``, a mapping, a JSON path or a
+    ``PointSystem``) or a list of them; each must be given once (a repeat is one with the same points and win
+    threshold).  The results are keyed by system name; unnamed tables (named ``"custom"``) that differ are told
+    apart as ``"custom-1"``, ``"custom-2"``, ... in the order given.
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
     """
     seed = check_seed(seed)
@@ -921,13 +983,7 @@ def evaluate_pps(
     check_positive_int(games, "games")
     if out_dir is not None:
         check_out_dir(out_dir)
-    specs = pps_systems(seed) if isinstance(systems, str) and systems == "pps" else list(systems)
-    if not specs:
-        raise ValueError("systems is empty: expected 'pps' or at least one point system")
-    resolved = [point_system(spec) for spec in specs]  # every system named before the first game
-    names = [ps.name for ps in resolved]
-    if len(set(names)) != len(names):
-        raise ValueError(f"systems {names} repeat a point system: each must be given once")
+    resolved = _pps_list(systems, seed)  # every system named before the first game
     options = {"rules": None, "jobs": 1, "progress": True, "backend": "local", "chunk_size": None,
                "backend_options": None}
     unknown = [k for k in kwargs if k not in options]

@@ -33,7 +33,8 @@ class MonteCarloAgent(RatingAgent):
     line values of :mod:`agents.tables`, trained and cached on first use) or
     ``"heuristic"`` (greedy on hand-set line values, no training); ``tables``,
     ``games``, ``phases``, ``features`` (default ``none``, the faster
-    rollout) and ``cache`` choose the tables as for ``expectimax``.
+    rollout) and ``cache`` choose the tables as for ``expectimax`` (with
+    ``rollout="heuristic"`` they are refused: there are no tables to choose).
     """
 
     name = "mc"
@@ -66,8 +67,20 @@ class MonteCarloAgent(RatingAgent):
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")
-        if rollout not in ROLLOUT_POLICIES:
+        if not isinstance(rollout, str) or rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"rollout={rollout!r}: expected one of {', '.join(ROLLOUT_POLICIES)}")
+        from agents.tables import check_cache, check_tables_path
+
+        tables, cache = check_tables_path(tables), check_cache(cache)
+        if rollout == "heuristic":  # the table options only choose rollout='tables' tables: refused, not ignored
+            given = [f"{key}={value!r}" for key, value, default in (
+                ("tables", tables, None), ("games", games, None), ("phases", phases, None),
+                ("features", features, "none"), ("cache", cache, True)) if value != default
+                and not (key == "features" and value is None)]  # a spec reads features=none as None
+            if given:
+                raise ValueError(f"{', '.join(given)} with rollout='heuristic': tables, games, phases, features and "
+                                 f"cache choose the learned tables of rollout='tables' (the heuristic rollout uses "
+                                 f"none): drop them or use rollout=tables")
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:

@@ -130,7 +130,7 @@ class RolloutSearchAgent(RatingAgent):
             if rollout == "ply2":
                 raise ValueError("rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)")
             rt = tables_for(self.system, self.rules, tables=rollout_tables, games=games, phases=phases,
-                            features=features, cache=cache)
+                            features=features, cache=cache, name="rollout_tables")
             if rt.values.ndim != vt.values.ndim or rt.values.shape[1:3] != vt.values.shape[1:3]:
                 raise ValueError(f"rollout_tables={rollout_tables!r} have shape {rt.values.shape}, but the main "
                                  f"tables have {vt.values.shape}: expected the same features and phases")

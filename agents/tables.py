@@ -39,7 +39,8 @@ from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
 
-__all__ = ["ValueTables", "cache_dir", "improve_tables", "load_or_train", "tables_for", "train_tables"]
+__all__ = ["ValueTables", "cache_dir", "check_cache", "check_tables_path", "improve_tables", "load_or_train",
+           "tables_for", "train_tables"]
 
 FORMAT = "pokersquares-value-tables"
 VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reused)
@@ -93,6 +94,8 @@ class ValueTables:
     @classmethod
     def load(cls, path: str | os.PathLike) -> "ValueTables":
         """Read a table written by :meth:`save` (errors name the file and what is wrong)."""
+        if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"value tables path {path!r}: expected the path of a .npz file (a str or os.PathLike)")
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"value tables {path!r} do not exist: train them with agents.tables.train_tables")
@@ -318,6 +321,30 @@ def improve_tables(
     return ValueTables(new, counts, base.system, rules, games, seed, f"{base.policy}+ply={ply}x{games}")
 
 
+def _digits_hint(value: Any, what: str) -> str:
+    """A hint for a number given where a path was expected: specs read ``cache=123`` as the number 123."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f" (a spec reads a name of digits as a number: give ./{value} for a {what} of that name)"
+    return ""
+
+
+def check_cache(cache: Any, name: str = "cache") -> str | os.PathLike | bool | None:
+    """``cache`` if it is what :func:`load_or_train` takes (``True``, ``False``/``None`` or a folder as a ``str`` or
+    ``os.PathLike``), else a ``ValueError`` naming it (``name``: what the message calls the option)."""
+    if cache is None or isinstance(cache, (bool, str, os.PathLike)):
+        return cache
+    raise ValueError(f"{name}={cache!r}: expected true, false or a folder{_digits_hint(cache, 'folder')}")
+
+
+def check_tables_path(tables: Any, name: str = "tables") -> str | os.PathLike | None:
+    """``tables`` if it is ``None`` or the path of a tables file (``str`` or ``os.PathLike``), else a ``ValueError``
+    naming it (``name``: what the message calls the option)."""
+    if tables is None or isinstance(tables, (str, os.PathLike)):
+        return tables
+    raise ValueError(f"{name}={tables!r}: expected the path of a .npz written by ValueTables.save, or none"
+                     f"{_digits_hint(tables, 'file')}")
+
+
 def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed: int, features: str) -> str:
     ident = json.dumps({"points": list(system.points), "rules": rules.to_json(), "games": games, "phases": phases,
                         "seed": seed, "features": features, "v": VERSION}, sort_keys=True)
@@ -347,6 +374,7 @@ def load_or_train(
     from agents.evaluation import check_positive_int
 
     games, phases = check_positive_int(games, "games"), check_positive_int(phases, "phases")  # before the cache name
+    cache = check_cache(cache)
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
@@ -369,15 +397,17 @@ def load_or_train(
 
 
 def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phases: int, features: str,
-               cache: Any, tuned: Any = False) -> "ValueTables":
+               cache: Any, tuned: Any = False, name: str = "tables") -> "ValueTables":
     """The value tables an agent plays ``system`` with: the file ``tables`` (which must have been trained for the
     same point values), the shipped tuned tables (``tuned=True``, :func:`agents.tuning.tuned_tables`), or else
-    :func:`load_or_train` with the other options."""
+    :func:`load_or_train` with the other options.  ``name`` is what errors call the ``tables`` option; a ``tables``
+    or ``cache`` of another type (``tables=5``) is a ``ValueError`` naming it."""
+    tables, cache = check_tables_path(tables, name), check_cache(cache)
     if not isinstance(tuned, bool):
         raise ValueError(f"tuned={tuned!r}: expected true or false")
     if tuned:
         if tables is not None:
-            raise ValueError(f"tuned=true and tables={tables!r}: give one or the other (tuned=true scales the "
+            raise ValueError(f"tuned=true and {name}={tables!r}: give one or the other (tuned=true scales the "
                              "default tables by the shipped multipliers)")
         from agents.tuning import tuned_tables
 
@@ -387,7 +417,7 @@ def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phase
     vt = ValueTables.load(tables)
     if tuple(vt.system.points) != tuple(system.points):
         raise ValueError(
-            f"tables {tables!r} were trained for point system {vt.system.name!r} "
+            f"{name} {tables!r} were trained for point system {vt.system.name!r} "
             f"{vt.system.as_dict()}, but the game uses {system.name!r} {system.as_dict()}"
         )
     return vt

@@ -238,3 +238,155 @@ def test_tune_tables_refuses_zero_training_games_instead_of_the_default(tmp_path
     with pytest.raises(ValueError, match="tables_games=0: expected a positive integer"):
         tune_tables_experiment(str(tmp_path / "t"), tables_games=0, progress=False)
     assert not (tmp_path / "t").exists()
+
+
+# ---------------------------------------------------------------------------- evaluate: argument types
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (dict(agent_specs=["greedy", ["x"]]), TypeError,
+     "agent_specs: ['x'] (list) is not an agent spec: expected a string such as 'greedy'"),
+    (dict(agent_specs=("greedy", 5)), TypeError, "agent_specs: 5 (int) is not an agent spec"),
+    (dict(backend=["local"]), TypeError, "backend=['local']: expected the name of a back end, one of local"),
+    (dict(backend=None), TypeError, "backend=None: expected the name of a back end"),
+    (dict(out_dir=5), TypeError, "out_dir=5 (int): expected the path of a folder (a str or os.PathLike)"),
+    (dict(out_dir=b"x"), TypeError, "out_dir=b'x' (bytes): expected the path of a folder"),
+])
+def test_evaluate_names_an_argument_of_the_wrong_type(call, error, message, monkeypatch, tmp_path):
+    """These were a bare ``unhashable type: 'list'`` or ``os.fspath`` TypeError naming no argument."""
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args: built.append(args))
+    monkeypatch.chdir(tmp_path)
+    call = dict(call)
+    specs = call.pop("agent_specs", "greedy")
+    with pytest.raises(error, match=re.escape(message)):
+        evaluate(specs, games=1, progress=False, **call)
+    with pytest.raises(error, match=re.escape(message)):
+        ev.evaluate_pps(specs, systems=["american"], games=1, progress=False, **call)
+    assert not built and not os.listdir(tmp_path)
+
+
+# ---------------------------------------------------------------------------- evaluate_pps: systems
+
+
+def _table(one_pair: int) -> dict:
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    return {**POINT_SYSTEMS["american"], "one_pair": one_pair}
+
+
+@pytest.mark.parametrize("systems, names", [
+    ("english", ["english"]),  # was iterated into letters: "unknown point system 'e'"
+    (" English ", ["english"]),
+    (point_system("english"), ["english"]),
+    (_table(3), ["custom"]),
+    ({"name": "mine", "points": _table(3)}, ["mine"]),
+])
+def test_evaluate_pps_takes_one_point_system_as_a_one_system_list(systems, names):
+    result = ev.evaluate_pps("greedy", systems=systems, games=1, progress=False)
+    assert list(result.results) == names
+    assert [row["system"] for row in result.summary] == names
+
+
+def test_evaluate_pps_takes_a_point_system_file_and_refuses_a_non_system(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(_table(3)))
+    assert list(ev.evaluate_pps("greedy", systems=path, games=1, progress=False).results) == ["mine"]
+    with pytest.raises(TypeError, match=re.escape("systems=5: expected 'pps', a point system (a name, a mapping")):
+        ev.evaluate_pps("greedy", systems=5, games=1, progress=False)
+
+
+def test_evaluate_pps_tells_different_unnamed_tables_apart(tmp_path):
+    """Two different tables without a name were refused as a repeat of 'custom', which they are not."""
+    out = tmp_path / "out"
+    result = ev.evaluate_pps("greedy", systems=[_table(1), "english", _table(3)], games=1, progress=False,
+                             out_dir=out)
+    assert list(result.results) == ["custom-1", "english", "custom-2"]
+    assert [row["system"] for row in result.summary] == ["custom-1", "english", "custom-2"]
+    assert result.results["custom-1"].system.points != result.results["custom-2"].system.points
+    assert result.results["custom-2"].system["one_pair"] == 3
+    assert {"custom-1", "english", "custom-2"} <= set(os.listdir(out))  # one folder each, none overwritten
+    assert (out / "custom-2" / "games.jsonl").exists()
+    assert json.loads((out / "evaluation.json").read_text())["systems"] == ["custom-1", "english", "custom-2"]
+    # a name already given is skipped
+    named = ev.evaluate_pps("greedy", systems=[_table(1), {"name": "custom-1", "points": _table(3)}, _table(5)],
+                            games=1, progress=False)
+    assert list(named.results) == ["custom-2", "custom-1", "custom-3"]
+
+
+@pytest.mark.parametrize("systems, message", [
+    ([_table(1), "english", dict(_table(1))],
+     "systems repeat a point system: 'custom' (systems[0] and systems[2]) have the same points and win threshold"),
+    (["american", "english", "american"], "systems repeat a point system: 'american' (systems[0] and systems[2])"),
+    ([{"name": "a", "points": _table(1)}, {"name": "b", "points": _table(1)}],
+     "systems repeat a point system: 'a' and 'b' (systems[0] and systems[1])"),
+    ([{"name": "x", "points": _table(1)}, {"name": "x", "points": _table(2)}],
+     "systems: systems[0] and systems[1] are both named 'x' but have different points: expected a distinct name"),
+    (["english", {"name": "../up", "points": _table(1)}],  # its results would be saved outside out_dir
+     "systems[1] is named '../up': expected a name that can be a folder name"),
+])
+def test_evaluate_pps_refuses_a_true_repeat_and_a_name_given_to_two_tables(systems, message, monkeypatch, tmp_path):
+    played = []
+    monkeypatch.setattr(ev, "_evaluate", lambda *args, **kwargs: played.append(kwargs))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ev.evaluate_pps("greedy", systems=systems, games=1, progress=False, out_dir=tmp_path / "out")
+    assert not played and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------- table options
+
+
+@pytest.fixture
+def _no_training(monkeypatch):
+    import agents.tables
+
+    monkeypatch.setattr(agents.tables, "train_tables", lambda *a, **k: pytest.fail("trained tables"))
+
+
+@pytest.mark.parametrize("spec, given", [
+    ("mc:rollout=heuristic,tables=/nonexistent,features=bogus", "tables='/nonexistent', features='bogus'"),
+    ("mc:rollout=heuristic,games=100", "games=100"),
+    ("mc:rollout=heuristic,phases=4", "phases=4"),
+    ("mc:rollout=heuristic,features=outs", "features='outs'"),
+    ("mc:rollout=heuristic,cache=false", "cache=False"),
+    ("mc:rollout=heuristic,cache=/tmp/elsewhere", "cache='/tmp/elsewhere'"),
+])
+def test_mc_refuses_table_options_with_the_heuristic_rollout(spec, given, _no_training):
+    """They were silently ignored: the heuristic rollout has no tables for them to choose."""
+    with pytest.raises(ValueError, match=re.escape(f"{given} with rollout='heuristic': tables, games, phases, "
+                                                   f"features and cache choose the learned tables of "
+                                                   f"rollout='tables'")):
+        make_agent(spec)
+
+
+def test_mc_heuristic_still_takes_the_table_options_defaults(_no_training):
+    for spec in ("mc:rollout=heuristic", "mc:rollout=heuristic,features=none,cache=true",
+                 "mc:rollouts=200,seconds=0.04,rollout=heuristic"):
+        assert make_agent(spec).name == "mc"
+    assert MonteCarloAgent(rollout="heuristic", features="none", cache=True, tables=None).rollouts == 64
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("expectimax:cache=1", "cache=1: expected true, false or a folder (a spec reads a name of digits as a number: "
+                           "give ./1 for a folder of that name)"),
+    ("mc:cache=1", "cache=1: expected true, false or a folder"),
+    ("mc:cache=2.5", "cache=2.5: expected true, false or a folder"),
+    ("search:cache=0", "cache=0: expected true, false or a folder"),
+    ("expectimax:tables=5", "tables=5: expected the path of a .npz written by ValueTables.save, or none (a spec "
+                            "reads a name of digits as a number: give ./5 for a file of that name)"),
+    ("expectimax:tables=true", "tables=True: expected the path of a .npz"),
+    ("mc:tables=5", "tables=5: expected the path of a .npz"),
+    ("search:tables=5", "tables=5: expected the path of a .npz"),
+    ("search:rollout_tables=5", "rollout_tables=5: expected the path of a .npz"),
+])
+def test_cache_and_tables_of_the_wrong_type_are_named(spec, message, _no_training):
+    """These were ``TypeError: expected str, bytes or os.PathLike object, not int`` from os.fspath."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_agent(spec)
+
+
+def test_load_or_train_and_load_name_a_cache_or_path_of_the_wrong_type(_no_training):
+    with pytest.raises(ValueError, match=re.escape("cache=1: expected true, false or a folder")):
+        load_or_train("american", games=10, phases=2, cache=1)
+    with pytest.raises(TypeError, match=re.escape("value tables path 5: expected the path of a .npz file")):
+        ValueTables.load(5)

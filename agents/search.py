@@ -9,7 +9,7 @@ import numpy as np
 from agents.base import RatingAgent
 from agents.batch import Batch
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
-from agents.tables import tables_for
+from agents.tables import check_tables_path, tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -92,6 +92,7 @@ class RolloutSearchAgent(RatingAgent):
         ply = int(ply)
         if rollout not in ("ply1", "ply2"):
             raise ValueError(f"rollout={rollout!r}: expected 'ply1' (one-ply greedy rollouts) or 'ply2'")
+        check_tables_path(rollout_tables, "rollout_tables")  # before the main tables are loaded or trained
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 5:
             raise ValueError(f"endgame={endgame!r}: expected an integer from 0 (off) to 5 empty cells")
         if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:

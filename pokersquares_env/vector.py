@@ -369,6 +369,8 @@ class PokerSquaresVectorEnv(VectorEnv):
                     f"options['reset_mask'] has shape {reset_mask.shape} and dtype {reset_mask.dtype}: "
                     f"expected a bool array of shape ({self.num_envs},)"
                 )
+            if not reset_mask.any():  # as Gymnasium's SyncVectorEnv: a reset that resets nothing is a mistake
+                raise ValueError("options['reset_mask'] is all False: expected at least one sub-env to reset")
             if not self._started and not reset_mask.all():
                 raise ValueError("options['reset_mask'] needs a first reset of every sub-env: call reset() first")
             rows = np.flatnonzero(reset_mask)

@@ -335,6 +335,10 @@ def test_reset_mask_resets_only_those_sub_envs_and_decks_as_text():
     obs, info = venv.reset(options={"reset_mask": np.array([False, True])})
     assert info["action_mask"][0, 0] == 0 and info["action_mask"][1].all()
     assert info["card"][0] == 11  # sub-env 0 goes on with its game
+    before = venv._obs.copy()
+    with pytest.raises(ValueError, match=r"options\['reset_mask'\] is all False: expected at least one"):
+        venv.reset(options={"reset_mask": np.zeros(2, dtype=bool)})  # before: a silent no-op (SyncVectorEnv raises)
+    np.testing.assert_array_equal(venv._obs, before)
 
 
 def test_seeded_resets_are_reproducible():

@@ -420,4 +420,8 @@ def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phase
             f"{name} {tables!r} were trained for point system {vt.system.name!r} "
             f"{vt.system.as_dict()}, but the game uses {system.name!r} {system.as_dict()}"
         )
+    jokers = Rules.parse(rules).jokers if rules is not None else 0
+    if vt.rules.jokers != jokers:  # the joker states of the lines were never (or differently) trained
+        raise ValueError(f"{name} {tables!r} were trained with jokers={vt.rules.jokers}, but the game has "
+                         f"jokers={jokers}: expected tables trained under the game's jokers")
     return vt

@@ -175,6 +175,10 @@ def test_bad_arguments_are_named():
         gym.make("PokerShuffle-v0", mode="swap", budget=0)
     with pytest.raises(ValueError, match="placement rules apply to mode='arrange'"):
         gym.make("PokerShuffle-v0", mode="swap", placement="adjacent")
+    with pytest.raises(ValueError, match="placement rules apply to mode='arrange'"):
+        gym.make("PokerShuffle-v0", mode="swap", first_cell="c3")
+    # first_cell="none" means no first cell, as Rules reads it (before: refused in swap mode)
+    assert gym.make("PokerShuffle-v0", mode="swap", first_cell="none").unwrapped.rules.first_cell is None
     env = gym.make("PokerShuffle-v0")
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"deck": RU_EXAMPLE})

@@ -202,13 +202,13 @@ class PokerShuffleEnv(gym.Env):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode={mode!r}: expected 'arrange' or 'swap'")
-        if mode == "swap" and (placement != "free" or first_cell is not None):
+        self.rules = Rules(jokers=jokers, placement=placement, first_cell=first_cell)  # names a bad option
+        if mode == "swap" and (self.rules.placement != "free" or self.rules.first_cell is not None):
             raise ValueError(
                 f"placement={placement!r}, first_cell={first_cell!r}: placement rules apply to mode='arrange' "
                 f"only (in swap mode every card is already on the board)"
             )
         self.mode = mode
-        self.rules = Rules(jokers=jokers, placement=placement, first_cell=first_cell)
         system = point_system(scoring)
         if win_threshold == "default":
             system = point_system(system, win_threshold=PYSOL_WIN if system.name == "american" else None)

@@ -984,8 +984,9 @@ def evaluate_pps(
     if out_dir is not None:
         check_out_dir(out_dir)
     resolved = _pps_list(systems, seed)  # every system named before the first game
-    options = {"rules": None, "jobs": 1, "progress": True, "backend": "local", "chunk_size": None,
-               "backend_options": None}
+    # evaluate's own defaults for the options passed through (all but what evaluate_pps sets itself)
+    options = {name: p.default for name, p in inspect.signature(evaluate).parameters.items()
+               if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in ("games", "seed", "scoring", "out_dir")}
     unknown = [k for k in kwargs if k not in options]
     if unknown:
         raise TypeError(f"evaluate_pps() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: "

@@ -67,6 +67,7 @@ class ReplayBuffer:
         self.done = np.zeros(capacity, dtype=np.float32)
         self.size = 0
         self.pos = 0
+        self.step: int | None = None  # the checkpoint step a loaded buffer was saved with
         self.rng = np.random.default_rng(seed)
 
     def add(self, obs, action, reward, next_obs, next_mask, done) -> None:
@@ -78,9 +79,11 @@ class ReplayBuffer:
         self.pos = int((self.pos + n) % self.capacity)
         self.size = min(self.capacity, self.size + n)
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, step: int | None = None) -> None:
         """Write the filled part of the buffer, its ring position and its generator's state to ``path`` (an ``.npz``;
-        written to a temporary file first, so an interruption leaves the previous file whole)."""
+        written to a temporary file first, so an interruption leaves the previous file whole).  ``step``, the
+        training step of the checkpoint it goes with, is stored so that a resume can tell a buffer of another
+        checkpoint."""
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp.npz")
         arrays = {name: getattr(self, name)[:self.size] for name in _BUFFER_ARRAYS}
@@ -89,7 +92,7 @@ class ReplayBuffer:
                 raise ValueError(f"the replay buffer's {name} holds values above 1: expected 0/1 flags")
             arrays[name] = np.packbits(arrays[name].astype(bool), axis=1)
         meta = {"capacity": self.capacity, "size": self.size, "pos": self.pos, "obs_size": self.obs.shape[1],
-                "rng": self.rng.bit_generator.state}
+                "rng": self.rng.bit_generator.state, "step": step}
         np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
         os.replace(tmp, path)
 
@@ -126,6 +129,7 @@ class ReplayBuffer:
         for name in _BUFFER_ARRAYS:
             getattr(buffer, name)[:size] = arrays[name].astype(bool) if name == "next_mask" else arrays[name]
         buffer.size, buffer.pos = size, meta["pos"]
+        buffer.step = meta.get("step") if isinstance(meta.get("step"), int) else None
         try:
             buffer.rng.bit_generator.state = meta["rng"]
         except (TypeError, ValueError, KeyError) as exc:
@@ -169,7 +173,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                    global_step=global_step, iteration=iteration, rng=rng.bit_generator.state,
                    games=games_state(envs, obs=obs, mask=mask, reset_step=reset_step, phi=phi))
         if path == run.latest_checkpoint():  # --resume goes on with the transitions it had
-            buffer.save(path.with_name(BUFFER_FILE))
+            buffer.save(path.with_name(BUFFER_FILE), step=global_step)
 
     # a resumed run learns at once from a restored buffer; an empty one first refills learning_starts steps
     learn_from = cfg.learning_starts if buffer is not None else resumed_at + cfg.learning_starts
@@ -193,7 +197,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     run.start(total=cfg.timesteps, done=global_step)
     losses: list[float] = []
     try:
-        while global_step < cfg.timesteps:
+        spent = run.spent_before()  # a resumed run whose time limit earlier sessions spent trains nothing
+        while not spent and global_step < cfg.timesteps:
             frac = min(1.0, global_step / explore_steps)
             epsilon = cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
             # ---- act: greedy among legal cells, or a random legal cell ----------------

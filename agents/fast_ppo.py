@@ -279,7 +279,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
 
     run.start(total=num_updates * batch, done=global_step)
     try:
-        for update in range(start_update, num_updates):
+        last = start_update if run.spent_before() else num_updates  # a resumed run's time limit may be spent
+        for update in range(start_update, last):
             if cfg.anneal_lr:
                 optimizer.param_groups[0]["lr"] = cfg.learning_rate * max(0.02, 1.0 - run.progress_fraction(global_step))
             # ---- rollout ---------------------------------------------------------

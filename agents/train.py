@@ -61,6 +61,10 @@ RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt
 #: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
 #: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
 OWNER_MARKS = (RUN_MARK, DEMO_MARK)
+#: what a torch checkpoint holds besides state_dict, global_step and optimizer, per algorithm
+CHECKPOINT_KEYS = {"fast-ppo": ("update", "torch_rng"), "dqn": ("target",)}
+#: progress.json's record of the evaluation, checkpoint and curve-row schedules, so a resumed run keeps them
+SCHEDULE_KEYS = ("last_eval_step", "last_ckpt_step", "last_row_step")
 #: options ``--resume`` may change; every other option is the stored run's
 RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_games", "checkpoint_every")
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
@@ -119,6 +123,14 @@ def _read_progress(path: Path, what: str = "--resume") -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ConfigError(f"{what}: {str(path)!r}: {key}={value!r}: expected a number >= 0")
         out[key] = value
+    # where the evaluation, checkpoint and curve schedules stood (written since they are kept across a resume;
+    # an older file without them: the steps done, as before)
+    for key in SCHEDULE_KEYS:
+        value = data.get(key, out["steps"])
+        if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value <= out["steps"]:
+            raise ConfigError(f"{what}: {str(path)!r}: {key}={value!r}: expected an integer from -1 to the steps "
+                              f"done ({out['steps']})")
+        out[key] = value
     return out
 
 
@@ -132,6 +144,7 @@ class RunFolder:
         self.overwrite = overwrite
         self._checkpoint: Any = None
         self._buffer: Any = None
+        self._resumed_steps: float | None = None
         self.ckpt_dir = self.dir / "checkpoints"
         self.ext = Path(MODEL_FILE[cfg.algo]).suffix
         self.stop_requested = False
@@ -167,7 +180,8 @@ class RunFolder:
                 data = _read_progress(meta)
                 self._seconds_before = data["seconds"]
                 self._episodes = data["episodes"]
-                self._last_eval_step = self._last_ckpt_step = data["steps"]
+                self._last_eval_step, self._last_ckpt_step, self._last_row_step = (data[k] for k in SCHEDULE_KEYS)
+                self._resumed_steps = data["steps"]
         else:
             self._clear_old_run()
         try:
@@ -175,6 +189,8 @@ class RunFolder:
         except OSError as exc:
             raise ConfigError(f"out={str(self.dir)!r}: cannot create the run folder ({exc.strerror or exc})") from None
         self.cfg.save(self.dir / "config.json")
+        if self.resume:
+            self._trim_curve(self._resumed_steps)
         try:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -238,9 +254,11 @@ class RunFolder:
         except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a damaged file
             raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({type(exc).__name__}: {exc}): expected the "
                               f"checkpoint the run saved") from None
-        if not isinstance(state, dict) or "state_dict" not in state or "global_step" not in state:
-            raise ConfigError(f"--resume: {str(path)!r} is not a {self.cfg.algo} checkpoint (no state_dict and "
-                              f"global_step)")
+        needs = ["state_dict", "global_step", "optimizer", *CHECKPOINT_KEYS.get(self.cfg.algo, ())]
+        missing = [k for k in needs if not isinstance(state, dict) or k not in state]
+        if missing:  # a final model.pt copied over it, say: refused before anything is written
+            raise ConfigError(f"--resume: {str(path)!r} is not a {self.cfg.algo} checkpoint (it lacks "
+                              f"{', '.join(missing)}): expected the checkpoint the run saved")
         return state
 
     def load_checkpoint(self) -> Any:
@@ -261,9 +279,15 @@ class RunFolder:
                   f"empty buffer, refilled for learning_starts={self.cfg.learning_starts} steps", file=sys.stderr)
             return None
         try:
-            return ReplayBuffer.load(path, self.cfg.buffer_size, OBS_SIZE)
+            buffer = ReplayBuffer.load(path, self.cfg.buffer_size, OBS_SIZE)
         except ValueError as exc:
             raise ConfigError(f"--resume: {exc}") from None
+        step = self._checkpoint["global_step"]
+        if buffer.step is not None and buffer.step != step:  # a save interrupted between the two files
+            raise ConfigError(f"--resume: {str(path)!r} was saved at step {buffer.step}, but {str(self.latest_checkpoint())!r} "
+                              f"at step {step}: expected the buffer saved with that checkpoint; delete it to resume "
+                              f"with an empty buffer")
+        return buffer
 
     def load_buffer(self) -> Any:
         """The replay buffer saved with the latest checkpoint when resuming a dqn run (None otherwise)."""
@@ -275,14 +299,16 @@ class RunFolder:
         due = every and step - self._last_ckpt_step >= every
         if not (due or force or self.stop_requested):
             return
-        self._last_ckpt_step = step
-        if due:
+        if due:  # a forced or Ctrl-C save leaves the step_N schedule as it was (a resumed run keeps it)
+            self._last_ckpt_step = step
             save(self.ckpt_dir / f"step_{step}{self.ext}")
         save(self.latest_checkpoint())
         self._write_progress(step)
 
     def _write_progress(self, step: int) -> None:
-        data = {"steps": step, "seconds": self.seconds(), "episodes": self._episodes}
+        data = {"steps": step, "seconds": self.seconds(), "episodes": self._episodes,
+                **dict(zip(SCHEDULE_KEYS, (self._last_eval_step, self._last_ckpt_step, self._last_row_step),
+                           strict=True))}
         (self.dir / "progress.json").write_text(json.dumps(data) + "\n")
 
     def save_final(self, save: Callable[[Path], None]) -> Path:
@@ -301,6 +327,11 @@ class RunFolder:
             frac = max(frac, self.seconds() / self.cfg.time_limit)
         return min(1.0, frac)
 
+    def spent_before(self) -> bool:
+        """Whether earlier sessions of a resumed run already spent the time limit (the trainers then train nothing;
+        a new run always trains at least one update, however long its set-up took)."""
+        return bool(self.cfg.time_limit) and self._seconds_before >= self.cfg.time_limit
+
     def out_of_time(self) -> bool:
         """Whether the wall-clock budget (``time_limit``) is spent."""
         return bool(self.cfg.time_limit) and self.seconds() >= self.cfg.time_limit
@@ -310,9 +341,14 @@ class RunFolder:
         return self._seconds_before + time.time() - self._t0
 
     def start(self, total: int, done: int = 0) -> None:
-        """Open the progress bar for ``total`` steps, ``done`` of them already taken."""
+        """Open the progress bar for ``total`` steps, ``done`` of them already taken (and say so when a resumed run's
+        time limit is already spent: the trainers then train nothing)."""
         self.steps = done
-        self._last_row_step = done
+        if self._resumed_steps is None:  # a resumed run keeps the curve-row schedule progress.json recorded
+            self._last_row_step = done
+        if self.spent_before():
+            print(f"--time-limit {self.cfg.time_limit:g} s is already spent ({self._seconds_before:.1f} s trained "
+                  f"before this resume): nothing to train; give a larger --time-limit to go on", file=sys.stderr)
         self._bar = progress_bar(self.cfg.progress, total=total, initial=done, unit="step", unit_scale=True,
                                  desc=f"{self.cfg.algo}", dynamic_ncols=True)
 
@@ -355,6 +391,26 @@ class RunFolder:
                 post["eval"] = f"{self._last_eval['eval_score']:.1f}"
             self._bar.set_postfix(post, refresh=False)
             self._bar.update(delta)
+
+    def _trim_curve(self, steps: float | None) -> None:
+        """Drop curve.csv rows past ``steps``, the progress a resume starts from: rows a run wrote after its last
+        checkpoint before it was killed, which the resumed run writes again."""
+        path = self.dir / "curve.csv"
+        if steps is None or not path.is_file():
+            return
+        with path.open(newline="") as fh:
+            rows = list(csv.reader(fh))
+
+        def kept(row: list[str]) -> bool:
+            try:
+                return float(row[0]) <= steps
+            except (IndexError, ValueError):
+                return True  # the header, or a row this code did not write: left alone
+
+        trimmed = [row for row in rows if kept(row)]
+        if len(trimmed) != len(rows):
+            with path.open("w", newline="") as fh:
+                csv.writer(fh).writerows(trimmed)
 
     def _row(self, step: int, train_score: float, ev: dict[str, float]) -> None:
         path = self.dir / "curve.csv"
@@ -580,7 +636,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             else:
                 run.step(self.num_timesteps, None)
             run.maybe_checkpoint(self.num_timesteps, lambda p: self.model.save(p))
-            return not run.stop_requested
+            return not (run.stop_requested or run.out_of_time())  # Ctrl-C, or --time-limit spent
 
     eval_cb = None
     if cfg.eval_every:
@@ -617,7 +673,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     if eval_cb is not None:
         callbacks.insert(0, eval_cb)
     try:
-        if cfg.timesteps > done:
+        if cfg.timesteps > done and not run.spent_before():  # a resumed run's time limit may already be spent
             import warnings
 
             # the eval env is a plain DummyVecEnv of one replayed-deal env, the training env the native adapter

@@ -263,6 +263,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         self.game = PokerSquaresGame(self.rules, self.point_system)
         self.copy = bool(copy)
         self.backend = _resolve_backend(backend)
+        self._backend_asked = backend  # "auto" falls back to numpy where numba fails, here and after unpickling
         self._kernels = None
         self.single_action_space = spaces.Discrete(NUM_CELLS)
         self.action_space = batch_space(self.single_action_space, n)
@@ -326,7 +327,17 @@ class PokerSquaresVectorEnv(VectorEnv):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._kernels = _load_kernels() if state["_kernels"] else None
+        self._kernels = None
+        if state["_kernels"]:
+            try:
+                self._kernels = _load_kernels()
+            except Exception as exc:  # noqa: BLE001 - e.g. unpickled where numba is not installed
+                if state.get("_backend_asked", "auto") == "numba":
+                    raise
+                warnings.warn(f"backend='auto': the numba kernels cannot be loaded here ({type(exc).__name__}: "
+                              f"{exc}); the unpickled env runs the numpy backend (the same games)", RuntimeWarning,
+                              stacklevel=2)
+                self.backend = "numpy"
 
     def _start_kernels(self, explicit: bool) -> None:
         """Load and compile (or load from numba's cache) the kernels now, on empty inputs of the real dtypes.

@@ -728,6 +728,85 @@ def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monke
         assert said in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn", "maskable-ppo"])
+def test_a_time_limit_stops_training_and_a_spent_one_trains_nothing_on_resume(tmp_path, capsys, algo):
+    """Before: maskable-ppo ignored --time-limit (its callback only watched Ctrl-C), and a resumed run whose time
+    limit earlier sessions had spent still trained one more update or 25 iterations each time."""
+    out = tmp_path / "run"
+    first = train(_cfg(algo, out, timesteps=10**7, time_limit=1.0, anneal_by="steps"))
+    assert 0 < first.steps < 10**7
+    before = json.loads((out / "progress.json").read_text())
+    assert before["seconds"] >= 1.0
+    again = train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert again.steps == first.steps  # nothing trained
+    assert "--time-limit 1 s is already spent (" in capsys.readouterr().err
+
+
+def test_resume_keeps_the_evaluation_and_checkpoint_schedules_and_trims_the_curve(tmp_path, monkeypatch):
+    """Before: a resumed run counted eval_every and checkpoint_every from the stop (evaluations and step_N
+    checkpoints at other steps than the run never stopped), and curve rows written after the last checkpoint of a
+    killed run were written again (duplicate, out-of-order steps)."""
+    import torch  # noqa: F401  (the trainers need it)
+
+    options = dict(num_envs=8, eval_every=300, checkpoint_every=300, eval_games=4, timesteps=1248)
+    straight = tmp_path / "straight"
+    train(_cfg("fast-ppo", straight, **options))
+    _stop_halfway(monkeypatch, "fast-ppo")
+    out = tmp_path / "stopped"
+    train(_cfg("fast-ppo", out, **options))
+    from agents import train as train_module
+
+    monkeypatch.undo()
+    # rows a killed run wrote after its last checkpoint (progress.json stays at that checkpoint)
+    done = json.loads((out / "progress.json").read_text())["steps"]
+    with (out / "curve.csv").open("a") as fh:
+        fh.write(f"{done + 416},1.0,1,,,,\n")
+    train(TrainConfig(out=str(out), progress=False), resume=True)
+
+    def schedule(folder):
+        rows = [r.split(",") for r in (folder / "curve.csv").read_text().splitlines()[1:]]
+        return ([int(r[0]) for r in rows], [int(r[0]) for r in rows if r[4]],
+                sorted(p.name for p in (folder / "checkpoints").glob("step_*")))
+
+    steps, evaluated, checkpoints = schedule(out)
+    assert steps == sorted(set(steps))  # no step twice, in order
+    assert (steps, evaluated, checkpoints) == schedule(straight)
+    assert train_module.SCHEDULE_KEYS[0] in json.loads((out / "progress.json").read_text())
+
+
+def test_a_dqn_buffer_saved_with_another_checkpoint_is_refused(tmp_path):
+    """A save interrupted between latest.pt and latest_buffer.npz left a buffer of an older checkpoint, which the
+    resume used silently."""
+    import torch
+
+    from agents.dqn import BUFFER_FILE
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out))
+    ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
+    ckpt["global_step"] += 16
+    torch.save(ckpt, out / "checkpoints" / "latest.pt")
+    before = _files(out)
+    with pytest.raises(ConfigError, match=rf"{BUFFER_FILE}' was saved at step \d+, but .*latest.pt' at step \d+: "
+                                          r"expected the buffer saved with that checkpoint; delete it"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**5)
+    assert _files(out) == before
+
+
+@pytest.mark.parametrize("algo, missing", [("fast-ppo", "optimizer, update, torch_rng"), ("dqn", "optimizer, target")])
+def test_a_final_model_copied_over_the_checkpoint_is_refused_before_writing(tmp_path, algo, missing):
+    """Before: it passed the check (state_dict and global_step) and failed mid-resume with KeyError 'optimizer'."""
+    import shutil
+
+    out = tmp_path / "run"
+    train(_cfg(algo, out))
+    shutil.copy(out / "model.pt", out / "checkpoints" / "latest.pt")
+    before = _files(out)
+    with pytest.raises(ConfigError, match=rf"latest.pt' is not a {algo} checkpoint \(it lacks {missing}\)"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**5)
+    assert _files(out) == before
+
+
 def _fake_run(out: Path, cfg: TrainConfig) -> None:
     """A fast-ppo run folder as training leaves it (config, progress, a checkpoint), without training."""
     import torch
@@ -735,7 +814,8 @@ def _fake_run(out: Path, cfg: TrainConfig) -> None:
     (out / "checkpoints").mkdir(parents=True)
     cfg.resolved().save(out / "config.json")
     (out / "progress.json").write_text(json.dumps({"steps": 100, "seconds": 1, "episodes": 1}))
-    torch.save({"state_dict": {}, "global_step": 100}, out / "checkpoints" / "latest.pt")
+    torch.save({"state_dict": {}, "global_step": 100, "optimizer": {}, "update": 1, "torch_rng": None},
+               out / "checkpoints" / "latest.pt")
 
 
 def test_resume_with_a_config_naming_a_point_system_file_by_a_relative_path(tmp_path, monkeypatch, capsys):

@@ -481,3 +481,35 @@ def test_render_and_game_state_refusals():
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode"):
         assert quiet.render() is None
+
+
+@pytest.mark.skipif(not numba_available(), reason="numba not installed")
+def test_an_env_pickled_with_numba_unpickles_on_numpy_where_numba_cannot_load(monkeypatch):
+    """A training checkpoint holds the pickled env: before, unpickling it where numba is missing raised, so the
+    resumed run started new games; under backend='auto' it now plays on with numpy, the same games."""
+    import pickle
+
+    from pokersquares_env import vector
+
+    env = PokerSquaresVectorEnv(4, jokers=1)
+    obs, info = env.reset(seed=5)
+    for _ in range(7):
+        obs, _, _, _, info = env.step(np.argmax(info["action_mask"].view(bool), axis=1))
+    blob = pickle.dumps(env)
+    explicit = pickle.dumps(PokerSquaresVectorEnv(2, backend="numba"))
+
+    def no_numba():
+        raise ImportError("No module named 'numba'")
+
+    monkeypatch.setattr(vector, "_load_kernels", no_numba)
+    with pytest.warns(RuntimeWarning, match="the unpickled env runs the numpy backend"):
+        copy = pickle.loads(blob)
+    assert copy.backend == "numpy" and copy._kernels is None
+    for _ in range(30):  # the same games, past the autoreset
+        actions = np.argmax(info["action_mask"].view(bool), axis=1)
+        a, b = env.step(actions), copy.step(actions)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+        info = a[4]
+    with pytest.raises(ImportError):  # backend="numba" asked for numba: no silent fallback
+        pickle.loads(explicit)

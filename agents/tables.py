@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -422,6 +423,7 @@ def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phase
         )
     jokers = Rules.parse(rules).jokers if rules is not None else 0
     if vt.rules.jokers != jokers:  # the joker states of the lines were never (or differently) trained
-        raise ValueError(f"{name} {tables!r} were trained with jokers={vt.rules.jokers}, but the game has "
-                         f"jokers={jokers}: expected tables trained under the game's jokers")
+        warnings.warn(f"{name} {tables!r} were trained with jokers={vt.rules.jokers}, but the game has "
+                      f"jokers={jokers}: lines holding jokers are valued by entries that training saw rarely or "
+                      f"never; train tables under the game's jokers for real play", RuntimeWarning, stacklevel=2)
     return vt

@@ -259,7 +259,8 @@ class Batch:
         a 4-d ``table`` the entries are ``(phase, keys, outs)``.
         """
         if epsilon > 0 and rng is None:
-            raise ValueError(f"epsilon={epsilon!r} plays random cells: expected an rng (a numpy Generator) to draw them")
+            raise ValueError(f"epsilon={epsilon!r} plays random cells: expected an rng (a numpy Generator) to draw "
+                             f"them")
         phases = table.shape[2]
         j = 0
         while self.placed < 25:

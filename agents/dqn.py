@@ -12,11 +12,11 @@ only there:
 
 The transition of the vector env's reset step (NEXT_STEP autoreset) is never
 stored.  ``--resume`` restores the networks, the optimiser, the step count, the
-exploration generator, the games in progress (:func:`agents.fast_ppo.games_state`) and the
-replay buffer, so a stopped and resumed run is the run never stopped: every ``latest`` checkpoint writes the buffer's filled part, its ring
-position and its sampling generator beside it (``checkpoints/latest_buffer.npz``,
-:data:`BUFFER_FILE`), so a resumed run samples from the transitions it had and goes on
-learning at once.  A run checkpointed before that file existed resumes with an empty
+exploration generator, the games in progress (:func:`agents.fast_ppo.games_state`) and
+the replay buffer, so a stopped and resumed run is the run never stopped: every
+``latest`` checkpoint writes the buffer's filled part, its ring position and its
+sampling generator beside it (``checkpoints/latest_buffer.npz``, :data:`BUFFER_FILE`),
+so a resumed run samples from the transitions it had and goes on learning at once.  A run checkpointed before that file existed resumes with an empty
 buffer and refills ``learning_starts`` steps first, as before.
 """
 
@@ -101,7 +101,8 @@ class ReplayBuffer:
         """The buffer :meth:`save` wrote to ``path``; ValueError naming the file and what is wrong if it is damaged or
         was saved with another ``capacity`` or observation size."""
         path = Path(path)
-        expected = f"expected the replay buffer a dqn checkpoint saved (capacity {capacity}, observations of {obs_size})"
+        expected = (f"expected the replay buffer a dqn checkpoint saved (capacity {capacity}, observations of "
+                    f"{obs_size})")
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))

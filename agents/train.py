@@ -275,8 +275,8 @@ class RunFolder:
 
         path = self.ckpt_dir / BUFFER_FILE
         if not path.exists():
-            print(f"--resume: no replay buffer {str(path)!r} (a run checkpointed before dqn saved it): resuming with an "
-                  f"empty buffer, refilled for learning_starts={self.cfg.learning_starts} steps", file=sys.stderr)
+            print(f"--resume: no replay buffer {str(path)!r} (a run checkpointed before dqn saved it): resuming with "
+                  f"an empty buffer, refilled for learning_starts={self.cfg.learning_starts} steps", file=sys.stderr)
             return None
         try:
             buffer = ReplayBuffer.load(path, self.cfg.buffer_size, OBS_SIZE)
@@ -284,8 +284,8 @@ class RunFolder:
             raise ConfigError(f"--resume: {exc}") from None
         step = self._checkpoint["global_step"]
         if buffer.step is not None and buffer.step != step:  # a save interrupted between the two files
-            raise ConfigError(f"--resume: {str(path)!r} was saved at step {buffer.step}, but {str(self.latest_checkpoint())!r} "
-                              f"at step {step}: expected the buffer saved with that checkpoint; delete it to resume "
+            latest = str(self.latest_checkpoint())
+            raise ConfigError(f"--resume: {str(path)!r} was saved at step {buffer.step}, but {latest!r} at step {step}: expected the buffer saved with that checkpoint; delete it to resume "
                               f"with an empty buffer")
         return buffer
 

@@ -16,6 +16,7 @@ AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -252,6 +253,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.totals: dict[str, float] = {}
         self.match_points: dict[str, float] = {}
         self.deck: tuple[int, ...] = ()
+        self._given_decks: list[tuple[int, ...]] = []  # reset's deck options, one per round from round 1
 
     # the same objects on every call, as PettingZoo requires (stored once in __init__; no lru_cache, which would
     # keep every env alive for the life of the process)
@@ -271,10 +273,19 @@ class PokerSquaresParallelEnv(_ParallelEnv):
 
     # ------------------------------------------------------------------ match flow
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start a match: round 1, a fresh shuffle, empty boards (``options`` are accepted and ignored, as PettingZoo's API test expects)."""
+        """Start a match: round 1, empty boards, and a fresh shuffle for each round.
+
+        ``options["deck"]``: the first round's cards in draw order (as ``PokerSquares-v0``'s ``deck`` option: card
+        strings or codes, at least 25 distinct cards of the rules' deck); ``options["decks"]``: one such deck per
+        round, in order (rounds past the list are shuffled).  Every deck is checked before anything changes, so a
+        refused reset leaves the match and the generator as they were.  Other keys are ignored with a warning
+        naming them (PettingZoo's API test passes ``{"options": 1}``).
+        """
+        decks = self._reset_decks(options)
         seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
+        self._given_decks = decks
         self.agents = list(self.possible_agents)
         self.round = 0
         self.totals = {a: 0.0 for a in self.agents}
@@ -285,9 +296,42 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             self.render()
         return {a: self._observe(a) for a in self.agents}, infos
 
+    def _reset_decks(self, options: Any) -> list[tuple[int, ...]]:
+        """The checked decks of ``reset(options=...)``, one per round from round 1 (see :meth:`reset`)."""
+        if options is None:
+            return []
+        if not isinstance(options, Mapping):
+            raise TypeError(f"options={options!r}: expected None or a dict with the keys 'deck' or 'decks'")
+        unknown = sorted(set(options) - {"deck", "decks"}, key=str)
+        if unknown:
+            warnings.warn(f"reset options {unknown} ignored: this env reads only 'deck' and 'decks'", stacklevel=3)
+        deck, decks = options.get("deck"), options.get("decks")
+        if deck is not None and decks is not None:
+            raise ValueError("reset options 'deck' and 'decks' given together: pass the first round's deck as "
+                             "'deck', or every round's in 'decks'")
+        if deck is not None:
+            return [self.game.check_deck(deck)]
+        if decks is None:
+            return []
+        if isinstance(decks, (str, bytes, Mapping)) or not hasattr(decks, "__len__") or len(decks) == 0:
+            raise ValueError(f"reset option decks={decks!r}: expected a non-empty list of decks, one per round")
+        if self.rounds is not None and len(decks) > self.rounds:
+            raise ValueError(f"reset option 'decks' holds {len(decks)} decks but the match has {self.rounds} "
+                             f"round(s): expected at most {self.rounds}")
+        checked = []
+        for i, d in enumerate(decks):
+            try:
+                checked.append(self.game.check_deck(d))
+            except TypeError as exc:
+                raise TypeError(f"reset option 'decks', round {i + 1}: {exc}") from None
+            except ValueError as exc:
+                raise ValueError(f"reset option 'decks', round {i + 1}: {exc}") from None
+        return checked
+
     def _start_round(self) -> None:
         self.round += 1
-        self.deck = self.game.deal(self.np_random)
+        given = self._given_decks
+        self.deck = given[self.round - 1] if self.round <= len(given) else self.game.deal(self.np_random)
         self.states = {a: self.game.init(self.deck, validate=False) for a in self.agents}
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -328,3 +328,41 @@ def test_step_before_reset_or_after_the_match_needs_a_reset_as_the_single_envs_s
     par.step({"player_0": 0, "player_1": 0})  # both illegal: the match ends
     with pytest.raises(ResetNeeded, match="the match is over"):
         par.step({})
+
+
+def test_reset_deck_options_deal_the_given_cards_and_bad_ones_change_nothing():
+    from pokersquares_env.cards import parse_cards
+
+    first = "As Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s Ah Kh Qh Jh Th 9h 8h 7h 6h 5h 4h 3h"
+    second = "2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc Ac 2d 3d 4d 5d 6d 7d 8d 9d Td Jd Qd Kd"
+    par = parallel_env(num_players=2, rounds=3)
+    obs, infos = par.reset(seed=4, options={"decks": [first, second]})
+    announced = [infos["player_0"]["card"]]
+    for _ in range(75):
+        actions = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents}
+        obs, _, _, _, infos = par.step(actions)
+        if par.agents:
+            announced.append(infos["player_0"]["card"])
+    assert announced[:25] == parse_cards(first) and announced[25:50] == parse_cards(second)
+    # round 3 is shuffled from the seeded generator, untouched by the given rounds: a plain seed-4 match's first deal
+    plain = parallel_env(num_players=2, rounds=3)
+    plain.reset(seed=4)
+    assert announced[50:] == list(plain.deck[:25])
+    par.reset(seed=4, options={"deck": first})
+    assert par.deck == tuple(parse_cards(first))
+    # a refused reset leaves the match, its deck and its generator as they were
+    before = (par.deck, par.round, par.np_random.bit_generator.state, par.agents)
+    for bad, err in [
+        ({"deck": "As As"}, ValueError), ({"decks": [first, "Zz"]}, ValueError), ({"decks": [first] * 4}, ValueError),
+        ({"deck": first, "decks": [first]}, ValueError), ({"decks": "x"}, ValueError), ({"decks": []}, ValueError),
+        (5, TypeError),
+    ]:
+        with pytest.raises(err, match="deck|options=5|round 2"):
+            par.reset(seed=9, options=bad)
+        assert (par.deck, par.round, par.np_random.bit_generator.state, par.agents) == before
+    with pytest.warns(UserWarning, match=r"reset options \['options'\] ignored"):
+        par.reset(seed=0, options={"options": 1})
+    # the AEC form passes the options through
+    aec = aec_env(num_players=2)
+    aec.reset(seed=0, options={"deck": first})
+    assert aec.unwrapped.deck == tuple(parse_cards(first))

@@ -578,6 +578,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     import gymnasium as gym
 
     import pokersquares_env  # noqa: F401
+    from agents.fast_ppo import games_state, restore_games
 
     torch.set_num_threads(cfg.torch_threads)
     kwargs = cfg.rules_kwargs()
@@ -614,15 +615,61 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
     eval_env = DummyVecEnv([lambda: Monitor(FixedDeals(gym.make("PokerSquares-v0", **kwargs)))])
 
+    adapter = None  # the native vector env's SB3 adapter, whose games a checkpoint holds (sync envs cannot be pickled)
+    shaper = venv if potential is not None else None
+    if cfg.vectorization == "native":
+        adapter = venv.venv if shaper is not None else venv
+
+    def snapshot(model) -> dict[str, Any]:
+        """Where the run stands between two rollouts (weights aside): the games in progress, SB3's last observation
+        and episode starts, the shaping potential and the generators torch, numpy and Python draw from."""
+        import random
+
+        games = None
+        if adapter is not None:
+            games = games_state(adapter.venv, obs=model._last_obs, starts=model._last_episode_starts,
+                                phi=None if shaper is None else shaper.phi)
+            if games is not None:
+                games["rngs"] = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
+                                 "python": random.getstate()}
+        return {"steps": int(model.num_timesteps), "games": games}
+
+    def save_at(model, snap: dict[str, Any], path: Path) -> None:
+        """Save ``model`` as it stood at ``snap`` (the weights only change between rollouts) with its games."""
+        steps = model.num_timesteps
+        model.num_timesteps = snap["steps"]
+        if snap["games"] is not None:
+            model._pse_games = snap["games"]  # SB3 saves the model's attributes; read back by --resume
+        try:
+            model.save(path)
+        finally:
+            model.num_timesteps = steps
+            model.__dict__.pop("_pse_games", None)
+
     class RunCallback(BaseCallback):
-        """Feeds the run folder: episode scores, progress, curve rows, checkpoints, Ctrl-C."""
+        """Feeds the run folder: episode scores, progress, curve rows, evaluations and checkpoints.
+
+        Checkpoints are taken between rollouts, and Ctrl-C or a spent --time-limit stops the run there too: the
+        weights change only between rollouts, so a checkpoint holds everything a resumed run needs to go on
+        exactly as the run never stopped (the games in progress, the generators)."""
 
         def __init__(self, eval_cb):
             super().__init__()
             self.eval_cb = eval_cb
             self.seen_eval = 0
+            self.snap: dict[str, Any] | None = None  # the state at the start of the current rollout
+            self.in_rollout = False
+
+        def _on_rollout_start(self) -> None:
+            self.snap, self.in_rollout = snapshot(self.model), True
+            run.maybe_checkpoint(self.num_timesteps, lambda p: save_at(self.model, self.snap, p))
+
+        def _on_rollout_end(self) -> None:
+            self.in_rollout = False
 
         def _on_step(self) -> bool:
+            if self.locals.get("n_steps") == 0 and (run.stop_requested or run.out_of_time()):
+                return False  # at the rollout's first step: the resumed run takes it again from the rollout's start
             infos = self.locals.get("infos", [])
             scores = [float(i["score"]) for i in infos if "score" in i]
             if scores:
@@ -635,8 +682,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
                 run._last_eval_step = self.num_timesteps
             else:
                 run.step(self.num_timesteps, None)
-            run.maybe_checkpoint(self.num_timesteps, lambda p: self.model.save(p))
-            return not (run.stop_requested or run.out_of_time())  # Ctrl-C, or --time-limit spent
+            return True
 
     eval_cb = None
     if cfg.eval_every:
@@ -655,10 +701,24 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         eval_cb._on_step = on_step
     if run.resume:
         model = MaskablePPO.load(run.latest_checkpoint(), env=venv, tensorboard_log=str(run.dir / "tb"), device="cpu")
-        # load() reseeds torch and the env with the run's seed, which would deal the first games again; go on with
-        # a seed of the steps done instead (as fast-ppo and dqn do for a checkpoint without its games), so the resumed
-        # part plays new deals.
-        model.set_random_seed((cfg.seed + 7919 * (int(model.num_timesteps) // cfg.num_envs)) % 2**32)
+        games = restore_games({"games": model.__dict__.pop("_pse_games", None)}, cfg, cfg.num_envs)
+        if games is not None:  # the games in progress and the generators: the run goes on as if never stopped
+            import random
+
+            adapter.venv = games["env"]
+            model._last_obs, model._last_episode_starts = games["obs"], games["starts"]
+            if shaper is not None:
+                shaper.phi = games["phi"]
+            torch.set_rng_state(games["rngs"]["torch"])
+            np.random.set_state(games["rngs"]["numpy"])
+            random.setstate(games["rngs"]["python"])
+        else:
+            # load() reseeds torch and the env with the run's seed, which would deal the first games again; go on
+            # with a seed of the steps done instead (as fast-ppo and dqn do for a checkpoint without its games), so
+            # the resumed part plays new deals.
+            model.set_random_seed((cfg.seed + 7919 * (int(model.num_timesteps) // cfg.num_envs)) % 2**32)
+        if eval_cb is not None:  # evaluations fall on the steps of the run never stopped
+            eval_cb.n_calls = int(model.num_timesteps) // cfg.num_envs
     else:
         model = MaskablePPO(
             "MlpPolicy", venv, learning_rate=_linear(cfg.learning_rate) if cfg.anneal_lr else cfg.learning_rate,
@@ -683,9 +743,15 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
                 reset_num_timesteps=not run.resume, tb_log_name="maskable_ppo", progress_bar=False,
             )
     finally:
-        run.maybe_checkpoint(int(model.num_timesteps), lambda p: model.save(p), force=True)
-        run.steps = int(model.num_timesteps)
-        run.save_final(lambda p: model.save(p))
+        cb = callbacks[-1]
+        # stopped (or interrupted) within a rollout: the state at its start, which the weights still are; otherwise
+        # (finished, or nothing to train) the state now, between two rollouts
+        snap = cb.snap if cb.in_rollout and cb.snap is not None else snapshot(model)
+        if model._last_obs is None:  # nothing was trained (a spent time limit): there are no games to hold
+            snap["games"] = None
+        run.maybe_checkpoint(snap["steps"], lambda p: save_at(model, snap, p), force=True)
+        run.steps = snap["steps"]
+        run.save_final(lambda p: save_at(model, {**snap, "games": None}, p))
         venv.close()
         eval_env.close()
 

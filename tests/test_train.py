@@ -728,6 +728,62 @@ def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monke
         assert said in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("shaping", ["none", "heuristic"])
+def test_an_interrupted_and_resumed_maskable_ppo_run_is_the_uninterrupted_run(tmp_path, monkeypatch, capsys, shaping):
+    """maskable-ppo checkpoints between rollouts with the games in progress, SB3's last observation and the
+    generators, and a stop waits for the rollout's end: stopped halfway through its second rollout (as Ctrl-C stops
+    it) and resumed, it ends with exactly the weights of the run never stopped.  Before, the resumed part started
+    new games from another seed."""
+    import zipfile
+
+    from sb3_contrib import MaskablePPO
+
+    from agents import train as train_module
+
+    over = dict(timesteps=768, shaping=shaping)  # three rollouts of 256 steps; the stop comes at 384
+    straight = train(_cfg("maskable-ppo", tmp_path / "straight", **over))
+    real_step = train_module.RunFolder.step
+
+    def stop_halfway(self, step, policy):
+        real_step(self, step, policy)
+        if step >= 384:
+            self.stop_requested = True
+
+    monkeypatch.setattr(train_module.RunFolder, "step", stop_halfway)
+    out = tmp_path / "stopped"
+    stopped = train(_cfg("maskable-ppo", out, **over))
+    assert stopped.steps == 512  # the end of the rollout in which the stop came
+    assert json.loads((out / "progress.json").read_text())["steps"] == 512
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    resumed = train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert resumed.steps == straight.steps == 768
+
+    def weights(path):
+        return MaskablePPO.load(path, device="cpu").policy.state_dict()
+
+    a, b = weights(tmp_path / "straight" / "model.zip"), weights(out / "model.zip")
+    assert a.keys() == b.keys() and all(torch_equal(a[k], b[k]) for k in a)
+    assert "starts new games" not in capsys.readouterr().err
+    with zipfile.ZipFile(out / "model.zip") as z:  # the final model holds no games; the checkpoint does
+        assert b"_pse_games" not in z.read("data")
+    with zipfile.ZipFile(out / "checkpoints" / "latest.zip") as z:
+        assert b"_pse_games" in z.read("data")
+
+    # a checkpoint without its games (an older version's) resumes with new games, and says so
+    old = MaskablePPO.load(out / "checkpoints" / "latest.zip", device="cpu")
+    old.__dict__.pop("_pse_games")
+    old.save(out / "checkpoints" / "latest.zip")
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=1024)
+    assert "holds no games in progress (saved by an older version): the resumed run starts new games" \
+        in capsys.readouterr().err
+
+
+def torch_equal(x, y) -> bool:
+    import torch
+
+    return torch.equal(x, y)
+
+
 @pytest.mark.parametrize("algo", ["fast-ppo", "dqn", "maskable-ppo"])
 def test_a_time_limit_stops_training_and_a_spent_one_trains_nothing_on_resume(tmp_path, capsys, algo):
     """Before: maskable-ppo ignored --time-limit (its callback only watched Ctrl-C), and a resumed run whose time

@@ -23,6 +23,7 @@ import numpy as np
 
 __all__ = [
     "EMPTY",
+    "EMPTY_TEXT",
     "JOKERS",
     "NUM_CODES",
     "NUM_STANDARD",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 EMPTY = -1
+#: the text of an empty cell: what ``format_card(EMPTY)`` writes and ``parse_cards(..., allow_empty=True)`` reads
+EMPTY_TEXT = ".."
 NUM_STANDARD = 52
 JOKERS = (52, 53)
 NUM_CODES = 54  # 52 cards + 2 jokers
@@ -132,23 +135,30 @@ def parse_card(text: str) -> int:
         rank_text, suit_text = token[:-1], token[-1]
         if rank_text in _RANK_ALIASES and suit_text in _SUIT_ALIASES:
             return card(_RANK_ALIASES[rank_text], _SUIT_ALIASES[suit_text])
+    if token == EMPTY_TEXT:
+        raise ValueError(f"{EMPTY_TEXT!r} is an empty cell (format_card(-1)), not a card: only a grid may hold one "
+                         f"(parse_cards(text, allow_empty=True), score_grid)")
     raise ValueError(
         f"bad card {text!r}: expected a rank (2-9, 10 or T, J Q K A, or Russian В Д К Т) "
         f"followed by a suit (♣♦♥♠ or c d h s), or 'JK' for a joker"
     )
 
 
-def parse_cards(text: str | Iterable[str]) -> list[int]:
+def parse_cards(text: str | Iterable[str], *, allow_empty: bool = False) -> list[int]:
     """Codes of a whitespace-separated list of cards (``/`` and ``,`` also separate).
 
     Plain jokers take the joker codes that no ``JK1``/``JK2`` names, in order (:func:`assign_jokers`), so
-    ``'JK JK'`` is ``[52, 53]`` and ``'JK2 JK'`` is ``[53, 52]``.
+    ``'JK JK'`` is ``[52, 53]`` and ``'JK2 JK'`` is ``[53, 52]``.  With ``allow_empty``, ``'..'`` (what
+    :func:`format_card` writes for an empty cell) is ``EMPTY`` (-1), so ``parse_cards(format_cards(board),
+    allow_empty=True)`` gives ``board`` back.  A card written twice is kept (a deck or grid that uses the cards
+    refuses it, naming it).
     """
     if isinstance(text, str):
         tokens = text.replace("/", " ").replace(",", " ").split()
     else:
         tokens = list(text)
-    codes = [parse_card(token) for token in tokens]
+    codes = [EMPTY if allow_empty and isinstance(token, str) and token.strip() == EMPTY_TEXT else parse_card(token)
+             for token in tokens]
     if sum(is_joker(c) for c in codes) > len(JOKERS):
         raise ValueError(f"bad card list {text!r}: more than {len(JOKERS)} jokers")
     return assign_jokers(tokens, codes)
@@ -174,9 +184,9 @@ def assign_jokers(items: Sequence[Any], codes: Sequence[int]) -> list[int]:
 
 
 def format_card(code: int) -> str:
-    """The text of a card code, e.g. ``'T♠'``; a joker is ``'JK'`` and an empty cell ``'..'``."""
+    """The text of a card code, e.g. ``'T♠'``; a joker is ``'JK'`` and an empty cell ``'..'`` (:data:`EMPTY_TEXT`)."""
     if code is not None and not isinstance(code, bool) and isinstance(code, (int, np.integer)) and int(code) == EMPTY:
-        return ".."
+        return EMPTY_TEXT
     code = _check_code(code)
     if is_joker(code):
         return "JK"
@@ -201,7 +211,8 @@ def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str =
     :func:`parse_cards`: ``['JK', 'JK']`` is both jokers).
     """
     items = list(codes)
-    codes = assign_jokers(items, [parse_card(c) if isinstance(c, str) else c for c in items])
+    codes = assign_jokers(items, [(EMPTY if allow_empty and c.strip() == EMPTY_TEXT else parse_card(c))
+                                  if isinstance(c, str) else c for c in items])
     out: list[int] = []
     seen: set[int] = set()
     for i, c in enumerate(codes):

@@ -251,6 +251,11 @@ class GameState:
     25 cells row-major (``-1`` empty), ``placements`` the cells filled so far
     in order.  The ``line_*`` lists are running statistics of the 10 lines
     (rows 0-4, then columns 0-4) used for table-driven scoring.
+
+    Build one with :meth:`PokerSquaresGame.init`, which checks the deck (at
+    least 25 distinct cards of the rules' deck) and fills the statistics; a
+    ``GameState`` built field by field is taken as given, unchecked, since
+    search copies states in its inner loops.
     """
 
     deck: tuple[int, ...]

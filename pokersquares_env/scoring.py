@@ -588,7 +588,7 @@ def _as_number(value: float, ps: PointSystem) -> float:
 
 def _grid_codes(grid: Any) -> np.ndarray:
     if isinstance(grid, str):
-        codes = parse_cards(grid)
+        codes = parse_cards(grid, allow_empty=True)
     else:
         arr = np.asarray(grid, dtype=object)
         if arr.shape not in ((25,), (5, 5)):

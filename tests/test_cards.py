@@ -124,3 +124,23 @@ def test_full_deck_takes_a_joker_count(jokers, error):
     with pytest.raises(error, match=rf"jokers {jokers!r}: expected an integer 0..2"):
         full_deck(jokers)
     assert len(full_deck(np.int64(2))) == 54
+
+
+@given(st.permutations(range(52)), st.lists(st.booleans(), min_size=25, max_size=25))
+def test_a_formatted_board_with_empty_cells_parses_back(cards, empty):
+    """format_card(-1) is '..', which parse_cards(..., allow_empty=True) and check_codes(allow_empty=True) read as
+    -1, so a board's text round-trips; a plain card list refuses '..', naming it.  Before, '..' was unreadable."""
+    board = [EMPTY if e else c for c, e in zip(cards[:25], empty)]
+    text = format_cards(board)
+    assert parse_cards(text, allow_empty=True) == board == check_codes(text.split(), allow_empty=True)
+
+
+def test_empty_cell_text_outside_a_grid_is_named():
+    from pokersquares_env.scoring import score_grid
+
+    for call in (lambda: parse_card(".."), lambda: parse_cards("A♠ .."), lambda: check_codes(["..", "As"])):
+        with pytest.raises(ValueError, match=r"'\.\.' is an empty cell \(format_card\(-1\)\), not a card"):
+            call()
+    # a partial grid written as text scores its complete lines (here none: a royal flush needs all five)
+    assert score_grid("A♠ K♠ Q♠ J♠ T♠ " + " ".join([".."] * 20)) == 100
+    assert score_grid("A♠ K♠ Q♠ J♠ .. " + " ".join([".."] * 20)) == 0

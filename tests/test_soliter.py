@@ -448,6 +448,25 @@ def test_truncation_keeps_the_moves_left_and_termination_clears_them():
     assert term and not info["action_mask"].any() and not env.action_masks().any()
 
 
+def test_time_aware_observation_reads_the_step_limit_given_to_make():
+    """Soliter truncates itself after max_steps; Gymnasium's TimeAwareObservation needs the limit in the spec,
+    which gym.make's max_episode_steps gives (the documented recipe: the same number for both)."""
+    import gymnasium as gym
+    from gymnasium.wrappers import TimeAwareObservation
+
+    with pytest.raises(ValueError, match="TimeLimit"):
+        TimeAwareObservation(gym.make("Soliter-v0"))
+    env = TimeAwareObservation(gym.make("Soliter-v0", max_steps=4, max_episode_steps=4))
+    obs, info = env.reset(seed=0)
+    times = [obs[-1]]
+    trunc = False
+    while not trunc:
+        obs, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert not term
+        times.append(obs[-1])
+    assert times == [0, 1, 2, 3, 4]
+
+
 # ---------------------------------------------------------------- solver
 def _replay(variant, seed, plan, **kw):
     env = make(variant, max_steps=100_000, **kw)

@@ -490,3 +490,45 @@ def test_shaping_cost_times_each_shaping_and_gives_the_ratio(capsys, tmp_path, m
     monkeypatch.undo()
     seconds = shaping_cost.timed_run("heuristic", 1000, tmp_path / "run")
     assert seconds > 0 and (tmp_path / "run" / "model.pt").is_file()
+
+
+@pytest.mark.parametrize("features", ["none", "outs"])
+def test_td_tables_records_the_self_play_lines_and_refines_only_visited_incomplete_lines(tmp_path, features):
+    """``benchmarks/td_tables.py``: its kernel plays the games ``agents._fast.self_play`` plays and records the same
+    line indices (and the greedy move's where the game explored); refinement moves only entries the games visited,
+    never a complete line's points, reproducibly for a seed."""
+    import numpy as np
+
+    pytest.importorskip("numba")
+    from agents import _fast
+    from agents.tables import ValueTables, train_tables
+
+    td = load("td_tables")
+    base = train_tables("american", games=2000, phases=4, features=features)
+    points = base.system.line_points_table
+    rng = np.random.default_rng(1)
+    n = 64
+    decks = np.argsort(rng.random((n, 52)), axis=1).astype(np.int64)
+    explore, noise = rng.random((n, 25)) < 0.3, rng.random((n, 25))
+    rec, _ = _fast.self_play(base.values, decks, ply=1, explore=explore, noise=noise, points=points)
+    vf, phases, nout = _fast.tables_flat(base.values)
+    mine, greedy = np.zeros((n, 25, 10), np.int64), np.zeros((n, 25, 10), np.int64)
+    td._play_td(decks, explore, noise, vf, phases, nout, False, -1, mine, greedy)
+    assert np.array_equal(mine, rec) and np.array_equal(greedy[~explore], rec[~explore])
+    assert (greedy[explore] != rec[explore]).any()
+
+    def refine(target, seed=0):
+        return td.refine(base, games=300, batch=100, epsilon=0.2, memory=50, seed=seed, target=target,
+                         progress=False).values
+
+    out = refine("greedy")
+    changed = out != base.values
+    complete = np.zeros(base.values.shape, dtype=bool)
+    complete[np.arange(base.values.shape[0]) // 264 == 5] = True
+    assert changed.any() and not (changed & complete).any()
+    assert np.array_equal(out, refine("greedy")) and not np.array_equal(out, refine("greedy", seed=1))
+    assert not np.array_equal(out, refine("actual"))
+    path = tmp_path / "base.npz"
+    base.save(path)
+    assert td.main(["--tables", str(path), "--games", "200", "--batch", "100", "--out", str(tmp_path / "td.npz")]) == 0
+    assert ValueTables.load(tmp_path / "td.npz").values.shape == base.values.shape

@@ -188,6 +188,8 @@ def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int)
     if games is None:
         why = "holds no games in progress (" + ("sync vectorization" if cfg.vectorization == "sync"
                                                  else "saved by an older version") + ")"
+    elif not isinstance(games, dict) or "env" not in games:
+        why = f"holds games that cannot be read ({type(games).__name__} without an env)"
     elif games.get("version") != __version__:  # another version's env may not unpickle into this one's
         why = f"holds games of pokersquares_env {games.get('version')!r}, not of this {__version__!r}"
     else:

@@ -106,7 +106,7 @@ def eval_decks(cfg: TrainConfig, games: int, seed: int) -> list[tuple[int, ...]]
     return [tuple(int(c) for c in shuffled_deck(rng, rules)) for _ in range(games)]
 
 
-def _read_progress(path: Path, what: str = "--resume") -> dict[str, float]:
+def _read_progress(path: Path, what: str = "--resume") -> dict[str, Any]:
     """A run folder's ``progress.json`` (steps, seconds, episodes), or a ConfigError naming what is wrong with it
     (its message starts with ``what``: who read the file)."""
     try:
@@ -131,6 +131,13 @@ def _read_progress(path: Path, what: str = "--resume") -> dict[str, float]:
             raise ConfigError(f"{what}: {str(path)!r}: {key}={value!r}: expected an integer from -1 to the steps "
                               f"done ({out['steps']})")
         out[key] = value
+    # the training scores since the last curve row, which the next row averages (written since 2026-12-02)
+    recent = data.get("recent", [])
+    if not isinstance(recent, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in recent):
+        raise ConfigError(f"{what}: {str(path)!r}: recent={recent!r}: expected a list of finite numbers (the "
+                          f"training scores since the last curve row)")
+    out["recent"] = recent
     return out
 
 
@@ -181,6 +188,7 @@ class RunFolder:
                 self._seconds_before = data["seconds"]
                 self._episodes = data["episodes"]
                 self._last_eval_step, self._last_ckpt_step, self._last_row_step = (data[k] for k in SCHEDULE_KEYS)
+                self._recent = [float(v) for v in data["recent"]]
                 self._resumed_steps = data["steps"]
         else:
             self._clear_old_run()
@@ -308,7 +316,7 @@ class RunFolder:
     def _write_progress(self, step: int) -> None:
         data = {"steps": step, "seconds": self.seconds(), "episodes": self._episodes,
                 **dict(zip(SCHEDULE_KEYS, (self._last_eval_step, self._last_ckpt_step, self._last_row_step),
-                           strict=True))}
+                           strict=True)), "recent": self._recent}
         (self.dir / "progress.json").write_text(json.dumps(data) + "\n")
 
     def save_final(self, save: Callable[[Path], None]) -> Path:
@@ -621,8 +629,11 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         adapter = venv.venv if shaper is not None else venv
 
     def snapshot(model) -> dict[str, Any]:
-        """Where the run stands between two rollouts (weights aside): the games in progress, SB3's last observation
-        and episode starts, the shaping potential and the generators torch, numpy and Python draw from."""
+        """Where the run stands between two rollouts: the games in progress, SB3's last observation and episode
+        starts, the shaping potential and the generators torch, numpy and Python draw from (what a checkpoint holds
+        beside the weights), and copies of the weights, the optimiser and the run folder's schedules (to go back to
+        if the run is cut short before the next rollout starts)."""
+        import copy
         import random
 
         games = None
@@ -632,7 +643,19 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             if games is not None:
                 games["rngs"] = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
                                  "python": random.getstate()}
-        return {"steps": int(model.num_timesteps), "games": games}
+        return {"steps": int(model.num_timesteps), "games": games, "run": run_state(),
+                "weights": copy.deepcopy(model.policy.state_dict()),
+                "optimizer": copy.deepcopy(model.policy.optimizer.state_dict())}
+
+    def run_state() -> tuple[Any, ...]:
+        return (run._episodes, list(run._recent), run._last_eval_step, run._last_ckpt_step, run._last_row_step)
+
+    def go_back(model, snap: dict[str, Any]) -> None:
+        """Put the model and the run folder back where they stood at ``snap`` (a rollout's start)."""
+        model.policy.load_state_dict(snap["weights"])
+        model.policy.optimizer.load_state_dict(snap["optimizer"])
+        run._episodes, run._recent, run._last_eval_step, run._last_ckpt_step, run._last_row_step = snap["run"]
+        run._recent = list(run._recent)
 
     def save_at(model, snap: dict[str, Any], path: Path) -> None:
         """Save ``model`` as it stood at ``snap`` (the weights only change between rollouts) with its games."""
@@ -659,16 +682,19 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             self.seen_eval = 0
             self.snap: dict[str, Any] | None = None  # the state at the start of the current rollout
             self.in_rollout = False
+            self.rollouts = 0  # finished in this session: a session trains at least one, however long its set-up
 
         def _on_rollout_start(self) -> None:
             self.snap, self.in_rollout = snapshot(self.model), True
             run.maybe_checkpoint(self.num_timesteps, lambda p: save_at(self.model, self.snap, p))
+            self.snap["run"] = run_state()  # with the checkpoint schedule as the checkpoint left it
 
         def _on_rollout_end(self) -> None:
             self.in_rollout = False
+            self.rollouts += 1
 
         def _on_step(self) -> bool:
-            if self.locals.get("n_steps") == 0 and (run.stop_requested or run.out_of_time()):
+            if self.locals.get("n_steps") == 0 and (run.stop_requested or (self.rollouts and run.out_of_time())):
                 return False  # at the rollout's first step: the resumed run takes it again from the rollout's start
             infos = self.locals.get("infos", [])
             scores = [float(i["score"]) for i in infos if "score" in i]
@@ -701,7 +727,8 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         eval_cb._on_step = on_step
     if run.resume:
         model = MaskablePPO.load(run.latest_checkpoint(), env=venv, tensorboard_log=str(run.dir / "tb"), device="cpu")
-        games = restore_games({"games": model.__dict__.pop("_pse_games", None)}, cfg, cfg.num_envs)
+        games = _sb3_games(restore_games({"games": model.__dict__.pop("_pse_games", None)}, cfg, cfg.num_envs),
+                           model, shaper is not None)
         if games is not None:  # the games in progress and the generators: the run goes on as if never stopped
             import random
 
@@ -717,8 +744,9 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             # with a seed of the steps done instead (as fast-ppo and dqn do for a checkpoint without its games), so
             # the resumed part plays new deals.
             model.set_random_seed((cfg.seed + 7919 * (int(model.num_timesteps) // cfg.num_envs)) % 2**32)
-        if eval_cb is not None:  # evaluations fall on the steps of the run never stopped
+        if eval_cb is not None:  # evaluations fall on the steps of the run never stopped, after its earlier ones
             eval_cb.n_calls = int(model.num_timesteps) // cfg.num_envs
+            _keep_sb3_evaluations(eval_cb, run.dir / "sb3_eval" / "evaluations.npz", int(model.num_timesteps))
     else:
         model = MaskablePPO(
             "MlpPolicy", venv, learning_rate=_linear(cfg.learning_rate) if cfg.anneal_lr else cfg.learning_rate,
@@ -732,6 +760,8 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     callbacks = [RunCallback(eval_cb)]
     if eval_cb is not None:
         callbacks.insert(0, eval_cb)
+    callbacks[-1].seen_eval = len(eval_cb.evaluations_timesteps) if eval_cb is not None else 0
+    aborted = False
     try:
         if cfg.timesteps > done and not run.spent_before():  # a resumed run's time limit may already be spent
             import warnings
@@ -742,11 +772,18 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
                 total_timesteps=cfg.timesteps - done, callback=CallbackList(callbacks),
                 reset_num_timesteps=not run.resume, tb_log_name="maskable_ppo", progress_bar=False,
             )
+    except BaseException:
+        aborted = True  # a second Ctrl-C or an error, within a rollout or within the update after it
+        raise
     finally:
         cb = callbacks[-1]
-        # stopped (or interrupted) within a rollout: the state at its start, which the weights still are; otherwise
-        # (finished, or nothing to train) the state now, between two rollouts
-        snap = cb.snap if cb.in_rollout and cb.snap is not None else snapshot(model)
+        if cb.snap is not None and (cb.in_rollout or aborted):
+            # stopped or cut short within a rollout or its update: back to the rollout's start, which a checkpoint
+            # holds exactly (within the update the weights are already partly changed)
+            snap = cb.snap
+            go_back(model, snap)
+        else:  # finished, or nothing to train: the state now, between two rollouts
+            snap = snapshot(model)
         if model._last_obs is None:  # nothing was trained (a spent time limit): there are no games to hold
             snap["games"] = None
         run.maybe_checkpoint(snap["steps"], lambda p: save_at(model, snap, p), force=True)
@@ -754,6 +791,44 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         run.save_final(lambda p: save_at(model, {**snap, "games": None}, p))
         venv.close()
         eval_env.close()
+
+
+def _sb3_games(games: dict[str, Any] | None, model: Any, shaped: bool) -> dict[str, Any] | None:
+    """``games`` (:func:`agents.fast_ppo.restore_games` of a maskable-ppo checkpoint) if they hold what the run
+    goes on with -- SB3's last observation and episode starts for every sub-env, the potential of a shaped run, the
+    three generators' states -- else None, saying that the resumed run starts new games."""
+    if games is None:
+        return None
+    n = model.n_envs
+    obs, starts, rngs = games.get("obs"), games.get("starts"), games.get("rngs")
+    why = None
+    if not isinstance(obs, np.ndarray) or obs.shape != (n, *model.observation_space.shape):
+        why = f"an observation of shape {getattr(obs, 'shape', None)}, not ({n}, {model.observation_space.shape[0]})"
+    elif not isinstance(starts, np.ndarray) or starts.shape != (n,):
+        why = f"episode starts of shape {getattr(starts, 'shape', None)}, not ({n},)"
+    elif shaped and (not isinstance(games.get("phi"), np.ndarray) or games["phi"].shape != (n,)):
+        why = "no shaping potential for every game"
+    elif not isinstance(rngs, dict) or not {"torch", "numpy", "python"} <= set(rngs):
+        why = "no generator states"
+    if why is not None:
+        print(f"--resume: the checkpoint holds games that cannot be read ({why}): the resumed run starts new games",
+              file=sys.stderr)
+        return None
+    return games
+
+
+def _keep_sb3_evaluations(eval_cb: Any, path: Path, steps: int) -> None:
+    """Give ``eval_cb`` the evaluations an earlier session logged in ``path`` up to ``steps``, so the resumed run's
+    ``sb3_eval/evaluations.npz`` holds them all (an unreadable file: none)."""
+    try:
+        with np.load(path) as data:
+            keep = data["timesteps"] <= steps
+            rows = (data["timesteps"][keep], data["results"][keep], data["ep_lengths"][keep])
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return
+    eval_cb.evaluations_timesteps = [int(t) for t in rows[0]]
+    eval_cb.evaluations_results = [list(r) for r in rows[1]]
+    eval_cb.evaluations_length = [list(r) for r in rows[2]]
 
 
 def _linear(lr: float) -> Callable[[float], float]:

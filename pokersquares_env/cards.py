@@ -150,7 +150,8 @@ def parse_cards(text: str | Iterable[str], *, allow_empty: bool = False) -> list
     Plain jokers take the joker codes that no ``JK1``/``JK2`` names, in order (:func:`assign_jokers`), so
     ``'JK JK'`` is ``[52, 53]`` and ``'JK2 JK'`` is ``[53, 52]``.  With ``allow_empty``, ``'..'`` (what
     :func:`format_card` writes for an empty cell) is ``EMPTY`` (-1), so ``parse_cards(format_cards(board),
-    allow_empty=True)`` gives ``board`` back.  A card written twice is kept (a deck or grid that uses the cards
+    allow_empty=True)`` gives ``board`` back (jokers aside: both are written ``JK``, and come back as the jokers
+    in order).  A card written twice is kept (a deck or grid that uses the cards
     refuses it, naming it).
     """
     if isinstance(text, str):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -313,8 +313,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             return [self.game.check_deck(deck)]
         if decks is None:
             return []
-        if isinstance(decks, (str, bytes, Mapping)) or not hasattr(decks, "__len__") or len(decks) == 0:
-            raise ValueError(f"reset option decks={decks!r}: expected a non-empty list of decks, one per round")
+        if not isinstance(decks, (Sequence, np.ndarray)) or isinstance(decks, (str, bytes)) or len(decks) == 0:
+            raise ValueError(f"reset option decks={decks!r}: expected a non-empty list of decks, one per round in "
+                             f"order")
         if self.rounds is not None and len(decks) > self.rounds:
             raise ValueError(f"reset option 'decks' holds {len(decks)} decks but the match has {self.rounds} "
                              f"round(s): expected at most {self.rounds}")

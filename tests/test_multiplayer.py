@@ -355,6 +355,7 @@ def test_reset_deck_options_deal_the_given_cards_and_bad_ones_change_nothing():
     for bad, err in [
         ({"deck": "As As"}, ValueError), ({"decks": [first, "Zz"]}, ValueError), ({"decks": [first] * 4}, ValueError),
         ({"deck": first, "decks": [first]}, ValueError), ({"decks": "x"}, ValueError), ({"decks": []}, ValueError),
+        ({"decks": {first, second}}, ValueError),  # a set has no round order
         (5, TypeError),
     ]:
         with pytest.raises(err, match="deck|options=5|round 2"):

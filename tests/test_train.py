@@ -295,7 +295,8 @@ def test_resume_of_a_copied_run_stays_in_the_copy(tmp_path):
     assert {p.name: p.read_bytes() for p in first.rglob("*") if p.is_file()} == before  # the original is untouched
 
 
-@pytest.mark.parametrize("damage", ["{", "[1, 2]", '{"steps": "many"}', '{"seconds": -1}'])
+@pytest.mark.parametrize("damage", ["{", "[1, 2]", '{"steps": "many"}', '{"seconds": -1}',
+                                    '{"steps": 5, "recent": [1, "x"]}', '{"steps": 5, "recent": 3}'])
 def test_resume_with_a_damaged_progress_file_is_refused_before_writing(tmp_path, damage):
     out = tmp_path / "run"
     train(_cfg("fast-ppo", out, checkpoint_every=1))
@@ -776,6 +777,81 @@ def test_an_interrupted_and_resumed_maskable_ppo_run_is_the_uninterrupted_run(tm
     train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=1024)
     assert "holds no games in progress (saved by an older version): the resumed run starts new games" \
         in capsys.readouterr().err
+
+
+def test_maskable_ppo_resume_after_a_hard_abort_keeps_the_curve_the_evaluations_and_the_weights(tmp_path,
+                                                                                              monkeypatch, capsys):
+    """A second Ctrl-C (or an error) within an update used to leave a checkpoint at the rollout's end with weights
+    that had not (or only partly) learned from it: the resumed run differed silently.  The run now goes back to the
+    rollout's start.  curve.csv's first row after a resume used to lose the scores of games finished between the
+    last row and the checkpoint, and sb3_eval kept only the resumed session's evaluations."""
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    over = dict(timesteps=1300, num_steps=125, minibatch_size=50, eval_every=200, eval_games=2)
+    straight = train(_cfg("maskable-ppo", tmp_path / "straight", **over))
+    real_train = MaskablePPO.train
+    calls = []
+
+    def boom(self):
+        calls.append(1)
+        if len(calls) == 3:
+            real_train(self)  # a partial update: the weights change, then the abort
+            raise KeyboardInterrupt
+        return real_train(self)
+
+    monkeypatch.setattr(MaskablePPO, "train", boom)
+    out = tmp_path / "aborted"
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg("maskable-ppo", out, **over))
+    assert json.loads((out / "progress.json").read_text())["steps"] == 500  # the third rollout's start
+    monkeypatch.setattr(MaskablePPO, "train", real_train)
+    resumed = train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert resumed.steps == straight.steps
+
+    def weights(path):
+        return MaskablePPO.load(path, device="cpu").policy.state_dict()
+
+    a, b = weights(tmp_path / "straight" / "model.zip"), weights(out / "model.zip")
+    assert all(torch_equal(a[k], b[k]) for k in a)
+
+    def curve(folder):  # every column but the wall-clock seconds
+        rows = (folder / "curve.csv").read_text().splitlines()
+        return [",".join(r.split(",")[:1] + r.split(",")[2:]) for r in rows]
+
+    assert curve(out) == curve(tmp_path / "straight")
+    assert any(r.split(",")[3] for r in curve(out)[1:])  # training scores are in it
+
+    def evals(folder):
+        with np.load(folder / "sb3_eval" / "evaluations.npz") as d:
+            return d["timesteps"].tolist(), d["results"].tolist()
+
+    assert evals(out) == evals(tmp_path / "straight") and len(evals(out)[0]) == 7
+
+
+def test_maskable_ppo_time_limit_trains_one_rollout_and_damaged_games_start_new_ones(tmp_path, capsys):
+    """A new run whose set-up outlasts its --time-limit still trains one rollout (as fast-ppo trains one update); a
+    checkpoint whose games are damaged resumes with new games and says why, instead of failing mid-run."""
+    from sb3_contrib import MaskablePPO
+
+    out = tmp_path / "run"
+    first = train(_cfg("maskable-ppo", out, timesteps=10**6, time_limit=0.001, anneal_by="steps"))
+    assert first.steps == 256
+    latest = out / "checkpoints" / "latest.zip"
+    done = first.steps
+    for damage, said in ((lambda g: g.pop("rngs"), "no generator states"),
+                         (lambda g: g.__setitem__("obs", g["obs"][:1]), "an observation of shape (1, 522)"),
+                         (None, "str without an env")):
+        model = MaskablePPO.load(latest, device="cpu")
+        if damage is None:
+            model._pse_games = "junk"
+        else:
+            damage(model._pse_games)
+        model.save(latest)
+        done += 256
+        result = train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=done, time_limit=0)
+        assert result.steps == done
+        assert f"holds games that cannot be read ({said}" in capsys.readouterr().err
 
 
 def torch_equal(x, y) -> bool:

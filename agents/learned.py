@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "load_ppo", "load_dqn", "load_fastppo", "play_decks", "policy_fn"]
+__all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "load_ppo", "load_dqn", "load_fastppo", "play_decks", "policy_fn",
+           "trained_game", "warn_if_other_game"]
 
 from agents.base import Agent as _AgentBase
 
@@ -89,6 +90,7 @@ class TorchPolicyAgent(_AgentBase):
         self.path = _model_file(path, "model.pt", prefix)
         self.model, blob = load_policy(self.path)
         self.algo = blob.get("algo")
+        self.config = blob.get("config")  # the training config: the game the network learned
         if prefix in _PREFIX_ALGO and self.algo in _PREFIX_ALGO.values() and self.algo != _PREFIX_ALGO[prefix]:
             other = next(k for k, v in _PREFIX_ALGO.items() if v == self.algo)
             raise ValueError(f"{prefix}:{path}: {str(self.path)!r} holds a {self.algo} model: load it as {other}:{path}")
@@ -125,19 +127,85 @@ class TorchPolicyAgent(_AgentBase):
             return masked_logits(scores, torch.as_tensor(np.asarray(masks).astype(bool))).argmax(-1).numpy()
 
 
+def trained_game(model_path: str | Path, config: dict[str, Any] | None = None) -> tuple[Any, Any] | None:
+    """The rules and point system a model was trained for: from ``config`` (the training config a torch model file
+    holds) or the ``config.json`` of its run folder (beside the model, or above ``checkpoints/``); None where
+    neither can be read.  The point system is None when its file is not found."""
+    import json
+
+    from agents.config import scoring_path_near
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    model_path = Path(model_path)
+    base = model_path.parent
+    if config is None:
+        for folder in (model_path.parent, model_path.parent.parent):
+            if (folder / "config.json").is_file():
+                try:
+                    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError, ValueError):
+                    return None
+                base = folder
+                break
+    if not isinstance(config, dict):
+        return None
+    try:
+        rules = Rules(**{k: config[k] for k in ("jokers", "placement", "first_cell") if k in config})
+    except (TypeError, ValueError):
+        return None
+    try:
+        system = point_system(scoring_path_near(config.get("scoring", "american"), base))
+    except (TypeError, ValueError, OSError):
+        system = None
+    return rules, system
+
+
+def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, rules: Any) -> None:
+    """A ``RuntimeWarning`` when a learned agent plays another game than it was trained for (``trained``, from
+    :func:`trained_game`): other rules or other point values.  It still plays (the masks keep it legal), but a
+    learned policy does not adapt to the game it is handed as the table-driven agents do."""
+    import warnings
+
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    if trained is None:
+        return
+    t_rules, t_system = trained
+    here_rules = Rules() if rules is None else Rules.parse(rules)
+    here_system = point_system("american" if system is None else system)
+    other = []
+    if here_rules != t_rules:
+        other.append(f"rules {t_rules.to_spec() or 'plain'} (here {here_rules.to_spec() or 'plain'})")
+    if t_system is not None and tuple(t_system.points) != tuple(here_system.points):
+        other.append(f"{t_system.name!r} points (here {here_system.name!r})")
+    if other:
+        warnings.warn(f"{name} was trained for {' and '.join(other)}: it plays this game with the policy it learned "
+                      f"for that one; pass the training's --rules and --scoring to evaluate it in its own game",
+                      RuntimeWarning, stacklevel=3)
+
+
 def load_ppo(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> MaskablePPOAgent:
-    """The agent of a MaskablePPO run folder (or model.zip): spec ``ppo:PATH``."""
-    return MaskablePPOAgent(path, name=f"ppo:{path}", seed=seed)
+    """The agent of a MaskablePPO run folder (or model.zip): spec ``ppo:PATH``.  Warns when ``system`` or ``rules``
+    differ from the run's (:func:`warn_if_other_game`)."""
+    agent = MaskablePPOAgent(path, name=f"ppo:{path}", seed=seed)
+    warn_if_other_game(agent.name, trained_game(agent.path), system, rules)
+    return agent
 
 
 def load_dqn(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> TorchPolicyAgent:
-    """The agent of a masked-DQN run folder (or model.pt): spec ``dqn:PATH``."""
-    return TorchPolicyAgent(path, "dqn", seed=seed)
+    """The agent of a masked-DQN run folder (or model.pt): spec ``dqn:PATH``.  Warns as :func:`load_ppo`."""
+    agent = TorchPolicyAgent(path, "dqn", seed=seed)
+    warn_if_other_game(agent.name, trained_game(agent.path, agent.config), system, rules)
+    return agent
 
 
 def load_fastppo(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> TorchPolicyAgent:
-    """The agent of a fast-ppo run folder (or model.pt): spec ``fastppo:PATH``."""
-    return TorchPolicyAgent(path, "fastppo", seed=seed)
+    """The agent of a fast-ppo run folder (or model.pt): spec ``fastppo:PATH``.  Warns as :func:`load_ppo`."""
+    agent = TorchPolicyAgent(path, "fastppo", seed=seed)
+    warn_if_other_game(agent.name, trained_game(agent.path, agent.config), system, rules)
+    return agent
 
 
 def policy_fn(agent: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

@@ -994,3 +994,25 @@ def test_scoring_path_near_keeps_a_name_found_in_the_current_folder(tmp_path, mo
     assert scoring_path_near("near.json", tmp_path / "sub") == str((tmp_path / "sub" / "near.json").resolve())
     assert scoring_path_near("nowhere.json", tmp_path / "sub") == "nowhere.json"
     assert scoring_path_near("english", tmp_path / "sub") == "english"
+
+
+@pytest.mark.parametrize("algo, prefix", [("fast-ppo", "fastppo"), ("maskable-ppo", "ppo")])
+def test_a_learned_agent_played_in_another_game_than_its_training_warns(tmp_path, algo, prefix):
+    """A model trained under other rules or point values used to play silently in whatever game it was handed
+    (e.g. evaluated without the training's --rules): it now warns, naming both games."""
+    import warnings
+
+    from agents.registry import make_agent
+
+    out = tmp_path / "run"
+    train(_cfg(algo, out, jokers=2, placement="adjacent", first_cell="center", scoring="english"))
+    own = {"jokers": 2, "placement": "adjacent", "first_cell": "center"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its own game: no warning
+        make_agent(f"{prefix}:{out}", system="english", rules=own)
+    with pytest.warns(RuntimeWarning, match=r"was trained for rules jokers=2,placement=adjacent.* \(here plain\) "
+                                            r"and 'english' points \(here 'american'\)"):
+        make_agent(f"{prefix}:{out}")
+    checkpoint = next((out / "checkpoints").glob("latest.*"))  # a checkpoint finds its run's config.json above it
+    with pytest.warns(RuntimeWarning, match=r"\(here 'american'\)"):
+        make_agent(f"{prefix}:{checkpoint}", rules=own)

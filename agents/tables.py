@@ -387,7 +387,8 @@ def load_or_train(
         except ValueError:
             pass  # a damaged cache entry is retrained and replaced
 
-    print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()} ({games} self-play games)"
+    print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()}, features {features!r}, "
+          f"{phases} phases ({games} self-play games)"
           + (f"; caching them in {folder}" if folder else ""), file=sys.stderr)
     start = time.perf_counter()
     tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, features=features, progress=progress)

@@ -136,13 +136,18 @@ def run(args) -> int:
     )
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
-        TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
+        resolved = TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
         prepare_out_dir(out, name="--out")  # and an --out that is a file
         _check_demo_folder(out)  # and one that holds a training run the demo did not write
     except ValueError as exc:  # ConfigError is a ValueError
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
-    budget = f"{minutes:g} min" if steps is None else f"{steps:,} steps (at most {minutes:g} min)"
+    from agents.train import planned_steps
+
+    planned = planned_steps(resolved)  # fast-ppo trains whole updates: the budget rounded up to them
+    budget = (f"{minutes:g} min" if steps is None else f"{planned:,} steps"
+              + (f" ({steps:,} asked, rounded up to whole updates)" if planned != steps else "")
+              + f" (at most {minutes:g} min)")
     print(f"[1/2] training fast masked PPO on PokerSquares-v0 ({args.scoring} reward, shaping={shaping}) for "
           f"{budget} -> {out}")
     if shaping == "tables":  # train (or load) the self-play line values now, outside the PPO time budget
@@ -160,8 +165,8 @@ def run(args) -> int:
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
-    if steps is not None and result.steps < steps:
-        print(f"      the {minutes:g}-minute limit stopped it before {steps:,} steps: the result is weaker than "
+    if steps is not None and result.steps < planned:
+        print(f"      the {minutes:g}-minute limit stopped it before {planned:,} steps: the result is weaker than "
               f"on a faster machine (pass --minutes to allow more time)")
     agents = [f"fastppo:{out}"] + BASELINES
     if args.search:

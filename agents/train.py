@@ -48,7 +48,8 @@ from agents.shaping import SHAPINGS
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
 
-__all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks"]
+__all__ = ["train", "RunFolder", "TrainResult", "add_arguments", "run", "HELP", "AGENT_PREFIX", "eval_decks",
+           "planned_steps"]
 
 HELP = "train a placement agent (MaskablePPO, masked DQN or the fast vectorised PPO)"
 
@@ -529,6 +530,8 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     if options:
         config = TrainConfig.from_dict({**config.to_dict(), **options}, where="train() options")
     if resume:
+        if Path(config.out).exists() and not Path(config.out).is_dir():
+            raise ConfigError(f"--resume: out={config.out!r} is a file: expected the folder of the run to resume")
         stored = Path(config.out) / "config.json"
         if not stored.exists():
             raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
@@ -548,6 +551,11 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         _check_resume_budget(cfg, Path(cfg.out) / "progress.json")
     run = RunFolder(cfg, resume=resume, overwrite=overwrite)
     run.open()
+    planned = planned_steps(cfg)
+    if planned != cfg.timesteps:
+        unit = "iterations of num_envs" if cfg.algo == "dqn" else "updates of num_envs x num_steps"
+        print(f"timesteps={cfg.timesteps:,}: {cfg.algo} trains whole {unit} = {planned_steps(cfg, 1):,} steps, so the "
+              f"run takes {planned:,} steps", file=sys.stderr)
     t0 = time.time()
     try:
         if cfg.algo == "fast-ppo":
@@ -570,6 +578,15 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         out=str(run.dir), model_path=str(run.dir / MODEL_FILE[cfg.algo]), steps=run.steps,
         seconds=time.time() - t0, interrupted=interrupted, evaluation=evaluation, config=cfg,
     )
+
+
+def planned_steps(cfg: TrainConfig, timesteps: int | None = None) -> int:
+    """The steps a run of ``timesteps`` (default ``cfg.timesteps``; ``cfg`` resolved) takes: every trainer steps in
+    whole units -- fast-ppo and maskable-ppo in updates of ``num_envs * num_steps`` steps, dqn in iterations of
+    ``num_envs`` -- and rounds the budget up to them (unless a time limit or Ctrl-C stops it first)."""
+    unit = cfg.num_envs if cfg.algo == "dqn" else cfg.num_envs * cfg.num_steps
+    steps = cfg.timesteps if timesteps is None else timesteps
+    return max(1, -(-steps // unit)) * unit
 
 
 # --------------------------------------------------------------- MaskablePPO

@@ -91,7 +91,9 @@ def test_demo_step_budget_stops_training_and_reproduces_the_model(tmp_path, monk
         assert main(["demo", "--out", str(out), "--games", "4", "--no-search", "--steps", "5e3", "--minutes", "5",
                      "--seed", "3", "--torch-threads", "1"]) == 0
         text = capsys.readouterr().out
-        assert "for 5,000 steps (at most 5 min)" in text and "trained 6,400 steps" in text
+        # the budget as trained: rounded up to whole updates, said so before training (it used to say 5,000)
+        assert "for 6,400 steps (5,000 asked, rounded up to whole updates) (at most 5 min)" in text
+        assert "trained 6,400 steps" in text
         assert "limit stopped it" not in text
         config = json.loads((out / "config.json").read_text())
         assert config["timesteps"] == 5000 and config["torch_threads"] == 1

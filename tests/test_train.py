@@ -1016,3 +1016,40 @@ def test_a_learned_agent_played_in_another_game_than_its_training_warns(tmp_path
     checkpoint = next((out / "checkpoints").glob("latest.*"))  # a checkpoint finds its run's config.json above it
     with pytest.warns(RuntimeWarning, match=r"\(here 'american'\)"):
         make_agent(f"{prefix}:{checkpoint}", rules=own)
+
+
+def test_the_budget_is_rounded_up_to_whole_updates_and_said_so(tmp_path, capsys):
+    """Every trainer steps in whole units (updates of num_envs x num_steps; dqn: iterations of num_envs) and rounds
+    --timesteps up to them: the run now says so when it starts (it used to train 6.4 times the budget silently)."""
+    from agents.train import planned_steps
+
+    for algo, asked, unit in (("fast-ppo", 500, 16 * 26), ("dqn", 1000, 16), ("maskable-ppo", 300, 2 * 128)):
+        cfg = _cfg(algo, tmp_path / algo, timesteps=asked).resolved()
+        expected = -(-asked // unit) * unit
+        assert planned_steps(cfg) == expected and planned_steps(cfg, unit) == unit
+        result = train(cfg)
+        assert result.steps == expected  # what the trainer really took
+        err = capsys.readouterr().err
+        assert f"timesteps={asked:,}: {algo} trains whole " in err and f"run takes {expected:,} steps" in err
+    train(_cfg("fast-ppo", tmp_path / "exact", timesteps=16 * 26 * 2))
+    assert "trains whole" not in capsys.readouterr().err
+
+
+def test_resume_into_a_file_names_it(tmp_path):
+    path = tmp_path / "afile.txt"
+    path.write_text("x")
+    with pytest.raises(ConfigError, match=r"--resume: out='.*afile.txt' is a file: expected the folder of the run"):
+        train(TrainConfig(out=str(path), progress=False), resume=True)
+    assert path.read_text() == "x"
+
+
+def test_dqn_evaluates_every_eval_every_steps_and_at_the_end(tmp_path):
+    """dqn used to evaluate only at its 25-iteration log points (every 1,600 steps at 64 envs), and never at the
+    end: --eval-every 1000 over 2,000 steps gave one evaluation."""
+    import csv
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, num_envs=64, timesteps=2000, eval_every=1000, eval_games=2))
+    with (out / "curve.csv").open() as fh:
+        evals = [int(r["step"]) for r in csv.DictReader(fh) if r["eval_score"]]
+    assert evals == [1024, 2048]

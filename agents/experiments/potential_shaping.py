@@ -153,10 +153,11 @@ def _older_root(root: Path) -> bool:
 
 def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
-    from agents.experiments.reward_shaping import SEEDS_NOTE, rules_note
+    from agents.experiments.reward_shaping import SEEDS_NOTE, _steps_note, rules_note
 
     lines = [
-        (f"# fast-ppo with potential-based reward shaping ({results['timesteps']:,} steps per run, "
+        (f"# fast-ppo with potential-based reward shaping "
+         f"({_steps_note(results['timesteps'], results['runs'])} per run, "
          f"{results['scoring']} reward{rules_note(results.get('rules') or {})})"), "",
         f"Greedy policies on {results['games']:,} common deals (harness seed {results['eval_seed']}); "
         f"seeds {', '.join(map(str, results['seeds']))}.", "", SEEDS_NOTE, "",

@@ -43,6 +43,7 @@ import numpy as np
 
 from agents.config import ALGOS, ConfigError, TrainConfig, train_seed_arg
 from agents.demo import DEMO_MARK
+from agents.demo import _steps as steps_arg
 from agents.experiments.marks import RUN_MARK
 from agents.shaping import SHAPINGS
 from pokersquares_env._progress import progress_bar
@@ -870,7 +871,7 @@ _CLI_FLAGS = {
     "reward-mode": dict(choices=["line", "terminal"]),
     "reward-scale": dict(metavar="X|normalized"),
     "shaping": dict(choices=list(SHAPINGS)),
-    "timesteps": dict(type=int),
+    "timesteps": dict(type=steps_arg),  # 2000000 or 2e6, as demo --steps
     "seed": dict(type=train_seed_arg),  # 0 to 2**32 - 1
     "out": dict(metavar="DIR"),
     "net": dict(choices=["mlp", "lines"]),

@@ -1053,3 +1053,14 @@ def test_dqn_evaluates_every_eval_every_steps_and_at_the_end(tmp_path):
     with (out / "curve.csv").open() as fh:
         evals = [int(r["step"]) for r in csv.DictReader(fh) if r["eval_score"]]
     assert evals == [1024, 2048]
+
+
+def test_timesteps_take_float_notation_as_demo_steps_do(capsys):
+    """``train --timesteps 1e6`` used to be refused (``invalid int value``) while ``demo --steps 5e6`` worked."""
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--algo", "fast-ppo", "--timesteps", "2.5e6", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["timesteps"] == 2_500_000
+    with pytest.raises(SystemExit):
+        main(["train", "--timesteps", "1.5", "--print-config"])
+    assert "1.5: expected a whole number of steps >= 1" in capsys.readouterr().err

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from agents.config import train_seed_arg
+from agents.demo import _steps as steps_arg
 from pokersquares_env.cli import seed_arg
 
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
@@ -38,7 +39,7 @@ def add_arguments(parser) -> None:
     )
     p.add_argument("--out", help="experiment folder (default runs/reward_shaping, or runs/reward_shaping_full)")
     p.add_argument("--full", action="store_true", help="the full budget: 3,000,000 steps per run and 2,000 deals")
-    p.add_argument("--timesteps", type=int, help="training steps per run (default 150,000)")
+    p.add_argument("--timesteps", type=steps_arg, help="training steps per run (default 150,000)")
     p.add_argument("--seeds", type=train_seed_arg, nargs="+", metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1 2)")
     p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
@@ -65,7 +66,7 @@ def add_arguments(parser) -> None:
                     "learning curves (against steps and wall-clock) and their final scores on common deals.",
     )
     c.add_argument("--out", default="runs/compare_trainers", help="output folder (default runs/compare_trainers)")
-    c.add_argument("--timesteps", type=int, default=200_000, help="training steps per algorithm (default 200,000)")
+    c.add_argument("--timesteps", type=steps_arg, default=200_000, help="training steps per algorithm (default 200,000)")
     c.add_argument("--seed", type=train_seed_arg, default=0,
                    help="training seed of every algorithm, 0..4294967295; the common deals use seed+1 (default 0)")
     c.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
@@ -90,7 +91,7 @@ def add_arguments(parser) -> None:
                    help=f"the shapings compared, of {', '.join(SHAPINGS)} (default all; paired against none)")
     q.add_argument("--seeds", type=train_seed_arg, nargs="+", default=[0, 1], metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1)")
-    q.add_argument("--timesteps", type=int, default=2_000_000, help="training steps per run (default 2,000,000)")
+    q.add_argument("--timesteps", type=steps_arg, default=2_000_000, help="training steps per run (default 2,000,000)")
     q.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
     q.add_argument("--eval-seed", type=seed_arg, default=0, help="seed of the common deals (default 0)")
     q.add_argument("--scoring", default="american",

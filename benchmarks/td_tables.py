@@ -55,7 +55,7 @@ from pokersquares_env.core import Rules  # noqa: E402
 from pokersquares_env.scoring import point_system  # noqa: E402
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _record(line, seen, vf, phases, nout, ph, ur, us, live, base, out):  # pragma: no cover - compiled
     """``out[l]``: the flat index (the table's own order) of line ``l``'s abstraction on this board at phase ``ph``."""
     _prep(line, seen, vf, phases, nout, ph, ur, us, live, base)
@@ -68,7 +68,7 @@ def _record(line, seen, vf, phases, nout, ph, ur, us, live, base, out):  # pragm
         out[li] = row + o
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(nogil=True, parallel=True)  # no cache: the tests load this script under another module name
 def _play_td(decks, explore, noise, vf, phases, nout, adjacent, first_cell, rec, grec):  # pragma: no cover
     """Play game ``g`` one-ply on ``vf`` (a random legal cell where ``explore``).  ``rec[g, m]``: the lines'
     indices after move ``m``; ``grec[g, m]``: after the greedy move ``m`` from the board before it."""

@@ -372,8 +372,8 @@ class TerminalGame:
             score = game.score(state)
             threshold = game.system.win_threshold
             if threshold is not None:
-                self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if score >= threshold
-                         else f"{_fmt(score)} points: {_fmt(threshold)} wins under {game.system.name} points.")
+                short = f"{_fmt(score)} points: a win needs {_fmt(threshold)} or more under {game.system.name} points."
+                self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if score >= threshold else short)
         else:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
             self.say(side_by_side(game, [state, self.vs_state], ["you", name], self.style))

@@ -69,6 +69,8 @@ def test_whole_game_through_a_pty(tmp_path):
         child.sendline(cell)
     child.expect(r"Scores: american (\d+), english (\d+)")
     american, english = int(child.match.group(1)), int(child.match.group(2))
+    child.expect(r"You reached 100: a win!|(\d+) points: a win needs 100 or more under american points\.")
+    assert american >= 100 if child.match.group(1) is None else int(child.match.group(1)) == american < 100
     child.expect("Record written to")
     child.expect(pexpect.EOF)
     child.close()
@@ -139,6 +141,30 @@ def _scripted(lines, record=None, **kwargs):
                            read=read, out=out)
     session.status = session.play()
     return session, out.getvalue()
+
+
+def test_end_message_says_what_a_win_needs():
+    """Before, a lost game ended with '16 points: 100 wins under american points.', as if 100 had won."""
+    import dataclasses
+
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(0))
+    for threshold in (10_000, 0):
+        system = dataclasses.replace(game.system, win_threshold=threshold)
+        out = io.StringIO()
+        moves = iter(CELLS)
+        session = TerminalGame(PokerSquaresGame(system=system), deck, seed=0, read=lambda _: next(moves), out=out)
+        assert session.play() == 0
+        score = session.game.score(session.state)
+        last = out.getvalue().splitlines()[-1]
+        if threshold:
+            assert last == f"{score:g} points: a win needs 10000 or more under american points."
+        else:
+            assert last == "You reached 0: a win!"
 
 
 def test_adjacency_rule_refuses_with_reason():

@@ -346,13 +346,14 @@ def _int(cfg: TrainConfig, name: str, minimum: int, maximum: int | None = None) 
         raise ConfigError(f"{name}={value!r}: expected an integer {bound}")
 
 
-def scoring_path_near(value: Any, base: str | os.PathLike, *, absolute: bool = False) -> Any:
+def scoring_path_near(value: Any, base: str | os.PathLike, *, absolute: bool = False, strict: bool = False) -> Any:
     """A point-system file name of a config file, found where it is: ``value`` unchanged when it is found relative to
     the current folder (made absolute only with ``absolute=True``, e.g. for Ray trials that run elsewhere), else the
     absolute path of ``base / value`` when it is found next to the config file (``base``, its folder); built-in names,
     absolute paths, non-strings and names found in neither place are returned unchanged (validation then names
-    them).  A run stores the name as given, so a run folder moved or copied with its point-system file still
-    resumes."""
+    them), except that with ``strict=True`` a relative file name (ending in ``.json`` or holding a folder) found in
+    neither place is a :class:`ConfigError` naming both paths looked at.  A run stores the name as given, so a run
+    folder moved or copied with its point-system file still resumes."""
     from pokersquares_env.scoring import POINT_SYSTEMS
 
     if not isinstance(value, str) or not value or value in POINT_SYSTEMS:
@@ -361,6 +362,13 @@ def scoring_path_near(value: Any, base: str | os.PathLike, *, absolute: bool = F
         return str(Path(value).resolve()) if absolute else value
     if (Path(base) / value).is_file():
         return str((Path(base) / value).resolve())
+    file_like = value.lower().endswith(".json") or "/" in value or os.sep in value
+    if strict and file_like and not Path(value).is_absolute():
+        here, near = str(Path(value).resolve()), str((Path(base) / value).resolve())
+        where = (f"in the current folder, where the config file is ({here!r})" if here == near else
+                 f"in the current folder ({here!r}) and next to the config file ({near!r})")
+        raise ConfigError(f"scoring={value!r}: point system file {value!r} does not exist: looked {where}: expected "
+                          f"'american', 'english' or the path of a JSON file")
     return value
 
 

@@ -229,7 +229,7 @@ def _absolute_scoring_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     from agents.config import scoring_path_near
 
     def fix(value: Any) -> Any:
-        return scoring_path_near(value, base, absolute=True)
+        return scoring_path_near(value, base, absolute=True, strict=True)
 
     data = dict(data)
     if isinstance(data.get("train"), dict) and "scoring" in data["train"]:

@@ -1005,7 +1005,7 @@ def given_options(args) -> dict[str, Any]:
         loaded = TrainConfig.from_dict(written, where=f"config file {str(Path(args.config))!r}").to_dict()
         base = {k: v for k, v in loaded.items() if k in written}
         if "scoring" in base:  # a point-system file named in the config file: found next to it too (as sweep does)
-            base["scoring"] = scoring_path_near(base["scoring"], Path(args.config).parent)
+            base["scoring"] = scoring_path_near(base["scoring"], Path(args.config).parent, strict=True)
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 

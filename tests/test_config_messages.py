@@ -1,0 +1,55 @@
+"""Messages of training config files (``pokersquares train --config FILE``) that name what is wrong and where."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("yaml")
+
+
+def _train(capsys, *argv: str) -> tuple[int, str, str]:
+    from pokersquares_env.cli import main
+
+    status = main(["train", *argv])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_a_missing_point_system_file_is_named_with_both_places_looked_in(tmp_path, monkeypatch, capsys):
+    """Before: only "point system file 'nothere.json' does not exist", though a config file's point-system file is
+    looked for in the current folder and then next to the config file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfgdir").mkdir()
+    (tmp_path / "cfgdir" / "c2.yaml").write_text("scoring: nothere.json\ntimesteps: 100\n")
+    status, out, err = _train(capsys, "--config", "cfgdir/c2.yaml", "--print-config")
+    assert status == 2 and out == ""
+    here, near = (tmp_path / "nothere.json").resolve(), (tmp_path / "cfgdir" / "nothere.json").resolve()
+    assert err.startswith("pokersquares train: scoring='nothere.json': point system file 'nothere.json' does not exist")
+    assert f"current folder ({str(here)!r})" in err and f"next to the config file ({str(near)!r})" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_missing_point_system_file_next_to_a_config_in_the_current_folder_is_named_once(tmp_path, monkeypatch,
+                                                                                            capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps({"scoring": "pts/nothere.json"}))
+    status, _, err = _train(capsys, "--config", "c.json", "--print-config")
+    path = str((tmp_path / "pts" / "nothere.json").resolve())
+    assert status == 2 and f"the current folder, where the config file is ({path!r})" in err
+    assert err.count(path) == 1
+
+
+def test_a_point_system_file_found_in_either_place_still_loads(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfgdir").mkdir()
+    (tmp_path / "cfgdir" / "near.json").write_text(json.dumps(dict(POINT_SYSTEMS["english"])))
+    (tmp_path / "here.json").write_text(json.dumps(dict(POINT_SYSTEMS["english"])))
+    for name, stored in (("near.json", str((tmp_path / "cfgdir" / "near.json").resolve())), ("here.json", "here.json")):
+        (tmp_path / "cfgdir" / "c.yaml").write_text(f"scoring: {name}\n")
+        status, out, err = _train(capsys, "--config", "cfgdir/c.yaml", "--print-config")
+        assert status == 0, err
+        assert json.loads(out)["scoring"] == stored

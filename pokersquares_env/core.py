@@ -160,9 +160,17 @@ class Rules:
 
     def to_spec(self) -> str:
         """The ``KEY=VALUE`` spec :meth:`parse` reads back, naming only the options that differ from the defaults
-        (``""`` for the plain rules), as a command line's ``--rules`` takes it."""
+        (``""`` for the plain rules), as a command line's ``--rules`` takes it: the first cell by name (``center``,
+        ``top-left``) or by coordinates (``b2``), as the terminal game shows cells."""
         default = Rules().to_json()
-        return ",".join(f"{k}={'none' if v is None else v}" for k, v in self.to_json().items() if default[k] != v)
+        parts = []
+        for key, value in self.to_json().items():
+            if value == default[key]:
+                continue
+            if key == "first_cell":
+                value = {None: "none", CENTER: "center", TOP_LEFT: "top-left"}.get(value) or cell_name(value)
+            parts.append(f"{key}={value}")
+        return ",".join(parts)
 
     @classmethod
     def parse(cls, spec: "str | dict[str, Any] | Rules") -> "Rules":

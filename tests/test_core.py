@@ -156,10 +156,13 @@ def test_shuffled_deck_is_a_permutation():
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(jokers=2), Rules(placement="adjacent", first_cell="center"),
-                                   Rules(jokers=1, placement="adjacent")])
+                                   Rules(jokers=1, placement="adjacent"), Rules(first_cell="top-left"),
+                                   Rules(first_cell=6)])
 def test_rules_to_spec_reads_back(rules):
     spec = rules.to_spec()
     assert Rules.parse(spec) == rules
+    # the first cell by name or coordinates, as a user writes it (it used to be first_cell=12)
+    assert {12: "first_cell=center", 0: "first_cell=top-left", 6: "first_cell=b2"}.get(rules.first_cell, "") in spec
     assert (spec == "") == (rules == Rules())  # only options that differ from the defaults are named
 
 

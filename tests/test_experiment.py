@@ -33,10 +33,16 @@ def _played_rules(folder):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
+    import warnings
+
     out = tmp_path_factory.mktemp("rs")
-    results = run_experiment(
-        out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False, train_options=TINY_TRAIN,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = run_experiment(
+            out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False, train_options=TINY_TRAIN,
+        )
+    # English runs play the American-scored deals by design: no warning that they were trained for English
+    assert not [w for w in caught if "was trained for" in str(w.message)]
     return out, results
 
 
@@ -78,6 +84,37 @@ def test_table_matches_the_per_game_records(tiny):
     table = markdown(results)
     assert "American eval" in table and "Differences between conditions" in table and "flush" in table
     assert "± seeds" in table and "± deals" in table
+    assert table.startswith("# Reward shaping: American vs English reward, line vs terminal\n")
+
+
+def test_heading_names_the_conditions_that_ran(tiny):
+    """Before, the heading always said 'English vs American reward, line vs terminal', whatever ran."""
+    _, results = tiny
+    american = {**results, "config": {**results["config"], "systems": ["american"]},
+                "table": [r for r in results["table"] if r["train_system"] == "american"],
+                "hands": [r for r in results["hands"] if r["train_system"] == "american"],
+                "paired": [p for p in results["paired"] if p["comparison"] == "line - terminal reward (american)"]}
+    table = markdown(american)
+    assert table.startswith("# Reward shaping: American reward, line vs terminal\n")
+    assert "## Differences between conditions" in table and "| line - terminal reward (american) |" in table
+    line = {**results, "config": {**results["config"], "reward_modes": ["line"]},
+            "paired": [p for p in results["paired"] if p["comparison"].endswith("reward (line)")]}
+    assert markdown(line).startswith("# Reward shaping: American vs English reward, line\n")
+
+
+@pytest.mark.parametrize("rules,note", [
+    ("first_cell=center", ", rules first_cell=center"), ("first_cell=12", ", rules first_cell=center"),
+    ("placement=adjacent,first_cell=a1", ", rules placement=adjacent,first_cell=top-left"),
+    ({"jokers": 2, "first_cell": 6}, ", rules jokers=2,first_cell=b2"), (None, ""), ("first_cell=none", ""),
+])
+def test_results_headings_show_the_first_cell_by_name(rules, note):
+    """Before, a heading said 'first_cell=12' for the centre, a rule no one writes that way."""
+    from agents.experiments.reward_shaping import rules_note
+    from pokersquares_env.core import Rules
+
+    assert rules_note(rules or {}) == note
+    if note:  # still a spec that --rules reads back
+        assert Rules.parse(note.removeprefix(", rules ")) == Rules.parse(rules)
 
 
 def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(tiny):
@@ -155,7 +192,13 @@ def test_reward_shaping_cli_passes_the_shaping_and_the_rules_to_every_run(tmp_pa
     assert {k: config[k] for k in RULES} == RULES  # training, evaluation deals and results follow --rules
     assert _played_rules(out) == RULES
     assert json.loads((out / "results.json").read_text())["config"]["rules"] == RULES
-    assert "rules jokers=1,placement=adjacent,first_cell=12" in (out / "results.md").read_text()
+    md = (out / "results.md").read_text()
+    assert "rules jokers=1,placement=adjacent,first_cell=center" in md  # as --rules said it, not first_cell=12
+    # one system and one reward mode: the heading says so, and no empty table of differences
+    assert md.startswith("# Reward shaping: American reward, line\n")
+    assert "Differences between conditions" not in md and "| comparison |" not in md
+    assert "One condition only (American reward, line): no differences between conditions." in md
+    assert "hands.png, experiment.json, evaluation/" in capsys.readouterr().out  # every output it wrote is listed
     saved = json.loads((out / "results.json").read_text())
     assert "five_of_a_kind" in saved["hand_columns"] and "five of a kind" in (out / "results.md").read_text()
     for row in saved["hands"]:  # with jokers, five of a kind is a column, and the shares are all of them
@@ -269,7 +312,7 @@ def test_compare_trainers_and_potential_shaping_follow_the_rules(tmp_path, monke
     assert result["rules"] == RULES and _played_rules(ps) == RULES
     config = json.loads((ps / "runs" / "tables_s0" / "config.json").read_text())
     assert {k: config[k] for k in RULES} == RULES
-    assert "rules jokers=1,placement=adjacent,first_cell=12" in (ps / "results.md").read_text()
+    assert "rules jokers=1,placement=adjacent,first_cell=center" in (ps / "results.md").read_text()
     with pytest.raises(ValueError, match="may not set"):
         potential_shaping(str(tmp_path / "x"), rules=RULES, train_options={"placement": "free"})
     for name in ("potential-shaping", "compare-trainers"):

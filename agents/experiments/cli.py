@@ -230,5 +230,6 @@ def run(args) -> int:
     from agents.experiments.reward_shaping import markdown
 
     print(markdown(results))
-    print(f"outputs in {cfg.out}: results.md, results.json, learning_curves.png, hands.png, evaluation/, runs/")
+    print(f"outputs in {cfg.out}: results.md, results.json, learning_curves.png, hands.png, experiment.json, "
+          f"evaluation/, runs/")
     return 0

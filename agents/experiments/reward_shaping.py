@@ -28,6 +28,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,11 +151,18 @@ def hand_columns(rules: dict[str, Any]) -> tuple[str, ...]:
 
 def rules_note(rules: Any) -> str:
     """``", rules jokers=1,..."`` for a results heading (``rules``: a ``Rules`` or a spec of ``Rules.parse``), or
-    ``""`` under the plain rules."""
+    ``""`` under the plain rules (:meth:`Rules.to_spec`: the first cell by name or coordinates)."""
     from pokersquares_env.core import Rules
 
     spec = Rules.parse(rules).to_spec()
     return f", rules {spec}" if spec else ""
+
+
+def _conditions_heading(cfg: dict[str, Any]) -> str:
+    """The training conditions that ran, for a heading: ``'American vs English reward, line vs terminal'``, or with
+    one system or one reward mode e.g. ``'American reward, line vs terminal'``, ``'American reward, line'``."""
+    systems = [s.capitalize() if s in EVAL_SYSTEMS else _slug(s) for s in cfg.get("systems", EVAL_SYSTEMS)]
+    return f"{' vs '.join(systems)} reward, {' vs '.join(cfg.get('reward_modes', ('line', 'terminal')))}"
 
 
 def _slug(system: str) -> str:
@@ -231,8 +239,10 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
         runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
                      "spec": f"fastppo:{folder}", "steps": trained})
     specs = [r["spec"] for r in runs]
-    ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
-                  out_dir=str(out / "evaluation"), progress=cfg.progress)
+    with warnings.catch_warnings():  # by design: every run plays the same deals, scored under both systems
+        warnings.filterwarnings("ignore", message=r".* was trained for .*'english' points", category=RuntimeWarning)
+        ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
+                      out_dir=str(out / "evaluation"), progress=cfg.progress)
     bad = ev.errors
     if bad:
         raise RuntimeError(f"{len(bad)} evaluation games failed, first: {bad[0]}")
@@ -354,7 +364,7 @@ def markdown(results: dict[str, Any]) -> str:
     cfg = results["config"]
     columns = results.get("hand_columns", HAND_COLUMNS)
     lines = [
-        "# Reward shaping: English vs American reward, line vs terminal",
+        f"# Reward shaping: {_conditions_heading(cfg)}",
         "",
         (f"fast-ppo, {_steps_note(cfg['timesteps'], results.get('runs', []))} per run, seeds {cfg['seeds']}"
          f"{rules_note(cfg.get('rules') or {})}, "
@@ -374,9 +384,12 @@ def markdown(results: dict[str, Any]) -> str:
             f"{fmt(r[f'{es}_seed_sd'])})" for es in EVAL_SYSTEMS
         ]
         lines.append(f"| {r['train_system']} | {r['reward_mode']} | {cells[0]} | {cells[1]} |")
-    lines += ["", "## Differences between conditions", "",
-              "| comparison | eval system | mean diff ± seeds (Welch t) | ± deals (seeds averaged per deal) | "
-              "deals a better / b better |", "|---|---|---|---|---|"]
+    if not results["paired"]:  # one system and one reward mode: nothing to compare
+        lines += ["", f"One condition only ({_conditions_heading(cfg)}): no differences between conditions."]
+    else:
+        lines += ["", "## Differences between conditions", "",
+                  "| comparison | eval system | mean diff ± seeds (Welch t) | ± deals (seeds averaged per deal) | "
+                  "deals a better / b better |", "|---|---|---|---|---|"]
     for p in results["paired"]:
         lines.append(f"| {p['comparison']} | {p['eval_system']} | {p['mean_diff']:+.2f} ± "
                      f"{fmt(p.get('ci95_seeds'))} | ± {fmt(p['ci95'])} | {p['a_better']} / {p['b_better']} |")

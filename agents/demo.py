@@ -44,10 +44,13 @@ DEFAULT_MINUTES = 10.0
 def _steps(text: str) -> int:
     """An ``argparse`` type: a whole number of steps >= 1, in plain or float notation (``2500000``, ``2.5e6``)."""
     try:
-        value = float(text)
+        value = int(text)  # whole numbers exactly, however large
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of steps >= 1 (e.g. 2.5e6)") from None
-    if not (math.isfinite(value) and value >= 1 and value == int(value)):  # refuses nan, inf and fractions
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a number of steps >= 1 (e.g. 2.5e6)") from None
+    if not ((isinstance(value, int) or math.isfinite(value)) and value >= 1 and value == int(value)):  # nan, inf, 1.5
         raise argparse.ArgumentTypeError(f"{text}: expected a whole number of steps >= 1 (e.g. 2.5e6)")
     return int(value)
 

@@ -91,6 +91,7 @@ class TorchPolicyAgent(_AgentBase):
         self.model, blob = load_policy(self.path)
         self.algo = blob.get("algo")
         self.config = blob.get("config")  # the training config: the game the network learned
+        self.table = blob.get("point_system")  # and its point system as read then (older files: none)
         if prefix in _PREFIX_ALGO and self.algo in _PREFIX_ALGO.values() and self.algo != _PREFIX_ALGO[prefix]:
             other = next(k for k, v in _PREFIX_ALGO.items() if v == self.algo)
             raise ValueError(f"{prefix}:{path}: {str(self.path)!r} holds a {self.algo} model: load it as {other}:{path}")
@@ -127,50 +128,63 @@ class TorchPolicyAgent(_AgentBase):
             return masked_logits(scores, torch.as_tensor(np.asarray(masks).astype(bool))).argmax(-1).numpy()
 
 
-def trained_game(model_path: str | Path, config: dict[str, Any] | None = None) -> tuple[Any, Any] | None:
-    """The rules and point system a model was trained for: from ``config`` (the training config a torch model file
-    holds) or the ``config.json`` of its run folder (beside the model, or above ``checkpoints/``); None where
-    neither can be read.  The point system is None when its file is not found."""
+def trained_game(model_path: str | Path, algo: str, config: dict[str, Any] | None = None,
+                 table: dict[str, Any] | None = None) -> tuple[Any, Any] | None:
+    """The rules and point system an ``algo`` model was trained for, or None where they cannot be told.
+
+    ``config`` and ``table``: the training config and point system a torch model file holds.  Otherwise the run
+    folder's ``config.json`` and ``point_system.json``: beside the model, or above ``checkpoints/`` for a
+    checkpoint; a ``config.json`` of another algorithm's run is not this model's.  The point system is None when
+    neither the table nor a built-in name gives it (``config.json`` names a file by the path given where the
+    training started, which need not be found from here)."""
     import json
 
-    from agents.config import scoring_path_near
     from pokersquares_env.core import Rules
-    from pokersquares_env.scoring import point_system
+    from pokersquares_env.scoring import POINT_SYSTEMS, point_system
+
+    def read(path: Path) -> Any:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
 
     model_path = Path(model_path)
-    base = model_path.parent
     if config is None:
-        for folder in (model_path.parent, model_path.parent.parent):
-            if (folder / "config.json").is_file():
-                try:
-                    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-                except (OSError, UnicodeDecodeError, ValueError):
-                    return None
-                base = folder
-                break
+        folder = model_path.parent.parent if model_path.parent.name == "checkpoints" else model_path.parent
+        config = read(folder / "config.json")
+        if not isinstance(config, dict) or config.get("algo") != algo:
+            return None
+        table = read(folder / "point_system.json")
     if not isinstance(config, dict):
         return None
     try:
         rules = Rules(**{k: config[k] for k in ("jokers", "placement", "first_cell") if k in config})
     except (TypeError, ValueError):
         return None
+    scoring = config.get("scoring", "american")
+    spec = table if isinstance(table, dict) else scoring if isinstance(scoring, str) and scoring in POINT_SYSTEMS \
+        else None
     try:
-        system = point_system(scoring_path_near(config.get("scoring", "american"), base))
+        system = None if spec is None else point_system(spec)
     except (TypeError, ValueError, OSError):
         system = None
     return rules, system
 
 
+_WARNED: set[str] = set()  # models warned about in this process (forked workers inherit it: one warning a run)
+
+
 def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, rules: Any) -> None:
-    """A ``RuntimeWarning`` when a learned agent plays another game than it was trained for (``trained``, from
-    :func:`trained_game`): other rules or other point values.  It still plays (the masks keep it legal), but a
-    learned policy does not adapt to the game it is handed as the table-driven agents do."""
+    """A ``RuntimeWarning`` (once a model and process) when a learned agent plays another game than it was trained
+    for (``trained``, from :func:`trained_game`): other rules, or other point values for a hand the rules allow.  It
+    still plays (the masks keep it legal), but a learned policy does not adapt to the game it is handed as the
+    table-driven agents do."""
     import warnings
 
     from pokersquares_env.core import Rules
-    from pokersquares_env.scoring import point_system
+    from pokersquares_env.scoring import HandCategory, point_system
 
-    if trained is None:
+    if trained is None or name in _WARNED:
         return
     t_rules, t_system = trained
     here_rules = Rules() if rules is None else Rules.parse(rules)
@@ -178,11 +192,15 @@ def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, 
     other = []
     if here_rules != t_rules:
         other.append(f"rules {t_rules.to_spec() or 'plain'} (here {here_rules.to_spec() or 'plain'})")
-    if t_system is not None and tuple(t_system.points) != tuple(here_system.points):
-        other.append(f"{t_system.name!r} points (here {here_system.name!r})")
+    if t_system is not None:
+        hands = [c for c in HandCategory  # five of a kind needs a joker in one game or the other
+                 if c != HandCategory.FIVE_OF_A_KIND or t_rules.jokers or here_rules.jokers]
+        if any(t_system.points[c] != here_system.points[c] for c in hands):
+            other.append(f"{t_system.name!r} points (here {here_system.name!r})")
     if other:
+        _WARNED.add(name)
         warnings.warn(f"{name} was trained for {' and '.join(other)}: it plays this game with the policy it learned "
-                      f"for that one; pass the training's --rules and --scoring to evaluate it in its own game",
+                      f"for that one (give it the training's rules and point system to play its own game)",
                       RuntimeWarning, stacklevel=3)
 
 
@@ -190,21 +208,21 @@ def load_ppo(path: str, *, system: Any = None, rules: Any = None, seed: int | No
     """The agent of a MaskablePPO run folder (or model.zip): spec ``ppo:PATH``.  Warns when ``system`` or ``rules``
     differ from the run's (:func:`warn_if_other_game`)."""
     agent = MaskablePPOAgent(path, name=f"ppo:{path}", seed=seed)
-    warn_if_other_game(agent.name, trained_game(agent.path), system, rules)
+    warn_if_other_game(agent.name, trained_game(agent.path, "maskable-ppo"), system, rules)
     return agent
 
 
 def load_dqn(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> TorchPolicyAgent:
     """The agent of a masked-DQN run folder (or model.pt): spec ``dqn:PATH``.  Warns as :func:`load_ppo`."""
     agent = TorchPolicyAgent(path, "dqn", seed=seed)
-    warn_if_other_game(agent.name, trained_game(agent.path, agent.config), system, rules)
+    warn_if_other_game(agent.name, trained_game(agent.path, "dqn", agent.config, agent.table), system, rules)
     return agent
 
 
 def load_fastppo(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> TorchPolicyAgent:
     """The agent of a fast-ppo run folder (or model.pt): spec ``fastppo:PATH``.  Warns as :func:`load_ppo`."""
     agent = TorchPolicyAgent(path, "fastppo", seed=seed)
-    warn_if_other_game(agent.name, trained_game(agent.path, agent.config), system, rules)
+    warn_if_other_game(agent.name, trained_game(agent.path, "fast-ppo", agent.config, agent.table), system, rules)
     return agent
 
 

@@ -10,6 +10,7 @@ Three algorithms share one config (:class:`agents.config.TrainConfig`) and one r
 The run folder (``--out``)::
 
     config.json          the resolved config (every option, algorithm defaults filled in)
+    point_system.json    the point system as read when the run started (learned agents compare their game with it)
     model.zip|model.pt   the final model (SB3 zip, or torch file for dqn/fast-ppo)
     checkpoints/         step_N.* every ``checkpoint_every`` steps, and latest.* for --resume (dqn: and
                          latest_buffer.npz, its replay buffer)
@@ -57,9 +58,10 @@ HELP = "train a placement agent (MaskablePPO, masked DQN or the fast vectorised 
 #: algorithm -> the agent prefix its run folders load under (``pokersquares evaluate --agent PREFIX:DIR``)
 AGENT_PREFIX = {"maskable-ppo": "ppo", "dqn": "dqn", "fast-ppo": "fastppo"}
 MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model.pt"}
+POINT_SYSTEM_FILE = "point_system.json"  # the run's point system as read when it started (learned agents check it)
 #: what a run writes into its folder; a new run refuses a folder holding any of them unless told to overwrite
 RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt", "checkpoints", "tb", "sb3_eval",
-             "evaluation")
+             "evaluation", "point_system.json")
 #: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
 #: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
 OWNER_MARKS = (RUN_MARK, DEMO_MARK)
@@ -199,6 +201,7 @@ class RunFolder:
         except OSError as exc:
             raise ConfigError(f"out={str(self.dir)!r}: cannot create the run folder ({exc.strerror or exc})") from None
         self.cfg.save(self.dir / "config.json")
+        self._save_point_system()
         if self.resume:
             self._trim_curve(self._resumed_steps)
         try:
@@ -235,6 +238,17 @@ class RunFolder:
             self._writer = None
 
     # ---------------------------------------------------------- checkpoints
+    def _save_point_system(self) -> None:
+        """``point_system.json``: the table the run trains for, as read now (config.json names a file by the path
+        given, relative to the folder the run was started in; learned agents compare their game with this)."""
+        from pokersquares_env.scoring import point_system
+
+        try:
+            table = point_system(self.cfg.scoring).to_json()
+        except (TypeError, ValueError, OSError):  # validated before; a file gone since resumes without it
+            return
+        (self.dir / POINT_SYSTEM_FILE).write_text(json.dumps(table, indent=2) + "\n")
+
     def latest_checkpoint(self) -> Path:
         """Path of the checkpoint --resume continues from."""
         return self.ckpt_dir / f"latest{self.ext}"
@@ -1005,7 +1019,9 @@ def given_options(args) -> dict[str, Any]:
         loaded = TrainConfig.from_dict(written, where=f"config file {str(Path(args.config))!r}").to_dict()
         base = {k: v for k, v in loaded.items() if k in written}
         if "scoring" in base:  # a point-system file named in the config file: found next to it too (as sweep does)
-            base["scoring"] = scoring_path_near(base["scoring"], Path(args.config).parent, strict=True)
+            # strict (a missing file names both places looked in) unless --scoring replaces it
+            base["scoring"] = scoring_path_near(base["scoring"], Path(args.config).parent,
+                                                strict=getattr(args, "scoring", None) is None)
     if getattr(args, "rules", None) is not None:
         from pokersquares_env.core import Rules
 

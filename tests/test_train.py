@@ -1061,6 +1061,67 @@ def test_timesteps_take_float_notation_as_demo_steps_do(capsys):
 
     assert main(["train", "--algo", "fast-ppo", "--timesteps", "2.5e6", "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["timesteps"] == 2_500_000
+    assert main(["train", "--algo", "fast-ppo", "--timesteps", "9007199254740993", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["timesteps"] == 9007199254740993  # exactly, not through a float
     with pytest.raises(SystemExit):
         main(["train", "--timesteps", "1.5", "--print-config"])
     assert "1.5: expected a whole number of steps >= 1" in capsys.readouterr().err
+
+
+def test_a_learned_agent_knows_its_point_system_wherever_it_is_evaluated_and_warns_once(tmp_path, monkeypatch):
+    """The trained point system is the table read when training started (point_system.json in the run folder, and in
+    a torch model file), not the path config.json gives relative to where training ran: evaluated from another
+    folder, or beside another file of the same name, the comparison used to be lost or wrong.  A model.zip inside
+    another algorithm's run folder is not that run's; a table differing only in five of a kind, impossible without
+    jokers, is the same game; and the warning comes once a model (the progress bar's import reset Python's memory)."""
+    import shutil
+    import warnings
+
+    from agents.registry import make_agent
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    odd = {**dict(POINT_SYSTEMS["american"]), "one_pair": 7}
+    (tmp_path / "train_here" / "pts").mkdir(parents=True)
+    (tmp_path / "train_here" / "pts" / "odd.json").write_text(json.dumps(odd))
+    monkeypatch.chdir(tmp_path / "train_here")
+    runs = {}
+    for algo in ("fast-ppo", "maskable-ppo"):
+        runs[algo] = tmp_path / algo
+        train(_cfg(algo, runs[algo], scoring="pts/odd.json"))
+    assert json.loads((runs["maskable-ppo"] / "point_system.json").read_text())["points"]["one_pair"] == 7
+    elsewhere = tmp_path / "elsewhere" / "pts"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "odd.json").write_text(json.dumps(dict(POINT_SYSTEMS["american"])))  # same name, other values
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for algo, prefix in (("fast-ppo", "fastppo"), ("maskable-ppo", "ppo")):
+        with pytest.warns(RuntimeWarning, match=r"trained for 'odd' points \(here 'american'\)"):
+            make_agent(f"{prefix}:{runs[algo]}")
+        latest = next((runs[algo] / "checkpoints").glob("latest.*"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            make_agent(f"{prefix}:{runs[algo]}")  # once a model: no second warning
+            # its own game but for five of a kind, which no deal without jokers makes (odd's is 60)
+            make_agent(f"{prefix}:{latest}", system=odd | {"five_of_a_kind": 50})
+        with pytest.warns(RuntimeWarning, match=r"trained for rules plain \(here jokers=1\)"):
+            make_agent(f"{prefix}:{latest}", system=odd | {"five_of_a_kind": 50}, rules={"jokers": 1})
+    # a MaskablePPO zip copied into a dqn run's folder is not that run's model: no warning from the dqn's rules
+    dqn = tmp_path / "dqn"
+    train(_cfg("dqn", dqn, jokers=1))
+    (dqn / "extra").mkdir()
+    for where in (dqn / "ppo.zip", dqn / "extra" / "ppo.zip"):
+        shutil.copy(runs["maskable-ppo"] / "model.zip", where)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            make_agent(f"ppo:{where}", system=odd)
+
+
+def test_config_missing_point_system_file_is_no_error_when_the_flag_replaces_it(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.json").write_text(json.dumps({"algo": "fast-ppo", "scoring": "missing.json"}))
+    assert main(["train", "--config", "sub/c.json", "--scoring", "english", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["scoring"] == "english"
+    assert main(["train", "--config", "sub/c.json", "--print-config"]) == 2
+    assert "point system file 'missing.json' does not exist: looked in" in capsys.readouterr().err

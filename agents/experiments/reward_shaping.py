@@ -240,7 +240,8 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                      "spec": f"fastppo:{folder}", "steps": trained})
     specs = [r["spec"] for r in runs]
     with warnings.catch_warnings():  # by design: every run plays the same deals, scored under both systems
-        warnings.filterwarnings("ignore", message=r".* was trained for .*'english' points", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message=r".* was trained for '.*' points \(here 'american'\)",
+                                category=RuntimeWarning)
         ev = evaluate(specs, games=cfg.games, seed=cfg.eval_seed, scoring="american", rules=cfg.rules, jobs=cfg.jobs,
                       out_dir=str(out / "evaluation"), progress=cfg.progress)
     bad = ev.errors

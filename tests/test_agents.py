@@ -382,3 +382,13 @@ def test_register_agent_with_a_callable():
     assert play(agent, game, game.deal(np.random.default_rng(0)))[0] == list(range(25))
     with pytest.raises(ValueError, match="agent name"):
         register_agent("bad:name", "x:y")
+
+
+def test_the_training_message_names_the_features_and_phases(tmp_path, capsys):
+    """Two agents training different tables (expectimax's outs tables, mc's plain ones) printed the same line and
+    looked like one table trained twice; the line now names the features and the phases."""
+    from agents.tables import load_or_train
+
+    for features in ("none", "outs"):
+        load_or_train("american", None, games=200, phases=3, features=features, cache=tmp_path)
+        assert f"features {features!r}, 3 phases (200 self-play games)" in capsys.readouterr().err

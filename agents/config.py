@@ -412,6 +412,18 @@ def _yaml():
     return yaml
 
 
+def point_table(scoring: Any) -> dict[str, Any] | None:
+    """The point system ``scoring`` names as JSON (``PointSystem.to_json``), read now; None if it cannot be read (a
+    file gone since the run was validated).  Runs keep it beside their models: a config names a file by the path
+    given, relative to the folder training started in."""
+    from pokersquares_env.scoring import point_system
+
+    try:
+        return point_system(scoring).to_json()
+    except (TypeError, ValueError, OSError):
+        return None
+
+
 def read_json(path: str | os.PathLike) -> Any:
     """The JSON content of ``path``, or None when it is missing, unreadable or not JSON (the marks, markers and
     records that only say whether a folder or a trial is done or whose it is)."""

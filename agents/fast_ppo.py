@@ -223,16 +223,12 @@ def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
 
 def save_model(path: Path, model: "nn.Module", cfg: TrainConfig, **extra: Any) -> None:
     """Write a torch model file holding the weights and what is needed to rebuild the network."""
-    from pokersquares_env.scoring import point_system
+    from agents.config import point_table
 
     tmp = path.with_suffix(path.suffix + ".tmp")
-    try:  # the table itself: config holds the scoring as given, a path relative to where training started
-        table = point_system(cfg.scoring).to_json()
-    except (TypeError, ValueError, OSError):
-        table = None
     torch.save(
         {"algo": cfg.algo, "net": cfg.net, "hidden": list(cfg.hidden), "config": cfg.to_dict(),
-         "point_system": table, "state_dict": model.state_dict(), **extra},
+         "point_system": point_table(cfg.scoring), "state_dict": model.state_dict(), **extra},
         tmp,
     )
     tmp.replace(path)

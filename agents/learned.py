@@ -137,16 +137,9 @@ def trained_game(model_path: str | Path, algo: str, config: dict[str, Any] | Non
     checkpoint; a ``config.json`` of another algorithm's run is not this model's.  The point system is None when
     neither the table nor a built-in name gives it (``config.json`` names a file by the path given where the
     training started, which need not be found from here)."""
-    import json
-
+    from agents.config import read_json as read
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import POINT_SYSTEMS, point_system
-
-    def read(path: Path) -> Any:
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return None
 
     model_path = Path(model_path)
     if config is None:

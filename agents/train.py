@@ -241,13 +241,11 @@ class RunFolder:
     def _save_point_system(self) -> None:
         """``point_system.json``: the table the run trains for, as read now (config.json names a file by the path
         given, relative to the folder the run was started in; learned agents compare their game with this)."""
-        from pokersquares_env.scoring import point_system
+        from agents.config import point_table
 
-        try:
-            table = point_system(self.cfg.scoring).to_json()
-        except (TypeError, ValueError, OSError):  # validated before; a file gone since resumes without it
-            return
-        (self.dir / POINT_SYSTEM_FILE).write_text(json.dumps(table, indent=2) + "\n")
+        table = point_table(self.cfg.scoring)
+        if table is not None:  # validated before; a file gone since resumes without it
+            (self.dir / POINT_SYSTEM_FILE).write_text(json.dumps(table, indent=2) + "\n")
 
     def latest_checkpoint(self) -> Path:
         """Path of the checkpoint --resume continues from."""

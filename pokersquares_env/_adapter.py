@@ -59,16 +59,23 @@ def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
     return render_mode
 
 
-def check_reset_options(options: Any, allowed: Sequence[str]) -> Mapping[str, Any]:
+def check_reset_options(options: Any, allowed: Sequence[str], *, unknown: str = "error") -> Mapping[str, Any]:
     """``reset(options=...)`` as a mapping (``{}`` for ``None``); a ``TypeError`` unless it is one, a ``ValueError``
-    that names every key not in ``allowed``."""
+    that names every key not in ``allowed`` (``unknown="warn"``: a warning naming them, and the mapping without
+    them, for envs whose API tests pass keys of their own, as PettingZoo's do)."""
     if options is None:
         return {}
     if not isinstance(options, Mapping):
         raise TypeError(f"options={options!r}: expected None or a dict with the keys {', '.join(map(repr, allowed))}")
-    unknown = set(options) - set(allowed)
-    if unknown:
-        raise ValueError(f"unknown reset options {sorted(unknown)}: expected only {' and '.join(map(repr, allowed))}")
+    extra = set(options) - set(allowed)
+    if extra and unknown == "warn":
+        import warnings
+
+        warnings.warn(f"reset options {sorted(extra, key=str)} ignored: this env reads only "
+                      f"{' and '.join(map(repr, allowed))}", stacklevel=3)
+        return {k: v for k, v in options.items() if k in allowed}
+    if extra:
+        raise ValueError(f"unknown reset options {sorted(extra)}: expected only {' and '.join(map(repr, allowed))}")
     return options
 
 

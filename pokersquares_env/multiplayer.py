@@ -16,7 +16,6 @@ AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from pokersquares_env._adapter import (
     check_choice,
     check_number,
     check_render_mode,
+    check_reset_options,
     check_seed,
     render_ready,
 )
@@ -298,13 +298,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
 
     def _reset_decks(self, options: Any) -> list[tuple[int, ...]]:
         """The checked decks of ``reset(options=...)``, one per round from round 1 (see :meth:`reset`)."""
-        if options is None:
-            return []
-        if not isinstance(options, Mapping):
-            raise TypeError(f"options={options!r}: expected None or a dict with the keys 'deck' or 'decks'")
-        unknown = sorted(set(options) - {"deck", "decks"}, key=str)
-        if unknown:
-            warnings.warn(f"reset options {unknown} ignored: this env reads only 'deck' and 'decks'", stacklevel=3)
+        options = check_reset_options(options, ("deck", "decks"), unknown="warn")
         deck, decks = options.get("deck"), options.get("decks")
         if deck is not None and decks is not None:
             raise ValueError("reset options 'deck' and 'decks' given together: pass the first round's deck as "

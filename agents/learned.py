@@ -194,7 +194,28 @@ def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, 
         _WARNED.add(name)
         warnings.warn(f"{name} was trained for {' and '.join(other)}: it plays this game with the policy it learned "
                       f"for that one (give it the training's rules and point system to play its own game)",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that reports a warning raised in :func:`warn_if_other_game` at the first caller outside this
+    library (``agents`` and ``pokersquares_env``), e.g. the user's ``make_agent("ppo:...")`` line, rather than at the
+    registry's; when every caller is the library's (the command line), at the outermost library frame."""
+    import os
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    roots = (str(here) + os.sep, str(here.parent / "pokersquares_env") + os.sep)
+    frame, level = sys._getframe(2), 2  # warn_if_other_game's caller is level 2 from warnings.warn's point of view
+    outermost = level
+    while frame is not None:
+        name = str(Path(frame.f_code.co_filename).resolve())
+        if not name.startswith(roots):
+            return level
+        outermost = level
+        frame, level = frame.f_back, level + 1
+    return outermost
 
 
 def load_ppo(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> MaskablePPOAgent:

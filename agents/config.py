@@ -358,9 +358,9 @@ def scoring_path_near(value: Any, base: str | os.PathLike, *, absolute: bool = F
 
     if not isinstance(value, str) or not value or value in POINT_SYSTEMS:
         return value
-    if Path(value).is_file():
+    if Path(value).exists():  # a folder too: point_system then says it is one, instead of "does not exist"
         return str(Path(value).resolve()) if absolute else value
-    if (Path(base) / value).is_file():
+    if (Path(base) / value).exists():
         return str((Path(base) / value).resolve())
     file_like = value.lower().endswith(".json") or "/" in value or os.sep in value
     if strict and file_like and not Path(value).is_absolute():

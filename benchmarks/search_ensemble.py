@@ -36,7 +36,6 @@ import numpy as np  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.search import RolloutSearchAgent  # noqa: E402
 
-
 _TABLE_OPTIONS = {"tables", "games", "phases", "features", "cache"}
 
 

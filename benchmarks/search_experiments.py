@@ -48,13 +48,12 @@ sys.path.insert(0, os.path.dirname(_HERE))
 import numpy as np  # noqa: E402
 
 from agents.base import Agent  # noqa: E402
-from agents.batch import IS_COL, ROW, COL, Batch, _keys, phase_of  # noqa: E402
+from agents.batch import COL, IS_COL, ROW, Batch, _keys, phase_of  # noqa: E402
 from agents.expectimax import DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values  # noqa: E402
 from agents.tables import load_or_train  # noqa: E402
 from pokersquares_env.cards import NUM_STANDARD  # noqa: E402
 from pokersquares_env.core import Rules  # noqa: E402
 from pokersquares_env.scoring import point_system  # noqa: E402
-
 
 # --------------------------------------------------------------------------- exact endgame
 
@@ -193,7 +192,6 @@ def _scores(spec: str, deals: list[int], seed: int, scoring: str) -> tuple[np.nd
 def main(argv: list[str] | None = None) -> int:
     from agents.registry import register_agent
     from agents.tables import improve_tables, train_tables
-
     from pokersquares_env.cli import seed_arg
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/tune_tables_ply2")
     args = parser.parse_args(argv)
 
-    from agents.experiments.reward_shaping import _stats
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+    from agents.experiments.reward_shaping import _stats
     from agents.tables import load_or_train
     from agents.tuning import check_options, load_theta, play_scores, random_decks, scale_values, tune_tables
     from pokersquares_env.core import Rules

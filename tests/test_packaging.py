@@ -38,3 +38,12 @@ def test_the_wheel_holds_every_tracked_file_of_the_packages(tmp_path):
     missing = [name for name in tracked if name not in names]
     assert not missing, f"tracked files left out of the wheel (add them to package-data): {missing}"
     assert "pokersquares_env/py.typed" in names
+
+
+def test_the_code_passes_the_linter():
+    """``ruff check`` with the rules in pyproject.toml (pyflakes, pycodestyle, import order) finds nothing: undefined
+    names, unused imports and the like fail here rather than in a user's hands.  ruff is in the ``test`` extra."""
+    pytest.importorskip("ruff", reason="ruff is in the test extra")
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "pokersquares_env", "agents", "tests",
+                           "benchmarks"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import achievable, best_points, concrete_category
 
 from pokersquares_env.cards import parse_cards
 from pokersquares_env.scoring import (
@@ -21,6 +20,7 @@ from pokersquares_env.scoring import (
     score_grids,
     score_hand,
 )
+from reference import achievable, best_points, concrete_category
 
 RUSSIAN_EXAMPLE = "8♠ Д♠ 10♠ 4♠ 2♠ / 9♣ Д♣ 10♣ В♣ К♣ / Т♦ 8♦ 10♦ 4♣ 5♣ / Т♥ Д♥ 10♥ В♥ К♥ / 3♠ 6♥ 7♦ 4♥ 5♠"
 H = HandCategory

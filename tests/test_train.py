@@ -1011,8 +1011,10 @@ def test_a_learned_agent_played_in_another_game_than_its_training_warns(tmp_path
         warnings.simplefilter("error")  # its own game: no warning
         make_agent(f"{prefix}:{out}", system="english", rules=own)
     with pytest.warns(RuntimeWarning, match=r"was trained for rules jokers=2,placement=adjacent.* \(here plain\) "
-                                            r"and 'english' points \(here 'american'\)"):
+                                            r"and 'english' points \(here 'american'\)") as record:
         make_agent(f"{prefix}:{out}")
+    # reported at the caller's line, not at the registry's (it used to name agents/registry.py)
+    assert [w.filename for w in record if "was trained for" in str(w.message)] == [__file__]
     checkpoint = next((out / "checkpoints").glob("latest.*"))  # a checkpoint finds its run's config.json above it
     with pytest.warns(RuntimeWarning, match=r"\(here 'american'\)"):
         make_agent(f"{prefix}:{checkpoint}", rules=own)
@@ -1125,3 +1127,16 @@ def test_config_missing_point_system_file_is_no_error_when_the_flag_replaces_it(
     assert json.loads(capsys.readouterr().out)["scoring"] == "english"
     assert main(["train", "--config", "sub/c.json", "--print-config"]) == 2
     assert "point system file 'missing.json' does not exist: looked in" in capsys.readouterr().err
+
+
+def test_config_point_system_file_that_is_a_folder_is_named_as_a_folder(tmp_path, monkeypatch, capsys):
+    """A config's scoring naming a folder (``x.json/``) was reported as a file that does not exist."""
+    from pokersquares_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.json").mkdir()
+    (tmp_path / "sub" / "c.json").write_text(json.dumps({"algo": "fast-ppo", "scoring": "x.json"}))
+    assert main(["train", "--config", "sub/c.json", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert "x.json' cannot be read (Is a directory)" in err and "does not exist" not in err

@@ -290,35 +290,47 @@ class _Search:
             rest = col[:-1]
             if c in wanted:
                 p = wanted[c]
-                nc = list(cols); nc[i] = rest
-                nf = list(found); nf[p] += 1
+                nc = list(cols)
+                nc[i] = rest
+                nf = list(found)
+                nf[p] += 1
                 home.append((St(tuple(nc), cells, tuple(nf), jk, stage, oc, seed), [i * n + pb + p]))
             for j in tail_cols.get(above[c], ()):
                 if two and rest and rest[-1] == above[c]:
                     continue  # from one copy of its parent to the other: pointless
-                nc = list(cols); nc[i] = rest; nc[j] = cols[j] + (c,)
+                nc = list(cols)
+                nc[i] = rest
+                nc[j] = cols[j] + (c,)
                 onto.append((St(tuple(nc), cells, found, jk, stage, oc, seed), [i * n + j]))
             if first_empty_col >= 0 and rest:
-                nc = list(cols); nc[i] = rest; nc[first_empty_col] = (c,)
+                nc = list(cols)
+                nc[i] = rest
+                nc[first_empty_col] = (c,)
                 to_empty.append((St(tuple(nc), cells, found, jk, stage, oc, seed), [i * n + first_empty_col]))
             if first_empty_cell >= 0:
-                nc = list(cols); nc[i] = rest
-                ncell = list(cells); ncell[first_empty_cell] = c
+                nc = list(cols)
+                nc[i] = rest
+                ncell = list(cells)
+                ncell[first_empty_cell] = c
                 to_cell.append((St(tuple(nc), tuple(ncell), found, jk, stage, oc, seed), [i * n + cb + first_empty_cell]))
         for k, c in enumerate(cells):
             if c == EMPTY:
                 continue
-            ncell = list(cells); ncell[k] = EMPTY
+            ncell = list(cells)
+            ncell[k] = EMPTY
             ncell = tuple(ncell)
             if c in wanted:
                 p = wanted[c]
-                nf = list(found); nf[p] += 1
+                nf = list(found)
+                nf[p] += 1
                 home.append((St(cols, ncell, tuple(nf), jk, stage, oc, seed), [(cb + k) * n + pb + p]))
             for j in tail_cols.get(above[c], ()):
-                nc = list(cols); nc[j] = cols[j] + (c,)
+                nc = list(cols)
+                nc[j] = cols[j] + (c,)
                 onto.append((St(tuple(nc), ncell, found, jk, stage, oc, seed), [(cb + k) * n + j]))
             if first_empty_col >= 0:
-                nc = list(cols); nc[first_empty_col] = (c,)
+                nc = list(cols)
+                nc[first_empty_col] = (c,)
                 to_empty.append((St(tuple(nc), ncell, found, jk, stage, oc, seed), [(cb + k) * n + first_empty_col]))
         return home + onto + to_empty + to_cell
 

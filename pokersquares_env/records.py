@@ -56,6 +56,7 @@ __all__ = [
     "RecordError",
     "load_record",
     "load_records",
+    "read_record",
     "save_record",
     "append_record",
 ]
@@ -88,10 +89,16 @@ def _jsonable_number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else float(x)
 
 
+#: The largest seed a record holds, in bits (numpy's seed sequences take any size; 128 bits is their usual entropy).
+MAX_SEED_BITS = 1024
+
+
 def _check_fields(seed: Any, agent: Any, meta: Any, fail: Any) -> None:
     """A record's ``seed``, ``agent`` and ``meta``, checked; ``fail(field, message)`` makes the error."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise fail("seed", f"expected a non-negative integer or null, got {seed!r}")
+    if seed is not None and seed.bit_length() > MAX_SEED_BITS:  # JSON readers refuse integers of 4,300+ digits
+        raise fail("seed", f"an integer of {seed.bit_length():,} bits: expected at most {MAX_SEED_BITS} bits")
     if agent is not None and not isinstance(agent, str):
         raise fail("agent", f"expected a string or null, got {agent!r}")
     if not isinstance(meta, dict):
@@ -334,6 +341,14 @@ def _record_json(record: GameRecord, indent: int | None = None) -> str:
     """
     record.check_fields()  # again: the fields may have been changed since the record was made
     record._check_game()
+    game = PokerSquaresGame(record.rules, record.system)
+    state = game.init(record.deck)
+    for i, cell in enumerate(record.placements):  # the move that cannot be played is named, as loading names it
+        try:
+            game.apply(state, cell)
+        except (IllegalActionError, ValueError) as exc:
+            raise RecordError(f"record: field 'placements[{i}]': move {i + 1} cannot be played: {exc}") from None
+    _check_meta_keys(record.meta, "meta")
     data = record.to_dict()
     try:
         return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
@@ -342,6 +357,22 @@ def _record_json(record: GameRecord, indent: int | None = None) -> str:
     except (TypeError, ValueError) as exc:
         raise RecordError(f"record: field 'meta': not JSON-ready ({exc}): expected JSON values, without NaN or "
                           f"infinity") from None
+
+
+def _check_meta_keys(value: Any, where: str, depth: int = 0) -> None:
+    """Every object key in ``meta`` is a string: JSON would write ``{1: ...}`` as ``{"1": ...}``, and the record
+    would load back changed.  (Deeper than JSON can be written is left to ``json.dumps`` to name.)"""
+    if depth > 200:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise RecordError(f"record: field {where!r}: key {key!r} is a {type(key).__name__}: expected string "
+                                  f"keys (JSON writes every key as a string, so the record would load back changed)")
+            _check_meta_keys(item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_meta_keys(item, f"{where}[{i}]", depth + 1)
 
 
 def save_record(record: GameRecord, path: str | os.PathLike) -> None:
@@ -374,8 +405,8 @@ def append_record(record: GameRecord, path: str | os.PathLike) -> None:
     """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line).
 
     The record is checked to load back first, as by :func:`save_record`.  If the file ends in a partial line
-    (a write cut short), the record starts a new line, so it stays readable; ``load_records`` still names the
-    damaged line.
+    (a write cut short), the record starts a new line, so that line alone stays damaged: ``load_records`` names
+    it (``skip_bad=True`` reads the others) and :func:`read_record` reads any other line.
     """
     line = _record_json(record) + "\n"
     with open(path, "a+b") as fh:
@@ -398,30 +429,87 @@ def load_record(path: str | os.PathLike) -> GameRecord:
         raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
     except RecursionError:
         raise RecordError(f"{path}: JSON nested too deeply to read: expected a game record object") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise RecordError(f"{path}: cannot be read as JSON ({exc}): expected a game record object") from None
     return GameRecord.from_dict(data, source=path)
 
 
-def load_records(path: str | os.PathLike) -> list[GameRecord]:
-    """Read and validate every record of a JSONL file (one record per line)."""
-    path = os.fspath(path)
-    out = []
+def _read_text(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            return fh.read()
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+
+
+def _jsonl_lines(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines of a JSONL text, with their line numbers."""
+    return [(no, line) for no, line in enumerate(text.split("\n"), start=1) if line.strip()]
+
+
+def _record_of_line(path: str, text: str, lineno: int, line: str) -> GameRecord:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _jsonl_error(path, text, lineno, line, exc) from None
+    except RecursionError:
+        raise RecordError(f"{path}:{lineno}: JSON nested too deeply to read: expected a game record object "
+                          f"on each line") from None
+    except ValueError as exc:
+        raise RecordError(f"{path}:{lineno}: cannot be read as JSON ({exc}): expected a game record object on each "
+                          f"line") from None
+    return GameRecord.from_dict(data, source=f"{path}:{lineno}")
+
+
+def load_records(path: str | os.PathLike, *, skip_bad: bool = False) -> list[GameRecord]:
+    """Read and validate every record of a JSONL file (one record per line).
+
+    A damaged line is a :class:`RecordError` naming it; with ``skip_bad=True`` it is left out instead, with a
+    ``RuntimeWarning`` that names it, so the other records of a file whose last write was cut short can be read.
+    """
+    import warnings
+
+    path = os.fspath(path)
+    text = _read_text(path)
+    out = []
+    for lineno, line in _jsonl_lines(text):
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _jsonl_error(path, text, lineno, line, exc) from None
-        except RecursionError:
-            raise RecordError(f"{path}:{lineno}: JSON nested too deeply to read: expected a game record object "
-                              f"on each line") from None
-        out.append(GameRecord.from_dict(data, source=f"{path}:{lineno}"))
+            out.append(_record_of_line(path, text, lineno, line))
+        except RecordError as exc:
+            if not skip_bad:
+                raise
+            warnings.warn(f"skipped a damaged record: {exc}", RuntimeWarning, stacklevel=2)
     return out
+
+
+def read_record(path: str | os.PathLike, index: int = 0) -> GameRecord:
+    """The record of a JSON record file, or the ``index``-th record of a JSONL file (negative: from the end): what
+    ``pokersquares replay FILE --index N`` reads.
+
+    The file is told by its content: one JSON object (pretty-printed or not, whatever its extension) is a single
+    record, which ``index`` 0 or -1 picks; anything else is read as JSONL.  Only the line asked for is parsed and
+    checked, so a damaged line elsewhere (a write cut short) does not hide the other records.  A ``.json`` file that
+    is not one JSON object is named as :func:`load_record` names it.  Raises :class:`RecordError` or ``OSError``.
+    """
+    path = os.fspath(path)
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise RecordError(f"{path}: index {index!r}: expected an integer")
+    text = _read_text(path)
+    try:
+        whole = json.loads(text)
+    except (ValueError, RecursionError):
+        whole = None
+    if isinstance(whole, dict):
+        if index not in (0, -1):
+            raise RecordError(f"{path}: --index {index} is out of range: the file holds one record (a JSON object)")
+        return GameRecord.from_dict(whole, source=path)
+    if not path.lower().endswith(".jsonl"):
+        return load_record(path)  # names what is wrong with a .json file
+    lines = _jsonl_lines(text)
+    if not -len(lines) <= index < len(lines):
+        raise RecordError(f"{path}: --index {index} is out of range: the file holds {len(lines)} record(s)")
+    lineno, line = lines[index]
+    return _record_of_line(path, text, lineno, line)
 
 
 def _jsonl_error(path: str, text: str, lineno: int, line: str, exc: json.JSONDecodeError) -> RecordError:

@@ -26,6 +26,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from pokersquares_env.text import fmt_points as _fmt
+from pokersquares_env.text import signed_points
+
 #: A GIF frame delay is a 16-bit count of hundredths of a second: 10 ms to 655.35 s, so 1000/fps ms must lie there
 #: (0 ms, what a higher rate would round to, is shown by most viewers as 100 ms).
 MIN_DELAY_MS, MAX_DELAY_MS = 10, 655_350
@@ -46,22 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--boards", action="store_true", help="print the board after every move")
 
 
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
-
-
 def load(path: str, index: int = 0) -> Any:
-    """The record at ``path`` (the ``index``-th of a JSONL file); raises ``RecordError`` or ``OSError``."""
-    from pokersquares_env.records import RecordError, load_record, load_records
+    """The record at ``path`` (the ``index``-th of a JSONL file; :func:`pokersquares_env.records.read_record`, which
+    parses only that line); raises ``RecordError`` or ``OSError``."""
+    from pokersquares_env.records import read_record
 
-    if path.endswith(".jsonl"):
-        records = load_records(path)
-        if not -len(records) <= index < len(records):
-            raise RecordError(f"{path}: --index {index} is out of range: the file holds {len(records)} record(s)")
-        return records[index]
-    if index != 0:
-        raise RecordError(f"{path}: --index {index} picks a record of a .jsonl file; a .json file holds one record")
-    return load_record(path)
+    return read_record(path, index)
 
 
 def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False) -> None:
@@ -107,7 +100,7 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         line = f"{move:2d}. {card:>3} -> {cell_name(cell)}"
         if done:
             names = ", ".join(f"{line_name(i)} {HandCategory.from_key(hands[i]).label}" for i in done)
-            line += f"   {names}: +{_fmt(gained)}"
+            line += f"   {names}: {signed_points(gained)}"
         out.write(f"{line:<58} total {_fmt(total)}\n")
         if boards:
             out.write(board_text(game, st) + "\n\n")
@@ -277,6 +270,15 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"pokersquares replay: --fps {args.fps:g}: {problem}", file=sys.stderr)
         return 2
+    if args.gif is not None or args.png is not None:
+        from pokersquares_env.render import _pil
+
+        try:
+            _pil()
+        except ImportError as exc:  # said before the record is read, as the other usage errors are
+            option = "--gif" if args.gif is not None else "--png"
+            print(f"pokersquares replay: {option}: {exc}", file=sys.stderr)
+            return 2
     for option, path in (("--gif", args.gif), ("--png", args.png)):
         problem = path is not None and _output_problem(option, path)
         if problem:

@@ -170,8 +170,100 @@ def test_replay_jsonl_index(tmp_path, capsys):
     single = tmp_path / "one.json"
     save_record(records[0], single)
     assert load(str(single)).seed == 1
-    with pytest.raises(RecordError, match="--index 1 picks a record of a .jsonl file"):
+    with pytest.raises(RecordError, match=r"--index 1 is out of range: the file holds one record \(a JSON object\)"):
         load(str(single), 1)
+    assert load(str(single), -1).seed == 1
+
+
+def test_a_damaged_jsonl_line_hides_no_other_record(tmp_path):
+    """A JSONL file whose last write was cut short used to refuse every record in it: replay now parses only the
+    line asked for, and load_records(skip_bad=True) reads the others with a warning naming the damaged line."""
+    from pokersquares_env.records import append_record, load_records, read_record
+
+    path = tmp_path / "games.jsonl"
+    for seed in (1, 2, 3):
+        game, state = play_random(seed)
+        append_record(GameRecord.from_game(game, state, seed=seed), path)
+    text = path.read_text()
+    path.write_text(text[:-200])  # the last line cut short
+    before = path.read_bytes()
+    assert read_record(path, 0).seed == 1 and read_record(path, 1).seed == 2
+    with pytest.raises(RecordError, match=r"games.jsonl:3: not valid JSON"):
+        read_record(path, 2)
+    with pytest.raises(RecordError, match=r"games.jsonl:3: not valid JSON"):
+        load_records(path)
+    with pytest.warns(RuntimeWarning, match=r"skipped a damaged record: .*games.jsonl:3: not valid JSON"):
+        assert [r.seed for r in load_records(path, skip_bad=True)] == [1, 2]
+    game, state = play_random(4)
+    append_record(GameRecord.from_game(game, state, seed=4), path)  # starts a new line after the cut one
+    assert read_record(path, -1).seed == 4 and path.read_bytes().startswith(before)
+
+
+def test_a_record_file_is_told_by_its_content(tmp_path):
+    """A pretty-printed record saved under a .jsonl name (as `play --record x.jsonl` used to write) and a .JSONL
+    name in capitals used to be refused or misread by replay's extension check."""
+    from pokersquares_env.records import append_record, read_record
+
+    game, state = play_random(5)
+    record = GameRecord.from_game(game, state, seed=5)
+    save_record(record, tmp_path / "one.jsonl")
+    assert read_record(tmp_path / "one.jsonl").seed == 5
+    append_record(record, tmp_path / "MANY.JSONL")
+    append_record(record, tmp_path / "MANY.JSONL")
+    assert read_record(tmp_path / "MANY.JSONL", 1).seed == 5
+    (tmp_path / "bad.json").write_text('{"format": ')
+    with pytest.raises(RecordError, match=r"bad.json: not valid JSON \(line 1, column 12\)"):
+        read_record(tmp_path / "bad.json")
+    with pytest.raises(RecordError, match=r"index '1': expected an integer"):
+        read_record(tmp_path / "one.jsonl", "1")
+
+
+def test_huge_integers_in_a_record_are_record_errors(tmp_path):
+    """An integer of more digits than Python converts (4,300) was an unhandled ValueError when reading, and a
+    huge seed was blamed on 'meta' when writing."""
+    from pokersquares_env.records import MAX_SEED_BITS, load_records, read_record
+
+    game, state = play_random(6)
+    data = GameRecord.from_game(game, state, seed=6).to_dict()
+    text = json.dumps(data).replace('"seed": 6', '"seed": ' + "9" * 5000)
+    (tmp_path / "big.json").write_text(text)
+    (tmp_path / "big.jsonl").write_text(text + "\n")
+    with pytest.raises(RecordError, match=r"big.json: cannot be read as JSON \(.*4300"):
+        load_record(tmp_path / "big.json")
+    with pytest.raises(RecordError, match=r"big.json: cannot be read as JSON"):
+        read_record(tmp_path / "big.json")
+    with pytest.raises(RecordError, match=r"big.jsonl:1: cannot be read as JSON"):
+        load_records(tmp_path / "big.jsonl")
+    with pytest.raises(RecordError, match=rf"field 'seed': an integer of 1,025 bits: expected at most {MAX_SEED_BITS}"):
+        GameRecord.from_game(game, state, seed=2**1024)
+    record = GameRecord.from_game(game, state, seed=6)
+    record.seed = 10**5000
+    with pytest.raises(RecordError, match=r"field 'seed': an integer of"):
+        save_record(record, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_saving_a_record_with_an_illegal_move_names_the_move(tmp_path):
+    """save_record raised the core's IllegalActionError without the move's place, while its docstring promises a
+    RecordError naming the field."""
+    game, state = play_random(7)
+    record = GameRecord.from_game(game, state, seed=7)
+    save_record(record, tmp_path / "keep.json")
+    before = (tmp_path / "keep.json").read_bytes()
+    record.placements[3] = record.placements[2]
+    with pytest.raises(RecordError, match=r"field 'placements\[3\]': move 4 cannot be played: cell .* is occupied"):
+        save_record(record, tmp_path / "keep.json")
+    assert (tmp_path / "keep.json").read_bytes() == before
+
+
+def test_meta_keys_must_be_strings(tmp_path):
+    """meta={1: 'a'} saved silently and loaded back as {'1': 'a'}."""
+    game, state = play_random(8)
+    for meta, where in (({1: "a"}, "meta"), ({"x": [{"ok": 1}, {2: 0}]}, "meta.x[1]")):
+        record = GameRecord.from_game(game, state, meta=meta)
+        with pytest.raises(RecordError, match=rf"field '{re.escape(where)}': key .* expected string keys"):
+            save_record(record, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
 
 
 def test_gif_frame_rate_must_be_finite(tmp_path):
@@ -910,3 +1002,18 @@ def test_finished_and_the_point_system_name_must_have_their_types(record_dict, k
         data[key] = value
     with pytest.raises(RecordError, match=re.escape(message)):
         GameRecord.from_dict(data)
+
+
+def test_replay_images_without_pillow_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """Without Pillow, `replay --gif` ended in a traceback (exit 1) after reading the record."""
+    from pokersquares_env import cli, render
+
+    def no_pillow():
+        raise ImportError('drawing frames needs Pillow: pip install "pokersquares_env[render]"')
+
+    monkeypatch.setattr(render, "_pil", no_pillow)
+    for option in ("--gif", "--png"):
+        status = cli.main(["replay", str(tmp_path / "missing.json"), option, str(tmp_path / f"x.{option[2:]}")])
+        err = capsys.readouterr().err
+        assert status == 2 and err == (f"pokersquares replay: {option}: drawing frames needs Pillow: "
+                                       f"pip install \"pokersquares_env[render]\"\n")  # before the (missing) record

@@ -15,7 +15,10 @@ illegal cell is refused with the reason and the game goes on.  ``q`` quits
   (:mod:`pokersquares_env.records`).  The file is written only when the game
   is over, atomically, so quitting, Ctrl-C or the end of the input never
   leave a half-written record.  An existing record there is replaced; any
-  other existing file is refused before the game starts.
+  other existing file is refused before the game starts.  A ``.jsonl`` file
+  collects games instead: each finished game is appended as one line (a
+  new file is made; an existing one must hold records, one a line), and
+  ``pokersquares replay FILE --index N`` picks one.
 
 Output is plain lines (no cursor movement), so the game works in an 80x24
 terminal and through a pipe (``printf 'c3\\nb2\\n...' | pokersquares play``).
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -36,6 +40,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from pokersquares_env.cli import seed_arg
+from pokersquares_env.text import fmt_points as _fmt
+from pokersquares_env.text import signed_points as _signed
 
 HELP = "Play Poker Squares at the terminal (with hints from an agent, or against one)."
 
@@ -67,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="deal seed (the same deck as env.reset(seed=S)); default: a fresh one, printed")
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="save the finished game as a JSON record (an existing file must be a game record, "
-                             "which is replaced)")
+                             "which is replaced); a .jsonl FILE collects games, one appended per line")
     parser.add_argument("--hint", metavar="AGENT", default=None, help="show this agent's choice for every card")
     parser.add_argument("--vs", metavar="AGENT", default=None,
                         help="play against this agent on the same cards (the multiplayer rule)")
@@ -122,8 +128,8 @@ def use_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+def _is_jsonl(path: str) -> bool:
+    return path.lower().endswith(".jsonl")
 
 
 def _hand_label(key: str) -> str:
@@ -216,7 +222,6 @@ class TerminalGame:
         self.style = _Style(color)
         self.read = read
         self.out = out if out is not None else sys.stdout
-        self._restricted = game.rules.placement == "adjacent" or game.rules.first_cell is not None
 
     def say(self, text: str = "") -> None:
         """Write a line (or several)."""
@@ -274,7 +279,9 @@ class TerminalGame:
 
         n = self.state.num_placed
         self.say(self.style.bold(f"-- card {n + 1} of 25 --"))
-        self.say(board_text(self.game, self.state, legal=self._restricted, color=self.style.enabled))
+        rules = self.game.rules  # legal cells are marked while they are fewer than the empty ones
+        restricted = rules.placement == "adjacent" or (rules.first_cell is not None and not self.state.placements)
+        self.say(board_text(self.game, self.state, legal=restricted, color=self.style.enabled))
 
     def ask_cell(self) -> int:
         """Read lines until one names a legal cell (raises ``_Quit``, ``EOFError`` or ``KeyboardInterrupt``)."""
@@ -342,7 +349,7 @@ class TerminalGame:
 
                     hands = game.hands(self.state)
                     done = ", ".join(f"{line_name(i)} {_hand_label(hands[i])}" for i in completed)
-                    self.say(self.style.green(f"{done}: +{_fmt(points)} points"))
+                    self.say(self.style.green(f"{done}: {_signed(points)} points"))
                 if self.vs_agent is not None:
                     self._agent_move()
         except _Quit:
@@ -399,15 +406,23 @@ class TerminalGame:
                 "winner": winner,
             }
         if self.record_path:
-            from pokersquares_env.records import GameRecord, save_record
+            from pokersquares_env.records import GameRecord, append_record, save_record
 
             record = GameRecord.from_game(game, state, seed=self.seed, agent="human", meta=meta)
+            lines = _is_jsonl(self.record_path)
             try:
-                save_record(record, self.record_path)
+                (append_record if lines else save_record)(record, self.record_path)
             except OSError as exc:
                 self.say(f"could not write the record {self.record_path!r}: {exc}")
                 return 1
-            self.say(f"Record written to {self.record_path}")
+            if lines:
+                from pokersquares_env.records import _jsonl_lines, _read_text
+
+                n = len(_jsonl_lines(_read_text(self.record_path)))
+                self.say(f"Record appended to {self.record_path} as record {n - 1} "
+                         f"(pokersquares replay {shlex.quote(self.record_path)} --index {n - 1})")
+            else:
+                self.say(f"Record written to {self.record_path}")
         return 0
 
 
@@ -437,22 +452,29 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"pokersquares play: {exc}", file=sys.stderr)
         return 2
-    if args.record:  # checked now, not after the 25 moves of the game it would lose
+    if args.record is not None:  # checked now, not after the 25 moves of the game it would lose
+        if not args.record.strip():
+            print(f"pokersquares play: --record {args.record!r}: expected the path of a JSON (or JSONL) file to write",
+                  file=sys.stderr)
+            return 2
         folder = os.path.dirname(os.path.abspath(args.record))
         if os.path.isdir(args.record) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             why = "is a folder" if os.path.isdir(args.record) else f"cannot be written in {folder!r}"
             print(f"pokersquares play: --record {args.record!r} {why}: expected the path of a JSON file to write",
                   file=sys.stderr)
             return 2
-        if os.path.lexists(args.record):  # a record is replaced; any other file is kept
-            from pokersquares_env.records import RecordError, load_record
+        if os.path.lexists(args.record):  # a record is replaced (a JSONL file added to); any other file is kept
+            from pokersquares_env.records import RecordError, load_record, load_records
 
+            lines = _is_jsonl(args.record)
             try:
-                load_record(args.record)
+                (load_records if lines else load_record)(args.record)
             except (RecordError, OSError) as exc:
                 why = exc if isinstance(exc, RecordError) else f"cannot read it ({exc.strerror or exc})"
-                print(f"pokersquares play: --record {args.record!r} exists and is not a game record, so it is not "
-                      f"replaced ({why}): expected a new file or an earlier record", file=sys.stderr)
+                what, done = ("a file of game records, one a line", "added to") if lines else ("a game record",
+                                                                                            "replaced")
+                print(f"pokersquares play: --record {args.record!r} exists and is not {what}, so it is not {done} "
+                      f"({why}): expected a new file or an earlier record", file=sys.stderr)
                 return 2
     game = PokerSquaresGame(rules, system)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)

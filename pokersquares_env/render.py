@@ -33,6 +33,7 @@ import numpy as np
 
 from pokersquares_env.cards import EMPTY, NUM_STANDARD, RANKS
 from pokersquares_env.scoring import CATEGORY_KEYS, LINE_CELLS, HandCategory, line_keys, point_system
+from pokersquares_env.text import fmt_points as _fmt
 
 __all__ = [
     "FRAME_SHAPE",
@@ -305,10 +306,6 @@ def _empty_table():
         draw.rounded_rectangle([x, y, x + CARD_W - 1, y + CARD_H - 1], radius=7, fill=SLOT, outline=SLOT_EDGE, width=1)
     draw.line([(PANEL_X - 4, TITLE_H + 8), (PANEL_X - 4, HEIGHT - 8)], fill=FELT_DARK, width=2)
     return img
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
 def _label(key: str) -> str:
@@ -655,6 +652,16 @@ class Renderer:
                     f"render_mode='human' could not open a window ({exc}); "
                     f"use render_mode='rgb_array' where there is no display"
                 ) from None
+            driver = pygame.display.get_driver()
+            if driver in ("offscreen", "dummy") and os.environ.get("SDL_VIDEODRIVER", "").lower() != driver:
+                # SDL fell back to drawing nowhere by itself (no display): say so, as where it fails outright
+                pygame.display.quit()
+                self._window = None
+                raise RuntimeError(
+                    f"render_mode='human' found no display (SDL fell back to its {driver!r} video driver, which "
+                    f"shows nothing); use render_mode='rgb_array' where there is no display, or set "
+                    f"SDL_VIDEODRIVER={driver} to draw nowhere on purpose"
+                )
             pygame.display.set_caption(self.title)
             self._clock = pygame.time.Clock()
         surface = pygame.surfarray.make_surface(frame.swapaxes(0, 1))

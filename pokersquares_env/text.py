@@ -13,8 +13,17 @@ def _hand_label(key: str) -> str:
     return HandCategory.from_key(key).label if key in CATEGORY_KEYS else "-"
 
 
-def _fmt_points(value: float) -> str:
+def fmt_points(value: float) -> str:
+    """Points as text: whole numbers without a decimal point, others with two decimals."""
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def signed_points(value: float) -> str:
+    """Points gained, with their sign: ``+5``, ``-1``, ``+0``."""
+    return ("-" if value < 0 else "+") + fmt_points(abs(value))
+
+
+_fmt_points = fmt_points
 
 
 def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False, color: bool = False) -> str:

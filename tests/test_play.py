@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -389,3 +390,54 @@ def test_an_agent_error_names_the_spec_once(monkeypatch, capsys):
     assert status == 2
     assert out.err == ("pokersquares play: --hint ppo:junk.zip: 'junk.zip' is not a MaskablePPO model: expected the "
                        "model.zip a run saved\n")
+
+
+def test_record_to_a_jsonl_file_collects_games_that_replay_reads(tmp_path, monkeypatch, capsys):
+    """`--record x.jsonl` used to write a pretty-printed record that `replay x.jsonl` refused as not JSONL."""
+    from pokersquares_env import cli
+    from pokersquares_env.records import load_records
+
+    record = tmp_path / "mine.jsonl"
+    for n, seed in enumerate(("3", "4")):
+        status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", seed, "--record",
+                                       str(record))
+        assert status == 0 and f"Record appended to {record} as record {n} (pokersquares replay " in out.out, out.err
+    assert [r.seed for r in load_records(record)] == [3, 4]
+    assert cli.main(["replay", str(record), "--index", "1"]) == 0 and "seed 4" in capsys.readouterr().out
+    before = record.read_text()
+    other = tmp_path / "notes.jsonl"
+    other.write_text("not a record\n")
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "5", "--record", str(other))
+    assert status == 2 and "exists and is not a file of game records, one a line, so it is not added to" in out.err
+    assert other.read_text() == "not a record\n" and record.read_text() == before
+
+
+def test_an_empty_record_path_is_refused(monkeypatch, capsys):
+    """`--record ""` used to play the game and record nothing, silently."""
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", "")
+    assert status == 2 and out.out == ""
+    assert out.err == "pokersquares play: --record '': expected the path of a JSON (or JSONL) file to write\n"
+
+
+def test_first_cell_alone_marks_cells_only_before_the_first_card():
+    """With --first-cell and free placement, every empty cell was marked () for the whole game."""
+    session, out = _scripted(["c3", "a1", "q", "y"], first_cell="center")
+    boards = out.split("-- card ")
+    assert "()" in boards[1] and "()" not in boards[2]  # the first board marks c3; the next marks nothing
+    assert session.state.placements == [12, 0]
+
+
+def test_negative_points_print_with_one_sign(tmp_path, monkeypatch, capsys):
+    """A line worth -1 printed as '+-1' in the game and in replay."""
+    from pokersquares_env import cli
+    from pokersquares_env.scoring import point_system
+
+    table = tmp_path / "neg.json"
+    table.write_text(json.dumps(point_system("american").to_json()["points"] | {"high_card": -1}))
+    record = tmp_path / "neg.json.jsonl"
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--scoring",
+                                   str(table), "--record", str(record))
+    assert status == 0 and "+-" not in out.out and re.search(r"High card: -1 points", out.out), out.out
+    assert cli.main(["replay", str(record)]) == 0
+    text = capsys.readouterr().out
+    assert "+-" not in text and re.search(r"High card: -1\b", text)

@@ -148,6 +148,26 @@ def test_human_mode_with_dummy_display(monkeypatch):
     env.close()
 
 
+@pytest.mark.parametrize("driver", ["offscreen", "dummy"])
+def test_human_mode_says_when_sdl_falls_back_to_drawing_nowhere(monkeypatch, driver):
+    """Where there is no display, pygame 2.6 falls back to its offscreen driver by itself: human mode then drew
+    nowhere silently, while the docs promise an error.  Asked for with SDL_VIDEODRIVER, it is no error."""
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.delenv("SDL_VIDEODRIVER", raising=False)
+    monkeypatch.setattr(pygame.display, "set_mode", lambda size: pygame.Surface(size))  # opens no real window
+    monkeypatch.setattr(pygame.display, "get_driver", lambda: driver)
+    env = gym.make("PokerSquares-v0", render_mode="human")
+    with pytest.raises(RuntimeError, match=rf"found no display \(SDL fell back to its '{driver}' video driver.*"
+                                           rf"rgb_array.*SDL_VIDEODRIVER={driver}"):
+        env.reset(seed=0)
+    assert env.unwrapped._renderer._window is None
+    monkeypatch.undo()  # the real pygame, with the driver asked for
+    monkeypatch.setenv("SDL_VIDEODRIVER", driver)
+    env.reset(seed=0)
+    assert env.unwrapped._renderer._window.get_size() == (render.WIDTH, render.HEIGHT)
+    env.close()
+
+
 @pytest.mark.parametrize("make", [
     lambda: gym.make("PokerSquares-v0", render_mode="human"),
     lambda: gym.make("PokerShuffle-v0", render_mode="human"),

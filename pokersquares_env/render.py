@@ -654,14 +654,14 @@ class Renderer:
                 ) from None
             driver = pygame.display.get_driver()
             if driver in ("offscreen", "dummy") and os.environ.get("SDL_VIDEODRIVER", "").lower() != driver:
-                # SDL fell back to drawing nowhere by itself (no display): say so, as where it fails outright
-                pygame.display.quit()
-                self._window = None
-                raise RuntimeError(
-                    f"render_mode='human' found no display (SDL fell back to its {driver!r} video driver, which "
-                    f"shows nothing); use render_mode='rgb_array' where there is no display, or set "
-                    f"SDL_VIDEODRIVER={driver} to draw nowhere on purpose"
-                )
+                # SDL fell back to drawing nowhere by itself (no display): a warning, not an error, since
+                # Gymnasium's check_env opens every render mode of an env, human included, on headless machines too
+                import warnings
+
+                warnings.warn(
+                    f"render_mode='human' found no display: SDL fell back to its {driver!r} video driver, which "
+                    f"shows nothing; use render_mode='rgb_array' where there is no display, or set "
+                    f"SDL_VIDEODRIVER={driver} to draw nowhere on purpose", RuntimeWarning, stacklevel=2)
             pygame.display.set_caption(self.title)
             self._clock = pygame.time.Clock()
         surface = pygame.surfarray.make_surface(frame.swapaxes(0, 1))

@@ -36,7 +36,7 @@ from pokersquares_env._adapter import (
 from pokersquares_env.cards import EMPTY, NUM_CODES
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
-from pokersquares_env.scoring import point_system
+from pokersquares_env.scoring import HandCategory, point_system
 
 try:  # optional extra: the module imports without it, building an env needs it
     from pettingzoo import ParallelEnv as _ParallelEnv
@@ -92,12 +92,13 @@ def parallel_env(
     )
 
 
-def env(**kwargs: Any):
-    """The multiplayer game as a PettingZoo AEC env (``parallel_to_aec`` of :func:`parallel_env`)."""
+def env(*args: Any, **kwargs: Any):
+    """The multiplayer game as a PettingZoo AEC env (``parallel_to_aec`` of :func:`parallel_env`, which takes the
+    same arguments, positional or by name: ``env(3)`` is ``env(num_players=3)``)."""
     _require_pettingzoo()
     from pettingzoo.utils.conversions import parallel_to_aec
 
-    return parallel_to_aec(parallel_env(**kwargs))
+    return parallel_to_aec(parallel_env(*args, **kwargs))
 
 
 class PokerSquaresParallelEnv(_ParallelEnv):
@@ -160,8 +161,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     * ``target``: end the match after the round in which some standing
       (summed score, or match points under ``"ranking"``) reaches it.  With
       ``rounds=None`` it must be reachable: one player under ``"ranking"``
-      (always 0 match points) or a table without a positive value under
-      ``"total"`` is refused.
+      (always 0 match points) or, under ``"total"``, a table without a
+      positive value for a hand the rules allow (``five_of_a_kind`` needs
+      ``jokers``) is refused.
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (every board, as a spectator
       sees them; ``pokersquares_env.render.multiplayer_frames`` gives one frame per player).
     * ``**rules``: ``jokers``, ``placement``, ``first_cell`` (see ``Rules``),
@@ -220,10 +222,16 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 raise ValueError(f"target={target!r} with match_scoring='ranking' and one player can never be "
                                  f"reached (a lone player ranks last, 0 match points, every round): pass a number "
                                  f"of rounds, match_scoring='total', or more players")
-            if match_scoring == "total" and max(self.point_system.points) <= 0:
+            # the best line a board can hold under the rules: five of a kind needs a joker
+            possible = [c for c in HandCategory if c != HandCategory.FIVE_OF_A_KIND or self.rules.jokers > 0]
+            best = max(possible, key=lambda c: self.point_system.points[c])
+            if match_scoring == "total" and self.point_system.points[best] <= 0:
+                five = self.point_system.points[HandCategory.FIVE_OF_A_KIND]
+                jokers = (f" with jokers=0 (five_of_a_kind, which scores {five:g}, needs a joker)"
+                          if five > 0 and not self.rules.jokers else "")
                 raise ValueError(f"target={target!r} can never be reached under {self.point_system.name!r}, whose "
-                                 f"best line scores {max(self.point_system.points):g}: pass a number of rounds, or a "
-                                 f"table with a positive value")
+                                 f"best line scores {self.point_system.points[best]:g}{jokers}: pass a number of "
+                                 f"rounds, a table with a positive value for a hand the rules allow, or jokers")
         self.game = PokerSquaresGame(self.rules, self.point_system)
         self.num_players = int(num_players)
         self.rounds = None if rounds is None else int(rounds)

@@ -17,6 +17,12 @@ placement in order, and the final board, hands and both scores::
       "meta": {}
     }
 
+A board checked before it was full (Poker Shuffle's ``budget``, the Finnish
+"agreed time") also has ``"checked": true``: its hands and scores count the
+incomplete lines as the env does (the rank groups they hold, ``partial=True``
+in the core).  The field is written only for such a record and reads as
+``false`` when absent.
+
 Loading replays every placement through the game core, so a damaged or
 hand-edited record is rejected with a :class:`RecordError` that names the
 field (and the move number for an illegal placement); the recorded board,
@@ -105,12 +111,24 @@ def _check_fields(seed: Any, agent: Any, meta: Any, fail: Any) -> None:
         raise fail("meta", f"expected an object or null, got {meta!r}")
 
 
+def _check_checked(checked: Any, placed: int, fail: Any) -> None:
+    """A record's ``checked`` flag: a bool, true only for a board of 1..24 placements (one checked before it was
+    full); ``fail(field, message)`` makes the error."""
+    if not isinstance(checked, bool):
+        raise fail("checked", f"expected true or false, got {checked!r}")
+    if checked and not 0 < placed < NUM_CELLS:
+        raise fail("checked", f"true with {placed} placements: expected a board checked before it was full "
+                              f"(1..{NUM_CELLS - 1} placements), or false")
+
+
 @dataclass
 class GameRecord:
     """One Poker Squares game: rules, point system, deck order and placements (see the module docstring).
 
     ``deck`` is read as the game reads a deck (card text or codes) and kept as codes; ``placements`` are cell
-    indices 0..24 in play order.  A bad field is a :class:`RecordError` naming it, when the record is made.
+    indices 0..24 in play order.  ``checked`` marks a board checked before it was full (1..24 placements; Poker
+    Shuffle's ``budget``): its hands and scores then count incomplete lines by the rank groups they hold.  A bad
+    field is a :class:`RecordError` naming it, when the record is made.
     """
 
     rules: Rules
@@ -120,6 +138,7 @@ class GameRecord:
     seed: int | None = None
     agent: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    checked: bool = False
 
     def __post_init__(self) -> None:
         # Rule specs and point-system names are read as the game core reads them; anything else is named now,
@@ -165,6 +184,9 @@ class GameRecord:
                 raise fail(f"placements[{i}]", f"{cell!r}: expected a cell index 0..{NUM_CELLS - 1} (row-major)")
             cells.append(int(cell))
         self.placements = cells
+        if isinstance(self.checked, np.bool_):
+            self.checked = bool(self.checked)
+        _check_checked(self.checked, len(cells), fail)
 
     def check_fields(self) -> None:
         """Check ``seed``, ``agent`` and ``meta`` as loading does: a :class:`RecordError` naming the field."""
@@ -180,9 +202,12 @@ class GameRecord:
         seed: int | None = None,
         agent: str | None = None,
         meta: dict[str, Any] | None = None,
+        checked: bool = False,
     ) -> "GameRecord":
-        """The record of a game played through ``game`` up to ``state``."""
-        return cls(game.rules, game.system, list(state.deck), list(state.placements), seed, agent, dict(meta or {}))
+        """The record of a game played through ``game`` up to ``state``; ``checked=True`` for a board checked
+        before it was full (its incomplete lines then score the rank groups they hold)."""
+        return cls(game.rules, game.system, list(state.deck), list(state.placements), seed, agent, dict(meta or {}),
+                   checked)
 
     def replay(self) -> tuple[PokerSquaresGame, GameState]:
         """Play the placements through the game core; the game and the final state."""
@@ -205,7 +230,8 @@ class GameRecord:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form (see the module docstring)."""
         game, state = self.replay()
-        return {
+        partial = self.checked  # a board checked before it was full: incomplete lines count, as the env counts them
+        data = {
             "format": FORMAT,
             "version": VERSION,
             "game": "PokerSquares-v0",
@@ -219,14 +245,17 @@ class GameRecord:
             ],
             "finished": state.terminal,
             "board": [_card_text(c) for c in state.board],
-            "hands": game.hands(state),
+            "hands": game.hands(state, partial=partial),
             "scores": {
-                "american": _jsonable_number(game.score(state, "american")),
-                "english": _jsonable_number(game.score(state, "english")),
+                "american": _jsonable_number(game.score(state, "american", partial=partial)),
+                "english": _jsonable_number(game.score(state, "english", partial=partial)),
             },
-            "score": _jsonable_number(game.score(state)),
+            "score": _jsonable_number(game.score(state, partial=partial)),
             "meta": self.meta,
         }
+        if self.checked:  # written only when set, so that every other record reads as before
+            data["checked"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "record") -> "GameRecord":
@@ -311,10 +340,12 @@ class GameRecord:
             cells.append(cell)
         if "finished" in data and not isinstance(data["finished"], bool):
             raise fail("finished", f"expected true or false, got {data['finished']!r}")
+        checked = data.get("checked", False)
+        _check_checked(checked, len(cells), fail)
         seed, agent, meta = data.get("seed"), data.get("agent"), data.get("meta")
         meta = {} if meta is None else meta
         _check_fields(seed, agent, meta, fail)  # before the record is built, so that the error names this source
-        record = cls(rules, system, deck, cells, seed, agent, meta)
+        record = cls(rules, system, deck, cells, seed, agent, meta, checked)
         # The stored results must be what the placements give.
         expected = record.to_dict()
         if isinstance(data.get("board"), list):  # a board may write either joker as plain "JK"
@@ -325,7 +356,11 @@ class GameRecord:
                 ]
         for key in ("board", "hands", "scores", "score", "finished"):
             if key in data and data[key] != expected[key]:
-                raise fail(key, f"the record says {data[key]!r} but its placements give {expected[key]!r}")
+                hint = ""
+                if not checked and 0 < len(cells) < NUM_CELLS and key in ("hands", "scores", "score") \
+                        and data[key] == cls(rules, system, deck, cells, checked=True).to_dict()[key]:
+                    hint = ' (as a board checked before it was full scores: such a record has "checked": true)'
+                raise fail(key, f"the record says {data[key]!r} but its placements give {expected[key]!r}{hint}")
         return record
 
 

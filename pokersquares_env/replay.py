@@ -5,6 +5,9 @@ records (``--index`` picks one).  Without ``--gif``/``--png`` the game is
 printed move by move: the card, the cell, the lines each move completes with
 their points, the running total, and at the end the board with every line's
 hand and both scores (``--boards`` prints the board after every move too).
+A record of a board checked before it was full (``"checked": true``, a Poker
+Shuffle game ended by its budget) says so and scores its incomplete lines as
+the env did.
 ``--gif OUT.gif`` renders every move as a frame of an animated GIF and
 ``--png OUT.png`` the final board (both need Pillow: the extra ``render``).  An output path that is a folder,
 whose folder does not exist or whose name does not end in ``.gif``/``.png`` is refused (exit status 2) before
@@ -105,16 +108,34 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         if boards:
             out.write(board_text(game, st) + "\n\n")
         previous, state = st, st
+    checked = bool(getattr(record, "checked", False)) and state is not None
+    if checked:  # the board was checked as it stood: the incomplete lines' rank groups count too
+        extra = game.score(state, partial=True) - game.score(state)
+        total += extra
+        line = f"Checked after {len(record.placements)} placements: incomplete lines {signed_points(extra)}"
+        out.write(f"{line:<58} total {_fmt(total)}\n")
     if state is None:
         out.write("(no moves)\n")
         for note in closing:
             out.write(note + "\n")
         return
-    out.write("\n" + board_text(game, state) + "\n")
-    scores = [f"{s} {_fmt(game.score(state, s))}" for s in ("american", "english")]
+    text = board_text(game, state)
+    if checked:  # no card is to be placed, and the total counts the incomplete lines
+        text = "\n".join(
+            f"score ({game.system.name}, checked as it stands): {_fmt(game.score(state, partial=True))}   "
+            f"cards placed: {state.num_placed}/25" if ln.startswith("score (") else ln
+            for ln in text.splitlines() if not ln.startswith("card to place")
+        )
+    out.write("\n" + text + "\n")
+    scores = [f"{s} {_fmt(game.score(state, s, partial=checked))}" for s in ("american", "english")]
     if record.system.name not in ("american", "english"):
-        scores.insert(0, f"{record.system.name} {_fmt(game.score(state))}")
-    out.write("Scores: " + ", ".join(scores) + ("" if state.terminal else "  (unfinished game)") + "\n")
+        scores.insert(0, f"{record.system.name} {_fmt(game.score(state, partial=checked))}")
+    if checked:
+        status = (f"  (board checked when the budget ran out after {state.num_placed} placements; incomplete lines "
+                  f"score the rank groups they hold)")
+    else:
+        status = "" if state.terminal else "  (unfinished game)"
+    out.write("Scores: " + ", ".join(scores) + status + "\n")
     for note in closing:
         out.write(note + "\n")
     vs = record.meta.get("vs") if isinstance(record.meta, dict) else None
@@ -168,10 +189,23 @@ def frames(record: Any) -> list[Any]:
     game = PokerSquaresGame(record.rules, record.system)
     who = f" · {record.agent}" if record.agent else ""
     seed = f" · seed {record.seed}" if record.seed is not None else ""
-    return [
-        draw_poker_squares(game, state, title=f"Replay{who}{seed} · move {move}/{len(record.placements)}")
-        for move, state in record.states()
-    ]
+    shots = []
+    for move, state in record.states():
+        title = f"Replay{who}{seed} · move {move}/{len(record.placements)}"
+        last = move == len(record.placements)
+        shots.append(_checked_frame(game, state, title) if last and getattr(record, "checked", False)
+                     else draw_poker_squares(game, state, title=title))
+    return shots
+
+
+def _checked_frame(game: Any, state: Any, title: str) -> Any:
+    """The frame of a board checked before it was full: incomplete lines scored by their rank groups, no card to
+    place."""
+    from pokersquares_env.render import draw_board
+
+    return draw_board(state.board, game.system, last_cell=state.placements[-1] if state.placements else None,
+                      partial=True, title=title,
+                      notes=[f"checked after {state.num_placed} placements", "(the budget ran out)"])
 
 
 def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
@@ -215,7 +249,9 @@ def save_png(record: Any, path: str) -> None:
     Image = _pil()[0]
     game, state = record.replay()
     title = f"{record.agent or 'Game'}" + (f" · seed {record.seed}" if record.seed is not None else "")
-    image = Image.fromarray(draw_poker_squares(game, state, title=title))
+    frame = _checked_frame(game, state, title) if getattr(record, "checked", False) \
+        else draw_poker_squares(game, state, title=title)
+    image = Image.fromarray(frame)
     _atomic_image_save(path, lambda fh: image.save(fh, format="PNG"))
 
 

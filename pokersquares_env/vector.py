@@ -145,7 +145,8 @@ class PokerSquaresVectorEnv(VectorEnv):
     ## Starting State
     Each sub-env starts from an empty board and a deck shuffled from
     ``self.np_random`` (see Seeding), or the deck given in
-    ``reset(options={"deck": decks})``, an integer array of shape ``(N, >=25)``.
+    ``reset(options={"deck": decks})``, an integer array of shape ``(N, >=25)``
+    (or N rows of >=25 codes, of any lengths).
 
     ## Rewards
     As the single env: line points on the step that completes lines
@@ -209,8 +210,9 @@ class PokerSquaresVectorEnv(VectorEnv):
     ``make_vec``) is accepted and must be ``None`` or at least 25: games end by
     themselves after 25 steps.
 
-    ``reset(options=...)`` takes ``deck`` (``(N, >=25)`` codes, or N card
-    strings) and ``reset_mask`` (``(N,)`` bool: reset only these sub-envs, now,
+    ``reset(options=...)`` takes ``deck`` (``(N, >=25)`` codes, N rows of
+    codes whose lengths may differ, or N card strings: each row a deck of at
+    least 25 distinct cards, whose first 25 are dealt) and ``reset_mask`` (``(N,)`` bool: reset only these sub-envs, now,
     leaving the others as they are -- what SB3-style same-step resets need).
 
     ## Version History
@@ -413,30 +415,62 @@ class PokerSquaresVectorEnv(VectorEnv):
         return decks
 
     def _check_decks(self, decks: Any) -> np.ndarray:
-        """A validated (N, 25) array of the first 25 cards of each given deck."""
+        """A validated (N, 25) array of the first 25 cards of each given deck.
+
+        The decks are an (N, >=25) array, or N rows (lists of codes or card strings) whose lengths may differ: each
+        row is a whole deck of at least 25 distinct cards of the rules' deck, of which the first 25 are dealt.
+        """
         if isinstance(decks, (list, tuple)) and decks and isinstance(decks[0], str):
             decks = [parse_cards(d) for d in decks]  # input conversion, not game logic
         try:
             arr = np.asarray(decks)
-        except ValueError:
-            raise ValueError("options['deck']: expected an integer array of shape (N, >=25) (ragged rows given)") from None
+        except ValueError:  # rows of different lengths: each row is checked alone
+            arr = None
+        if arr is None or (arr.dtype == object and arr.ndim == 1 and isinstance(decks, (list, tuple))):
+            return self._check_ragged_decks(decks)
         if arr.ndim != 2 or arr.shape[0] != self.num_envs or arr.shape[1] < NUM_CELLS:
-            raise ValueError(f"options['deck'] has shape {arr.shape}: expected ({self.num_envs}, >=25)")
+            raise ValueError(f"options['deck'] has shape {arr.shape}: expected ({self.num_envs}, >=25), or "
+                             f"{self.num_envs} rows of >=25 codes each")
+        return self._check_deck_rows(arr)
+
+    def _check_ragged_decks(self, decks: Any) -> np.ndarray:
+        """The first 25 cards of N decks of different lengths, each checked as :meth:`_check_deck_rows` checks."""
+        if not isinstance(decks, (list, tuple)) or len(decks) != self.num_envs:
+            given = f"{len(decks)} rows" if isinstance(decks, (list, tuple)) else repr(decks)
+            raise ValueError(f"options['deck'] is {given}: expected {self.num_envs} rows (one deck per sub-env) of "
+                             f">=25 codes each")
+        out = []
+        for i, row in enumerate(decks):
+            try:
+                arr = np.asarray(row)
+            except ValueError:
+                arr = None
+            if arr is None or arr.ndim != 1 or len(arr) < NUM_CELLS:
+                shape = "ragged" if arr is None else arr.shape
+                raise ValueError(f"options['deck'][{i}] has shape {shape}: expected a deck of >=25 card codes")
+            out.append(self._check_deck_rows(arr[None, :], first=i))
+        return np.concatenate(out)
+
+    def _check_deck_rows(self, arr: np.ndarray, first: int = 0) -> np.ndarray:
+        """The first 25 codes of each row of ``arr`` (decks ``first``, ``first + 1``, ... of the option), checked:
+        integer codes of the rules' deck, distinct within a row."""
         if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"options['deck'] has dtype {arr.dtype}: expected integer card codes")
-        arr = arr.astype(np.int64)
+            where = "options['deck']" if first == 0 and len(arr) == self.num_envs else f"options['deck'][{first}]"
+            raise TypeError(f"{where} has dtype {arr.dtype}: expected integer card codes")
         bad = (arr < 0) | (arr >= self._deck_size)
         if bad.any():
             i, j = np.argwhere(bad)[0]
             raise ValueError(
-                f"options['deck'][{i}][{j}] = {arr[i, j]}: expected a code of the rules' deck, 0..{self._deck_size - 1} "
-                f"({self.rules.jokers} joker(s))"
+                f"options['deck'][{first + i}][{j}] = {arr[i, j]}: expected a code of the rules' deck, "
+                f"0..{self._deck_size - 1} ({self.rules.jokers} joker(s))"
             )
+        arr = arr.astype(np.int64)
         ordered = np.sort(arr, axis=1)
         dup = ordered[:, 1:] == ordered[:, :-1]
         if dup.any():
             i, j = np.argwhere(dup)[0]
-            raise ValueError(f"options['deck'][{i}] holds card {format_card(int(ordered[i, j]))} twice: expected distinct cards")
+            raise ValueError(f"options['deck'][{first + i}] holds card {format_card(int(ordered[i, j]))} twice: "
+                             f"expected distinct cards")
         return arr[:, :NUM_CELLS]
 
     def _reset_rows(self, rows: np.ndarray, decks: np.ndarray) -> None:
@@ -557,6 +591,11 @@ class PokerSquaresVectorEnv(VectorEnv):
                 raise ValueError(f"actions have shape {arr.shape}: expected ({self.num_envs},), one cell per sub-env")
         if not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"actions have dtype {arr.dtype}: expected integer cell indices 0..24")
+        if arr.dtype.itemsize == 8 and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.size \
+                and arr.max() > np.iinfo(np.int64).max:  # checked before the cast, which would wrap it negative
+            i = int(np.argmax(arr > np.iinfo(np.int64).max))
+            raise ValueError(f"actions[{i}] = {int(arr[i])}: expected integer cell indices 0..24 (a value this large "
+                             f"does not fit an int64)")
         return arr.astype(np.int64, copy=False)
 
     def _advance(self, rows: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

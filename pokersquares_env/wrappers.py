@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,14 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     save leaves no half-written file) and, with ``jsonl``, appended as one line
     to ``folder/{name_prefix}s.jsonl`` (``jsonl=True``) or to the path given.
     Episodes abandoned by a ``reset()`` before they end are not recorded.
+
+    Episodes are numbered from 0 in a folder without such files; in a folder
+    that already holds ``{name_prefix}-NNNNNN.json`` files (an earlier run),
+    numbering continues after the highest of them, so no file is replaced and
+    the JSONL lines (which keep being appended) and the JSON files keep
+    matching by ``meta["episode"]``.  Should a file of the number due appear
+    meanwhile (another writer on the folder), the episode takes the number
+    after the highest file then present.
 
     The record holds the seed passed to the episode's ``reset`` (``None`` when
     the episode was not seeded), ``agent`` and ``meta`` as given, plus
@@ -49,7 +58,8 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path (its folder
             is created if missing).  An episode's JSONL line and JSON file are written both or neither.
         json_files: write one JSON file per game (default ``True``).
-        episode_trigger: ``episode -> bool``, which episodes (0-based) to record; default all.
+        episode_trigger: ``episode -> bool``, which episodes to record, by their number (from 0, or after the
+            highest file of an earlier run); default all.
         agent: the agent name stored in every record (a string or ``None``).
         meta: extra JSON-ready data stored in every record's ``meta``.
     """
@@ -126,7 +136,7 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.episode_trigger = episode_trigger
         self.agent = agent
         self.meta = dict(meta or {})
-        self.episode_id = -1
+        self.episode_id = _highest_index(self.folder, name_prefix)  # -1 in a new folder: the first episode is 0
         self.recorded: list[str] = []
         self._seed: int | None = None
         self._active = False
@@ -171,13 +181,15 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """
         from pokersquares_env.records import append_record, save_record
 
+        if self.json_files and os.path.exists(self._json_path()):  # written meanwhile by another writer: not replaced
+            self.episode_id = max(self.episode_id, _highest_index(self.folder, self.name_prefix) + 1)
         record = self._record(info)
         path = None
         if self.jsonl_path is not None:
             size = os.path.getsize(self.jsonl_path) if os.path.exists(self.jsonl_path) else None
             append_record(record, self.jsonl_path)
         if self.json_files:
-            path = os.path.join(self.folder, f"{self.name_prefix}-{self.episode_id:06d}.json")
+            path = self._json_path()
             try:
                 save_record(record, path)
             except BaseException:
@@ -187,6 +199,20 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         path = path or self.jsonl_path
         self.recorded.append(path)
         return path
+
+    def _json_path(self) -> str:
+        """The JSON file of the current episode."""
+        return os.path.join(self.folder, f"{self.name_prefix}-{self.episode_id:06d}.json")
+
+
+def _highest_index(folder: str, prefix: str) -> int:
+    """The highest episode number of the ``{prefix}-NNNNNN.json`` files in ``folder`` (-1 when there are none)."""
+    pattern = re.compile(re.escape(prefix) + r"-(\d{6,})\.json")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return -1
+    return max((int(m.group(1)) for m in map(pattern.fullmatch, names) if m), default=-1)
 
 
 def _path_arg(name: str, value: Any, expected: str) -> str:

@@ -367,3 +367,24 @@ def test_reset_deck_options_deal_the_given_cards_and_bad_ones_change_nothing():
     aec = aec_env(num_players=2)
     aec.reset(seed=0, options={"deck": first})
     assert aec.unwrapped.deck == tuple(parse_cards(first))
+
+
+def test_a_target_only_five_of_a_kind_could_reach_needs_jokers():
+    """Before, a table scoring only five of a kind was taken without jokers, and the match never ended."""
+    only_five = {k: 0 for k in ("high_card", "one_pair", "two_pair", "three_of_a_kind", "straight", "flush",
+                                "full_house", "four_of_a_kind", "straight_flush", "royal_flush")}
+    only_five["five_of_a_kind"] = 10
+    with pytest.raises(ValueError, match=r"target=100 can never be reached under 'custom', whose best line scores 0 "
+                                         r"with jokers=0 \(five_of_a_kind, which scores 10, needs a joker\)"):
+        parallel_env(num_players=2, scoring=only_five, rounds=None, target=100, jokers=0)
+    assert parallel_env(num_players=2, scoring=only_five, rounds=None, target=100, jokers=1).rules.jokers == 1
+    parallel_env(num_players=2, scoring=only_five, rounds=5, target=100)  # a capped match ends by its rounds
+
+
+def test_the_aec_env_takes_the_arguments_of_parallel_env_positionally_too():
+    """Before, env(3) raised "env() takes 0 positional arguments" while parallel_env(3) worked."""
+    aec = aec_env(3, "english", 2)
+    assert aec.possible_agents == parallel_env(3).possible_agents == ["player_0", "player_1", "player_2"]
+    assert aec.unwrapped.point_system.name == "english" and aec.unwrapped.rounds == 2
+    with pytest.raises(TypeError, match="multiple values for argument 'num_players'"):
+        aec_env(3, num_players=2)

@@ -1017,3 +1017,94 @@ def test_replay_images_without_pillow_is_a_usage_error(tmp_path, monkeypatch, ca
         err = capsys.readouterr().err
         assert status == 2 and err == (f"pokersquares replay: {option}: drawing frames needs Pillow: "
                                        f"pip install \"pokersquares_env[render]\"\n")  # before the (missing) record
+
+
+# ---- Poker Shuffle boards checked by the budget; RecordGames numbering after an earlier run ---------------------
+
+STRAIGHTS = "As Ah Kd Qc Jc Tc 9c 8c 7c 6c 5c 4c 3c 2c Ad Kc Qd Jd Td 9d 8d 7d 6d 5d 4d"
+
+
+def test_a_board_checked_by_the_budget_is_recorded_with_the_env_scores(tmp_path):
+    """Before, the record scored the board as an unfinished Poker Squares game: 0 points, no hands, where the env
+    had scored 2 (a pair in an incomplete row), and the replay said it was unfinished with a card to place."""
+    from io import StringIO
+
+    from pokersquares_env.shuffle import arrange_action
+
+    env = RecordGames(gym.make("PokerShuffle-v0", budget=2), tmp_path / "a")
+    env.reset(options={"cards": STRAIGHTS})
+    env.step(arrange_action(0, 0))
+    *_, info = env.step(arrange_action(1, 1))
+    data = json.loads(open(info["record_path"], encoding="utf-8").read())
+    assert (info["score"], info["hands"][0], info["complete"]) == (2.0, "one_pair", False)
+    assert (data["score"], data["hands"], data["scores"]) == (2, info["hands"], {"american": 2, "english": 1})
+    assert data["checked"] is True and data["finished"] is False and data["meta"]["budget"] == 2
+    record = load_record(info["record_path"])
+    assert record.checked and record.to_dict() == data
+    out = StringIO()
+    print_replay(record, out)
+    text = out.getvalue()
+    assert "Checked after 2 placements: incomplete lines +2" in text and "card to place" not in text
+    assert text.splitlines()[-1] == ("Scores: american 2, english 1  (board checked when the budget ran out after 2 "
+                                     "placements; incomplete lines score the rank groups they hold)")
+    # English points, a longer budget: the record's scores are the env's final info, for both systems
+    env = RecordGames(gym.make("PokerShuffle-v0", budget=12, scoring="english"), tmp_path / "b", jsonl=True)
+    _, info = env.reset(seed=11)
+    info = _play_out(env, info)
+    record = load_records(tmp_path / "b" / "games.jsonl")[0]
+    data = record.to_dict()
+    assert data["score"] == info["score"] == 2 and data["scores"] == info["scores"] and data["hands"] == info["hands"]
+    # a full board (budget 25) and an illegal-action ending are not "checked"
+    env = RecordGames(gym.make("PokerShuffle-v0", illegal_action="penalty", budget=5), tmp_path / "c")
+    env.reset(options={"cards": STRAIGHTS})
+    env.step(arrange_action(0, 0))
+    *_, info = env.step(arrange_action(1, 0))  # cell a1 is taken
+    assert "checked" not in json.loads(open(info["record_path"], encoding="utf-8").read())
+
+
+def test_the_checked_flag_is_validated_and_cannot_be_dropped(tmp_path):
+    from pokersquares_env.shuffle import arrange_action
+
+    env = RecordGames(gym.make("PokerShuffle-v0", budget=2), tmp_path)
+    env.reset(options={"cards": STRAIGHTS})
+    env.step(arrange_action(0, 0))
+    *_, info = env.step(arrange_action(1, 1))
+    data = json.loads(open(info["record_path"], encoding="utf-8").read())
+    with pytest.raises(RecordError, match=r"field 'hands': .* \(as a board checked before it was full scores: such "
+                                          r"a record has \"checked\": true\)"):
+        GameRecord.from_dict({k: v for k, v in data.items() if k != "checked"})
+    with pytest.raises(RecordError, match=re.escape("field 'checked': expected true or false, got 'yes'")):
+        GameRecord.from_dict({**data, "checked": "yes"})
+    game, state = play_random(3)
+    full = GameRecord.from_game(game, state).to_dict()
+    with pytest.raises(RecordError, match=r"field 'checked': true with 25 placements: expected a board checked before"):
+        GameRecord.from_dict({**full, "checked": True})
+    with pytest.raises(RecordError, match=r"field 'checked': true with 0 placements"):
+        GameRecord.from_game(*play_random(3, moves=0), checked=True)
+    assert GameRecord.from_dict({**full, "checked": False}).checked is False  # an explicit false reads as absent
+
+
+def _record_one(env, seed):
+    _, info = env.reset(seed=seed)
+    return _play_out(env, info)
+
+
+def test_record_games_numbers_after_an_earlier_run_and_replaces_no_file(tmp_path):
+    """Before, a second wrapper on the same folder started again at episode 0 and replaced game-000000.json, while
+    the JSONL file kept both games: the files and the lines no longer matched."""
+    first = _record_one(RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True), seed=0)
+    kept = open(first["record_path"], encoding="utf-8").read()
+    (tmp_path / "other-000007.json").write_text("{}")  # another prefix's files do not count
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True)
+    second = _record_one(env, seed=1)
+    assert os.path.basename(second["record_path"]) == "game-000001.json"
+    assert open(first["record_path"], encoding="utf-8").read() == kept
+    # a file of the number due written meanwhile (another writer) is kept: the episode takes the next free number
+    (tmp_path / "game-000002.json").write_text("not mine")
+    third = _record_one(env, seed=2)
+    assert os.path.basename(third["record_path"]) == "game-000003.json"
+    assert (tmp_path / "game-000002.json").read_text() == "not mine"
+    lines = load_records(tmp_path / "games.jsonl")
+    assert [r.meta["episode"] for r in lines] == [0, 1, 3] and [r.seed for r in lines] == [0, 1, 2]
+    for r in lines:  # each line matches the JSON file of its episode
+        assert load_record(tmp_path / f"game-{r.meta['episode']:06d}.json").to_dict() == r.to_dict()

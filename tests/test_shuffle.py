@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -285,3 +286,34 @@ def test_solve_cli_refuses_a_point_table_too_large_to_add_up(tmp_path, capsys):
     assert main(["solve", "--scoring", str(table), "--restarts", "1", "--rounds", "0"]) == 2
     err = capsys.readouterr().err
     assert "points 1e+308 is too large: expected at most 1e+12" in err and err.count("\n") == 1
+
+
+def test_solver_arguments_are_checked_and_named():
+    """Before: time_limit='1' failed comparing str with int, time_limit=True ran as 1 s, anneal(t_start=0) or
+    t_end=0 divided by zero and t_start=-1 failed in a complex power."""
+    from pokersquares_env.shuffle import anneal
+
+    cards = RU_EXAMPLE
+    fast = dict(restarts=1, rounds=0)
+    for bad, error in [("1", TypeError), (True, TypeError), (0, ValueError), (-1.5, ValueError),
+                       (float("nan"), ValueError)]:
+        with pytest.raises(error, match=rf"time_limit={bad!r}: expected a positive number of seconds or None"):
+            solve(cards, time_limit=bad, **fast)
+    for bad, error in [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("3", TypeError)]:
+        with pytest.raises(error, match=rf"seed={bad!r}: expected a non-negative int or None"):
+            solve(cards, seed=bad, **fast)
+        with pytest.raises(error, match=rf"seed={bad!r}: expected a non-negative int or None"):
+            anneal(cards, seed=bad, steps=10)
+    for kwargs in [dict(t_start=0), dict(t_end=0), dict(t_start=-1), dict(t_start=0.01, t_end=0.05),
+                   dict(t_end=-0.5)]:
+        given = {"t_start": 1.0, "t_end": 0.05, **kwargs}
+        with pytest.raises(ValueError, match=re.escape(f"t_start={given['t_start']!r}, t_end={given['t_end']!r}: "
+                                                       f"expected temperatures with 0 < t_end <= t_start")):
+            anneal(cards, steps=10, **kwargs)
+    for name, bad, error in [("t_start", "1", TypeError), ("t_end", True, TypeError), ("t_start", float("inf"), ValueError)]:
+        with pytest.raises(error, match=rf"{name}={bad!r}: expected a"):
+            anneal(cards, steps=10, **{name: bad})
+    # still taken: a numpy time limit, an infinite one (no limit), seed None (fresh entropy), equal temperatures
+    assert solve(cards, time_limit=np.float32(5), **fast)[1] == solve(cards, time_limit=float("inf"), **fast)[1]
+    assert solve(cards, seed=None, **fast)[1] >= 0 and anneal(cards, seed=None, steps=10)[1] >= 0
+    assert anneal(cards, steps=10, t_start=0.5, t_end=0.5)[1] >= 0

@@ -513,3 +513,42 @@ def test_an_env_pickled_with_numba_unpickles_on_numpy_where_numba_cannot_load(mo
         info = a[4]
     with pytest.raises(ImportError):  # backend="numba" asked for numba: no silent fallback
         pickle.loads(explicit)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_actions_too_large_for_an_int64_are_named_not_wrapped(backend):
+    """Before, uint64 actions of 2**63 and more were cast to negative int64 and reported as cell -9223372036854775808."""
+    venv = PokerSquaresVectorEnv(3, backend=backend, illegal_action="penalty")
+    venv.reset(seed=0)
+    before = venv._obs.copy(), venv._placed.copy()
+    actions = np.array([0, 1, 2], dtype=np.uint64) + np.uint64(2**63)
+    with pytest.raises(ValueError, match=r"actions\[0\] = 9223372036854775808: expected integer cell indices 0\.\.24"):
+        venv.step(actions)
+    assert (venv._obs == before[0]).all() and (venv._placed == before[1]).all()
+    _, reward, terminated, _, info = venv.step(np.array([0, 1, 2], dtype=np.uint64))  # uint64 in range still plays
+    assert not terminated.any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_decks_of_different_lengths_deal_their_first_25_cards(backend):
+    """Before, rows of >=25 cards but different lengths were refused as ragged, though each may hold >=25 cards."""
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    long_row = list(range(51, -1, -1))
+    _, info = venv.reset(options={"deck": [list(range(25)), long_row]})
+    assert info["card"].tolist() == [0, 51]
+    assert venv.game_state(1).deck[:25] == tuple(long_row[:25])
+    same = PokerSquaresVectorEnv(2, backend=backend)
+    _, same_info = same.reset(options={"deck": np.array([list(range(25)), long_row[:25]])})
+    np.testing.assert_array_equal(venv._obs, same._obs)
+    before = venv._obs.copy()
+    for decks, error, message in [
+        ([list(range(25)), list(range(24))], ValueError, r"options\['deck'\]\[1\] has shape \(24,\): expected a deck "
+                                                          r"of >=25 card codes"),
+        ([list(range(26)), list(range(25)), list(range(30))], ValueError, r"options\['deck'\] is 3 rows: expected 2"),
+        ([list(range(25)), [*range(25), 3]], ValueError, r"options\['deck'\]\[1\] holds card 5♣ twice"),
+        ([list(range(25)), [*range(25), 60]], ValueError, r"options\['deck'\]\[1\]\[25\] = 60"),
+        ([list(range(25)), [0.5] * 26], TypeError, r"options\['deck'\]\[1\] has dtype float64"),
+    ]:
+        with pytest.raises(error, match=message):
+            venv.reset(options={"deck": decks})
+    assert (venv._obs == before).all()

@@ -416,20 +416,27 @@ class PokerShuffleEnv(gym.Env):
         """The current game as a :class:`~pokersquares_env.records.GameRecord` (used by ``RecordGames``).
 
         The record replays the board as Poker Squares placements; ``meta``
-        keeps what only Poker Shuffle has: ``mode``, the ``dealt`` cards in
-        deal order and, in swap mode, the ``swaps`` (cell pairs, in order) and
-        the ``dealt_score``, so the game can be told from a Poker Squares one
-        and the swaps replayed from the dealt layout.
+        keeps what only Poker Shuffle has: ``mode``, the ``budget``, the
+        ``dealt`` cards in deal order and, in swap mode, the ``swaps`` (cell
+        pairs, in order) and the ``dealt_score``, so the game can be told from
+        a Poker Squares one and the swaps replayed from the dealt layout.  An
+        arrange-mode game ended by the budget before the board was full is
+        recorded with ``checked=True``: the record's hands and scores count the
+        incomplete lines as the env's final info does.
         """
         from pokersquares_env.records import GameRecord, _card_text
 
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before game_record()")
-        extra: dict[str, Any] = {"mode": self.mode, "dealt": [_card_text(c) for c in self.cards]}
+        extra: dict[str, Any] = {"mode": self.mode, "budget": self.budget,
+                                 "dealt": [_card_text(c) for c in self.cards]}
         if self.mode == "swap":
             extra["swaps"] = [[int(i), int(j)] for i, j in self._swaps]
             extra["dealt_score"] = self._dealt_score
-        return GameRecord.from_game(self.game, self.state, seed=seed, agent=agent, meta={**extra, **(meta or {})})
+        # The board was checked as it stood: the budget ran out before it was full (not an illegal-action ending).
+        checked = self.mode == "arrange" and self._done and self._left == 0 and not self.state.terminal
+        return GameRecord.from_game(self.game, self.state, seed=seed, agent=agent, meta={**extra, **(meta or {})},
+                                    checked=checked)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""

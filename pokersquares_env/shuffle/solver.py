@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from pokersquares_env._adapter import check_number, check_seed
 from pokersquares_env.cards import NUM_STANDARD, check_codes, parse_cards
 from pokersquares_env.scoring import FLUSHABLE, LINE_CELLS, WINDOW, PointSystem, point_system, score_grid
 
@@ -213,7 +214,7 @@ def solve(
     cards25: Any,
     system: Any = "american",
     *,
-    seed: int = 0,
+    seed: int | None = 0,
     time_limit: float | None = None,
     restarts: int = 48,
     rounds: int = 40,
@@ -233,21 +234,29 @@ def solve(
     climbed the first time and in every round, so the search stops within
     about one batch's climb of the limit (the first batch always runs);
     chains not yet built are left out and a round cut short keeps the
-    layouts reached.  ``return_stats`` adds a dict with every chain's final
-    score (how many chains reach the best score is evidence of optimality),
-    the rounds every chain completed and the seconds taken.
+    layouts reached.  ``seed`` is an integer >= 0, or ``None`` for fresh
+    entropy from the operating system (a different search on every call).
+    ``time_limit`` is a positive number of seconds or ``None`` (no limit).
+    ``return_stats`` adds a dict with every chain's final score (how many
+    chains reach the best score is evidence of optimality), the rounds every
+    chain completed and the seconds taken.
     """
     start = time.perf_counter()
     codes = np.array(check_cards(cards25), dtype=np.int64)
     ps = point_system(system)
+    seed = check_seed(seed, " (None: fresh entropy)")
     for name, value, low in (("restarts", restarts, 1), ("rounds", rounds, 0), ("kick", kick, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name}={value!r}: expected an integer >= {low}")
     if restarts > MAX_RESTARTS:
         raise ValueError(f"restarts={restarts!r}: expected an integer from 1 to {MAX_RESTARTS} (the most chains "
                          f"solve runs)")
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
+    if time_limit is not None:
+        if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, (int, float, np.integer,
+                                                                                     np.floating)):
+            raise TypeError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
+        if not time_limit > 0:  # NaN too
+            raise ValueError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
 
     def out_of_time() -> bool:
         return time_limit is not None and time.perf_counter() - start > time_limit
@@ -376,7 +385,7 @@ def anneal(
     cards25: Any,
     system: Any = "american",
     *,
-    seed: int = 0,
+    seed: int | None = 0,
     steps: int = 50000,
     t_start: float = 1.0,
     t_end: float = 0.05,
@@ -385,12 +394,20 @@ def anneal(
 
     One chain from a random layout; each step swaps two random cells and keeps
     the swap by the Metropolis rule, the temperature falling geometrically
-    from ``t_start`` to ``t_end`` times the system's full-house value.
+    from ``t_start`` to ``t_end`` times the system's full-house value
+    (finite numbers, ``0 < t_end <= t_start``).  ``seed`` is an integer >= 0,
+    or ``None`` for fresh entropy.
     """
     codes = check_cards(cards25)
     ps = point_system(system)
+    seed = check_seed(seed, " (None: fresh entropy)")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ValueError(f"steps={steps!r}: expected a positive integer")
+    hot, cold = check_number("t_start", t_start), check_number("t_end", t_end)
+    if not 0 < cold <= hot:
+        raise ValueError(f"t_start={t_start!r}, t_end={t_end!r}: expected temperatures with 0 < t_end <= t_start "
+                         f"(the cooling runs from t_start down to t_end)")
+    t_start, t_end = hot, cold
     table = _points_table(ps).tolist()
     rng = np.random.default_rng(seed)
     board = [codes[p] for p in rng.permutation(NUM_CELLS)]

@@ -583,7 +583,7 @@ def test_observation_ends_with_the_stage_and_the_columns_in_play():
     env = make("multistage")
     obs, _ = env.reset(seed=1)
     assert obs[-2] == 0 and obs[-1] == env.state.open_columns == env.game.num_columns
-    obs, _ = env.reset(options={"state": env.state._replace(stage=1, open_columns=env.game.num_columns - 1)})
+    obs, _ = env.reset(options={"state": env.game.redeal(env.state)})  # stage 2: one column fewer
     assert obs[-2] == 1 and obs[-1] == env.game.num_columns - 1
 
 
@@ -828,3 +828,268 @@ def test_deck_may_be_given_as_an_integer():
     assert make("classic", deck=36, columns=6).game.levels == 9
     with pytest.raises(ValueError, match=r"deck=40: expected '52' or '36' \(the string, or the integer 52 or 36\)"):
         Variant(deck=40)
+
+
+# ---------------------------------------------------------------- audit fixes: proofs, frames, state checks
+def _brute_force_wins(game: SoliterGame, start) -> bool:
+    """Whether any sequence of legal actions wins (every action tried, positions compared exactly)."""
+    seen, stack = {start}, [start]
+    while stack:
+        state = stack.pop()
+        if game.is_won(state):
+            return True
+        for a in game.legal_actions(state):
+            nxt, _ = game.apply(state, a, check=False)
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return False
+
+
+@pytest.mark.parametrize("seed", [6, 9, 20, 1019])
+def test_an_exhausted_search_with_a_redeal_is_a_proof(seed):
+    """A redeal gathers the columns and cells in order, so positions that differ only in their order may redeal
+    differently.  Before, the solver keyed them as one position and tried only the first empty column or cell, and
+    "proved" deals 20 and 1019 of this variant unsolvable (exhausted=True) though they have wins."""
+    game = SoliterGame("36", redeal="reverse", columns=5, free_cells=2)
+    state = game.deal(np.random.default_rng(seed))
+    res = solve_result(state, max_seconds=20, game=game)
+    wins = _brute_force_wins(game, state)
+    assert (res.plan is not None) == wins and res.proved == res.exhausted == (not wins)
+    if wins:
+        env = SoliterEnv("36", redeal="reverse", columns=5, free_cells=2, max_steps=100_000)
+        env.reset(options={"state": state})
+        info = {"won": False}
+        for a in res.plan:
+            *_, info = env.step(a)
+        assert info["won"]
+
+
+def test_an_exhausted_search_is_a_proof_only_where_the_pruning_is_exact():
+    """One deck without jokers: exhausted means proved.  With a joker (and with two decks or king foundations) the
+    pruned space holds no win, which is no proof: ``proved`` stays False (the CLI's words: the next test)."""
+    env = make("36", free_cells=1)
+    env.reset(seed=0)
+    res = solve_result(env, 5)
+    assert res.plan is None and res.exhausted and res.proved and "proved=True" in repr(res)
+    env = make("36", jokers=1, free_cells=1)
+    env.reset(seed=0)
+    res = solve_result(env, 5)
+    assert res.plan is None and res.exhausted and not res.proved
+
+
+def test_cli_solve_says_no_win_exists_only_for_a_proof(capsys):
+    from pokersquares_env.cli import main
+
+    assert main(["soliter", "solve", "--variant", "36", "--free-cells", "1", "--seed", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "no win exists" in out
+    assert main(["soliter", "solve", "--variant", "36", "--jokers", "1", "--free-cells", "1", "--seed", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "no win exists" not in out and "not a proof for this variant" in out
+
+
+def test_solve_checks_a_bare_state_against_the_rules_it_is_solved_under():
+    """Before, a bare state without ``game=`` was solved under classic rules, unchecked: a 36-card deal with a
+    57-move win came out "exhausted"."""
+    game = SoliterGame("36")
+    state = game.deal(np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"state: 6 columns: the 'classic' variant has 8 .*pass game="):
+        solve_result(state, 0.5)
+    with pytest.raises(ValueError, match=r"the 'classic' variant has 8"):
+        solve(state, 0.5, variant="classic")
+    assert solve_result(state, 5, variant="36").plan is not None
+    res = solve_result(state, 5, game=game)
+    assert res.plan is not None and len(res.plan) == 57
+    other = SoliterGame("36", free_cells=3)  # the same shape but another cell count: refused
+    with pytest.raises(ValueError, match=r"4 cells: the '36' variant has 3"):
+        solve(state, 0.5, game=other)
+    with pytest.raises(TypeError, match=r"game='36': expected a SoliterGame"):
+        solve(state, 0.5, game="36")
+    env = make("classic")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"game= has the rules of .*'36'.*, but the env plays .*'classic'"):
+        solve(env, 0.5, game=game)
+
+
+def test_solve_checks_its_budget_naming_the_bad_value():
+    """Before: max_nodes='10' failed inside the search, -1 and 1.5 were accepted, and np.float32(1) seconds were
+    refused as "expected a positive number"."""
+    env = make("classic")
+    env.reset(seed=1)
+    for bad, kind in (("10", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError), (0, ValueError)):
+        with pytest.raises(kind, match=re.escape(f"max_nodes={bad!r}: expected a positive integer")):
+            solve_result(env, 1.0, max_nodes=bad)
+    for bad, kind in (("1", TypeError), (None, TypeError), (0, ValueError), (-2.5, ValueError),
+                      (float("nan"), ValueError)):
+        with pytest.raises(kind, match=re.escape(f"max_seconds={bad!r}: expected a")):
+            solve_result(env, bad)
+    assert solve_result(env, np.float32(5), max_nodes=np.int64(100_000)).plan is not None
+    assert solve_result(env, float("inf"), max_nodes=3).nodes == 4  # no time limit: the node budget ends it
+
+
+def _play_frames(env, seed: int, steps: int) -> tuple[list[np.ndarray], list[int]]:
+    """The frames of a seeded episode of random legal moves (redealing whenever allowed), and the depth of the
+    deepest column of each position."""
+    _, info = env.reset(seed=seed)
+    game = env.unwrapped.game
+    rng = np.random.default_rng(seed)
+    frames = [env.render()]
+    depths = [max(len(c) for c in env.unwrapped.state.columns)]
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        if not len(legal):
+            break
+        redeal = game.redeal_action is not None and info["action_mask"][game.redeal_action]
+        _, _, term, trunc, info = env.step(game.redeal_action if redeal else int(rng.choice(legal)))
+        frames.append(env.render())
+        depths.append(max(len(c) for c in env.unwrapped.state.columns))
+        if term or trunc:
+            break
+    return frames, depths
+
+
+@pytest.mark.parametrize("variant, kw, seed", [("classic", {}, 0), ("joker", {"jokers": 2}, 2), ("multistage", {}, 0)])
+def test_every_frame_of_an_env_has_the_same_size(variant, kw, seed):
+    """Before, the frame's height followed the deepest column, so it changed within an episode and Gymnasium's
+    RecordVideo and HumanRendering failed."""
+    pytest.importorskip("PIL")
+    from pokersquares_env.soliter.viewer import frame_size
+
+    env = make(variant, render_mode="rgb_array", **kw)
+    frames, depths = _play_frames(env, seed=seed, steps=200)
+    shape = frame_size(env.game) + (3,)
+    assert max(depths) > depths[0]  # a column grew deeper than any of the deal
+    assert {f.shape for f in frames} == {shape}
+    state = env.game.deal(np.random.default_rng(0))
+    if env.game.has_redeal:  # the last stages: one or two long columns, drawn squeezed into the same frame
+        for _ in range(env.game.variant.num_stages - 2):
+            state = env.game.redeal(state)
+        assert max(len(c) for c in state.columns) > 26
+    env.reset(options={"state": state})
+    assert env.render().shape == shape
+
+
+@pytest.mark.filterwarnings("ignore:.*HumanRendering wrapper is being applied")
+def test_human_render_mode_shows_a_whole_episode(monkeypatch):
+    """``gym.make(render_mode="human")`` wraps the env in HumanRendering, which asserts that every frame has the
+    first frame's size; before, the first build onto the deepest column failed it."""
+    pytest.importorskip("PIL")
+    pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    env = gym.make("Soliter-v0", render_mode="human")
+    try:
+        _, info = env.reset(seed=0)
+        game, state = env.unwrapped.game, env.unwrapped.state
+        deepest = max(len(c) for c in state.columns)
+        onto = [a for a in np.flatnonzero(info["action_mask"])
+                if game.decode(a)[1] < game.num_columns and len(state.columns[game.decode(a)[1]]) == deepest]
+        assert onto  # seed 0 has a build onto a 7-card column: the column grows past the deal
+        env.step(int(onto[0]))
+        rng = np.random.default_rng(0)
+        for _ in range(40):
+            legal = np.flatnonzero(info["action_mask"])
+            _, _, term, trunc, info = env.step(int(rng.choice(legal)))
+            if term or trunc:
+                break
+    finally:
+        env.close()
+
+
+def test_check_state_refuses_cards_in_a_column_out_of_play_and_columns_that_do_not_match_the_stage():
+    """Before, a state (or a column deal) with cards in a column out of play was accepted, and the next redeal,
+    which gathers only the columns in play, deleted them."""
+    env = make("multistage")
+    env.reset(seed=0)
+    kept = env.state
+    with pytest.raises(ValueError, match=r"open_columns=7 at stage 0: expected 8 .*first deal lays out 8 columns"):
+        env.reset(options={"state": kept._replace(open_columns=7)})
+    with pytest.raises(ValueError, match=r"columns\[7\] \(column 8\) holds 13 cards \(.*\) but is out of play \(7 "
+                                         r"columns in play at stage 1\): expected it empty"):
+        env.reset(options={"state": kept._replace(stage=1, open_columns=7)})
+    assert env.state is kept
+    redealt = env.game.redeal(kept)
+    assert env.game.check_state(redealt) is redealt
+    with pytest.raises(ValueError, match=r"open_columns=8 at stage 1: expected 7 .*each redeal one fewer"):
+        env.game.check_state(redealt._replace(open_columns=8))
+    # a column deal with cards in a column the first deal does not lay out (9 allowed, 8 dealt)
+    env = make("104-aces-kings", columns=9)
+    deck = list(env.game.deck)
+    cols = [deck[12 * i : 12 * (i + 1)] for i in range(8)] + [deck[96:]]
+    with pytest.raises(ValueError, match=r"deal column 9 has 8 cards \(J♠ J♠ Q♠ Q♠ K♠ K♠ A♠ A♠\): expected it "
+                                         r"empty, since the first deal of variant '104-aces-kings' lays out 8 "
+                                         r"columns \(column 9 is out of play"):
+        env.reset(options={"deal": cols})
+    state = env.game.deal(np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"columns\[8\] \(column 9\) holds 1 card \(.*\) but is out of play"):
+        env.game.check_state(state._replace(columns=state.columns[:7] + (state.columns[7][1:],
+                                                                         state.columns[7][:1])))
+    # a reverse redeal of 13-card columns lays out as many as the cards fill: 104 cards need 8
+    with pytest.raises(ValueError, match=r"open_columns=7 at stage 1: expected 8 in .*the 104 cards in play fill "
+                                         r"at least 8"):
+        env.game.check_state(state._replace(stage=1, open_columns=7))
+    assert env.game.check_state(env.game.redeal(state)) is not None
+
+
+def test_a_shuffle_redeal_of_a_column_deal_deals_one_column_fewer_each_stage():
+    """Before: with ``deal="columns", columns=10`` the first deal laid out 8 columns (104 cards in 13s), stage 2
+    laid out 9, and there were 10 stages."""
+    game = SoliterGame("multistage", deal="columns", columns=10)
+    assert game.variant.first_columns == 8 and game.variant.num_stages == 8
+    state = game.deal(np.random.default_rng(0))
+    opened = [state.open_columns]
+    while state.stage + 1 < game.variant.num_stages:
+        state = game.redeal(state)
+        assert game.check_state(state) is state
+        opened.append(state.open_columns)
+    assert opened == [8, 7, 6, 5, 4, 3, 2, 1]
+    with pytest.raises(ValueError, match=r"stages=9: expected at most 8 \(the first deal's columns"):
+        Variant(decks=2, deal="columns", columns=10, redeal="shuffle", stages=9)
+
+
+def test_check_state_refuses_a_joker_meaning_that_no_play_can_give():
+    """Before: a joker in a free cell standing for a card was accepted, and the first move that exposed that card
+    swapped it with a second copy of the joker, losing the card."""
+    env = make("joker")
+    env.reset(seed=0)
+    game, kept = env.game, env.state
+    cols = [[c for c in col if c != 52] for col in kept.columns]
+    y = cols[0][-2]  # the card under column 1's playable card
+    in_cell = kept._replace(columns=tuple(tuple(c) for c in cols), cells=(52,) + kept.cells[1:], jokers=(y,))
+    with pytest.raises(ValueError, match=re.escape(f"jokers[0]={y} (JK standing for {card_text(y)}), but JK is in "
+                                                   f"cell 1: expected -1")):
+        env.reset(options={"state": in_cell})
+    assert env.state is kept
+    assert game.check_state(in_cell._replace(jokers=(EMPTY,))) is not None  # standing for nothing: fine
+    assert game.check_state(kept._replace(jokers=(y,))) is not None  # in a column: fine
+    # two jokers standing for the one 8♥ of the deck; a joker standing for a card that is home
+    game = SoliterGame("joker", jokers=2)
+    both = _position(game, [["9♥", "JK1"], ["T♥", "JK2"], ["2♣"]], jokers=None)
+    with pytest.raises(ValueError, match=r"JK1 and JK2 stand for 8♥, which has 1 copy off the foundations"):
+        game.check_state(both._replace(jokers=(C("8♥"), C("8♥"))))
+    home = _position(game, [["9♥", "JK1"], ["T♥", "JK2"]], foundations=(0, 0, 8, 0), jokers=None)
+    with pytest.raises(ValueError, match=r"JK1 stands for 8♥, which has no copy off the foundations"):
+        game.check_state(home._replace(jokers=(C("8♥"), EMPTY)))
+
+
+def test_the_text_board_names_each_joker_as_its_legend_does():
+    """Before, the board showed every joker as "JK" while the legend and the messages said JK1, JK2."""
+    game = SoliterGame("joker", jokers=2)
+    state = _position(game, [["9♥", "JK1"], ["T♥"], ["2♣"]], cells=["JK2"], jokers=("8♥", None))
+    text = game.text(state)
+    assert re.search(r"^cells:\s+JK2 \.\.", text, re.M) and re.search(r"^\s+\d+\s+JK1\b", text, re.M)
+    assert text.rstrip().endswith("jokers: JK1=8♥") and " JK " not in text
+    one = SoliterGame("joker")
+    assert "JK" in one.text(one.deal(np.random.default_rng(0)))  # a lone joker is plain JK
+
+
+def test_reset_to_a_won_position_says_it_is_won():
+    """Before: "has no legal move: the game is lost before it starts"."""
+    env = make("classic")
+    env.reset(seed=0)
+    kept = env.state
+    won = kept._replace(columns=((),) * 8, foundations=(13,) * 4)
+    with pytest.raises(ValueError, match=r"options\['state'\] is already won \(all 52 cards are home\)"):
+        env.reset(options={"state": won})
+    assert env.state is kept

@@ -116,7 +116,13 @@ def run(args: argparse.Namespace) -> int:
         print(env.game.text(env.state))
         res = solve_result(env, args.time_limit)
         if res.plan is None:
-            why = "no win exists (whole search space exhausted)" if res.exhausted else "budget spent"
+            if res.proved:
+                why = "no win exists (the whole search space was exhausted: a proof for this variant)"
+            elif res.exhausted:
+                why = ("the solver's pruned search space was exhausted, which is not a proof for this variant (two "
+                       "decks, jokers or king foundations): a win may still exist")
+            else:
+                why = "budget spent"
             print(f"no solution found: {why}; {res.nodes} positions expanded in {res.seconds:.2f} CPU s")
             return 1
         ok = _replay(kwargs, args.seed, res.plan)

@@ -119,7 +119,7 @@ class SoliterEnv(gym.Env):
     is skipped and the next shuffle dealt; ``info["skipped_deals"]`` counts them.
     With ``free_cells=0`` 454 of 3,000 shuffles (15.1%, about one in 6.6) have no
     legal move (``docs/soliter.md`` gives the command).  A given deal or state with
-    no legal move is refused.
+    no legal move, or a state already won, is refused.
 
     ## Rewards
     ``reward_home`` (default +1) per card moved to a foundation (a card passing
@@ -152,12 +152,18 @@ class SoliterEnv(gym.Env):
       move and why; the state is untouched) or ``"penalty"`` (end with ``illegal_penalty``,
       default -10; makes random actions safe, e.g. for ``check_env``).
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (needs Pillow:
-      ``pip install "pokersquares_env[render]"``).
+      ``pip install "pokersquares_env[render]"``; every frame of an env has the same size, a deep column is drawn
+      squeezed; ``gym.make(..., render_mode="human")`` shows the frames through Gymnasium's ``HumanRendering``).
 
     ## Version History
     * v0: first release.  2026-12-01 (same id): ``max_depth`` became a true bound on a column's length, which
       changed the observation sizes of ``joker`` (179 -> 435) and ``multistage`` (954 -> 850); a moving joker no
-      longer counts its own meaning against the spot it moves to.
+      longer counts its own meaning against the spot it moves to.  2026-12-02 (same id): every ``rgb_array``
+      frame of an env has the same size (``RecordVideo`` and ``HumanRendering`` failed once a column grew);
+      ``reset(options=...)`` refuses a won position, a state with cards in a column out of play or columns in play
+      that do not match its stage, a joker standing for a card in a free cell, and a column deal with cards in a
+      column the first deal does not lay out; ``redeal="shuffle"`` with ``deal="columns"`` deals one column fewer
+      each stage from the first deal's columns (it dealt ``columns - 1`` in stage 2, more than the first deal).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -213,6 +219,9 @@ class SoliterEnv(gym.Env):
             state = self.game.check_state(options["state"], "options['state']")
         elif given == "deal":
             state = self.game.init(options["deal"])  # checked now; its seed is drawn below, after reseeding
+        if state is not None and self.game.is_won(state):
+            raise ValueError(f"options[{given!r}] is already won (all {self.game.num_real} cards are home): a reset "
+                             f"cannot end an episode; pass a position still to play")
         if state is not None and not self.game.action_mask(state).any():
             raise ValueError(f"options[{given!r}] has no legal move: the game is lost before it starts (a reset "
                              f"cannot end an episode); pass a position with a move")

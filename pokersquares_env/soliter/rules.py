@@ -96,7 +96,7 @@ class Variant:
             few columns it can be long).  :attr:`SoliterGame.max_depth` bounds
             every column of every stage.
         stages: number of deals in a game; ``None`` = 1 without redeal, 2 for
-            ``"reverse"``, ``columns`` (down to one column) for ``"shuffle"``.
+            ``"reverse"``, :attr:`first_columns` (down to one column) for ``"shuffle"``.
     """
 
     name: str = "custom"
@@ -146,8 +146,8 @@ class Variant:
             bad("stages", "None or 1 when redeal='none'")
         if self.deal == "columns" and self.columns is not None and self.columns * self.column_size < self.num_cards:
             bad("columns", f"at least {math.ceil(self.num_cards / self.column_size)} to hold {self.num_cards} cards")
-        if self.redeal == "shuffle" and self.stages is not None and self.stages > self.max_columns:
-            bad("stages", f"at most {self.max_columns} (one column fewer each stage)")
+        if self.redeal == "shuffle" and self.stages is not None and self.stages > self.first_columns:
+            bad("stages", f"at most {self.first_columns} (the first deal's columns: one column fewer each stage)")
 
     @property
     def num_cards(self) -> int:
@@ -162,11 +162,19 @@ class Variant:
         return math.ceil(self.num_cards / self.column_size)
 
     @property
+    def first_columns(self) -> int:
+        """Columns the first deal lays out: ``columns`` with ``deal="rows"``; with ``deal="columns"``, as many
+        ``column_size``-card columns as the cards fill (at most ``columns``)."""
+        if self.deal == "rows":
+            return self.max_columns
+        return min(self.max_columns, max(1, math.ceil(self.num_cards / self.column_size)))
+
+    @property
     def num_stages(self) -> int:
         """Deals in a game (1 when there is no redeal)."""
         if self.stages is not None:
             return self.stages
-        return {"none": 1, "reverse": 2, "shuffle": self.max_columns}[self.redeal]
+        return {"none": 1, "reverse": 2, "shuffle": self.first_columns}[self.redeal]
 
     def with_options(self, **overrides: Any) -> Variant:
         """This variant with some options replaced (unknown names raise ``TypeError``)."""
@@ -321,7 +329,7 @@ class SoliterGame:
         """The columns a deal of ``cards`` cards in stage ``stage`` lays out (see :attr:`Variant.redeal`)."""
         v = self.variant
         if stage > 0 and v.redeal == "shuffle":
-            return self.num_columns - stage
+            return v.first_columns - stage  # one column fewer than the stage before
         if v.deal == "rows":
             return self.num_columns
         return min(self.num_columns, max(1, math.ceil(cards / v.column_size)))
@@ -377,6 +385,16 @@ class SoliterGame:
         open_cols = self._open_columns(0, len(flat))
         if cols is None:
             cols = self._lay_out(flat, open_cols)
+        else:
+            out = (f"column {self.num_columns} is" if open_cols + 1 == self.num_columns
+                   else f"columns {open_cols + 1}..{self.num_columns} are")
+            for i, col in enumerate(cols[open_cols:], start=open_cols):
+                if col:
+                    raise ValueError(
+                        f"deal column {i + 1} has {len(col)} card{'' if len(col) == 1 else 's'} "
+                        f"({' '.join(self.card_name(c) for c in col)}): "
+                        f"expected it empty, since the first deal of variant {self.variant.name!r} lays out "
+                        f"{open_cols} columns ({out} out of play; a redeal gathers only the columns in play)")
         state = SoliterState(
             columns=cols,
             cells=(EMPTY,) * self.num_cells,
@@ -482,6 +500,8 @@ class SoliterGame:
                                                                                        else ""))
             raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home: the {name!r} "
                              f"variant has {len(self.deck)} cards: {'; '.join(parts)}")
+        self._check_open_columns(state, where, len(loose))
+        self._check_joker_meanings(state, where)
         if not self.jokers and self.max_depth < len(self.deck):
             # Without jokers a column only grows by a run built down in suit on its last card, so a column whose k-th
             # card has rung r can reach k + r - 1 cards; a position that could outgrow max_depth is no position of
@@ -495,6 +515,58 @@ class SoliterGame:
                         f"once the cards above it are gone, and a column of the {name!r} variant holds at most "
                         f"{self.max_depth} (game.max_depth)")
         return state
+
+    def _check_open_columns(self, state: SoliterState, where: str, in_play: int) -> None:
+        """The columns in play must be as many as the deal of ``state.stage`` lays out, and the others empty."""
+        v, stage, oc = self.variant, state.stage, state.open_columns
+        first = v.first_columns
+        if stage == 0:
+            low = high = first
+            why = f"the first deal lays out {first} columns"
+        elif v.redeal == "shuffle":
+            low = high = first - stage
+            why = f"the first deal lays out {first} columns and each redeal one fewer"
+        elif v.deal == "rows":
+            low = high = self.num_columns
+            why = f"every deal lays out all {self.num_columns} columns"
+        else:  # a reverse redeal of column_size-card columns: as many as the cards then in play filled
+            low, high = self._open_columns(stage, in_play), first
+            why = (f"a redeal lays out {v.column_size}-card columns as far as the cards go, and the {in_play} cards "
+                   f"in play fill at least {low}")
+        if not low <= oc <= high:
+            expected = str(low) if low == high else f"{low}..{high}"
+            raise ValueError(f"{where}: open_columns={oc} at stage {stage}: expected {expected} in the "
+                             f"{v.name!r} variant ({why})")
+        for i, col in enumerate(state.columns[oc:], start=oc):
+            if col:
+                cards = " ".join(self.card_name(c) for c in col)
+                n = f"{len(col)} card{'' if len(col) == 1 else 's'}"
+                raise ValueError(f"{where}: columns[{i}] (column {i + 1}) holds {n} ({cards}) but is out "
+                                 f"of play ({oc} columns in play at stage {stage}): expected it empty (its cards "
+                                 f"could never be played, and a redeal gathers only the columns in play)")
+
+    def _check_joker_meanings(self, state: SoliterState, where: str) -> None:
+        """A joker stands for a card only in a column in play (a joker that moves stands for nothing until placed on a
+        column, so never in a free cell), and only for a card with a copy off the foundations that no other joker
+        stands for."""
+        in_column = {c for col in state.columns[: state.open_columns] for c in col if c >= NUM_STANDARD}
+        for j, y in enumerate(state.jokers):
+            if y == EMPTY:
+                continue
+            joker = NUM_STANDARD + j
+            if joker not in in_column:
+                place = next((f"cell {i + 1}" for i, c in enumerate(state.cells) if c == joker), "a column out of play")
+                raise ValueError(f"{where}: jokers[{j}]={y} ({self.card_name(joker)} standing for {card_text(y)}), but "
+                                 f"{self.card_name(joker)} is in {place}: expected -1 (a joker stands for a card only "
+                                 f"in a column it was placed on; in a free cell it stands for nothing)")
+        for y, n in Counter(y for y in state.jokers if y != EMPTY).items():
+            free = self.variant.decks - self.copies_home(state, y)
+            if n > free:
+                names = " and ".join(self.card_name(NUM_STANDARD + j) for j, m in enumerate(state.jokers) if m == y)
+                copies = "no copy" if free == 0 else f"{free} cop{'y' if free == 1 else 'ies'}"
+                raise ValueError(f"{where}: {names} stand{'s' if n == 1 else ''} for {card_text(y)}, which has "
+                                 f"{copies} off the foundations: expected each joker's card to have a copy off the "
+                                 f"foundations that no other joker stands for")
 
     def _home_cards(self, state: SoliterState) -> list[int]:
         """The cards on the foundations (each pile holds the first ``count`` rungs from its end of the ladder)."""
@@ -945,7 +1017,7 @@ class SoliterGame:
             top = self.pile_top(state, p)
             pile_txt.append(f"{card_text(top) if top != EMPTY else '[]'}{'^' if d > 0 else 'v'}")
         lines.append("foundations: " + " ".join(pile_txt) + f"   ({self.cards_home(state)}/{self.num_real} home)")
-        lines.append("cells:       " + " ".join(card_text(c) for c in state.cells))
+        lines.append("cells:       " + " ".join(self.card_name(c) for c in state.cells))
         if self.has_redeal:
             lines.append(f"stage {state.stage + 1}/{self.variant.num_stages}, {state.open_columns} columns")
         cols = state.columns[: state.open_columns]
@@ -954,10 +1026,11 @@ class SoliterGame:
         for r in range(depth):
             row = []
             for col in cols:
-                row.append(f"{card_text(col[r]):>3}" if r < len(col) else "   ")
+                row.append(f"{self.card_name(col[r]):>3}" if r < len(col) else "   ")
             lines.append(f"{r + 1:>4}  " + " ".join(row).rstrip())
         if any(y >= 0 for y in state.jokers):
-            lines.append("jokers: " + ", ".join(f"JK{i + 1}={card_text(y)}" for i, y in enumerate(state.jokers) if y >= 0))
+            lines.append("jokers: " + ", ".join(f"{self.card_name(NUM_STANDARD + i)}={card_text(y)}"
+                                                for i, y in enumerate(state.jokers) if y >= 0))
         return "\n".join(lines)
 
 

@@ -15,6 +15,10 @@ It is a greedy best-first search over canonical positions:
 * **Deduplication.** Positions are keyed with the columns and the free cells
   sorted (column order and cell order do not matter), so each position is
   expanded once.
+* **Redeals.** A redeal gathers the columns and the cells in order, so before
+  the last stage their order matters: there, in one-deck games without jokers
+  or king foundations, positions keep their order in the key and every legal
+  move is tried (none of the pruning above).
 * **Heuristic.** ``2 * cards not home + cards lying above a lower card of their
   own suit (each must move at least once more) + 0.5 * occupied free cells +
   0.5 * cards lying above a card the foundations take next``, smaller first;
@@ -23,15 +27,24 @@ It is a greedy best-first search over canonical positions:
 The redeal of a multistage variant is a move like any other (tried last); the
 shuffle of a later stage is a function of the position (its ``seed``), so the
 solver plans through it knowing the next deal (it is clairvoyant there).
+
+:attr:`SolveResult.proved` says whether an exhausted search proves that no win
+exists: it does in one-deck games without jokers or king foundations, where
+every pruning rule is exact.  Elsewhere (two decks, jokers, king foundations)
+``exhausted`` only says that the pruned space holds no win.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from typing import Any
 
+import numpy as np
+
+from pokersquares_env._adapter import check_number
 from pokersquares_env.soliter.rules import EMPTY, SoliterGame, SoliterState
 
 __all__ = ["solve", "SolveResult", "solve_result"]
@@ -40,27 +53,48 @@ NUM_STANDARD = 52
 
 
 class SolveResult:
-    """What a search found: ``plan`` (actions or ``None``), ``nodes`` expanded, ``seconds``, ``exhausted``."""
+    """What a search found: ``plan`` (actions or ``None``), ``nodes`` expanded, ``seconds``, ``exhausted`` and
+    ``proved``.
 
-    __slots__ = ("plan", "nodes", "seconds", "exhausted")
+    ``exhausted``: the whole reachable pruned space was searched and holds no win.  ``proved``: ``exhausted``, and
+    the pruning is exact for the game (one deck, no jokers, no king foundations), so no win exists at all."""
 
-    def __init__(self, plan: list[int] | None, nodes: int, seconds: float, exhausted: bool) -> None:
+    __slots__ = ("plan", "nodes", "seconds", "exhausted", "proved")
+
+    def __init__(self, plan: list[int] | None, nodes: int, seconds: float, exhausted: bool,
+                 proved: bool = False) -> None:
         self.plan = plan
         self.nodes = nodes
         self.seconds = seconds
         self.exhausted = exhausted  # the whole reachable (pruned) space was searched: no win there
+        self.proved = proved and exhausted  # ... and the pruning is exact: no win exists
 
     def __repr__(self) -> str:
         moves = None if self.plan is None else len(self.plan)
-        return f"SolveResult(moves={moves}, nodes={self.nodes}, seconds={self.seconds:.3f}, exhausted={self.exhausted})"
+        return (f"SolveResult(moves={moves}, nodes={self.nodes}, seconds={self.seconds:.3f}, "
+                f"exhausted={self.exhausted}, proved={self.proved})")
 
 
 def _resolve(env_or_state: Any, game: SoliterGame | None, variant: Any) -> tuple[SoliterGame, SoliterState]:
+    if game is not None and not isinstance(game, SoliterGame):
+        raise TypeError(f"game={game!r}: expected a SoliterGame (the rules to solve under) or None")
     target = getattr(env_or_state, "unwrapped", env_or_state)
     if isinstance(target, SoliterState):
-        return game if game is not None else SoliterGame(variant), target
+        if game is None:
+            game = SoliterGame(variant)
+            hint = (f"; without game= the state is solved under the rules of variant={variant!r}: pass "
+                    f"game=SoliterGame(...) of the variant the state comes from")
+        else:
+            hint = "; pass the SoliterGame the state comes from as game="
+        try:
+            return game, game.check_state(target, "state")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{exc}{hint}") from None
     env_game, state = getattr(target, "game", None), getattr(target, "state", None)
     if isinstance(env_game, SoliterGame) and isinstance(state, SoliterState):
+        if game is not None and game.variant != env_game.variant:
+            raise ValueError(f"game= has the rules of {game.variant}, but the env plays {env_game.variant}: expected "
+                             f"game=None with an env (the env's own game is used)")
         return env_game, state
     raise TypeError(
         f"solve() got {type(env_or_state).__name__}: expected a Soliter-v0 env after reset() or a SoliterState"
@@ -88,10 +122,26 @@ def solve_result(
     max_nodes: int | None = None,
 ) -> SolveResult:
     """Like :func:`solve`, with the search statistics (:class:`SolveResult`)."""
-    if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)) or not max_seconds > 0:
-        raise ValueError(f"max_seconds={max_seconds!r}: expected a positive number of seconds")
+    seconds = _check_budget(max_seconds, max_nodes)
     game, state = _resolve(env_or_state, game, variant)
-    return _Search(game).run(state, float(max_seconds), max_nodes)
+    return _Search(game).run(state, seconds, None if max_nodes is None else int(max_nodes))
+
+
+def _check_budget(max_seconds: Any, max_nodes: Any) -> float:
+    """``max_seconds`` as a float (a positive number, ``math.inf`` for no time limit; numpy numbers too), after
+    checking ``max_nodes`` (``None`` or a positive integer); a ``TypeError`` or ``ValueError`` naming the bad one."""
+    if isinstance(max_seconds, (float, np.floating)) and max_seconds == math.inf:
+        seconds = math.inf
+    else:
+        seconds = check_number("max_seconds", max_seconds)
+        if not seconds > 0:
+            raise ValueError(f"max_seconds={max_seconds!r}: expected a positive number of CPU seconds")
+    if max_nodes is not None:
+        if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)):
+            raise TypeError(f"max_nodes={max_nodes!r}: expected a positive integer (positions to expand) or None")
+        if max_nodes < 1:
+            raise ValueError(f"max_nodes={max_nodes!r}: expected a positive integer (positions to expand) or None")
+    return seconds
 
 
 class _Search:
@@ -109,6 +159,13 @@ class _Search:
         self.col_cost: dict[tuple[int, ...], int] = {}
         self.wanted_cache: dict[tuple[int, ...], dict[int, int]] = {}
         self.decks = game.variant.decks
+        v = game.variant
+        #: whether an exhausted search proves that no win exists: the pruning (below) is exact in one-deck games
+        #: without jokers or king foundations
+        self.exact = v.decks == 1 and not game.jokers and not v.king_foundations
+        #: the stages whose positions keep their column and cell order (and try every move): a redeal gathers the
+        #: columns and the cells in order, so before the last stage their order matters (exact games only)
+        self.ordered_below = v.num_stages - 1 if self.exact and game.has_redeal else 0
 
     # ---------------------------------------------------------------- helpers
     def _column_cost(self, col: tuple[int, ...]) -> int:
@@ -149,6 +206,8 @@ class _Search:
 
     def _key(self, state: SoliterState) -> tuple:
         cols = state.columns[: state.open_columns]
+        if state.stage < self.ordered_below:
+            return (cols, state.cells, state.stage)
         key = (tuple(sorted(cols)), tuple(sorted(state.cells)), state.stage)
         if self.decks > 1 or self.game.variant.king_foundations:
             key += (state.foundations,)
@@ -334,11 +393,22 @@ class _Search:
                 to_empty.append((St(tuple(nc), ncell, found, jk, stage, oc, seed), [(cb + k) * n + first_empty_col]))
         return home + onto + to_empty + to_cell
 
-    def _moves(self, state: SoliterState) -> list[tuple[int, int]]:
-        """Candidate moves in the order they are tried (pruned of symmetric and pointless ones)."""
+    def _moves(self, state: SoliterState, every: bool = False) -> list[tuple[int, int]]:
+        """Candidate moves in the order they are tried (pruned of symmetric and pointless ones unless ``every``)."""
         g = self.game
         cb, pb = g.cell_base, g.pile_base
         home, onto, to_empty, to_cell = [], [], [], []
+        if every:
+            for src, dst in g.legal_moves(state):
+                if dst >= pb:
+                    home.append((src, dst))
+                elif dst >= cb:
+                    to_cell.append((src, dst))
+                elif state.columns[dst]:
+                    onto.append((src, dst))
+                else:
+                    to_empty.append((src, dst))
+            return home + onto + to_empty + to_cell
         first_empty_col = -1
         first_empty_cell = -1
         for i in range(state.open_columns):
@@ -385,6 +455,7 @@ class _Search:
         key_of, h_of, move = self._key, self._h, g.move
         auto = self._auto_fast if fast else self._auto
         redeal = g.redeal_action
+        ordered_below = self.ordered_below
         while heap:
             _f, _tie, key, state = heapq.heappop(heap)
             nodes += 1
@@ -392,11 +463,12 @@ class _Search:
                 return SolveResult(None, nodes, time.process_time() - t0, False)
             if max_nodes is not None and nodes > max_nodes:
                 return SolveResult(None, nodes, time.process_time() - t0, False)
-            if fast:
+            ordered = state.stage < ordered_below
+            if fast and not ordered:
                 children = self._children_fast(state)
             else:
                 children = []
-                for src, dst in self._moves(state):
+                for src, dst in self._moves(state, ordered):
                     child, _ = move(state, src, dst)
                     children.append((child, [src * n + dst]))
             if redeal is not None and g.can_redeal(state):
@@ -410,7 +482,7 @@ class _Search:
                 if g.is_won(child):
                     return SolveResult(self._plan(parent, ck), nodes, time.process_time() - t0, False)
                 heapq.heappush(heap, (h_of(child), -next(counter), ck, child))
-        return SolveResult(None, nodes, time.process_time() - t0, True)
+        return SolveResult(None, nodes, time.process_time() - t0, True, self.exact)
 
     @staticmethod
     def _plan(parent: dict, key: tuple) -> list[int]:

@@ -17,6 +17,13 @@ arrives, so:
   so ``--backend ray`` gives the same records (bar timings) and the same
   summary as ``--backend local``.
 
+Agents added with :func:`agents.registry.register_agent` travel with their tasks: a Ray worker starts with the
+built-in registry only, so each task carries its agent's registry entry (a ``"module:function"`` target as is, a
+callable pickled) and the worker registers it before building the agent.  A callable the worker cannot load (its
+module is not importable there) fails that agent's deals with an error that says so, as does a ``"module:function"``
+whose module the workers cannot import: the module must be installed on the workers (or sent with Ray's
+``runtime_env``).
+
 Where Ray runs: if this process is already connected (``ray.init`` was called),
 that session is used; else ``address`` (or ``$RAY_ADDRESS``) names a running
 cluster to join; else an embedded Ray starts on this machine with ``jobs`` CPUs
@@ -105,11 +112,59 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
-def _play_chunk(agent_spec: str, deals: list[int], config: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Ray task body: the records of one chunk, yielded game by game."""
-    from agents.evaluation import iter_chunk
+def _play_chunk(agent_spec: str, deals: list[int], config: dict[str, Any], entry: tuple | None = None
+                ) -> Iterator[dict[str, Any]]:
+    """Ray task body: the records of one chunk, yielded game by game; ``entry`` is the agent's registry entry when it
+    is not a built-in one (:func:`_shipped_entries`), registered here first."""
+    from agents.evaluation import EvalConfig, _error_record, deal_deck, iter_chunk
 
+    problem = _register_shipped(entry) if entry is not None else None
+    if problem is not None:
+        rules = EvalConfig(**config).game().rules
+        for i in deals:
+            yield _error_record(agent_spec, i, deal_deck(config.get("seed", 0), i, rules), [],
+                                f"could not build agent {agent_spec!r}: {problem}", 0.0)
+        return
     yield from iter_chunk(agent_spec, deals, config)
+
+
+def _shipped_entries(ray: Any, specs: Sequence[str]) -> dict[str, tuple | None]:
+    """Per spec, the registry entry a worker needs besides the built-in ones: None for a built-in agent, else
+    ``(name, target, kind)``, a callable target pickled by Ray's cloudpickle; a ``ValueError`` naming an agent whose
+    callable cannot be pickled."""
+    from agents.registry import custom_entry
+
+    out: dict[str, tuple | None] = {}
+    for spec in dict.fromkeys(specs):
+        entry = custom_entry(spec)
+        if entry is not None and not isinstance(entry[1], str):
+            name, target, kind = entry
+            try:
+                entry = (name, ray.cloudpickle.dumps(target), kind)
+            except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the agent cannot go to a worker
+                raise ValueError(
+                    f"agent spec {spec!r}: agent {name!r} was registered with a callable that cannot be sent to Ray "
+                    f"workers ({type(exc).__name__}: {exc}): expected register_agent({name!r}, 'module:function') "
+                    f"with a module the workers can import"
+                ) from None
+        out[spec] = entry
+    return out
+
+
+def _register_shipped(entry: tuple) -> str | None:
+    """Register a shipped registry entry in this (worker) process; why it could not be, or None."""
+    from agents.registry import register_agent
+
+    name, target, kind = entry
+    if isinstance(target, bytes):
+        try:
+            target = import_ray("a Ray worker").cloudpickle.loads(target)
+        except Exception as exc:  # noqa: BLE001 - e.g. the callable's module is not importable on this worker
+            return (f"the callable register_agent was given for {name!r} cannot be loaded on this Ray worker "
+                    f"({type(exc).__name__}: {exc}): expected its module to be importable on the workers (installed "
+                    f"there, or sent with Ray's runtime_env)")
+    register_agent(name, target, kind=kind)
+    return None
 
 
 @dataclass
@@ -138,12 +193,9 @@ def run_chunks(
     embedded Ray (1: all cores), ``address`` joins a cluster; a chunk whose
     worker dies is resubmitted with its unfinished deals, at most ``retries`` times.
     """
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ValueError(f"retries={retries!r}: expected an integer >= 0")
-    if not (isinstance(cpus_per_task, (int, float)) and not isinstance(cpus_per_task, bool) and cpus_per_task > 0):
-        raise ValueError(f"cpus_per_task={cpus_per_task!r}: expected a positive number")
-    ray = import_ray("--backend ray")
-    ensure_ray(address, int(jobs) if jobs and jobs > 1 else None, what="--backend ray")
+    ray = prepare([spec for spec, _, _ in tasks], jobs=jobs, address=address, retries=retries,
+                  cpus_per_task=cpus_per_task)
+    entries = _shipped_entries(ray, [spec for spec, _, _ in tasks])
     # Ray's own retries would replay the whole chunk; resubmitting only the unfinished deals keeps finished games
     play = ray.remote(_play_chunk).options(num_cpus=cpus_per_task, max_retries=0, name="pokersquares-eval-chunk")
 
@@ -151,7 +203,7 @@ def run_chunks(
     running: dict[Any, _Chunk] = {}
 
     def submit(chunk: _Chunk) -> None:
-        running[play.remote(chunk.spec, list(chunk.remaining), chunk.config)] = chunk
+        running[play.remote(chunk.spec, list(chunk.remaining), chunk.config, entries[chunk.spec])] = chunk
 
     for spec, deals, config in tasks:
         if deals:
@@ -184,6 +236,25 @@ def run_chunks(
                 ray.cancel(gen, force=True)
             except Exception:  # noqa: BLE001 - best effort on the way out
                 pass
+
+
+def prepare(specs: Sequence[str], *, jobs: int = 1, address: str | None = None, retries: int = 3,
+            cpus_per_task: float = 1.0) -> Any:
+    """What :func:`run_chunks` checks before its first task, the ``ray`` module once it passes: the options, the
+    connection to Ray (joined or started here: a bad ``address`` is a :class:`RayConnectionError`) and that every
+    agent of ``specs`` can be sent to the workers.  The harness calls it (``run_chunks.prepare``) before any agent
+    is built or output folder made."""
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries={retries!r}: expected an integer >= 0")
+    if not (isinstance(cpus_per_task, (int, float)) and not isinstance(cpus_per_task, bool) and cpus_per_task > 0):
+        raise ValueError(f"cpus_per_task={cpus_per_task!r}: expected a positive number")
+    ray = import_ray("--backend ray")
+    ensure_ray(address, int(jobs) if jobs and jobs > 1 else None, what="--backend ray")
+    _shipped_entries(ray, specs)
+    return ray
+
+
+run_chunks.prepare = prepare  # type: ignore[attr-defined]  # agents.evaluation._connect_backend asks for it
 
 
 def _warm_agents(tasks: Sequence[tuple[str, Sequence[int], dict[str, Any]]]) -> None:

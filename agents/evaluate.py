@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 
 from pokersquares_env.cli import seed_arg
 
@@ -25,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scoring-set", "--pps", dest="scoring_set", nargs="?", const="pps", default=None,
                         metavar="SET",
                         help="Parameterized Poker Squares: evaluate under a set of point systems, normalised per "
-                             "system; 'pps' (American, English, random, hypercorner, single-hand, Ameritish) or a "
-                             "comma-separated list of names/JSON files")
+                             "system; 'pps' (American, English, random, hypercorner, single-hand, Ameritish; in any "
+                             "case) or a comma-separated list of names/JSON files")
     parser.add_argument("--rules", default=None, metavar="SPEC",
                         help="rule options at once: 'jokers=2,placement=adjacent,first_cell=center', a JSON object "
                              "or a JSON file (default: 52 cards, free placement); the three options below may add "
@@ -44,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "
-                             "paired.json, errors.json, PNG plots; DIR must be new, empty or an earlier evaluate's "
-                             "output (whose files are replaced)")
+                             "paired.json, errors.json, PNG plots (with matplotlib); DIR must be new, empty or an "
+                             "earlier evaluate's output (whose files are replaced)")
     parser.add_argument("--format", default="table", choices=("table", "json"),
                         help="stdout: a Markdown table or one JSON object per agent (default table)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -53,7 +54,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; 0 on success, 1 if any game raised."""
-    from agents.evaluation import evaluate, evaluate_pps
+    from agents.evaluation import PlotsSkippedWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # as warnings.showwarning
+        if issubclass(category, PlotsSkippedWarning):  # the plots skipped without matplotlib: one line on stderr
+            print(f"pokersquares evaluate: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
+        warnings.simplefilter("always", PlotsSkippedWarning)
+        warnings.showwarning = show
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from agents.evaluation import _jsonable, evaluate, evaluate_pps
     from pokersquares_env.core import Rules
 
     try:
@@ -94,16 +112,17 @@ def run(args: argparse.Namespace) -> int:
             if not args.scoring_set.strip(" ,"):
                 raise ValueError(f"--scoring-set {args.scoring_set!r}: expected 'pps' or a comma-separated list of "
                                  f"point systems")
-            systems = "pps" if args.scoring_set == "pps" else [s.strip() for s in args.scoring_set.split(",")]
+            pps = args.scoring_set.strip().lower() == "pps"
+            systems = "pps" if pps else [s.strip() for s in args.scoring_set.split(",")]
             result = evaluate_pps(args.agent, systems=systems, **common)
             if args.format == "json":  # one object per agent and system, then one per agent over every system
-                for row in result.summary:
-                    print(json.dumps(row))
+                for row in result.summary:  # NaN (a figure that cannot be computed) as null: valid JSON
+                    print(json.dumps(_jsonable(row)))
                 for row in result.overall():
-                    print(json.dumps({**row, "system": "overall"}))
+                    print(json.dumps(_jsonable({**row, "system": "overall"})))
             else:
                 print(result.table(), end="")
-            errors = [e for r in result.results.values() for e in r.errors]
+            errors = [{**e, "system": name} for name, r in result.results.items() for e in r.errors]
         else:
             result = evaluate(args.agent, scoring=args.scoring or "american", **common)
             if args.format == "json":
@@ -127,16 +146,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report_errors(errors: list[dict], limit: int = 20) -> None:
-    """Print the games that raised to stderr, one line per agent and message: a message shared by many deals (an agent
-    that a remote worker could not build fails every deal of its chunks) is printed once with the number of deals (all
-    are in errors.json)."""
-    groups: dict[tuple[str, str], list[int]] = {}
+    """Print the games that raised to stderr, one line per agent, point system (``--pps``: each error has a
+    ``system``) and message: a message shared by many deals (an agent that a remote worker could not build fails
+    every deal of its chunks) is printed once with the number of deals (all are in errors.json)."""
+    groups: dict[tuple[str, str | None, str], list[int]] = {}
     for e in errors:
-        groups.setdefault((e["agent"], e["error"]), []).append(int(e["deal"]))
-    for n, ((agent, message), deals) in enumerate(groups.items()):
+        groups.setdefault((e["agent"], e.get("system"), e["error"]), []).append(int(e["deal"]))
+    for n, ((agent, system, message), deals) in enumerate(groups.items()):
         if n == limit:
             rest = sum(len(d) for d in list(groups.values())[limit:])
-            print(f"... and {rest} more failed games (every one is in errors.json under --out)", file=sys.stderr)
+            where = "errors.json of each system's folder" if system is not None else "errors.json"
+            print(f"... and {rest} more failed games (every one is in {where} under --out)", file=sys.stderr)
             break
         where = f"deal {deals[0]}" if len(deals) == 1 else f"deal {deals[0]} and {len(deals) - 1} more deals"
-        print(f"error: agent {agent} on {where}: {message}", file=sys.stderr)
+        under = f" under point system {system}" if system is not None else ""
+        print(f"error: agent {agent}{under} on {where}: {message}", file=sys.stderr)

@@ -31,6 +31,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,8 @@ __all__ = [
     "deal_deck",
     "evaluate",
     "PPSResult",
+    "PlotsSkippedWarning",
+    "clear_outputs",
     "evaluate_pps",
     "iter_chunk",
     "local_workers",
@@ -237,7 +240,7 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
     n = a.size
     if n == 0:
         return {"mean": math.nan, "std": math.nan, "ci95": math.nan, "min": math.nan, "max": math.nan}
-    std = float(a.std(ddof=1)) if n > 1 else 0.0
+    std = float(a.std(ddof=1)) if n > 1 else math.nan  # one value has no spread to estimate (JSON null)
     return {
         "mean": float(a.mean()),
         "std": std,
@@ -275,6 +278,10 @@ def pyplot(what: str = "plots") -> Any:
     except ImportError as exc:
         raise ImportError(f'{what} need matplotlib: pip install "pokersquares_env[plot]"') from exc
     return plt
+
+
+class PlotsSkippedWarning(UserWarning):
+    """:meth:`EvaluationResult.save` wrote every result but the plots, which need matplotlib (the ``plot`` extra)."""
 
 
 @dataclass
@@ -391,7 +398,12 @@ class EvaluationResult:
 
     def save(self, out_dir: str | os.PathLike, *, plots: bool = True) -> list[str]:
         """Write records (JSONL), summary (Markdown, CSV, JSON), hand frequencies, paired comparisons and plots,
-        after :data:`MARKER` (``evaluation.json``: the agents, games, seed, point system and rules)."""
+        after :data:`MARKER` (``evaluation.json``: the agents, games, seed, point system and rules).
+
+        An earlier evaluation's outputs in ``out_dir`` are removed first (:func:`clear_outputs`: only the files and
+        ``--pps`` per-system folders an evaluation writes, so none of an earlier run is left beside this one's).
+        Without matplotlib the plots are skipped with a :class:`PlotsSkippedWarning` naming the extra to install."""
+        clear_outputs(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         written = [_write_marker(out_dir, {"agents": self.agents, "games": self.games, **self.config})]
 
@@ -417,7 +429,10 @@ class EvaluationResult:
         for name in RESULT_FILES:  # the names check_out_dir recognises as an evaluation's own
             write(name, texts[name]())
         if plots:
-            written += self.plot(out_dir)
+            try:
+                written += self.plot(out_dir)
+            except ImportError as exc:  # the results are written: the plots are an extra
+                warnings.warn(PlotsSkippedWarning(f"{' and '.join(PLOT_FILES)} not written: {exc}"), stacklevel=2)
         return written
 
     def _hands_csv(self) -> str:
@@ -473,8 +488,9 @@ class EvaluationResult:
 
 
 #: the files :meth:`EvaluationResult.save` writes besides :data:`MARKER`, in order, and :meth:`EvaluationResult.plot`'s
-#: plots; :meth:`PPSResult.save` adds one such folder per point system and its two tables.  ``check_out_dir`` takes a
-#: folder holding only these (as an ``evaluate`` wrote before :data:`MARKER` existed) as an evaluation's own.
+#: plots; :meth:`PPSResult.save` adds one such folder per point system (without the plots) and its two tables.
+#: ``check_out_dir`` takes a folder holding only these (as an ``evaluate`` wrote before :data:`MARKER` existed) as an
+#: evaluation's own.
 RESULT_FILES = ("games.jsonl", "summary.md", "summary.csv", "summary.json", "hands.json", "hands.csv", "paired.json",
                 "errors.json")
 SCORES_PLOT, HANDS_PLOT = PLOT_FILES = ("scores.png", "hands.png")
@@ -532,8 +548,10 @@ def _check_backend_options(name: str, run_tasks: Backend, options: Any) -> dict[
     return dict(options)
 
 
-def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed: int) -> None:
-    """Build ``spec`` once, raising ``ValueError`` that names it if it cannot be built (``ImportError`` as is)."""
+def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed: int, *, name_system: bool = False
+                    ) -> None:
+    """Build ``spec`` once, raising ``ValueError`` that names it (and the point system with ``name_system``) if it
+    cannot be built (``ImportError`` as is)."""
     from agents.registry import make_agent
 
     try:
@@ -544,13 +562,23 @@ def _build_or_raise(spec: str, system: PointSystem, rules: dict[str, Any], seed:
         from agents.registry import without_spec
 
         message = without_spec(spec, str(exc))
-        raise ValueError(f"agent spec {spec!r} cannot be built: {type(exc).__name__}: {message}") from exc
+        under = f" for point system {system.name!r}" if name_system else ""
+        raise ValueError(f"agent spec {spec!r} cannot be built{under}: {type(exc).__name__}: {message}") from exc
+
+
+def _connect_backend(run_tasks: Backend, specs: list[str], jobs: int, options: dict[str, Any]) -> None:
+    """Let the back end check what it can before any agent is built or folder made: a back end (function) with a
+    ``prepare(specs, *, jobs, **options)`` attribute is asked to (Ray connects here, so a bad address is named before
+    the tables are trained, and refuses an agent its workers could not build)."""
+    prepare = getattr(run_tasks, "prepare", None)
+    if callable(prepare):
+        prepare(list(specs), jobs=int(jobs), **options)
 
 
 def _check_specs(agent_specs: Any) -> list[str]:
     """The agent specs as a list, each naming an agent with known options and, for a saved model, an existing path:
     a ``ValueError`` (``TypeError``) naming the first that does not (builds nothing)."""
-    from agents.registry import check_model_path, check_spec
+    from agents.registry import check_model_path, check_spec, spec_key
 
     if not isinstance(agent_specs, (str, Iterable)):
         raise TypeError(f"agent_specs={agent_specs!r}: expected an agent spec such as 'greedy' or a list of specs")
@@ -566,6 +594,13 @@ def _check_specs(agent_specs: Any) -> list[str]:
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
+    seen: dict[Any, str] = {}
+    for spec in specs:  # 'greedy' and 'Greedy ' (names are read in lower case), or options in another order
+        key = spec_key(spec)
+        if key in seen:
+            raise ValueError(f"agent_specs {specs} repeat an agent: {seen[key]!r} and {spec!r} name the same agent "
+                             f"(names are read in lower case, options in any order): each agent must be named once")
+        seen[key] = spec
     return specs
 
 
@@ -631,8 +666,10 @@ def _evaluate(
     chunk_size: int | None,
     backend_options: dict[str, Any] | None,
     before_games: Callable[[], Any] | None = None,
+    build: bool = True,
 ) -> EvaluationResult:
-    """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game."""
+    """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game; ``build=False``
+    when the caller has built every agent for this system already (:func:`evaluate_pps`)."""
     specs = _check_specs(agent_specs)
     games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
     progress = check_progress(progress)
@@ -647,7 +684,8 @@ def _evaluate(
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
-    for spec in specs:  # a bad option value fails here, before any game; tables are trained and cached once
+    _connect_backend(run_tasks, specs, jobs, backend_options)  # Ray: a bad address, before the tables are trained
+    for spec in specs if build else ():  # a bad option value fails here, before any game; tables are trained once
         _build_or_raise(spec, system, rules, int(seed))
     if before_games is not None:
         before_games()
@@ -774,9 +812,13 @@ class PPSResult:
         rows: dict[str, list[dict[str, Any]]] = {}
         for r in self.summary:
             rows.setdefault(r["agent"], []).append(r)
+        def mean(values: list[float]) -> float:  # NaN (no figure on any system) without numpy's empty-slice warning
+            kept = [x for x in values if not math.isnan(x)]
+            return float(np.mean(kept)) if kept else math.nan
+
         return [{"agent": a, "systems": len(v),
                  "tournament_score": float(np.nansum([r["tournament"] for r in v])),
-                 "normalized": float(np.nanmean([r["normalized"] for r in v]))} for a, v in rows.items()]
+                 "normalized": mean([r["normalized"] for r in v])} for a, v in rows.items()]
 
     def table(self) -> str:
         """A Markdown table: one row per agent and system, then the overall scores."""
@@ -791,8 +833,9 @@ class PPSResult:
         return "\n".join(lines) + "\n"
 
     def save(self, out_dir: str | os.PathLike) -> list[str]:
-        """Write :data:`MARKER`, each system's outputs in a sub-folder and the normalised table as
-        ``pps.md``/``pps.json``."""
+        """Write :data:`MARKER`, each system's outputs in a sub-folder (without plots) and the normalised table as
+        ``pps.md``/``pps.json``, after removing an earlier evaluation's outputs (:func:`clear_outputs`)."""
+        clear_outputs(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         first = next(iter(self.results.values()), None)
         about = {"agents": first.agents, "games": first.games, "seed": first.config["seed"],
@@ -845,6 +888,37 @@ def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
         elif not (os.path.isfile(full) and name in known):
             foreign.append(name)
     return foreign
+
+
+def clear_outputs(out_dir: str | os.PathLike) -> list[str]:
+    """Remove from ``out_dir`` what an earlier evaluation wrote there, so that a new one leaves none of it behind (a
+    plain evaluate's plots, or a ``--pps`` run's ``pps.md``, ``pps.json`` and per-system folders); the paths removed.
+
+    Only when ``out_dir`` is an evaluation's own, as :func:`check_out_dir` recognises one (it holds :data:`MARKER`,
+    or only an evaluation's files): then its files named :data:`MARKER`, :data:`RESULT_FILES`, :data:`PLOT_FILES`
+    or :data:`PPS_FILES`, and in each per-system sub-folder it recognises the files of those names; such a folder
+    goes when nothing else is left in it.  No other file or folder is touched."""
+    path = os.fspath(out_dir)
+    if not os.path.isdir(path) or not (_written_by_evaluate(path) or not _foreign_entries(path)):
+        return []
+    removed = []
+
+    def remove_files(folder: str, names: Iterable[str]) -> None:
+        for name in names:
+            full = os.path.join(folder, name)
+            if os.path.isfile(full) or os.path.islink(full):
+                os.remove(full)
+                removed.append(full)
+
+    for name in sorted(os.listdir(path)):
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full) and _recognised_subfolder(full):
+            remove_files(full, (MARKER, *RESULT_FILES, *PLOT_FILES))
+            if not os.listdir(full):
+                os.rmdir(full)
+                removed.append(full)
+    remove_files(path, (MARKER, *RESULT_FILES, *PLOT_FILES, *PPS_FILES))
+    return removed
 
 
 def _recognised_subfolder(folder: str) -> bool:
@@ -927,10 +1001,15 @@ def _pps_list(systems: Any, seed: int) -> list[PointSystem]:
     if not specs:
         raise ValueError("systems is empty: expected 'pps' or at least one point system")
     resolved = [point_system(spec) for spec in specs]
+    own = {n.lower() for n in (MARKER, *RESULT_FILES, *PLOT_FILES, *PPS_FILES)}
     for i, ps in enumerate(resolved):  # each system's results go to a folder of its name
         if ps.name.strip() in (".", "..") or any(sep in ps.name for sep in ("/", "\\", os.sep)):
             raise ValueError(f"systems[{i}] is named {ps.name!r}: expected a name that can be a folder name (no "
                              f"path separators, not '.' or '..'), as each system's results are saved under it")
+        if ps.name.strip().lower() in own:
+            raise ValueError(f"systems[{i}] is named {ps.name!r}, the name of a file an evaluation writes: expected "
+                             f"another name (not {', '.join(sorted(own))}), as each system's results are saved in a "
+                             f"folder of its name beside those files")
     seen: dict[tuple[Any, ...], int] = {}
     for i, ps in enumerate(resolved):
         key = (tuple(float(p) for p in ps.points), None if ps.win_threshold is None else float(ps.win_threshold))
@@ -976,10 +1055,12 @@ def evaluate_pps(
     ``PointSystem``) or a list of them; each must be given once (a repeat is one with the same points and win
     threshold).  The results are keyed by system name; unnamed tables (named ``"custom"``) that differ are told
     apart as ``"custom-1"``, ``"custom-2"``, ... in the order given.
-    Other keyword arguments go to :func:`evaluate`; every system uses the same deals.
+    Other keyword arguments go to :func:`evaluate`; every system uses the same deals.  Every agent is built for
+    every system before the first game: one that cannot be built for a system raises ``ValueError`` naming both,
+    and nothing is played or written.
     """
     seed = check_seed(seed)
-    _check_specs(agent_specs)  # the agents, deals and folder are checked before the folder is made
+    specs = _check_specs(agent_specs)  # the agents, deals and folder are checked before the folder is made
     check_positive_int(games, "games")
     if out_dir is not None:
         check_out_dir(out_dir)
@@ -992,13 +1073,26 @@ def evaluate_pps(
         raise TypeError(f"evaluate_pps() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: "
                         f"expected {', '.join(options)} (the systems give the scoring)")
     options.update(kwargs)
+    # What evaluate checks before building, checked once for every system (a bad option, back end or Ray address) ...
+    check_positive_int(options["jobs"], "jobs")
+    check_progress(options["progress"])
+    if options["chunk_size"] is not None:
+        check_positive_int(options["chunk_size"], "chunk_size")
+    run_tasks = _backend(options["backend"])
+    backend_options = _check_backend_options(options["backend"], run_tasks, options["backend_options"])
+    rules = dict(Rules.parse(options["rules"] if options["rules"] is not None else {}).to_json())
+    jobs = local_workers(options["jobs"]) if options["backend"] == "local" else options["jobs"]
+    _connect_backend(run_tasks, specs, jobs, backend_options)
+    # ... then every agent built for every system (tables trained and cached), before the first game of any: an agent
+    # that cannot be built for one of them is named with it, and nothing is played or written.
+    for ps in resolved:
+        for spec in specs:
+            _build_or_raise(spec, ps, rules, seed, name_system=True)
     results = {}
     for n, ps in enumerate(resolved):
-        # The folder is made once the first system's agents are built (a bad option value makes none), before the
-        # first game.
         make_folder = (lambda: prepare_out_dir(out_dir)) if n == 0 and out_dir is not None else None
         results[ps.name] = _evaluate(agent_specs, games=games, seed=seed, scoring=ps, out_dir=None,
-                                     before_games=make_folder, **options)
+                                     before_games=make_folder, build=False, **options)
     out = PPSResult(results)
     if out_dir is not None:
         out.save(out_dir)

@@ -23,8 +23,8 @@ from typing import Any
 
 from agents.base import Agent
 
-__all__ = ["available_agents", "check_model_path", "check_spec", "make_agent", "parse_spec", "register_agent",
-           "without_spec"]
+__all__ = ["available_agents", "check_model_path", "check_spec", "custom_entry", "make_agent", "parse_spec",
+           "register_agent", "spec_key", "without_spec"]
 
 # name -> (target "module:function" or callable, kind)
 _REGISTRY: dict[str, tuple[Any, str]] = {}
@@ -35,10 +35,15 @@ def register_agent(name: str, target: str | Callable[..., Agent], *, kind: str =
     """Make ``name`` (or ``name:ARG``) build an agent through ``target`` (``"module:function"`` or a callable).
 
     ``kind="path"`` (the default, for learned policies) passes ``ARG`` as a path;
-    ``kind="params"`` parses it as ``key=value`` options.
+    ``kind="params"`` parses it as ``key=value`` options.  ``name`` must be lower case: specs are read in lower case.
+    A ``"module:function"`` target also reaches Ray workers (``--backend ray`` registers it there); a callable is
+    sent to them pickled, and must be loadable there.
     """
     if not isinstance(name, str) or not name or ":" in name or "," in name or name != name.strip():
         raise ValueError(f"agent name {name!r}: expected a non-empty name without ':', ',' or surrounding spaces")
+    if name != name.lower():
+        raise ValueError(f"agent name {name!r}: expected a lower-case name such as {name.lower()!r} (specs are read "
+                         f"in lower case, so {name!r} could never be asked for)")
     if kind not in _KINDS:
         raise ValueError(f"kind={kind!r}: expected one of {', '.join(_KINDS)}")
     if isinstance(target, str):
@@ -47,6 +52,25 @@ def register_agent(name: str, target: str | Callable[..., Agent], *, kind: str =
     elif not callable(target):
         raise TypeError(f"agent target {target!r}: expected 'module:function' or a callable")
     _REGISTRY[name] = (target, kind)
+
+
+def custom_entry(spec: str) -> tuple[str, Any, str] | None:
+    """``(name, target, kind)`` of the entry ``spec`` names when :func:`register_agent` added it in this process (or
+    replaced a built-in one); None for a built-in agent.  A process that starts with the built-in registry only (a
+    Ray worker) needs it to build the agent."""
+    name = parse_spec(spec)[0]
+    entry = _REGISTRY[name]
+    return None if _BUILT_IN.get(name) == entry else (name, *entry)
+
+
+def spec_key(spec: str) -> tuple[Any, ...]:
+    """What tells agents apart: the name (read in lower case) and, for a ``params`` agent, its options in any order
+    (``'Greedy'`` is ``'greedy'``, ``'mc:rollouts=8,candidates=3'`` is ``'mc:candidates=3,rollouts=8'``); for a
+    ``path`` agent, the path as given."""
+    name, arg, options = parse_spec(spec)
+    if _REGISTRY[name][1] == "path":
+        return (name, arg)
+    return (name, tuple(sorted(options.items())))
 
 
 def available_agents() -> list[str]:
@@ -102,10 +126,11 @@ def _resolve(name: str) -> Callable[..., Agent]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise ImportError(
-            f"agent {name!r} needs module {module_name!r}, which could not be imported ({exc}); "
-            f"learned policies need the training extra: pip install \"pokersquares_env[train]\""
-        ) from exc
+        hint = ("learned policies need the training extra: pip install \"pokersquares_env[train]\""
+                if _BUILT_IN.get(name) == _REGISTRY[name] else
+                "expected a module this process can import (on Ray, every worker)")
+        raise ImportError(f"agent {name!r} needs module {module_name!r}, which could not be imported ({exc}); {hint}"
+                          ) from exc
     try:
         return getattr(module, func_name)
     except AttributeError:
@@ -205,3 +230,5 @@ register_agent("search", "agents.search:RolloutSearchAgent", kind="params")
 register_agent("ppo", "agents.learned:load_ppo")
 register_agent("dqn", "agents.learned:load_dqn")
 register_agent("fastppo", "agents.learned:load_fastppo")
+#: the entries above, to tell them from those register_agent adds later (:func:`custom_entry`)
+_BUILT_IN: dict[str, tuple[Any, str]] = dict(_REGISTRY)

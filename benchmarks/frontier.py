@@ -15,7 +15,8 @@ Only runs on the same deals compare directly: the table names each run's seed
 and number of deals, and the script says so when they differ.  Seconds per
 game are what each run recorded (per process; ``--jobs 1`` is one core); they
 depend on the machine and its load.  An agent that appears in two runs on the
-same deals is kept once (the first run given).
+same deals is kept once (the first run given).  An agent that finished no game has no mean (``null`` in
+``summary.json``): it is left out with a note; a run of one game has no interval (``n/a``, no error bar).
 
 Usage::
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -35,6 +37,8 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
+
+from agents.stats import fmt  # noqa: E402  (after the path fix above)
 
 #: Published American figures: (label, low, high, source).  A single figure has low == high.  Not measured here.
 ANCHORS = [
@@ -88,9 +92,15 @@ def load_run(path: str, system: str = "american") -> list[dict[str, Any]]:
                              f"(is {system!r} one of the systems every game is scored under?)")
         rows.append({"agent": str(row["agent"]), "games": int(row["games"]), "seed": seed, "rules": rules,
                      "played": str(row.get("scoring")),
-                     "mean": float(row[f"mean_{system}"]), "ci95": float(row[f"ci95_{system}"]),
-                     "seconds": float(row["seconds_per_game"]), "run": folder})
+                     "mean": _number(row[f"mean_{system}"]), "ci95": _number(row[f"ci95_{system}"]),
+                     "seconds": _number(row["seconds_per_game"]), "run": folder})
     return rows
+
+
+def _number(value: Any) -> float:
+    """A summary figure as a float: ``null`` (what the harness writes for NaN: no finished game, or an interval
+    over one game) as NaN."""
+    return math.nan if value is None else float(value)
 
 
 def collect(paths: list[str], system: str = "american", drop: list[str] | tuple[str, ...] = ()
@@ -102,6 +112,9 @@ def collect(paths: list[str], system: str = "american", drop: list[str] | tuple[
         for row in load_run(path, system):
             if row["agent"] in drop:
                 used.add(row["agent"])
+                continue
+            if math.isnan(row["mean"]):
+                notes.append(f"{row['agent']} in {row['run']} left out: no finished game (no mean to draw)")
                 continue
             # the same agent on the same deals, rules and played point system: the same games
             key = (row["agent"], row["games"], row["seed"], json.dumps(row["rules"], sort_keys=True), row["played"])
@@ -131,7 +144,7 @@ def table(rows: list[dict[str, Any]], system: str) -> str:
     """A Markdown table of the rows, fastest first."""
     lines = [f"| agent | mean {system} ± 95% CI | s/game | deals (seed) | run |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['agent']} | {r['mean']:.2f} ± {r['ci95']:.2f} | {r['seconds']:.4f} | "
+        lines.append(f"| {r['agent']} | {r['mean']:.2f} ± {fmt(r['ci95'])} | {fmt(r['seconds'], '.4f')} | "
                      f"{r['games']} ({r['seed']}) | {r['run']} |")
     return "\n".join(lines)
 
@@ -148,9 +161,10 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     hidden = [r for r in rows if r not in shown]
     fig, ax = plt.subplots(figsize=(10, 6))
     ax.set_xscale("log")
-    xs = [max(r["seconds"], 1e-5) for r in shown]
+    xs = [max(r["seconds"], 1e-5) if math.isfinite(r["seconds"]) else 1e-5 for r in shown]
     for r, x in zip(shown, xs, strict=True):
-        ax.errorbar([x], [r["mean"]], yerr=[r["ci95"]], fmt="o", color="C0", capsize=3)
+        ci = 0.0 if math.isnan(r["ci95"]) else r["ci95"]  # one game: no interval to draw
+        ax.errorbar([x], [r["mean"]], yerr=[ci], fmt="o", color="C0", capsize=3)
         # the label goes below the point if a point close in time stands higher, else above
         lower = any(o is not r and abs(np.log(x / xo)) < 0.3 and o["mean"] > r["mean"]
                     for o, xo in zip(shown, xs, strict=True))

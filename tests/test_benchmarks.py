@@ -532,3 +532,36 @@ def test_td_tables_records_the_self_play_lines_and_refines_only_visited_incomple
     base.save(path)
     assert td.main(["--tables", str(path), "--games", "200", "--batch", "100", "--out", str(tmp_path / "td.npz")]) == 0
     assert ValueTables.load(tmp_path / "td.npz").values.shape == base.values.shape
+
+
+def test_frontier_and_pair_runs_read_a_one_game_run_and_an_agent_that_finished_no_game(tmp_path, capsys):
+    """Before, frontier.py crashed on ``float(None)``: the null ci95 of a 1-game run, the null mean of an agent that
+    failed every game; pair_runs printed the std of one game as 0.00."""
+    import pytest
+
+    from agents import Agent, register_agent
+    from agents.evaluation import evaluate
+
+    pytest.importorskip("matplotlib")
+
+    class NeverPlays(Agent):
+        uses_obs = False
+
+        def act(self, obs, info, game, state):
+            raise RuntimeError("never plays")
+
+    register_agent("bench-never-plays", lambda system=None, rules=None, seed=None: NeverPlays(seed), kind="params")
+    evaluate(["greedy", "random", "bench-never-plays"], games=1, seed=4, out_dir=tmp_path / "one", progress=False)
+    frontier = load("frontier")
+    out = tmp_path / "frontier.png"
+    assert frontier.main([str(tmp_path / "one"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| agent")]
+    assert len(rows) == 2 and all(" ± n/a | " in line for line in rows)
+    assert f"note: bench-never-plays in {tmp_path / 'one'} left out: no finished game (no mean to draw)" in text
+    assert out.stat().st_size > 0
+
+    pair = load("pair_runs")
+    assert pair.main([str(tmp_path / "one"), "--agent", "greedy", "--agent", "random"]) == 0
+    text = capsys.readouterr().out
+    assert "std n/a, n 1 deals" in text and "std of the differences n/a" in text and "std 0.00" not in text

@@ -410,3 +410,87 @@ def test_unreachable_address_fails_fast_with_a_clear_error():
         _check_reachable("127.0.0.1:1", timeout=2)
     with pytest.raises(ValueError, match="expected host:port"):
         _check_reachable("localhost:http")
+
+
+# --------------------------------------------------------------------------- agents added by register_agent, addresses
+
+
+@requires_ray
+def test_agents_added_with_register_agent_play_on_ray(local_ray):
+    """Before, a Ray worker started with the built-in registry only: an agent added with register_agent failed every
+    deal there ("unknown agent"), whether registered as 'module:function' or as a callable."""
+    import functools
+
+    from agents.registry import register_agent
+    from agents.simple import GreedyAgent
+
+    register_agent("greedy-by-path", "agents.simple:GreedyAgent", kind="params")
+    register_agent("greedy-by-callable", functools.partial(GreedyAgent), kind="params")
+    specs = ["greedy-by-path", "greedy-by-callable"]
+    on_ray = evaluate(specs, games=4, seed=2, backend="ray", chunk_size=2, progress=False)
+    assert not on_ray.errors
+    greedy = [r["placements"] for r in evaluate("greedy", games=4, seed=2, progress=False).records]
+    for spec in specs:
+        assert [r["placements"] for r in on_ray.records if r["agent"] == spec] == greedy
+
+
+@requires_ray
+def test_an_agent_a_ray_worker_cannot_load_fails_its_deals_saying_why():
+    from agents.distributed import _play_chunk
+
+    records = list(_play_chunk("lost", [0, 1], {"seed": 1}, ("lost", b"not a pickle", "params")))
+    assert [r["deal"] for r in records] == [0, 1]
+    assert all(r["error"].startswith("could not build agent 'lost': the callable register_agent was given for 'lost' "
+                                     "cannot be loaded on this Ray worker (") for r in records)
+
+
+@requires_ray
+def test_an_agent_ray_cannot_send_is_refused_before_any_agent_is_built(local_ray, tmp_path, monkeypatch):
+    import threading
+
+    import agents.evaluation as ev
+    from agents.registry import register_agent
+    from agents.simple import GreedyAgent
+
+    class Unsendable:  # holds a lock: cannot be pickled for a worker
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def __call__(self, system=None, rules=None, seed=None):
+            return GreedyAgent(system=system, rules=rules, seed=seed)
+
+    register_agent("unsendable", Unsendable(), kind="params")
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args, **kwargs: built.append(args))
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"agent spec 'unsendable': agent 'unsendable' was registered with a callable "
+                                         r"that cannot be sent to Ray workers \(TypeError: .*lock"):
+        evaluate(["greedy", "unsendable"], games=2, backend="ray", out_dir=out, progress=False)
+    assert not built and not out.exists()
+
+
+@requires_ray
+def test_a_bad_ray_address_is_named_before_any_agent_is_built_or_folder_made(tmp_path, monkeypatch, capsys):
+    """Before, ``--backend ray --address BAD --out D`` built every agent (trained its tables) and made D first."""
+    import ray
+
+    import agents.evaluation as ev
+    from agents.distributed import RayConnectionError
+    from agents.evaluation import evaluate_pps
+    from pokersquares_env.cli import main
+
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args, **kwargs: built.append(args))
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a process that has not joined Ray yet
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    out = tmp_path / "out"
+    bad = {"address": "127.0.0.1:1"}
+    with pytest.raises(RayConnectionError, match=r"no Ray cluster answers at address '127.0.0.1:1'"):
+        evaluate("greedy", games=2, backend="ray", backend_options=bad, out_dir=out, progress=False)
+    with pytest.raises(RayConnectionError, match=r"no Ray cluster answers at address '127.0.0.1:1'"):
+        evaluate_pps("greedy", systems=["american", "english"], games=2, backend="ray", backend_options=bad,
+                     out_dir=out, progress=False)
+    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--backend", "ray", "--address", "127.0.0.1:1",
+                 "--out", str(out), "--no-progress"]) == 2
+    assert "no Ray cluster answers at address '127.0.0.1:1'" in capsys.readouterr().err
+    assert not built and not out.exists()

@@ -592,3 +592,187 @@ def test_an_agent_that_cannot_be_built_is_named_once(monkeypatch, capsys):
     assert cli.main(["evaluate", "--agent", " ppo:junk.zip ", "--games", "1", "--no-progress"]) == 2
     assert capsys.readouterr().err == ("pokersquares evaluate: agent spec ' ppo:junk.zip ' cannot be built: "
                                        "ValueError: 'junk.zip' is not a MaskablePPO model\n")
+
+
+# ---- the audit of the evaluation harness (2026-12) ----------------------------------------------------------------
+
+
+def _american_only(system=None, rules=None, seed=None):
+    """An agent that can be built for American scoring only (as ``expectimax:tuned=true`` for American and English)."""
+    from agents.simple import GreedyAgent
+
+    if system.name != "american":
+        raise ValueError(f"no tables for point system {system.name!r}")
+    return GreedyAgent(system=system, rules=rules, seed=seed)
+
+
+register_agent("american_only", _american_only, kind="params")
+
+
+def _no_games(monkeypatch):
+    """Record every chunk of games made (none may be, when the run is refused up front)."""
+    import agents.evaluation as ev
+
+    played = []
+    monkeypatch.setattr(ev, "make_chunks", lambda specs, games, size: played.append(list(specs)) or [])
+    return played
+
+
+def test_pps_builds_every_agent_for_every_system_before_the_first_game(tmp_path, monkeypatch, capsys):
+    """Before, ``--agent greedy --agent expectimax:tuned=true --pps --out X`` played American and English, then
+    stopped on random-1 (exit 2, X made and empty)."""
+    played = _no_games(monkeypatch)
+    target = tmp_path / "x"
+    with pytest.raises(ValueError, match=r"^agent spec 'american_only' cannot be built for point system 'english': "
+                                         r"ValueError: no tables for point system 'english'$"):
+        evaluate_pps(["greedy", "american_only"], systems=["american", "english"], games=2, out_dir=target,
+                     progress=False)
+    assert cli.main(["evaluate", "--agent", "greedy", "--agent", "american_only", "--scoring-set", "american,english",
+                     "--games", "2", "--out", str(target), "--no-progress"]) == 2
+    assert "'american_only' cannot be built for point system 'english'" in capsys.readouterr().err
+    assert played == [] and not target.exists()
+
+
+def test_out_without_matplotlib_skips_the_plots_with_a_warning_and_reports_as_usual(tmp_path, monkeypatch, capsys):
+    """Before, ``--out D`` without matplotlib played every game, wrote the text files, then printed only 'plots need
+    matplotlib' and returned 2: no summary table, no exit status of the games."""
+    import sys
+
+    from agents.evaluation import RESULT_FILES, PlotsSkippedWarning
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails, as without the plot extra
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    out = tmp_path / "d"
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "3", "--out", str(out), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("| agent | games |") and "| greedy | 3 | 0 |" in captured.out
+    assert captured.err == ('pokersquares evaluate: warning: scores.png and hands.png not written: plots need '
+                            'matplotlib: pip install "pokersquares_env[plot]"\n')
+    assert sorted(p.name for p in out.iterdir()) == sorted(["evaluation.json", *RESULT_FILES])
+    assert cli.main(["evaluate", "--agent", "raiser:always=true", "--games", "2", "--out", str(out),
+                     "--no-progress"]) == 1  # the games' exit status, as with matplotlib
+    assert "error: agent raiser:always=true on deal 0" in capsys.readouterr().err
+    with pytest.warns(PlotsSkippedWarning, match=r"pokersquares_env\[plot\]"):
+        res = evaluate("greedy", games=2, out_dir=tmp_path / "api", progress=False)
+    assert res.summary[0]["games"] == 2 and (tmp_path / "api" / "summary.json").exists()
+
+
+def _strict_json(line):
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON: {line}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_pps_json_output_is_valid_json(capsys):
+    """Before, ``--scoring-set american,english --games 1 --format json`` printed "ci95": NaN."""
+    assert cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--scoring-set", "american,english",
+                     "--games", "1", "--format", "json", "--no-progress"]) == 0
+    rows = [_strict_json(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 6 and all(r["ci95"] is None for r in rows[:4])
+
+
+def test_rerunning_into_an_out_folder_removes_the_earlier_runs_outputs_only(tmp_path, monkeypatch):
+    """Before, a plain evaluate into an earlier --pps output left its pps.md, pps.json and per-system folders."""
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev.EvaluationResult, "plot", lambda self, out_dir: [])
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    out = tmp_path / "out"
+    argv = ["evaluate", "--agent", "greedy", "--games", "1", "--no-progress", "--out", str(out)]
+    assert cli.main([*argv, "--scoring-set", "american,english"]) == 0
+    (out / "notes.txt").write_text("mine")
+    (out / "english" / "notes.txt").write_text("mine too")
+    assert cli.main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(["english", "notes.txt", "evaluation.json",
+                                                            *ev.RESULT_FILES])
+    assert [p.name for p in (out / "english").iterdir()] == ["notes.txt"]  # only the evaluation's files went
+    assert json.loads((out / "evaluation.json").read_text())["scoring"]["name"] == "american"
+    # and back: a --pps run into a plain one's folder leaves none of its top-level result files
+    assert cli.main([*argv, "--scoring-set", "american,english"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["american", "english", "evaluation.json", "notes.txt", "pps.json",
+                                                     "pps.md"]
+    assert (out / "english" / "notes.txt").read_text() == "mine too"
+    # evaluate(out_dir=) into a folder of other files removes nothing there
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pps.md").write_text("mine")
+    (other / "keep.txt").write_text("mine")
+    evaluate("greedy", games=1, out_dir=other, progress=False)
+    assert (other / "pps.md").read_text() == "mine" and (other / "keep.txt").exists()
+
+
+def test_register_agent_refuses_names_not_in_lower_case_and_repeats_are_compared_as_read(capsys):
+    """Before, register_agent('Flaky', ...) was accepted but 'Flaky' could never be asked for (unknown agent 'flaky'),
+    and ``--agent greedy --agent Greedy`` passed the repeat check and ran greedy twice."""
+    from agents.registry import available_agents
+
+    with pytest.raises(ValueError, match=r"agent name 'Flaky': expected a lower-case name such as 'flaky'"):
+        register_agent("Flaky", "agents.simple:GreedyAgent", kind="params")
+    assert "Flaky" not in available_agents() and "flaky" not in available_agents()
+    for specs in (["greedy", "Greedy"], ["greedy", " greedy"], ["mc:rollouts=2,candidates=2", "mc:candidates=2,rollouts=2"]):
+        with pytest.raises(ValueError, match=rf"repeat an agent: {specs[0]!r} and {specs[1]!r} name the same agent"):
+            evaluate(specs, games=1, progress=False)
+    assert cli.main(["evaluate", "--agent", "greedy", "--agent", "Greedy", "--games", "1", "--no-progress"]) == 2
+    assert "'greedy' and 'Greedy' name the same agent" in capsys.readouterr().err
+    assert len(evaluate(["mc:rollouts=2", "mc:rollouts=3"], games=1, progress=False).summary) == 2  # other options
+
+
+def test_pps_errors_on_stderr_name_their_point_system(capsys):
+    """Before, the failed games of every system were reported alike, and grouped across systems."""
+    assert cli.main(["evaluate", "--agent", "raiser", "--agent", "random", "--scoring-set", "american,english",
+                     "--games", "6", "--seed", "3", "--no-progress"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    odd = [d for d in range(6) if deal_deck(3, d)[0] % 2]
+    assert odd
+    for system in ("american", "english"):
+        lines = [line for line in err if line.startswith(f"error: agent raiser under point system {system} on deal")]
+        assert len(lines) == len(odd), err
+    assert len(err) == 2 * len(odd)
+    assert cli.main(["evaluate", "--agent", "raiser:always=true", "--scoring-set", "american,english",
+                     "--games", "1", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "raiser:always=true under point system american on deal 0" in err
+    assert "raiser:always=true under point system english on deal 0" in err
+
+
+def test_the_spread_of_fewer_than_two_games_is_not_a_number(tmp_path):
+    """Before, the std of one game was reported as 0.0 (a spread measured as none), in the summary and the paired
+    comparison; it is NaN, null in JSON."""
+    res = evaluate(["random", "greedy"], games=1, progress=False)
+    assert all(math.isnan(row["std"]) and math.isnan(row["ci95"]) for row in res.summary)
+    assert all(_strict_json(line)["std"] is None for line in res.json_lines().splitlines())
+    (pair,) = res.paired()
+    assert pair["deals"] == 1 and math.isnan(pair["std_diff"]) and math.isnan(pair["ci95"])
+    two = evaluate(["random"], games=2, progress=False).summary[0]
+    assert two["std"] == pytest.approx(np.std(list(evaluate("random", games=2, progress=False).scores("random")
+                                                    .values()), ddof=1))
+
+
+def test_a_pps_system_named_like_an_output_file_is_refused_before_any_game(tmp_path, monkeypatch):
+    """Before, a system named "pps.md" played every game, then crashed writing pps.md over its folder."""
+    played = _no_games(monkeypatch)
+    points = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+              "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    for name in ("pps.md", "Summary.JSON", "evaluation.json", "scores.png"):
+        with pytest.raises(ValueError, match=rf"systems\[1\] is named {name!r}, the name of a file an evaluation "
+                                             r"writes: expected another name"):
+            evaluate_pps(["greedy"], systems=["american", {"name": name, "points": points}], games=1,
+                         out_dir=tmp_path / "o", progress=False)
+    assert played == [] and not (tmp_path / "o").exists()
+
+
+def test_pps_set_name_is_read_in_any_case_and_all_nan_overall_figures_warn_nothing(monkeypatch, capsys):
+    """Before, ``--pps PPS`` was taken as a point system named 'PPS' (unknown), and an agent without a normalised
+    figure on any system made numpy warn 'Mean of empty slice'."""
+    import warnings
+
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    assert cli.main(["evaluate", "--agent", "greedy", "--pps", "PPS", "--games", "1", "--no-progress"]) == 0
+    assert capsys.readouterr().out.count("| greedy |") == 9 + 1  # the nine systems of 'pps', then overall
+    res = evaluate_pps(["always_raises", "greedy"], systems=["american"], games=2, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        overall = {r["agent"]: r for r in res.overall()}
+        table = res.table()
+    assert math.isnan(overall["always_raises"]["normalized"]) and "always_raises | 1 | 0.000 | nan |" in table

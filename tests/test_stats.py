@@ -28,3 +28,25 @@ def test_seed_intervals_are_students_and_welchs_t():
 def test_a_figure_that_cannot_be_computed_prints_as_not_available():
     assert fmt(1.234) == "1.23" and fmt(float("nan")) == "n/a" and fmt(None) == "n/a" and fmt(float("inf")) == "n/a"
     assert fmt(seed_ci95([50.0])) == "n/a"  # one seed has no spread
+
+
+def test_the_t_quantile_is_exact_for_fractional_degrees_of_freedom(monkeypatch):
+    """Before, a fractional df was interpolated in 1/df between the whole ones of a 3-decimal table: t975(1.5) was
+    7.104 (scipy: 6.017), and Welch's intervals over few seeds were too wide."""
+    import sys
+
+    stats = pytest.importorskip("scipy.stats")
+    dfs = (1, 1.5, 2, 2.5, 3, 10, 30, 1000, 1.01, 1.2, 4.7, 29.5, 30.5, 31, 5000, 9999, 10001, 2e5, 1e9)
+    expected = {df: float(stats.t.ppf(0.975, df)) for df in dfs}
+    monkeypatch.setitem(sys.modules, "scipy", None)  # computed without scipy
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    for df in dfs:  # whole df up to 30: the 3-decimal table; any other: exact
+        exact = df != int(df) or df > 30
+        assert t975(df) == pytest.approx(expected[df], rel=1e-9 if exact else 2.5e-4), df
+    assert t975(1.5) == pytest.approx(6.01666, abs=1e-5)
+    assert math.isnan(t975(0.5)) and math.isnan(t975(float("nan"))) and t975(float("inf")) == pytest.approx(1.959964)
+    a, b = [1.0, 2.0, 4.0], [10.0, 30.0, 11.0, 50.0]  # Welch's df is fractional (3.3 here)
+    monkeypatch.undo()
+    welch = stats.ttest_ind(a, b, equal_var=False)
+    low, high = welch.confidence_interval(0.95)
+    assert welch_ci95(a, b) == pytest.approx((high - low) / 2, rel=1e-9)

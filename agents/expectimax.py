@@ -119,7 +119,8 @@ class ExpectimaxAgent(Agent):
 
     Options: ``ply`` (1, 2 or 3: three plies for the ``top`` (4) cells of highest two-ply value, compiled backend
     only), ``tables`` (a ``.npz`` from ``ValueTables.save``;
-    default: trained for the point system and rules on first use and cached),
+    default: trained for the point system and rules on first use and cached; with a file, ``games``, ``phases``,
+    ``features`` or ``cache`` given that disagree with it are refused, see :func:`agents.tables.tables_for`),
     ``games`` and ``phases`` (training size when tables are trained),
     ``features`` (``outs``: values also conditioned on the unseen cards that
     still fit each line, see :func:`agents.batch.outs_index`; ``straights``:

@@ -17,6 +17,8 @@ from pokersquares_env.scoring import point_system
 __all__ = ["MonteCarloAgent"]
 
 ROLLOUT_POLICIES = ("tables", "heuristic")
+_NO_CLAIMS = ("mc's rollouts run in numpy, which has no reader for claims tables (the compiled kernels of expectimax "
+              "and search do); expected tables of features none, outs or straights")
 
 
 class MonteCarloAgent(RatingAgent):
@@ -33,8 +35,12 @@ class MonteCarloAgent(RatingAgent):
     line values of :mod:`agents.tables`, trained and cached on first use) or
     ``"heuristic"`` (greedy on hand-set line values, no training); ``tables``,
     ``games``, ``phases``, ``features`` (default ``none``, the faster
-    rollout) and ``cache`` choose the tables as for ``expectimax`` (with
-    ``rollout="heuristic"`` they are refused: there are no tables to choose).
+    rollout) and ``cache`` choose the tables as for ``expectimax``, with its
+    checks (:func:`agents.tables.tables_for`: a file of other point values is
+    refused, one of other jokers warned about, options given with ``tables``
+    that disagree with the file refused); claims tables are refused (the
+    rollouts run in numpy, which cannot read them); with
+    ``rollout="heuristic"`` the table options are refused: there are no tables to choose.
     """
 
     name = "mc"
@@ -91,12 +97,18 @@ class MonteCarloAgent(RatingAgent):
             self._table = heuristic_values(self.system)[:, :, None]
         else:
             from agents.expectimax import DEFAULT_GAMES, DEFAULT_PHASES
-            from agents.tables import ValueTables, load_or_train
+            from agents.tables import tables_for
 
-            vt = ValueTables.load(tables) if tables else load_or_train(
-                self.system, self.rules, games=DEFAULT_GAMES if games is None else games,
-                phases=DEFAULT_PHASES if phases is None else phases,
-                features=features, cache=cache)
+            if features == "claims":  # before any training: claims tables have no numpy path
+                raise ValueError(f"features='claims' with mc: {_NO_CLAIMS}")
+            # the checks of expectimax and search: the file's point system (an error) and jokers (a warning), and
+            # options given with tables= that disagree with the file (an error, not ignored)
+            vt = tables_for(self.system, self.rules, tables=tables, games=DEFAULT_GAMES if games is None else games,
+                            phases=DEFAULT_PHASES if phases is None else phases, features=features, cache=cache,
+                            defaults={"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "features": "none",
+                                      "cache": True})
+            if vt.features == "claims":
+                raise ValueError(f"tables={tables!r} hold features='claims' tables: {_NO_CLAIMS}")
             self._table = vt.values
         self._points = self.system.line_points_table
 

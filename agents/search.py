@@ -9,7 +9,7 @@ import numpy as np
 from agents.base import RatingAgent
 from agents.batch import Batch
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
-from agents.tables import check_tables_path, tables_for
+from agents.tables import check_tables_path, load_tables_file
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
@@ -130,11 +130,14 @@ class RolloutSearchAgent(RatingAgent):
         if rollout_tables is not None:
             if rollout == "ply2":
                 raise ValueError("rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)")
-            rt = tables_for(self.system, self.rules, tables=rollout_tables, games=games, phases=phases,
-                            features=features, cache=cache, name="rollout_tables")
-            if rt.values.ndim != vt.values.ndim or rt.values.shape[1:3] != vt.values.shape[1:3]:
-                raise ValueError(f"rollout_tables={rollout_tables!r} have shape {rt.values.shape}, but the main "
-                                 f"tables have {vt.values.shape}: expected the same features and phases")
+            rt = load_tables_file(self.system, self.rules, rollout_tables, "rollout_tables")
+            if rt.values.shape != vt.values.shape:  # the kernels read both by the main tables' phases and buckets
+                main = f"tables={tables!r}" if tables is not None else (
+                    "the tuned tables" if tuned else "the main tables (trained or cached)")
+                raise ValueError(f"rollout_tables={rollout_tables!r} hold features={rt.features!r} with {rt.phases} "
+                                 f"phases (values of shape {rt.values.shape}), but {main} hold "
+                                 f"features={vt.features!r} with {vt.phases} phases ({vt.values.shape}): expected "
+                                 f"the same features and phases")
             self._roll_table = rt.values
         if self._compiled is not None:
             from agents._fast import tables_flat

@@ -21,10 +21,12 @@ and cached per point system and rules under ``~/.cache/pokersquares/tables``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 import warnings
 import zipfile
@@ -41,13 +43,15 @@ from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
 
 __all__ = ["ValueTables", "cache_dir", "check_cache", "check_tables_path", "improve_tables", "load_or_train",
-           "tables_for", "train_tables"]
+           "load_tables_file", "tables_for", "train_tables"]
 
 FORMAT = "pokersquares-value-tables"
 VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reused)
 FEATURES = ("none", "outs", "straights", "claims")
 _OUTS_SIZE = {"outs": NUM_OUTS, "straights": NUM_OUTS_STRAIGHT, "claims": NUM_OUTS_CLAIMS}
 _FEATURE_OF_SIZE = {size: name for name, size in _OUTS_SIZE.items()}
+_UMASK = os.umask(0o022)  # read once (os.umask can only read it by setting it), for the mode of the files saved
+os.umask(_UMASK)
 
 
 def cache_dir() -> str:
@@ -83,14 +87,37 @@ class ValueTables:
         return _FEATURE_OF_SIZE[self.values.shape[3]]
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the table to an ``.npz`` file (atomically)."""
+        """Write the table to an ``.npz`` file atomically: into a temporary file of a name of its own in the same
+        folder, then renamed onto ``path``, so that a reader, or another thread or process saving the same table at
+        once, never sees a half-written file; nothing is left behind if writing fails."""
         path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
         meta = {"format": FORMAT, "version": VERSION, "features": self.features, "system": self.system.to_json(),
                 "rules": self.rules.to_json(), "games": self.games, "seed": self.seed, "policy": self.policy}
-        tmp = f"{path}.{os.getpid()}.tmp.npz"
-        np.savez_compressed(tmp, values=self.values, counts=self.counts, meta=np.array(json.dumps(meta)))
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp.npz")
+        try:
+            with os.fdopen(fd, "wb") as fh:  # a file object: np.savez appends no ".npz" to it
+                np.savez_compressed(fh, values=self.values, counts=self.counts, meta=np.array(json.dumps(meta)))
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private: give it the mode of a file saved plainly
+            try:
+                os.replace(tmp, path)
+            except OSError:
+                if not self._is_saved_at(path):  # harmless only when another writer put this very table there
+                    raise
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)
+
+    def _is_saved_at(self, path: str) -> bool:
+        """Whether ``path`` holds a valid table equal to this one (as another writer of it leaves it)."""
+        try:
+            other = ValueTables.load(path)
+        except (OSError, ValueError):
+            return False
+        return (np.array_equal(other.values, self.values) and np.array_equal(other.counts, self.counts)
+                and tuple(other.system.points) == tuple(self.system.points) and other.rules == self.rules
+                and (other.games, other.seed, other.policy) == (self.games, self.seed, self.policy))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "ValueTables":
@@ -125,6 +152,14 @@ class ValueTables:
                           else f"{type(exc).__name__}: {exc}") from None
         if not isinstance(meta, dict):
             raise bad(f"meta is a JSON {type(meta).__name__}: expected an object")
+        version = meta.get("version")
+        if meta.get("format") == FORMAT and version != VERSION:
+            whole = isinstance(version, int) and not isinstance(version, bool)
+            when = ("an older version of the package wrote it" if whole and version < VERSION
+                    else "a newer version of the package wrote it" if whole
+                    else "missing or not a whole number")
+            raise bad(f"format version {version!r} ({when}): expected version {VERSION}; retrain the tables with "
+                      f"this version (agents.tables.train_tables, or delete a cached file to have it retrained)")
         if (meta.get("format") != FORMAT or values.ndim not in (3, 4) or values.shape[:2] != (NUM_KEYS, 2)
                 or (values.ndim == 4 and values.shape[3] not in _FEATURE_OF_SIZE)):
             raise ValueError(f"value tables {path!r}: expected format {FORMAT!r} with values of shape "
@@ -135,6 +170,10 @@ class ValueTables:
             raise bad(f"meta lacks {', '.join(missing)}: expected what ValueTables.save writes")
         if values.shape[2] < 1:
             raise bad(f"values of shape {values.shape} have no phase: expected at least one")
+        shape_features = "none" if values.ndim == 3 else _FEATURE_OF_SIZE[values.shape[3]]
+        if meta.get("features") != shape_features:
+            raise bad(f"meta says features={meta.get('features')!r}, but values of shape {values.shape} are those of "
+                      f"features={shape_features!r}: expected the two to agree")
         if not np.issubdtype(values.dtype, np.floating):
             raise bad(f"values of dtype {values.dtype}: expected floats")
         if not np.isfinite(values).all():
@@ -198,10 +237,14 @@ def train_tables(
     Exploration decays linearly from ``epsilon`` to ``epsilon_end``; the table
     is refreshed after every batch of ``batch`` games.
     """
+    from agents.evaluation import check_positive_int, check_seed
+
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
-    if games < 1 or phases < 1 or batch < 1:
-        raise ValueError(f"games={games}, phases={phases}, batch={batch}: expected positive integers")
+    games, phases, batch = (check_positive_int(games, "games"), check_positive_int(phases, "phases"),
+                            check_positive_int(batch, "batch"))
+    seed = check_seed(seed)
+    _check_exploration(epsilon, epsilon_end, blend)
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
@@ -252,6 +295,18 @@ def train_tables(
     return ValueTables(values, counts, ps, rules, games, seed)
 
 
+def _check_exploration(epsilon: Any, epsilon_end: Any, blend: Any) -> None:
+    """A ``ValueError`` naming them unless ``0 <= epsilon, epsilon_end <= 1`` and ``blend`` is a finite number > 0
+    (``blend=0`` would divide unvisited entries' zero sums by zero counts: NaN tables)."""
+    def number(x: Any) -> bool:
+        return not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating)) and np.isfinite(x)
+
+    if not (number(epsilon) and number(epsilon_end) and number(blend) and 0.0 <= epsilon <= 1.0
+            and 0.0 <= epsilon_end <= 1.0 and blend > 0):
+        raise ValueError(f"epsilon={epsilon!r}, epsilon_end={epsilon_end!r}, blend={blend!r}: expected numbers with "
+                         "0 <= epsilon, epsilon_end <= 1 and blend > 0")
+
+
 def _compiled_batch(fast, values, decks, rules, points, eps, ply, rng):
     """One batch of compiled self-play (:func:`agents._fast.self_play`) on ``decks``, exploring with probability
     ``eps``: the flat sums of final line points and the visit counts it adds to a table of ``values``' shape."""
@@ -290,9 +345,7 @@ def improve_tables(
 
     if games < 1 or batch < 1 or ply not in (1, 2):
         raise ValueError(f"games={games}, batch={batch}, ply={ply}: expected positive games and batch, ply 1 or 2")
-    if not (0.0 <= epsilon <= 1.0 and 0.0 <= epsilon_end <= 1.0) or blend <= 0:
-        raise ValueError(f"epsilon={epsilon}, epsilon_end={epsilon_end}, blend={blend}: expected 0 <= epsilon, "
-                         "epsilon_end <= 1 and blend > 0")
+    _check_exploration(epsilon, epsilon_end, blend)
     values = base.values
     _fast.tables_flat(values)  # raises for tables the kernels cannot read (features=straights)
     rules = base.rules
@@ -368,42 +421,88 @@ def load_or_train(
     """Cached tables for this point system and rules, trained (and cached) on first use.
 
     ``cache``: ``True`` for :func:`cache_dir`, a folder, or ``False`` to always train.  A cache entry that cannot be
-    read (damaged, truncated, empty) is retrained and overwritten.
+    read (damaged, truncated, empty) or that holds tables trained for anything else than asked (another point system,
+    rules, size, seed or features: a file copied there) is retrained and overwritten.  If the folder cannot take the
+    new file (read-only, or a file of that name), a ``RuntimeWarning`` says so and the tables are returned uncached.
     """
     ps = point_system(system)
     rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
-    from agents.evaluation import check_positive_int
+    from agents.evaluation import check_positive_int, check_seed
 
     games, phases = check_positive_int(games, "games"), check_positive_int(phases, "phases")  # before the cache name
+    seed = check_seed(seed)
     cache = check_cache(cache)
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
     folder = cache_dir() if cache is True else (os.fspath(cache) if cache else None)
     path = os.path.join(folder, _cache_name(ps, rules, games, phases, seed, features)) if folder else None
+    why = ""
     if path and os.path.exists(path):
         try:
-            return ValueTables.load(path)
-        except ValueError:
-            pass  # a damaged cache entry is retrained and replaced
+            cached = ValueTables.load(path)
+        except ValueError as exc:  # a damaged cache entry is retrained and replaced
+            why = f"; the cached file cannot be read ({exc}), so it is replaced"
+        else:
+            want = {"points": tuple(map(float, ps.points)), "rules": rules.to_json(), "phases": phases,
+                    "features": features, "games": games, "seed": seed}
+            got = {"points": tuple(map(float, cached.system.points)), "rules": cached.rules.to_json(),
+                   "phases": cached.phases, "features": cached.features, "games": cached.games, "seed": cached.seed}
+            wrong = [f"{key} {got[key]!r} (not {want[key]!r})" for key in want if got[key] != want[key]]
+            if not wrong:
+                return cached
+            why = (f"; the cached file {path!r} holds tables trained for other {', '.join(wrong)}, so it is "
+                   f"replaced")
 
     print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()}, features {features!r}, "
           f"{phases} phases ({games} self-play games)"
-          + (f"; caching them in {folder}" if folder else ""), file=sys.stderr)
+          + (f"; caching them in {folder}" if folder else "") + why, file=sys.stderr)
     start = time.perf_counter()
     tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, features=features, progress=progress)
     tables.train_seconds = time.perf_counter() - start  # type: ignore[attr-defined]
     if path:
-        tables.save(path)
+        try:
+            tables.save(path)
+        except OSError as exc:  # an unwritable cache costs the caching, not the training just done
+            warnings.warn(f"could not cache the value tables in {folder!r} ({type(exc).__name__}: {exc}): they are "
+                          f"used uncached and will be trained again next time; set POKERSQUARES_CACHE (or cache=) to "
+                          f"a writable folder", RuntimeWarning, stacklevel=2)
     return tables
 
 
+def load_tables_file(system: Any, rules: Any, path: Any, name: str = "tables") -> ValueTables:
+    """The tables saved at ``path``, checked for a game of ``system`` and ``rules``: tables of other point values are
+    a ``ValueError``; tables trained under other jokers than the game's a ``RuntimeWarning`` (their joker lines were
+    rarely or never trained).  ``name`` is what the messages call the file's option."""
+    path = check_tables_path(path, name)
+    if path is None:
+        raise ValueError(f"{name}=None: expected the path of a .npz written by ValueTables.save")
+    system = point_system(system)
+    vt = ValueTables.load(path)
+    if tuple(vt.system.points) != tuple(system.points):
+        raise ValueError(
+            f"{name} {path!r} were trained for point system {vt.system.name!r} "
+            f"{vt.system.as_dict()}, but the game uses {system.name!r} {system.as_dict()}"
+        )
+    jokers = Rules.parse(rules).jokers if rules is not None else 0
+    if vt.rules.jokers != jokers:  # the joker states of the lines were never (or differently) trained
+        warnings.warn(f"{name} {path!r} were trained with jokers={vt.rules.jokers}, but the game has "
+                      f"jokers={jokers}: lines holding jokers are valued by entries that training saw rarely or "
+                      f"never; train tables under the game's jokers for real play", RuntimeWarning, stacklevel=3)
+    return vt
+
+
 def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phases: int, features: str,
-               cache: Any, tuned: Any = False, name: str = "tables") -> "ValueTables":
-    """The value tables an agent plays ``system`` with: the file ``tables`` (which must have been trained for the
-    same point values), the shipped tuned tables (``tuned=True``, :func:`agents.tuning.tuned_tables`), or else
-    :func:`load_or_train` with the other options.  ``name`` is what errors call the ``tables`` option; a ``tables``
-    or ``cache`` of another type (``tables=5``) is a ``ValueError`` naming it."""
+               cache: Any, tuned: Any = False, name: str = "tables",
+               defaults: dict[str, Any] | None = None) -> "ValueTables":
+    """The value tables an agent plays ``system`` with: the file ``tables`` (:func:`load_tables_file`: it must have
+    been trained for the same point values), the shipped tuned tables (``tuned=True``,
+    :func:`agents.tuning.tuned_tables`), or else :func:`load_or_train` with the other options.  ``name`` is what errors
+    call the ``tables`` option; a ``tables`` or ``cache`` of another type (``tables=5``) is a ``ValueError`` naming it.
+
+    With a file, ``games``, ``phases``, ``features`` and ``cache`` choose nothing: one given (not its value in
+    ``defaults``, by default the ``expectimax`` agent's) that disagrees with the file (``features``, ``phases`` or
+    ``games`` other than the file's; any ``cache``) is a ``ValueError`` naming it rather than silently ignored."""
     tables, cache = check_tables_path(tables, name), check_cache(cache)
     if not isinstance(tuned, bool):
         raise ValueError(f"tuned={tuned!r}: expected true or false")
@@ -416,15 +515,18 @@ def tables_for(system: Any, rules: Any, *, tables: str | None, games: int, phase
         return tuned_tables(system, rules, games=games, phases=phases, features=features, cache=cache)
     if tables is None:
         return load_or_train(system, rules, games=games, phases=phases, features=features, cache=cache)
-    vt = ValueTables.load(tables)
-    if tuple(vt.system.points) != tuple(system.points):
+    if defaults is None:
+        from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
+
+        defaults = {"games": DEFAULT_GAMES, "phases": DEFAULT_PHASES, "features": DEFAULT_FEATURES, "cache": True}
+    vt = load_tables_file(system, rules, tables, name)
+    given = {"games": games, "phases": phases, "features": "none" if features is None else features, "cache": cache}
+    of_file = {"games": vt.games, "phases": vt.phases, "features": vt.features}
+    refused = [f"{key}={value!r}" for key, value in given.items()
+               if value != defaults.get(key, value) and (key == "cache" or value != of_file[key])]
+    if refused:
         raise ValueError(
-            f"{name} {tables!r} were trained for point system {vt.system.name!r} "
-            f"{vt.system.as_dict()}, but the game uses {system.name!r} {system.as_dict()}"
-        )
-    jokers = Rules.parse(rules).jokers if rules is not None else 0
-    if vt.rules.jokers != jokers:  # the joker states of the lines were never (or differently) trained
-        warnings.warn(f"{name} {tables!r} were trained with jokers={vt.rules.jokers}, but the game has "
-                      f"jokers={jokers}: lines holding jokers are valued by entries that training saw rarely or "
-                      f"never; train tables under the game's jokers for real play", RuntimeWarning, stacklevel=2)
+            f"{', '.join(refused)} with {name}={tables!r}: those options choose the tables trained when no file is "
+            f"given, and the file holds tables of features={vt.features!r}, {vt.phases} phases, {vt.games} games "
+            f"(nothing is trained or cached for it): drop them, or drop {name} to train tables with them")
     return vt

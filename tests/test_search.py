@@ -143,3 +143,25 @@ def test_rollout_tables_errors_name_the_problem(tmp_path):
     pytest.importorskip("numba")
     with pytest.raises(ValueError, match="rollout_tables needs rollout='ply1'"):
         make_agent(f"search:tables={main},rollout_tables={main},rollout=ply2")
+
+
+@pytest.mark.parametrize("backend, other", [("numpy", "straights"), ("numba", "claims"), ("numba", "none")])
+def test_rollout_tables_of_other_features_are_refused_naming_both_files(tmp_path, backend, other):
+    """Only the number of dimensions and the phases were compared: outs and claims tables (4-d both) passed, and the
+    kernels read one by the other's buckets (a segmentation fault), as numpy read straights tables by outs buckets."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    from agents.tables import train_tables
+
+    _, main = _small_tables(tmp_path)
+    path = tmp_path / f"{other}.npz"
+    train_tables("american", games=500, phases=4, features=other).save(path)
+    for tables, rollout, (tf, rf) in ((main, path, ("outs", other)), (path, main, (other, "outs"))):
+        if backend == "numpy" and tf == "claims":
+            continue
+        with pytest.raises(ValueError) as error:
+            make_agent(f"search:tables={tables},rollout_tables={rollout},rollouts=4,candidates=2,backend={backend}")
+        message = str(error.value)
+        assert (f"rollout_tables={str(rollout)!r} hold features={rf!r} with 4 phases" in message
+                and f"but tables={str(tables)!r} hold features={tf!r} with 4 phases" in message
+                and "expected the same features and phases" in message), message

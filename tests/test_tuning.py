@@ -245,6 +245,65 @@ def test_tune_tables_experiment_rejects_bad_options_before_any_work(tmp_path, ca
     assert not out.exists()  # checked before tables are trained or the folder is made
 
 
+@needs_numba
+def test_tune_tables_with_a_scoring_file_prints_a_command_that_plays_it(tmp_path, monkeypatch, capsys):
+    """``--scoring FILE.json`` was recorded and printed by the system's name (``--scoring custom``), a command that
+    fails; the file's path is kept as given."""
+    import shlex
+
+    from pokersquares_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    points = {**point_system("american").as_dict(), "one_pair": 3}
+    (tmp_path / "mine.json").write_text(json.dumps(points))
+    code = main(["experiment", "tune-tables", "--out", "tune", "--scoring", "mine.json", "--generations", "1",
+                 "--refine", "0", "--population", "4", "--elite", "2", "--games", "100", "--eval-games", "100",
+                 "--tables-games", "2000", "--no-progress"])
+    assert code == 0
+    for name in ("experiment.json", "results.json"):
+        record = json.loads((tmp_path / "tune" / name).read_text())
+        assert record["scoring"] == "mine.json" and record["points"] == point_system("mine.json").as_dict(), name
+    command = (tmp_path / "tune" / "results.md").read_text().split("Play them: `")[1].split("`")[0]
+    assert "--scoring mine.json" in command
+    capsys.readouterr()
+    assert main(shlex.split(command)[1:] + ["--games", "2", "--no-progress"]) == 0, capsys.readouterr().err
+    assert "tune/tables.npz" in capsys.readouterr().out
+
+
+def test_a_failed_tune_tables_rerun_leaves_no_results_of_the_earlier_options(tmp_path, monkeypatch):
+    """The mark of the new options was written before training, beside the earlier run's results: a rerun that
+    failed left a folder whose experiment.json contradicted its results.json."""
+    import agents.tables
+    from agents.experiments.marks import write_root_mark
+    from agents.experiments.tune_tables import OUTPUTS, tune_tables_experiment
+
+    out = tmp_path / "tune"
+    out.mkdir()
+    write_root_mark(out, "tune-tables", {"scoring": "american", "seed": 0})
+    for name in OUTPUTS:
+        (out / name).write_text("of the earlier run")
+    (out / "notes.txt").write_text("the user's")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("training failed")
+
+    monkeypatch.setattr(agents.tables, "load_or_train", fail)
+    with pytest.raises(RuntimeError, match="training failed"):
+        tune_tables_experiment(str(out), seed=7, generations=1, refine=0, population=4, elite=2, games=10,
+                               eval_games=10, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["experiment.json", "notes.txt"]
+    assert json.loads((out / "experiment.json").read_text())["seed"] == 7
+
+
+def test_tune_tables_help_gives_the_measured_time(capsys):
+    from pokersquares_env.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["experiment", "tune-tables", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "The defaults take about 16 minutes on 2 cores." in help_text
+
+
 # ----------------------------------------------------------------------------- shipped tuned tables (tuned=true)
 
 def test_shipped_multipliers_fit_the_agents_default_tables():

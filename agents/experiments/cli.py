@@ -107,7 +107,7 @@ def add_arguments(parser) -> None:
                     "multiplier per line class and row/column (then per third of the game), playing every "
                     "candidate on the same fresh deals; then play untuned and tuned tables with one- and two-ply "
                     "expectimax on held-out deals.  Writes tables.npz, theta.json, history.json, results.md/json "
-                    "and curve.png.  Needs numba (the fast extra).  The defaults take about 20 minutes on 2 cores.",
+                    "and curve.png.  Needs numba (the fast extra).  The defaults take about 16 minutes on 2 cores.",
     )
     t.add_argument("--out", default="runs/tune_tables", help="output folder (default runs/tune_tables)")
     t.add_argument("--scoring", default="american",

@@ -17,13 +17,33 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["tune_tables_experiment"]
+__all__ = ["OUTPUTS", "tune_tables_experiment"]
+
+#: the files a run writes into its folder (besides experiment.json); a rerun removes them before it starts
+OUTPUTS = ("tables.npz", "theta.json", "history.json", "results.md", "results.json", "curve.png", "scoring.json")
+
+
+def _scoring_arg(scoring: Any, system: Any, folder: Path) -> str:
+    """What ``pokersquares evaluate --scoring`` takes for ``system``, recorded and printed: the name of a built-in
+    system, else the JSON file ``scoring`` named (as given), else (a mapping or ``PointSystem``) ``scoring.json``
+    written into ``folder``."""
+    from pokersquares_env.scoring import POINT_SYSTEMS, point_system
+
+    if system.name in POINT_SYSTEMS and tuple(point_system(system.name).points) == tuple(system.points):
+        return system.name
+    if isinstance(scoring, (str, os.PathLike)):
+        return os.fspath(scoring)
+    path = folder / "scoring.json"
+    path.write_text(json.dumps(system.to_json(), indent=1) + "\n")
+    return str(path)
 
 
 def _paired(base: np.ndarray, tuned: np.ndarray) -> dict[str, float]:
@@ -84,10 +104,13 @@ def tune_tables_experiment(
     folder = Path(check_out_dir(out, name="out"))
     check_own_root(folder, "tune-tables", _older_root)  # never results in another's folder (an evaluation, a run)
     folder = Path(prepare_out_dir(folder, name="out"))  # before the tables are trained, not after
+    for name in OUTPUTS:  # an earlier run's results: gone before the mark names the new options (if this run fails,
+        (folder / name).unlink(missing_ok=True)  # the folder holds no results of other options than its mark's)
+    scoring_arg = _scoring_arg(scoring, system, folder)
     write_root_mark(folder, "tune-tables", {
-        "scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations, "refine": refine,
-        "population": population, "elite": elite, "games": games, "sigma": sigma, "eval_games": eval_games,
-        "eval_seed": eval_seed, "seed": seed, "tables_games": tables_games})
+        "scoring": scoring_arg, "points": system.as_dict(), "rules": rules.to_json(), "ply": ply,
+        "generations": generations, "refine": refine, "population": population, "elite": elite, "games": games,
+        "sigma": sigma, "eval_games": eval_games, "eval_seed": eval_seed, "seed": seed, "tables_games": tables_games})
     base = load_or_train(system, rules, games=DEFAULT_GAMES if tables_games is None else tables_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES, progress=progress)
     start = time.perf_counter()
@@ -112,7 +135,7 @@ def tune_tables_experiment(
     theta = result.theta
     theta_json = {name: {"row": theta[i, 0].round(4).tolist(), "column": theta[i, 1].round(4).tolist()}
                   for i, name in enumerate(CLASS_NAMES)}
-    summary = {"scoring": system.name, "rules": rules.to_json(), "ply": ply, "generations": generations,
+    summary = {"scoring": scoring_arg, "points": system.as_dict(), "rules": rules.to_json(), "ply": ply, "generations": generations,
                "refine": refine, "population": population, "elite": elite, "games": games, "sigma": sigma, "seed": seed,
                "eval_games": eval_games, "eval_seed": eval_seed, "seconds": seconds,
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
@@ -130,8 +153,9 @@ def tune_tables_experiment(
         row = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 0])
         col = " ".join(f"{math.exp(v):.2f}" for v in theta[i, 1])
         lines.append(f"| {name} | {row} | {col} |")
-    lines += ["", f"Play them: `pokersquares evaluate --agent expectimax:tables={folder / 'tables.npz'} "
-              f"--scoring {system.name}{' --rules ' + spec if spec else ''}`"]
+    agent = shlex.quote(f"expectimax:tables={folder / 'tables.npz'}")
+    lines += ["", f"Play them: `pokersquares evaluate --agent {agent} --scoring {shlex.quote(scoring_arg)}"
+              f"{' --rules ' + spec if spec else ''}`"]
     table = "\n".join(lines)
     summary["table"] = table
     (folder / "results.md").write_text(table + "\n")

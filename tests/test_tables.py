@@ -1,0 +1,256 @@
+"""The learned tables (agents.tables): saving, loading and caching them, and the agents' checks of a ``tables=`` file
+(search's ``rollout_tables`` are in test_search.py, tune-tables in test_tuning.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.batch import NUM_OUTS_CLAIMS
+from agents.lines import NUM_KEYS
+from agents.tables import ValueTables, _cache_name, load_or_train, train_tables
+from pokersquares_env.core import Rules
+from pokersquares_env.scoring import point_system
+
+SMALL = dict(games=2000, phases=4)
+
+
+@pytest.fixture(autouse=True)
+def _table_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.getbasetemp() / "pscache"))
+
+
+@pytest.fixture(scope="module")
+def outs_table() -> ValueTables:
+    return train_tables("american", features="outs", **SMALL)
+
+
+def _leftovers(folder, keep) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name not in keep)
+
+
+# ----------------------------------------------------------------------------- save: atomic, per writer
+
+
+def test_concurrent_saves_in_one_process_do_not_collide(tmp_path, monkeypatch, outs_table):
+    """Threads of one process saving the same table at once shared one temporary file name (``PATH.PID.tmp.npz``):
+    the first rename took it and the others raised FileNotFoundError."""
+    path = tmp_path / "t.npz"
+    barrier = threading.Barrier(4)
+    write = np.savez_compressed
+
+    def write_then_wait(*args, **kwargs):  # every thread has written its file before any renames it
+        write(*args, **kwargs)
+        barrier.wait(timeout=60)
+
+    monkeypatch.setattr(np, "savez_compressed", write_then_wait)
+    errors: list[BaseException] = []
+
+    def save():
+        try:
+            outs_table.save(path)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    np.testing.assert_array_equal(ValueTables.load(path).values, outs_table.values)
+    assert _leftovers(tmp_path, {"t.npz"}) == []  # no temporary file left behind
+
+
+def test_a_failed_rename_is_harmless_only_when_the_target_holds_the_table(tmp_path, monkeypatch, outs_table):
+    path = tmp_path / "t.npz"
+    outs_table.save(path)
+    assert ValueTables.load(path).features == "outs"
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied", dst)
+
+    monkeypatch.setattr(os, "replace", refuse)
+    outs_table.save(path)  # another writer already put this very table there: nothing lost
+    other = ValueTables(outs_table.values + 1.0, outs_table.counts, outs_table.system, outs_table.rules,
+                        outs_table.games, outs_table.seed)
+    with pytest.raises(PermissionError):
+        other.save(path)  # the target holds another table: the failure is not hidden
+    assert _leftovers(tmp_path, {"t.npz"}) == []  # and no temporary file is left either way
+    np.testing.assert_array_equal(ValueTables.load(path).values, outs_table.values)
+
+
+def test_save_names_no_npz_twice_and_keeps_the_mode_of_a_plain_file(tmp_path, outs_table):
+    path = tmp_path / "plain"  # no .npz suffix: saved under exactly this name
+    outs_table.save(path)
+    assert os.listdir(tmp_path) == ["plain"]
+    assert ValueTables.load(path).phases == 4
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+
+
+# ----------------------------------------------------------------------------- load: what the meta says is checked
+
+
+def _rewrite(src, dst, **meta_changes) -> None:
+    with np.load(src) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta.update(meta_changes)
+    arrays["meta"] = np.array(json.dumps({k: v for k, v in meta.items() if v is not None}))
+    with open(dst, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+@pytest.mark.parametrize("changes, match", [
+    ({"version": 1}, r"format version 1 \(an older version of the package wrote it\): expected version 2"),
+    ({"version": 99}, r"format version 99 \(a newer version of the package wrote it\): expected version 2"),
+    ({"version": None}, r"format version None \(missing or not a whole number\): expected version 2"),
+    ({"version": "2"}, r"format version '2' \(missing or not a whole number\)"),
+    ({"features": "claims"}, r"meta says features='claims', but values of shape \(1584, 2, 4, 30\) are those of "
+                             r"features='outs'"),
+    ({"features": "none"}, r"meta says features='none'.*features='outs'"),
+    ({"features": None}, r"meta says features=None"),
+])
+def test_load_checks_the_format_version_and_the_features(tmp_path, outs_table, changes, match):
+    good = tmp_path / "good.npz"
+    outs_table.save(good)
+    bad = tmp_path / "bad.npz"
+    _rewrite(good, bad, **changes)
+    with pytest.raises(ValueError, match=re.escape(f"value tables '{bad}': ") + match):
+        ValueTables.load(bad)
+    assert ValueTables.load(good).features == "outs"
+
+
+# ----------------------------------------------------------------------------- load_or_train: the cache
+
+
+def test_a_cached_table_of_other_options_is_retrained_and_replaced(tmp_path, capsys):
+    ps, kw = point_system("american"), dict(games=300, phases=2, cache=tmp_path)
+    american = load_or_train(ps, **kw)
+    key = tmp_path / _cache_name(ps, Rules(), 300, 2, 0, "none")
+    for other, said in ((load_or_train("english", **kw), "points"),
+                        (load_or_train(ps, Rules(jokers=1), **kw), "rules"),
+                        (load_or_train(ps, games=300, phases=3, cache=tmp_path), "phases"),
+                        (load_or_train(ps, games=300, phases=2, features="outs", cache=tmp_path), "features"),
+                        (load_or_train(ps, games=301, phases=2, cache=tmp_path), "games")):
+        other.save(key)  # a table of other options copied onto the key of the plain American one
+        capsys.readouterr()
+        got = load_or_train(ps, **kw)
+        err = capsys.readouterr().err
+        assert "training value tables" in err and f"holds tables trained for other {said}" in err, err
+        assert tuple(got.system.points) == tuple(ps.points) and got.rules == Rules() and got.phases == 2
+        assert got.features == "none" and got.games == 300
+        np.testing.assert_array_equal(got.values, american.values)
+        np.testing.assert_array_equal(ValueTables.load(key).values, american.values)  # the entry was replaced
+    capsys.readouterr()
+    load_or_train(ps, **kw)
+    assert "training" not in capsys.readouterr().err  # a good entry is read, not retrained
+
+
+def test_a_cache_folder_that_is_a_file_warns_and_the_tables_are_still_used(tmp_path, monkeypatch):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    with pytest.warns(RuntimeWarning, match=re.escape(f"could not cache the value tables in '{afile}'")):
+        tables = load_or_train("american", games=300, phases=2, cache=afile)
+    assert tables.games == 300 and tables.phases == 2 and afile.read_text() == "not a folder"
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(afile))  # the cache root itself a file
+    with pytest.warns(RuntimeWarning, match=re.escape(f"could not cache the value tables in '{afile / 'tables'}'")
+                      + r" \((NotADirectoryError|FileExistsError): "):
+        assert load_or_train("american", games=300, phases=2).games == 300
+
+
+def test_a_read_only_cache_warns_and_the_tables_are_still_used(tmp_path, monkeypatch):
+    def read_only(self, path):
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    monkeypatch.setattr(ValueTables, "save", read_only)  # as a read-only folder (tests may run as root)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"could not cache the value tables in '{tmp_path}' ")
+                      + r"\(PermissionError: .*Permission denied"):
+        tables = load_or_train("american", games=300, phases=2, cache=tmp_path)
+    assert tables.games == 300 and os.listdir(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------- train_tables: its options
+
+
+@pytest.mark.parametrize("option, value, match", [
+    ("games", True, "games=True: expected a positive integer"),
+    ("games", 2.5, "games=2.5: expected a positive integer"),
+    ("games", 0, "games=0: expected a positive integer"),
+    ("phases", 1.0, "phases=1.0: expected a positive integer"),
+    ("batch", False, "batch=False: expected a positive integer"),
+    ("seed", -1, "seed=-1: expected an integer >= 0"),
+    ("blend", 0, "blend=0: expected numbers with 0 <= epsilon, epsilon_end <= 1 and blend > 0"),
+    ("blend", -3.0, "blend=-3.0"),
+    ("blend", float("nan"), "blend=nan"),
+    ("epsilon", 1.5, "epsilon=1.5"),
+    ("epsilon_end", -0.1, "epsilon_end=-0.1"),
+    ("epsilon", "0.5", "epsilon='0.5'"),
+])
+def test_train_tables_names_a_bad_option(option, value, match):
+    with pytest.raises(ValueError, match=match.replace("(", r"\(").replace(")", r"\)")):
+        train_tables("american", **{"games": 10, "phases": 2, option: value})
+
+
+# ----------------------------------------------------------------------------- tables=FILE in the agents
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, outs_table):
+    folder = tmp_path_factory.mktemp("saved")
+    paths = {"outs": folder / "outs.npz", "english": folder / "english.npz", "claims": folder / "claims.npz"}
+    outs_table.save(paths["outs"])
+    train_tables("english", games=500, phases=2).save(paths["english"])
+    shape = (NUM_KEYS, 2, 4, NUM_OUTS_CLAIMS)  # the layout is all that matters here: no numba needed to write it
+    ValueTables(np.zeros(shape), np.zeros(shape), point_system("american"), Rules(), 1, 0).save(paths["claims"])
+    return paths
+
+
+@pytest.mark.parametrize("agent", ["expectimax:backend=numpy", "search:backend=numpy,rollouts=2", "mc:rollouts=2"])
+@pytest.mark.parametrize("options, named", [
+    ("features=straights", "features='straights'"),
+    ("games=5,phases=3", "games=5, phases=3"),
+    ("phases=2", "phases=2"),
+    ("cache=false", "cache=False"),
+])
+def test_options_given_with_a_tables_file_are_refused_not_ignored(saved, agent, options, named):
+    with pytest.raises(ValueError, match=re.escape(f"{named} with tables='{saved['outs']}': ")
+                       + ".*features='outs', 4 phases"):
+        make_agent(f"{agent},tables={saved['outs']},{options}")
+    if not agent.startswith("mc"):  # features=none is not their default (mc's is: there it says nothing)
+        with pytest.raises(ValueError, match=re.escape(f"features='none' with tables='{saved['outs']}': ")):
+            make_agent(f"{agent},tables={saved['outs']},features=none")
+
+
+@pytest.mark.parametrize("agent", ["expectimax:backend=numpy", "search:backend=numpy,rollouts=2", "mc:rollouts=2"])
+def test_options_that_agree_with_the_tables_file_are_taken(saved, agent):
+    agent = make_agent(f"{agent},tables={saved['outs']},features=outs,phases=4,games=2000")
+    table = agent.tables.values if hasattr(agent, "tables") else agent._table
+    assert table.shape == (NUM_KEYS, 2, 4, 30)
+
+
+def test_mc_checks_a_tables_file_like_expectimax(saved, tmp_path):
+    with pytest.raises(ValueError, match=re.escape(f"tables '{saved['english']}' were trained for point system "
+                                                   "'english'")):
+        make_agent(f"mc:tables={saved['english']}", system="american")
+    with pytest.warns(RuntimeWarning, match="trained with jokers=0, but the game has jokers=2"):
+        make_agent(f"mc:tables={saved['outs']},rollouts=2", rules=Rules(jokers=2))
+    with pytest.raises(ValueError, match=re.escape(f"tables='{saved['claims']}' hold features='claims' tables: mc's "
+                                                   "rollouts run in numpy")):
+        make_agent(f"mc:tables={saved['claims']}")
+    with pytest.raises(ValueError, match="features='claims' with mc: .*no reader for claims tables"):
+        make_agent(f"mc:features=claims,cache={tmp_path}")
+    assert os.listdir(tmp_path) == []  # refused before any training
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_agent(f"mc:tables={saved['outs']},rollouts=2")  # a fitting file: no warning
+

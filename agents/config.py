@@ -14,6 +14,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -104,11 +105,11 @@ class TrainConfig:
     learning_rate: float | None = None
     """Adam learning rate"""
     anneal_lr: bool = True
-    """decay the learning rate linearly to 0 over the run"""
+    """decay the learning rate linearly over the run: fast-ppo and dqn to 0.02 x learning_rate (never below), maskable-ppo (SB3) to about 0"""
     num_envs: int | None = None
     """parallel games"""
     num_steps: int | None = None
-    """PPO: steps per game per rollout; DQN: environment steps between gradient steps"""
+    """PPO: steps per game per rollout; DQN: vector steps (each num_envs environment steps) between training rounds"""
     minibatch_size: int | None = None
     """samples per gradient step"""
     update_epochs: int | None = None
@@ -304,6 +305,10 @@ class TrainConfig:
         data = dict(data)
         if isinstance(data.get("hidden"), tuple):
             data["hidden"] = list(data["hidden"])
+        for f in fields(cls):  # a whole number in float notation (2e6 in a config file) is that integer, as on the CLI
+            value = data.get(f.name)
+            if f.type in ("int", "int | None") and isinstance(value, float) and value.is_integer():
+                data[f.name] = int(value)
         return cls(**data)
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -395,12 +400,37 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{label} {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
     is_yaml = path.suffix in (".yaml", ".yml")
-    parse = _yaml().safe_load if is_yaml else json.loads
+    parse = (lambda t: _yaml().load(t, Loader=_yaml_loader())) if is_yaml else json.loads
     try:
         return parse(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
         how = "YAML" if is_yaml else "JSON (a .yaml or .yml name is read as YAML)"
         raise error(f"{label} {str(path)!r} could not be parsed as {how}: {exc}") from None
+
+
+#: a number in e-notation as YAML 1.2 (and JSON) read it: 3e-4, 2e6, 2.5e6, 1E+3 (PyYAML's YAML 1.1 reads these
+#: as text unless they have a dot and a signed exponent)
+_E_NUMBER = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+
+
+def _yaml_loader():
+    """PyYAML's safe loader, reading e-notation numbers (``3e-4``, ``2e6``) as numbers rather than text: an integer
+    when the text has no dot and a non-negative exponent (``2e6`` is 2000000, exactly), else a float."""
+    yaml = _yaml()
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def construct(loader, node):
+        text = loader.construct_scalar(node).replace("_", "")
+        mantissa, _, exponent = text.lower().partition("e")
+        if "." not in mantissa and int(exponent) >= 0:
+            return int(mantissa) * 10 ** int(exponent)
+        return float(text)
+
+    Loader.add_implicit_resolver("tag:pokersquares:e-number", _E_NUMBER, list("-+0123456789."))
+    Loader.add_constructor("tag:pokersquares:e-number", construct)
+    return Loader
 
 
 def _yaml():

@@ -167,6 +167,11 @@ def run(args) -> int:
     except ConfigError as exc:  # what only the run folder can tell (checked above as far as it can be)
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
+    if getattr(result, "interrupted", False):  # Ctrl-C: stop here (no evaluation of an unfinished run)
+        print(f"pokersquares demo: Ctrl-C stopped the training at step {result.steps:,}; its checkpoint and model "
+              f"are kept in {out} (continue it with `pokersquares train --out {out} --resume`); nothing was "
+              f"evaluated", file=sys.stderr)
+        return 130
     print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
     if steps is not None and result.steps < planned:
         print(f"      the {minutes:g}-minute limit stopped it before {planned:,} steps: the result is weaker than "

@@ -41,7 +41,7 @@ from agents.fast_ppo import (
     save_model,
     torch,
 )
-from agents.shaping import potential_for, shaped_rewards
+from agents.shaping import shaped_rewards
 from pokersquares_env.env import OBS_SIZE
 
 __all__ = ["BUFFER_FILE", "ReplayBuffer", "train"]
@@ -181,7 +181,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     if buffer is None:
         buffer = ReplayBuffer(cfg.buffer_size, OBS_SIZE, cfg.seed + global_step)
 
-    potential = potential_for(cfg)
+    potential = run.shaping_potential()  # built before the run's clock started (train)
     iteration = 0
     games = restore_games(state, cfg, N)
     if games is not None:  # the games in progress, the exploration generator and the step counter go on

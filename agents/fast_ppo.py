@@ -28,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.config import TrainConfig
-from agents.shaping import potential_for, shaped_rewards
+from agents.shaping import shaped_rewards
 
 __all__ = ["LinesNet", "MlpNet", "games_state", "load_policy", "make_env", "make_net", "masked_logits", "restore_games",
            "train"]
@@ -258,7 +258,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                    torch_rng=torch.get_rng_state(),
                    games=games_state(envs, obs=obs.numpy(), mask=mask.numpy(), reset_step=reset_step.numpy(), phi=phi))
 
-    potential = potential_for(cfg)
+    potential = run.shaping_potential()  # built before the run's clock started (train)
     games = restore_games(state, cfg, N)
     if games is not None:  # the resumed run goes on with the games it was playing: as if never interrupted
         envs, phi = games["env"], games["phi"]
@@ -343,7 +343,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     entropy = -(logp_all.exp() * logp_all.masked_fill(~legal, 0.0)).sum(-1).mean()
                     ratio = (logp - f_logp[idx]).exp()
                     a = f_adv[idx]
-                    a = (a - a.mean()) / (a.std() + 1e-8)
+                    if a.numel() > 1:  # as SB3: one sample has no spread (its std is NaN), so it stays as it is
+                        a = (a - a.mean()) / (a.std() + 1e-8)
                     pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
                     v_loss = 0.5 * ((value - f_ret[idx]) ** 2).mean()
                     loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss

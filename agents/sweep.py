@@ -28,8 +28,10 @@ Every trial calls the normal training entry point (:func:`agents.train.train`) a
 writes the usual run folder in ``<out>/trials/<trial>/`` (the folder name is made
 from the trial's parameters).  A finished trial leaves ``sweep_trial.json`` there;
 when the sweep runs again (after a stop, a crash, or with more values in the
-config) a finished trial is not trained again but reports its stored results,
-and an unfinished trial with a checkpoint continues from it.  The sweep folder
+config) a finished trial is not trained again but reports its stored results --
+only when it was trained with exactly the trial's training options (``sweep_trial.json`` stores the resolved
+config; a changed ``train:`` option trains the trial again) -- and an unfinished trial with a checkpoint of the
+same config continues from it.  The sweep folder
 receives ``summary.md``/``summary.csv``/``summary.json`` (one row per trial, and
 means over seeds per configuration), ``curves.png`` and ``final.png``; Tune's own
 records go to ``<out>/tune/``.
@@ -314,6 +316,28 @@ def _last_eval(folder: Path) -> float:
     return value
 
 
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """A resolved TrainConfig dict without what does not change the training (the display, the folder's spelling)."""
+    return {k: v for k, v in config.items() if k not in ("progress", "out")}
+
+
+def _stored_config(folder: Path, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The resolved config a trial was trained with: the ``config`` of its ``sweep_trial.json`` record, or (a record
+    written before it had one, or an unfinished trial) its run folder's ``config.json``; None when neither is
+    readable."""
+    from agents.config import ConfigError, TrainConfig
+
+    stored = record.get("config")
+    try:
+        if isinstance(stored, dict):
+            return _comparable(TrainConfig.from_dict(stored).resolved().to_dict())
+        if (folder / "config.json").is_file():
+            return _comparable(TrainConfig.load(folder / "config.json").resolved().to_dict())
+    except (ConfigError, ValueError):
+        pass
+    return None
+
+
 def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     """Train one trial through :func:`agents.train.train` (or reuse its finished run folder); its metrics."""
     from agents.config import TrainConfig
@@ -321,14 +345,19 @@ def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
 
     cfg = SweepConfig(**sweep)
     folder = trial_folder(cfg, params)
-    done = _read_done(folder)
-    if done is not None:
-        return {**done["metrics"], "reused": True}
     options = {**cfg.train, **trial_params(cfg, params), "out": str(folder), "progress": False}
     train_cfg = TrainConfig.from_dict(options, where=f"trial {folder.name}")
+    wanted = _comparable(train_cfg.resolved().to_dict())
+    done = _read_done(folder)
+    # a finished trial is reused only when it was trained with exactly this trial's resolved config (the fixed
+    # `train:` options too, not only the varied ones); any other is trained again from the start
+    if done is not None and _stored_config(folder, done) == wanted:
+        return {**done["metrics"], "reused": True}
     ext = Path(MODEL_FILE[train_cfg.resolved().algo]).suffix
-    resume = (folder / "checkpoints" / f"latest{ext}").is_file() and (folder / "config.json").is_file()
-    result = train(train_cfg, resume=resume, overwrite=not resume)  # a trial that never checkpointed starts over
+    resume = (done is None and (folder / "checkpoints" / f"latest{ext}").is_file()
+              and _stored_config(folder, {}) == wanted)  # an unfinished run of this very config continues
+    # a trial that never checkpointed, or one trained with other options, starts over
+    result = train(train_cfg, resume=resume, overwrite=not resume)
     if result.interrupted:
         raise RuntimeError(f"trial {folder.name} was interrupted at step {result.steps}; run the sweep again to resume")
     row = (result.evaluation or [{}])[0]
@@ -336,7 +365,7 @@ def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     metrics.update(eval_score=_last_eval(folder), steps=int(result.steps), seconds=float(result.seconds),
                    worker_peak_rss_mib=_peak_rss_mib())
     record = {"status": "done", "params": trial_params(cfg, params), "metrics": metrics, "resumed": resume,
-              "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              "config": train_cfg.resolved().to_dict(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
     tmp = folder / (DONE_FILE + ".tmp")
     tmp.write_text(json.dumps(_json_safe(record), indent=2) + "\n")
     os.replace(tmp, folder / DONE_FILE)  # atomic: a stop mid-write never leaves a half-finished marker

@@ -145,6 +145,9 @@ def _read_progress(path: Path, what: str = "--resume") -> dict[str, Any]:
     return out
 
 
+_UNSET = object()  # a RunFolder's shaping potential not built yet
+
+
 class RunFolder:
     """The run folder of a training run: config, logs, learning curve, evaluations, checkpoints, Ctrl-C."""
 
@@ -173,6 +176,7 @@ class RunFolder:
         self._old_handler = None
         self._ep_rate_t = time.time()
         self._ep_rate_n = 0
+        self._potential: Any = _UNSET
         self.steps = 0
 
     # ---------------------------------------------------------------- setup
@@ -358,6 +362,21 @@ class RunFolder:
         """Whether the wall-clock budget (``time_limit``) is spent."""
         return bool(self.cfg.time_limit) and self.seconds() >= self.cfg.time_limit
 
+    def prepare_shaping(self) -> None:
+        """Build the config's shaping potential now (``tables``: train or load the self-play tables) and restart the
+        run's clock after it, so that building the tables counts neither against ``time_limit`` nor in the run's
+        seconds."""
+        self.shaping_potential()
+        self._t0 = self._ep_rate_t = time.time()
+
+    def shaping_potential(self) -> Any:
+        """The config's shaping potential (None without shaping), built once (:meth:`prepare_shaping`)."""
+        if self._potential is _UNSET:
+            from agents.shaping import potential_for
+
+            self._potential = potential_for(self.cfg)
+        return self._potential
+
     def seconds(self) -> float:
         """Training wall-clock seconds, including earlier sessions of a resumed run."""
         return self._seconds_before + time.time() - self._t0
@@ -521,6 +540,29 @@ def _check_resume_budget(cfg: TrainConfig, progress: Path) -> None:
                           f"{cfg.out!r} already took: expected a --timesteps of at least that (more, to train longer)")
 
 
+def resumed_config(config: TrainConfig, given: dict[str, Any]) -> tuple[TrainConfig, TrainConfig]:
+    """The config a ``--resume`` of the run in ``config.out`` trains with -- its stored config, with the given
+    :data:`RESUME_OPTIONS` (the budget, the display) and the folder where it now is -- and the stored config; a
+    ConfigError when there is no run to resume or a ``given`` option would change it."""
+    if Path(config.out).exists() and not Path(config.out).is_dir():
+        raise ConfigError(f"--resume: out={config.out!r} is a file: expected the folder of the run to resume")
+    stored = Path(config.out) / "config.json"
+    if not stored.exists():
+        raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
+    saved = TrainConfig.load(stored)
+    stored_options = saved.to_dict()
+    changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
+    if changed:
+        raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
+                          + ", ".join(f"{k}={given[k]!r} (stored: {stored_options[k]!r})" for k in changed)
+                          + f" would change it: only {', '.join(RESUME_OPTIONS)} may change on --resume")
+    # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
+    # a copied or moved run resumes where it now is, not where its config.json says it was
+    keep = {k: given[k] for k in RESUME_OPTIONS if k in given}
+    merged = TrainConfig.from_dict({**stored_options, **keep, "progress": config.progress, "out": config.out})
+    return merged, saved
+
+
 def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = False, overwrite: bool = False,
           **options: Any) -> TrainResult:
     """Train per ``config`` (a TrainConfig, a dict, or keyword options); returns where the run went and how it did.
@@ -543,27 +585,17 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     if options:
         config = TrainConfig.from_dict({**config.to_dict(), **options}, where="train() options")
     if resume:
-        if Path(config.out).exists() and not Path(config.out).is_dir():
-            raise ConfigError(f"--resume: out={config.out!r} is a file: expected the folder of the run to resume")
-        stored = Path(config.out) / "config.json"
-        if not stored.exists():
-            raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
-        saved = TrainConfig.load(stored)
-        stored_options = saved.to_dict()
-        changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
-        if changed:
-            raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
-                              + ", ".join(f"{k}={given[k]!r} (stored: {stored_options[k]!r})" for k in changed)
-                              + f" would change it: only {', '.join(RESUME_OPTIONS)} may change on --resume")
-        # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
-        # a copied or moved run resumes where it now is, not where its config.json says it was
-        keep = {k: given[k] for k in RESUME_OPTIONS if k in given}
-        config = TrainConfig.from_dict({**stored_options, **keep, "progress": config.progress, "out": config.out})
+        config, saved = resumed_config(config, given)
     cfg = config.resolved()  # validates every option before anything starts
     if resume and cfg.timesteps != saved.timesteps:
         _check_resume_budget(cfg, Path(cfg.out) / "progress.json")
     run = RunFolder(cfg, resume=resume, overwrite=overwrite)
     run.open()
+    try:  # the shaping tables are built (or loaded) before the clock starts: not part of the run's time
+        run.prepare_shaping()
+    except BaseException:
+        run.close()
+        raise
     planned = planned_steps(cfg)
     if planned != cfg.timesteps:
         unit = "iterations of num_envs" if cfg.algo == "dqn" else "updates of num_envs x num_steps"
@@ -626,9 +658,9 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         venv = make_sb3_vec_env(num_envs=cfg.num_envs, seed=cfg.seed, **kwargs)
     else:
         venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
-    from agents.shaping import potential_for, shape_sb3_vec_env
+    from agents.shaping import shape_sb3_vec_env
 
-    potential = potential_for(cfg)
+    potential = run.shaping_potential()
     if potential is not None:
         venv = shape_sb3_vec_env(venv, potential, cfg.gamma)
     decks = eval_decks(cfg, cfg.eval_games, cfg.eval_seed)
@@ -1050,11 +1082,12 @@ def run(args) -> int:
     try:
         given = given_options(args)  # read once: the config file and --rules are files
         cfg = config_from_args(args, given)
-        if args.print_config:
-            print(json.dumps(cfg.resolved().to_dict(), indent=2))
-            return 0
         if args.resume and args.overwrite:
             raise ConfigError("--resume and --overwrite contradict each other: continue the run, or replace it")
+        if args.print_config:  # with --resume: the stored config the resume would train with, not the defaults
+            shown = resumed_config(cfg, given)[0] if args.resume else cfg
+            print(json.dumps(shown.resolved().to_dict(), indent=2))
+            return 0
         # --resume refuses a flag that would change the run
         result = train(cfg, resume=args.resume, overwrite=args.overwrite, **(given if args.resume else {}))
     except ConfigError as exc:

@@ -53,3 +53,28 @@ def test_a_point_system_file_found_in_either_place_still_loads(tmp_path, monkeyp
         status, out, err = _train(capsys, "--config", "cfgdir/c.yaml", "--print-config")
         assert status == 0, err
         assert json.loads(out)["scoring"] == stored
+
+
+def test_yaml_configs_read_e_notation_as_numbers(tmp_path, capsys):
+    """PyYAML (YAML 1.1) reads 3e-4 and 2e6 as text: before, `learning_rate: 3e-4` was "expected a positive number"
+    and `timesteps: 2e6` "expected an integer >= 1"; a whole number is exact, as --timesteps 2e6 on the CLI."""
+    path = tmp_path / "c.yaml"
+    path.write_text("algo: fast-ppo\nlearning_rate: 3e-4\ntimesteps: 2e6\neval_every: 2.5e5\nent_coef: 1E-3\n")
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 0, err
+    cfg = json.loads(out)
+    assert cfg["learning_rate"] == 3e-4 and cfg["ent_coef"] == 1e-3
+    assert cfg["timesteps"] == 2_000_000 and isinstance(cfg["timesteps"], int)
+    assert cfg["eval_every"] == 250_000 and isinstance(cfg["eval_every"], int)
+    path.write_text("algo: fast-ppo\ntimesteps: 2.5e0\n")  # not a whole number: still named
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 2 and "timesteps=2.5: expected an integer >= 1" in err
+
+
+def test_sweep_yaml_reads_e_notation_bounds(tmp_path):
+    from agents.sweep import load_sweep
+
+    path = tmp_path / "s.yaml"
+    path.write_text("train: {algo: fast-ppo, timesteps: 1e3}\nspace:\n  learning_rate: {loguniform: [1e-4, 3e-3]}\n")
+    cfg = load_sweep(path)
+    assert cfg.space["learning_rate"] == {"loguniform": [1e-4, 3e-3]} and cfg.train["timesteps"] == 1000

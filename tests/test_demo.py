@@ -217,3 +217,26 @@ def test_train_overwrite_of_a_demo_run_takes_it_from_the_demo(tmp_path, monkeypa
     capsys.readouterr()
     assert main(["demo", "--out", str(out), "--no-search", "--no-progress", "--shaping", "none"]) == 2
     assert "holds a training run the demo did not write" in capsys.readouterr().err
+
+
+def test_demo_stops_with_status_130_when_ctrl_c_stopped_the_training(tmp_path, monkeypatch, capsys):
+    """Before, a Ctrl-C that stopped the training went on to the evaluation and exited 0."""
+    import agents.evaluation
+    import agents.train
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    def interrupted(*args, **kwargs):
+        return TrainResult(out=kwargs["out"], model_path=kwargs["out"] + "/model.pt", steps=64, seconds=1.0,
+                           interrupted=True, evaluation=None)
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("evaluated an interrupted run")
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    monkeypatch.setattr(agents.evaluation, "evaluate", no_evaluation)
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--no-search", "--no-progress", "--shaping", "none"]) == 130
+    err = capsys.readouterr().err
+    assert "Ctrl-C stopped the training at step 64" in err and "kept in" in err and "--resume" in err

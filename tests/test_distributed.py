@@ -494,3 +494,30 @@ def test_a_bad_ray_address_is_named_before_any_agent_is_built_or_folder_made(tmp
                  "--out", str(out), "--no-progress"]) == 2
     assert "no Ray cluster answers at address '127.0.0.1:1'" in capsys.readouterr().err
     assert not built and not out.exists()
+
+
+def test_a_finished_trial_is_reused_only_with_the_same_training_options(tmp_path):
+    """Before, a trial was keyed on its varied options only: a sweep whose fixed `train:` options changed (more
+    timesteps, another learning rate) silently reported the old trials as "reused"."""
+    from agents.sweep import DONE_FILE, SweepConfig, run_trial, trial_folder
+
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=dict(TINY_TRAIN, final_eval_games=2),
+                        space={"seed": [0]}).to_dict()
+    first = run_trial({"seed": 0}, sweep)
+    assert first["reused"] is False
+    folder = trial_folder(SweepConfig(**sweep), {"seed": 0})
+    assert json.loads((folder / DONE_FILE).read_text())["config"]["timesteps"] == 200
+    assert run_trial({"seed": 0}, sweep)["reused"] is True  # the same options: reused
+    changed = {**sweep, "train": {**sweep["train"], "timesteps": 300, "learning_rate": 0.0005}}
+    again = run_trial({"seed": 0}, changed)
+    assert again["reused"] is False  # trained again with the new options
+    stored = json.loads((folder / "config.json").read_text())
+    assert stored["timesteps"] == 300 and stored["learning_rate"] == 0.0005
+    assert json.loads((folder / DONE_FILE).read_text())["config"]["learning_rate"] == 0.0005
+    assert run_trial({"seed": 0}, changed)["reused"] is True
+    # a record of an older version (no config): compared with the run folder's config.json
+    record = json.loads((folder / DONE_FILE).read_text())
+    del record["config"]
+    (folder / DONE_FILE).write_text(json.dumps(record))
+    assert run_trial({"seed": 0}, changed)["reused"] is True
+    assert run_trial({"seed": 0}, sweep)["reused"] is False

@@ -659,3 +659,108 @@ def test_an_out_that_is_a_file_is_named_as_the_option_given(tmp_path, monkeypatc
     with pytest.raises(ValueError, match=re.escape(f"out={str(afile)!r} is a file")):  # Python: the parameter
         compare_trainers(str(afile), algos=("fast-ppo",), timesteps=100, games=2)
     assert afile.read_text() == "keep"
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping"])
+def test_ctrl_c_stops_the_experiment_with_status_130(tmp_path, monkeypatch, capsys, experiment):
+    """Before, compare-trainers and potential-shaping went on after a Ctrl-C stopped a run: they trained the next
+    runs, evaluated unfinished ones and exited 0 (reward-shaping stopped)."""
+    import agents.evaluation
+    import agents.train
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    calls = []
+
+    def interrupted(cfg, **kwargs):
+        calls.append(cfg.out)
+        return TrainResult(out=cfg.out, model_path=cfg.out + "/model.pt", steps=416, seconds=1.0, interrupted=True,
+                           evaluation=None)
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("evaluated an interrupted run")
+
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    monkeypatch.setattr(agents.evaluation, "evaluate", no_evaluation)
+    out = tmp_path / "x"
+    extra = ["--algos", "fast-ppo", "dqn"] if experiment == "compare-trainers" else ["--shapings", "none", "heuristic"]
+    assert main(["experiment", experiment, "--out", str(out), "--timesteps", "416", "--games", "2",
+                 "--no-progress", *extra]) == 130
+    err = capsys.readouterr().err
+    assert "Ctrl-C stopped" in err and "kept" in err and "interrupted" in err
+    assert len(calls) == 1  # the next run never started
+    assert not any((out / name).exists() for name in ("comparison.md", "results.md"))
+
+
+def test_the_deals_interval_averages_the_seeds_per_deal(tiny):
+    """The mean table's ± deals is Student's t over the common deals with the seeds averaged per deal, as the note
+    says; before, it pooled seeds x deals as independent games (a narrower interval)."""
+    from agents.stats import mean_ci95
+
+    out, results = tiny
+    games = [json.loads(line) for line in (out / "evaluation" / "games.jsonl").read_text().splitlines()]
+    for row in results["table"]:
+        specs = [r["spec"] for r in results["runs"]
+                 if r["system"] == row["train_system"] and r["mode"] == row["reward_mode"]]
+        for es in EVAL_SYSTEMS:
+            per_seed = [[g["scores"][es] for g in games if g["agent"] == s] for s in specs]
+            arr = np.array(per_seed, dtype=float)  # (seeds, deals), the deals in the same order for every agent
+            assert arr.shape == (3, 6)
+            assert row[f"{es}_ci95"] == pytest.approx(mean_ci95(arr.mean(0)))
+            assert row[f"{es}_mean"] == pytest.approx(arr.mean())
+    assert "seeds averaged per deal" in markdown(results)
+
+
+def test_reward_shaping_with_few_games_per_rollout_caps_the_minibatch_and_records_its_options(tmp_path, capsys):
+    """Before, --num-envs below 32 kept fast-ppo's minibatch of 1,600 and failed with an error naming
+    minibatch_size, which the command does not offer; and results.md did not say which training options (--shaping,
+    --num-envs, ...) the runs had."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "rs"
+    assert main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "200", "--seeds", "0", "--systems",
+                 "american", "--reward-modes", "line", "--games", "2", "--hidden", "8", "--num-envs", "4",
+                 "--shaping", "heuristic", "--no-progress"]) == 0, capsys.readouterr().err
+    config = json.loads((out / "runs" / "american-line-s0" / "config.json").read_text())
+    assert config["num_envs"] == 4 and config["minibatch_size"] == 4 * config["num_steps"]
+    md = (out / "results.md").read_text()
+    assert "shaping heuristic" in md and "num_envs 4" in md and "hidden 8" in md
+    assert "minibatch_size 200" in md
+
+
+def test_a_finished_run_is_reused_when_out_is_spelled_otherwise(tiny, monkeypatch):
+    """Before, _finished compared the stored out as text, so `--out rs` after `--out /abs/rs` trained every run
+    again."""
+    import agents.train
+
+    out, results = tiny
+
+    def no_training(*a, **k):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(agents.train, "train", no_training)
+    monkeypatch.chdir(out.parent)
+    again = run_experiment(out=out.name, timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
+                           train_options=TINY_TRAIN)
+    assert again["table"] == results["table"]
+
+
+def test_potential_shaping_curves_plot_the_runs_own_point_system(tmp_path, monkeypatch):
+    """Before, curves.png plotted eval_english for every scoring but american (a custom point system too)."""
+    import matplotlib.axes
+
+    from agents.experiments.potential_shaping import _plot
+
+    plotted = []
+    real = matplotlib.axes.Axes.plot
+
+    def spy(self, x, y, *args, **kwargs):
+        plotted.append(list(y))
+        return real(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", spy)
+    curve = {"step": [1, 2], "seconds": [1.0, 2.0], "eval_score": [70.0, 80.0], "eval_american": [30.0, 31.0],
+             "eval_english": [10.0, 11.0]}
+    results = {"scoring": str(tmp_path / "custom.json"), "runs": [{"shaping": "none", "seed": 0, "curve": curve}]}
+    _plot(results, tmp_path / "curves.png")
+    assert plotted == [[70.0, 80.0]] and (tmp_path / "curves.png").is_file()

@@ -1140,3 +1140,81 @@ def test_config_point_system_file_that_is_a_folder_is_named_as_a_folder(tmp_path
     assert main(["train", "--config", "sub/c.json", "--print-config"]) == 2
     err = capsys.readouterr().err
     assert "x.json' cannot be read (Is a directory)" in err and "does not exist" not in err
+
+
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn", "maskable-ppo"])
+def test_building_the_shaping_tables_is_not_part_of_the_run_time(tmp_path, monkeypatch, algo):
+    """--shaping tables builds its tables before the run's clock starts: before, a slow table training counted in the
+    run's seconds (progress.json, the curve, compare-trainers' steps/s) and against --time-limit."""
+    import time as time_
+
+    import agents.shaping
+
+    real = agents.shaping.LinePotential.make.__func__
+    built = []
+
+    def slow_tables(cls, kind, system, *args, **kwargs):
+        built.append(kind)
+        if kind == "tables":
+            time_.sleep(4.0)  # a slow table training
+            kind = "heuristic"
+        return real(cls, kind, system, *args, **kwargs)
+
+    monkeypatch.setattr(agents.shaping.LinePotential, "make", classmethod(slow_tables))
+    result = train(_cfg(algo, tmp_path / "run", shaping="tables", time_limit=3.5))
+    assert built == ["tables"]  # built once
+    assert not result.interrupted
+    assert result.steps >= TINY[algo]["timesteps"]  # the time limit was not spent on the tables
+    assert result.seconds < 4.0
+    assert json.loads((tmp_path / "run" / "progress.json").read_text())["seconds"] < 4.0
+
+
+def test_fast_ppo_with_a_minibatch_of_one_trains_a_finite_model(tmp_path):
+    """--minibatch-size 1 is accepted; before, the advantage of a single sample was normalised by its std (NaN) and
+    the network's weights became NaN."""
+    import torch
+
+    result = train(_cfg("fast-ppo", tmp_path / "run", num_envs=2, num_steps=25, minibatch_size=1, timesteps=50))
+    state = torch.load(result.model_path, map_location="cpu", weights_only=False)
+    weights = state["state_dict"]
+    tensors = [v for v in weights.values() if torch.is_tensor(v) and v.is_floating_point()]
+    assert tensors and all(torch.isfinite(t).all() for t in tensors)
+
+
+def test_print_config_with_resume_prints_the_stored_config_it_would_train_with(tmp_path, capsys):
+    """Before, `train --out RUN --resume --print-config` printed maskable-ppo's defaults, not the run's config."""
+    from pokersquares_env.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    _cfg("fast-ppo", run, learning_rate=0.0007).resolved().save(run / "config.json")
+    assert main(["train", "--out", str(run), "--resume", "--timesteps", "5000", "--print-config"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["algo"] == "fast-ppo" and shown["learning_rate"] == 0.0007 and shown["hidden"] == [16, 16]
+    assert shown["timesteps"] == 5000 and shown["out"] == str(run)  # the budget given; the folder where it is
+    assert main(["train", "--out", str(run), "--resume", "--seed", "99", "--print-config"]) == 2  # would change it
+    assert "seed=99" in capsys.readouterr().err
+    assert not (run / "progress.json").exists() and not (run / "checkpoints").exists()  # nothing written
+
+
+def test_extending_a_run_anneals_the_learning_rate_over_the_new_budget_as_documented(tmp_path):
+    """--resume with a larger --timesteps recomputes fast-ppo's learning-rate schedule over the new budget (the
+    docs say so, under --resume); and the options' help says where each trainer's annealing ends."""
+    import torch
+
+    from agents.train import _field_docs
+
+    docs = _field_docs()
+    assert "0.02 x learning_rate" in docs["anneal_lr"] and "to 0 over" not in docs["anneal_lr"]
+    assert "num_envs environment steps" in docs["num_steps"]  # dqn counts vector steps, not env steps
+    text = (Path(__file__).resolve().parents[1] / "docs" / "training.md").read_text()
+    assert "recomputes its schedules over the new budget" in text and "annealed to zero" not in text
+
+    out = tmp_path / "run"
+    cfg = _cfg("fast-ppo", out, checkpoint_every=416)  # 3 updates of 16 x 26 = 416 steps
+    train(cfg)
+    train(_cfg("fast-ppo", out), resume=True, timesteps=2496)  # extended to 6 updates
+    state = torch.load(out / "checkpoints" / "latest.pt", map_location="cpu", weights_only=False)
+    lr = state["optimizer"]["param_groups"][0]["lr"]
+    rate = TrainConfig(algo="fast-ppo").resolved().learning_rate
+    assert lr == pytest.approx(rate * (1 - 2080 / 2496))  # the last update (from step 2080) on the new budget

@@ -49,7 +49,10 @@ def add_arguments(parser) -> None:
     p.add_argument("--hidden", type=int, nargs="+", metavar="N",
                    help="hidden layer sizes of every run (default fast-ppo's, "
                         f"{' '.join(map(str, fast['hidden']))})")
-    p.add_argument("--num-envs", type=int, help=f"parallel games per run (default fast-ppo's, {fast['num_envs']})")
+    p.add_argument("--num-envs", type=int,
+                   help=f"parallel games per run (default fast-ppo's, {fast['num_envs']}); below "
+                        f"{fast['minibatch_size'] // fast['num_steps']} the minibatch is capped at the rollout, "
+                        f"N x {fast['num_steps']} steps")
     p.add_argument("--learning-rate", type=float,
                    help=f"learning rate of every run (default fast-ppo's, {fast['learning_rate']:g})")
     p.add_argument("--shaping", choices=list(SHAPINGS),
@@ -219,6 +222,11 @@ def run(args) -> int:
     cfg = dataclasses.replace(cfg, **{k: v for k, v in over.items() if v is not None})
     train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate", "shaping")
                      if getattr(args, k) is not None}
+    if isinstance(args.num_envs, int) and args.num_envs >= 1:  # fewer games per rollout: a minibatch that fits it
+        from agents.config import ALGO_DEFAULTS
+
+        fast = ALGO_DEFAULTS["fast-ppo"]
+        train_options["minibatch_size"] = min(fast["minibatch_size"], args.num_envs * fast["num_steps"])
     cfg = dataclasses.replace(cfg, train_options=train_options, retrain=args.retrain, progress=not args.no_progress)
     if not _check_out("reward-shaping", cfg.out):
         return 2

@@ -11,6 +11,7 @@ against steps and against wall-clock seconds).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +77,19 @@ def compare_trainers(
                                                "games": games, "scoring": scoring, "shaping": shaping,
                                                "rules": rules})
     system = point_system(scoring).name
+    if shaping == "tables":  # train (or load) the tables once, before the first run is timed (each run's clock
+        from agents.shaping import LinePotential  # starts after its own potential is built, from this cache)
+        from pokersquares_env.core import Rules
+
+        LinePotential.make("tables", scoring, Rules(**rules))
     rows = []
     for cfg in configs:
         mark_run(cfg.out, "compare-trainers")
         result = train(cfg, overwrite=True)  # the experiment's own run folder (check_own_runs)
+        if result.interrupted:  # Ctrl-C: stop here, as reward-shaping does (no comparison of unfinished runs)
+            print(f"compare-trainers: Ctrl-C stopped the {cfg.algo} run at step {result.steps:,}; its checkpoint and "
+                  f"model are kept in {cfg.out}; no comparison was written", file=sys.stderr, flush=True)
+            raise KeyboardInterrupt
         rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
                      "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,

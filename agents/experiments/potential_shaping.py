@@ -13,6 +13,7 @@ See :mod:`agents.shaping` for what the potentials are.
 from __future__ import annotations
 
 import json
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,18 @@ def _train(cfg: Any) -> dict[str, Any]:
     from agents.train import train
 
     result = train(cfg, overwrite=True)  # the experiment's own run folder (marked, checked by check_own_runs)
-    return {"steps": result.steps, "seconds": result.seconds}
+    return {"steps": result.steps, "seconds": result.seconds, "interrupted": bool(result.interrupted)}
+
+
+def _stop_if_interrupted(trained: dict[Any, dict[str, Any]], configs: dict[Any, Any]) -> None:
+    """Ctrl-C stopped a run: say what was kept and raise KeyboardInterrupt (as reward-shaping does), rather than
+    evaluate unfinished runs."""
+    stopped = [key for key, r in trained.items() if r.get("interrupted")]
+    if stopped:
+        names = ", ".join(f"{configs[k].out} (step {trained[k]['steps']:,})" for k in stopped)
+        print(f"potential-shaping: Ctrl-C stopped {names}; their checkpoints and models are kept; the runs that "
+              f"finished keep theirs; no results were written", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
 
 
 def potential_shaping(
@@ -95,11 +107,16 @@ def potential_shaping(
     for cfg in configs.values():
         mark_run(cfg.out, "potential-shaping")
     if jobs == 1:
-        trained = {key: _train(cfg) for key, cfg in configs.items()}
+        trained = {}
+        for key, cfg in configs.items():
+            trained[key] = _train(cfg)
+            _stop_if_interrupted(trained, configs)  # the next runs do not start
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {key: pool.submit(_train, cfg) for key, cfg in configs.items()}
             trained = {key: f.result() for key, f in futures.items()}
+        _stop_if_interrupted(trained, configs)
+    trained = {key: {k: v for k, v in r.items() if k != "interrupted"} for key, r in trained.items()}
     specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
     ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
@@ -180,7 +197,7 @@ def _plot(results: dict[str, Any], path: Path) -> None:
     from agents.evaluation import pyplot
 
     plt = pyplot()
-    key = "eval_american" if results["scoring"] == "american" else "eval_english"
+    key = "eval_score"  # each run's own point system (the one it trained for): american, english or a file's
     colours = {"none": "tab:grey", "heuristic": "tab:blue", "tables": "tab:green"}
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for r in results["runs"]:

@@ -187,7 +187,8 @@ def _finished(folder: Path, train_cfg) -> bool:
         print(f"note: {exc}; the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
         return False
     wanted = train_cfg.resolved()
-    same = {**stored, "progress": None} == {**wanted.to_dict(), "progress": None}
+    # the folder is the run's by where it is: `out` spelled otherwise (relative, absolute) is the same run
+    same = {**stored, "progress": None, "out": None} == {**wanted.to_dict(), "progress": None, "out": None}
     batch = wanted.num_envs * wanted.num_steps
     return same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch
 
@@ -273,7 +274,7 @@ def analyse(cfg: ExperimentConfig, runs: list[dict[str, Any]], ev: Any) -> dict[
         row: dict[str, Any] = {"train_system": _slug(cond[0]), "reward_mode": cond[1], "seeds": len(cfg.seeds)}
         for es in EVAL_SYSTEMS:
             arr = scores[cond][es]
-            st = _stats(arr.reshape(-1))
+            st = _stats(arr.mean(0))  # seeds averaged per deal, as SEEDS_NOTE says (not seeds x deals pooled)
             row[f"{es}_mean"] = st["mean"]
             row[f"{es}_ci95"] = st["ci95"]
             seed_means = arr.mean(1)
@@ -360,6 +361,13 @@ def _steps_note(asked: int, runs: list[dict[str, Any]]) -> str:
     return f"{done} steps ({asked:,} asked, rounded up to whole updates)"
 
 
+def _options_note(options: dict[str, Any]) -> str:
+    """``", shaping heuristic, num_envs 16"`` -- the extra training options of every run -- for a results heading
+    (``""`` without any)."""
+    shown = [f"{k} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in options.items()]
+    return "".join(f", {s}" for s in shown)
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The experiment's tables in Markdown."""
     cfg = results["config"]
@@ -369,8 +377,8 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         (f"fast-ppo, {_steps_note(cfg['timesteps'], results.get('runs', []))} per run, seeds {cfg['seeds']}"
          f"{rules_note(cfg.get('rules') or {})}, "
-         f"normalised rewards; {results['deals']:,} common deals (seed {cfg['eval_seed']}), every game scored under "
-         "both systems."),
+         f"normalised rewards{_options_note(cfg.get('train_options') or {})}; {results['deals']:,} common deals "
+         f"(seed {cfg['eval_seed']}), every game scored under both systems."),
         "",
         "## Mean score",
         "",

@@ -896,8 +896,10 @@ def clear_outputs(out_dir: str | os.PathLike) -> list[str]:
 
     Only when ``out_dir`` is an evaluation's own, as :func:`check_out_dir` recognises one (it holds :data:`MARKER`,
     or only an evaluation's files): then its files named :data:`MARKER`, :data:`RESULT_FILES`, :data:`PLOT_FILES`
-    or :data:`PPS_FILES`, and in each per-system sub-folder it recognises the files of those names; such a folder
-    goes when nothing else is left in it.  No other file or folder is touched."""
+    or :data:`PPS_FILES`, and in each per-system sub-folder that the folder's :data:`MARKER` lists (a ``--pps``
+    run's) and that holds a :data:`MARKER` of its own, the files of those names; such a folder goes when nothing
+    else is left in it.  No other file or folder is touched: a sub-folder of the user's, even one holding only
+    files of an evaluation's names, stays."""
     path = os.fspath(out_dir)
     if not os.path.isdir(path) or not (_written_by_evaluate(path) or not _foreign_entries(path)):
         return []
@@ -910,15 +912,26 @@ def clear_outputs(out_dir: str | os.PathLike) -> list[str]:
                 os.remove(full)
                 removed.append(full)
 
+    systems = _marker_systems(path)  # the per-system folders the earlier --pps run wrote, as its marker lists them
     for name in sorted(os.listdir(path)):
         full = os.path.join(path, name)
-        if os.path.isdir(full) and not os.path.islink(full) and _recognised_subfolder(full):
+        if name in systems and os.path.isdir(full) and not os.path.islink(full) and _written_by_evaluate(full):
             remove_files(full, (MARKER, *RESULT_FILES, *PLOT_FILES))
             if not os.listdir(full):
                 os.rmdir(full)
                 removed.append(full)
     remove_files(path, (MARKER, *RESULT_FILES, *PLOT_FILES, *PPS_FILES))
     return removed
+
+
+def _marker_systems(folder: str) -> list[str]:
+    """The per-system folder names a ``--pps`` evaluation's :data:`MARKER` in ``folder`` lists (none otherwise)."""
+    from agents.config import read_json
+
+    if not _written_by_evaluate(folder):
+        return []
+    systems = read_json(os.path.join(folder, MARKER)).get("systems")
+    return [s for s in systems if isinstance(s, str)] if isinstance(systems, list) else []
 
 
 def _recognised_subfolder(folder: str) -> bool:

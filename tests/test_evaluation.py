@@ -702,6 +702,29 @@ def test_rerunning_into_an_out_folder_removes_the_earlier_runs_outputs_only(tmp_
     assert (other / "pps.md").read_text() == "mine" and (other / "keep.txt").exists()
 
 
+def test_rerunning_into_an_out_folder_keeps_the_users_sub_folders(tmp_path, monkeypatch):
+    """A review found clear_outputs took any sub-folder holding only files of an evaluation's names for a --pps
+    system folder and deleted it, with a user's summary.md in it; now only the folders the earlier run's marker lists,
+    each with its own marker, are cleared."""
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev.EvaluationResult, "plot", lambda self, out_dir: [])
+    out = tmp_path / "e1"
+    argv = ["evaluate", "--agent", "random", "--games", "3", "--no-progress", "--out", str(out)]
+    assert cli.main(argv) == 0
+    (out / "keep").mkdir()
+    (out / "keep" / "games.jsonl").write_text((out / "games.jsonl").read_text())
+    (out / "keep" / "summary.md").write_text("mine")
+    assert cli.main(argv) == 0
+    assert (out / "keep" / "summary.md").read_text() == "mine" and (out / "keep" / "games.jsonl").exists()
+    legacy = tmp_path / "legacy"  # no marker: an evaluate's files from before the marker, and a sub-folder
+    (legacy / "sub").mkdir(parents=True)
+    (legacy / "summary.md").write_text("old")
+    (legacy / "sub" / "games.jsonl").write_text("my games")
+    assert cli.main([*argv[:-1], str(legacy)]) == 0
+    assert (legacy / "sub" / "games.jsonl").read_text() == "my games"
+
+
 def test_register_agent_refuses_names_not_in_lower_case_and_repeats_are_compared_as_read(capsys):
     """Before, register_agent('Flaky', ...) was accepted but 'Flaky' could never be asked for (unknown agent 'flaky'),
     and ``--agent greedy --agent Greedy`` passed the repeat check and ran greedy twice."""

@@ -30,12 +30,15 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Episodes abandoned by a ``reset()`` before they end are not recorded.
 
     Episodes are numbered from 0 in a folder without such files; in a folder
-    that already holds ``{name_prefix}-NNNNNN.json`` files (an earlier run),
-    numbering continues after the highest of them, so no file is replaced and
-    the JSONL lines (which keep being appended) and the JSON files keep
+    that already holds ``{name_prefix}-NNNNNN.json`` files or a JSONL file of
+    records (an earlier run), numbering continues after the highest of them
+    (file names and the records' ``meta["episode"]``), so no file is replaced
+    and the JSONL lines (which keep being appended) and the JSON files keep
     matching by ``meta["episode"]``.  Should a file of the number due appear
     meanwhile (another writer on the folder), the episode takes the number
-    after the highest file then present.
+    after the highest file then present.  ``episode_trigger`` counts this
+    wrapper's own episodes from 0, as Gymnasium's ``RecordVideo`` does,
+    whatever numbers the files get.
 
     The record holds the seed passed to the episode's ``reset`` (``None`` when
     the episode was not seeded), ``agent`` and ``meta`` as given, plus
@@ -58,8 +61,8 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path (its folder
             is created if missing).  An episode's JSONL line and JSON file are written both or neither.
         json_files: write one JSON file per game (default ``True``).
-        episode_trigger: ``episode -> bool``, which episodes to record, by their number (from 0, or after the
-            highest file of an earlier run); default all.
+        episode_trigger: ``episode -> bool``, which episodes to record, counted from 0 for this wrapper (not the
+            file numbers, which continue an earlier run's); default all.
         agent: the agent name stored in every record (a string or ``None``).
         meta: extra JSON-ready data stored in every record's ``meta``.
     """
@@ -136,7 +139,9 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.episode_trigger = episode_trigger
         self.agent = agent
         self.meta = dict(meta or {})
-        self.episode_id = _highest_index(self.folder, name_prefix)  # -1 in a new folder: the first episode is 0
+        # -1 in a new folder: the first episode is 0; after an earlier run's files or JSONL records, the next number
+        self.episode_id = max(_highest_index(self.folder, name_prefix), _highest_jsonl_episode(self.jsonl_path))
+        self.episode_count = -1  # this wrapper's episodes, as episode_trigger counts them
         self.recorded: list[str] = []
         self._seed: int | None = None
         self._active = False
@@ -145,8 +150,9 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Reset the env and start a new episode."""
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode_id += 1
+        self.episode_count += 1
         self._seed = seed
-        self._active = self.episode_trigger is None or bool(self.episode_trigger(self.episode_id))
+        self._active = self.episode_trigger is None or bool(self.episode_trigger(self.episode_count))
         return obs, info
 
     def step(self, action: Any):
@@ -203,6 +209,26 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _json_path(self) -> str:
         """The JSON file of the current episode."""
         return os.path.join(self.folder, f"{self.name_prefix}-{self.episode_id:06d}.json")
+
+
+def _highest_jsonl_episode(path: str | None) -> int:
+    """The highest whole ``meta.episode`` of the records in a JSONL file (-1 for none, no file or no such field);
+    lines that are not JSON objects are skipped: the numbers only have to stay clear of the earlier ones."""
+    if path is None or not os.path.isfile(path):
+        return -1
+    best = -1
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    episode = json.loads(line).get("meta", {}).get("episode")
+                except (ValueError, AttributeError, RecursionError):
+                    continue
+                if isinstance(episode, int) and not isinstance(episode, bool):
+                    best = max(best, episode)
+    except OSError:
+        return -1
+    return best
 
 
 def _highest_index(folder: str, prefix: str) -> int:

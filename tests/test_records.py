@@ -1108,3 +1108,20 @@ def test_record_games_numbers_after_an_earlier_run_and_replaces_no_file(tmp_path
     assert [r.meta["episode"] for r in lines] == [0, 1, 3] and [r.seed for r in lines] == [0, 1, 2]
     for r in lines:  # each line matches the JSON file of its episode
         assert load_record(tmp_path / f"game-{r.meta['episode']:06d}.json").to_dict() == r.to_dict()
+
+
+def test_record_games_continues_a_jsonl_only_run_and_triggers_on_its_own_episodes(tmp_path):
+    """A review found that with json_files=False a second run repeated meta.episode 0, 1, 2 in the JSONL file, and
+    that episode_trigger got the continued file numbers, so `lambda e: e < 2` recorded nothing in a second run."""
+    for _ in range(2):
+        env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True, json_files=False)
+        for seed in range(3):
+            _record_one(env, seed=seed)
+    assert [r.meta["episode"] for r in load_records(tmp_path / "games.jsonl")] == [0, 1, 2, 3, 4, 5]
+    folder = tmp_path / "trig"
+    for run in range(2):
+        env = RecordGames(gym.make("PokerSquares-v0"), folder, episode_trigger=lambda e: e < 2)
+        for seed in range(3):
+            _record_one(env, seed=seed)
+        assert len(env.recorded) == 2, run  # the first two episodes of each wrapper
+    assert sorted(p.name for p in folder.iterdir()) == [f"game-00000{i}.json" for i in (0, 1, 2, 3)]

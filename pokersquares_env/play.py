@@ -132,6 +132,21 @@ def _is_jsonl(path: str) -> bool:
     return path.lower().endswith(".jsonl")
 
 
+def _check_records_file(path: str) -> None:
+    """A ``RecordError`` unless the JSONL file at ``path`` is empty or holds at least one game record: damaged lines
+    among records (a write cut short) are left to ``load_records(skip_bad=True)``, and an appended game starts a new
+    line after them."""
+    import warnings
+
+    from pokersquares_env.records import RecordError, load_records
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        good = load_records(path, skip_bad=True)
+    if caught and not good:
+        raise RecordError(str(caught[0].message).removeprefix("skipped a damaged record: "))
+
+
 def _hand_label(key: str) -> str:
     from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
 
@@ -464,11 +479,14 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         if os.path.lexists(args.record):  # a record is replaced (a JSONL file added to); any other file is kept
-            from pokersquares_env.records import RecordError, load_record, load_records
+            from pokersquares_env.records import RecordError, load_record
 
             lines = _is_jsonl(args.record)
             try:
-                (load_records if lines else load_record)(args.record)
+                if lines:  # a file of records, one a line: a damaged line (a write cut short) is not a reason to refuse
+                    _check_records_file(args.record)
+                else:
+                    load_record(args.record)
             except (RecordError, OSError) as exc:
                 why = exc if isinstance(exc, RecordError) else f"cannot read it ({exc.strerror or exc})"
                 what, done = ("a file of game records, one a line", "added to") if lines else ("a game record",

@@ -521,10 +521,11 @@ def read_record(path: str | os.PathLike, index: int = 0) -> GameRecord:
     """The record of a JSON record file, or the ``index``-th record of a JSONL file (negative: from the end): what
     ``pokersquares replay FILE --index N`` reads.
 
-    The file is told by its content: one JSON object (pretty-printed or not, whatever its extension) is a single
-    record, which ``index`` 0 or -1 picks; anything else is read as JSONL.  Only the line asked for is parsed and
-    checked, so a damaged line elsewhere (a write cut short) does not hide the other records.  A ``.json`` file that
-    is not one JSON object is named as :func:`load_record` names it.  Raises :class:`RecordError` or ``OSError``.
+    A file holding one JSON object (pretty-printed or not, whatever its extension) is a single record, which
+    ``index`` 0 or -1 picks.  Otherwise a file whose name ends in ``.jsonl`` (any case) is read as JSONL: only the
+    line asked for is parsed and checked, so a damaged line elsewhere (a write cut short) does not hide the other
+    records; and any other file is named as :func:`load_record` names what is wrong with it.  Raises
+    :class:`RecordError` or ``OSError``.
     """
     path = os.fspath(path)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):

@@ -441,3 +441,19 @@ def test_negative_points_print_with_one_sign(tmp_path, monkeypatch, capsys):
     assert cli.main(["replay", str(record)]) == 0
     text = capsys.readouterr().out
     assert "+-" not in text and re.search(r"High card: -1\b", text)
+
+
+def test_record_appends_after_a_line_cut_short(tmp_path, monkeypatch, capsys):
+    """A review found `--record p.jsonl` refused a file whose last write was cut short, which append_record is made to
+    recover from; a file holding no record at all is still refused."""
+    from pokersquares_env.records import load_records
+
+    record = tmp_path / "p.jsonl"
+    status, _ = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", str(record))
+    assert status == 0
+    with open(record, "a", encoding="utf-8") as fh:
+        fh.write('{"format": "pokers')
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "4", "--record", str(record))
+    assert status == 0 and "Record appended to" in out.out, out.err
+    with pytest.warns(RuntimeWarning, match="p.jsonl:2: not valid JSON"):
+        assert [r.seed for r in load_records(record, skip_bad=True)] == [3, 4]

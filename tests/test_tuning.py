@@ -389,3 +389,18 @@ def test_tuned_true_names_what_does_not_fit(fake_default_tables, spec, system, r
     with pytest.raises(ValueError, match=match):
         make_agent(spec, system=system, rules=rules)
     assert fake_default_tables == []  # nothing is trained or loaded for a request that cannot be met
+
+
+def test_a_rerun_scored_by_its_own_scoring_json_writes_it_again(tmp_path):
+    """A review found that rerunning tune-tables with --scoring OUT/scoring.json (the command results.md prints for a
+    mapping) removed that file with the earlier outputs, so the printed command then named a missing file."""
+    from agents.experiments.tune_tables import _scoring_arg
+    from pokersquares_env.scoring import point_system
+
+    system = point_system({**point_system("american").as_dict(), "one_pair": 3})
+    path = tmp_path / "scoring.json"
+    assert _scoring_arg(system.as_dict(), system, tmp_path) == str(path) and path.exists()
+    loaded = point_system(str(path))
+    path.unlink()  # what a rerun's clearing of OUTPUTS does, after the file was read
+    assert _scoring_arg(str(path), loaded, tmp_path) == str(path)
+    assert tuple(point_system(str(path)).points) == tuple(system.points)

@@ -39,9 +39,11 @@ def _scoring_arg(scoring: Any, system: Any, folder: Path) -> str:
 
     if system.name in POINT_SYSTEMS and tuple(point_system(system.name).points) == tuple(system.points):
         return system.name
-    if isinstance(scoring, (str, os.PathLike)):
-        return os.fspath(scoring)
     path = folder / "scoring.json"
+    if isinstance(scoring, (str, os.PathLike)):
+        if Path(scoring).resolve() == path.resolve():  # the file a rerun cleared (OUTPUTS): written again, not lost
+            path.write_text(json.dumps(system.to_json(), indent=1) + "\n")
+        return os.fspath(scoring)
     path.write_text(json.dumps(system.to_json(), indent=1) + "\n")
     return str(path)
 

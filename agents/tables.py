@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 import warnings
 import zipfile
@@ -38,6 +37,7 @@ import numpy as np
 
 from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, NUM_OUTS_STRAIGHT, Batch
 from agents.lines import NUM_KEYS, heuristic_values
+from pokersquares_env._files import plain_temp_file
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import PointSystem, point_system
@@ -50,8 +50,6 @@ VERSION = 2  # 2: optional outs features (cache keys of version 1 are never reus
 FEATURES = ("none", "outs", "straights", "claims")
 _OUTS_SIZE = {"outs": NUM_OUTS, "straights": NUM_OUTS_STRAIGHT, "claims": NUM_OUTS_CLAIMS}
 _FEATURE_OF_SIZE = {size: name for name, size in _OUTS_SIZE.items()}
-_UMASK = os.umask(0o022)  # read once (os.umask can only read it by setting it), for the mode of the files saved
-os.umask(_UMASK)
 
 
 def cache_dir() -> str:
@@ -95,11 +93,10 @@ class ValueTables:
         os.makedirs(folder, exist_ok=True)
         meta = {"format": FORMAT, "version": VERSION, "features": self.features, "system": self.system.to_json(),
                 "rules": self.rules.to_json(), "games": self.games, "seed": self.seed, "policy": self.policy}
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp.npz")
+        fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp.npz")
         try:
             with os.fdopen(fd, "wb") as fh:  # a file object: np.savez appends no ".npz" to it
                 np.savez_compressed(fh, values=self.values, counts=self.counts, meta=np.array(json.dumps(meta)))
-            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private: give it the mode of a file saved plainly
             try:
                 os.replace(tmp, path)
             except OSError:

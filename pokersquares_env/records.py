@@ -36,13 +36,13 @@ from __future__ import annotations
 import json
 import operator
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from pokersquares_env._files import plain_temp_file
 from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, parse_card
 from pokersquares_env.core import (
     NUM_CELLS,
@@ -422,10 +422,7 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
     text = _record_json(record, indent=1)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; a record is an ordinary file
+    fd, tmp = plain_temp_file(directory, ".record-", ".tmp")  # a record is an ordinary file
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

@@ -256,7 +256,7 @@ def save_png(record: Any, path: str) -> None:
 
 
 def _atomic_image_save(path: str, write: Any) -> None:
-    import tempfile
+    from pokersquares_env._files import plain_temp_file
 
     directory = os.path.dirname(os.path.abspath(path))
     # Named here: otherwise the error would name the temporary file, not the path asked for.
@@ -264,10 +264,7 @@ def _atomic_image_save(path: str, write: Any) -> None:
         raise IsADirectoryError(errno.EISDIR, "is a folder: expected a file path", path)
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, "no such folder", directory)
-    fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=directory)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; an image is for everyone who may read the folder
+    fd, tmp = plain_temp_file(directory, ".replay-", ".tmp")  # an image is for everyone who may read the folder
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -816,8 +816,12 @@ class PPSResult:
             kept = [x for x in values if not math.isnan(x)]
             return float(np.mean(kept)) if kept else math.nan
 
+        def total(values: list[float]) -> float:  # NaN when no system ranks the field (one agent, or all tied)
+            kept = [x for x in values if not math.isnan(x)]
+            return float(sum(kept)) if kept else math.nan
+
         return [{"agent": a, "systems": len(v),
-                 "tournament_score": float(np.nansum([r["tournament"] for r in v])),
+                 "tournament_score": total([r["tournament"] for r in v]),
                  "normalized": mean([r["normalized"] for r in v])} for a, v in rows.items()]
 
     def table(self) -> str:

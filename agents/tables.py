@@ -339,9 +339,12 @@ def improve_tables(
     (:func:`agents._fast.self_play`); about 2 ms a game per core for ``ply=2``.
     """
     from agents import _fast
+    from agents.evaluation import check_positive_int, check_seed
 
-    if games < 1 or batch < 1 or ply not in (1, 2):
-        raise ValueError(f"games={games}, batch={batch}, ply={ply}: expected positive games and batch, ply 1 or 2")
+    games, batch = check_positive_int(games, "games"), check_positive_int(batch, "batch")
+    seed = check_seed(seed)
+    if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (1, 2):
+        raise ValueError(f"ply={ply!r}: expected 1 or 2")
     _check_exploration(epsilon, epsilon_end, blend)
     values = base.values
     _fast.tables_flat(values)  # raises for tables the kernels cannot read (features=straights)

@@ -300,6 +300,8 @@ def test_pps_tournament_score_is_the_challenges_min_max_scaling():
     # a field of one has no spread: NaN, not a division error
     solo = evaluate_pps(["greedy"], systems=["american"], games=2, seed=2, progress=False)
     assert math.isnan(solo.summary[0]["tournament"])
+    # ... and so has its tournament score: NaN (null in JSON), not a sum of nothing printed as 0.000
+    assert math.isnan(solo.overall()[0]["tournament_score"]) and "| greedy | 1 | nan |" in solo.table()
 
 
 class _AlwaysRaises(Agent):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -167,6 +169,12 @@ def test_improve_tables(tables, tmp_path):
         improve_tables(base, games=10, ply=3)
     with pytest.raises(ValueError, match="epsilon=1.5"):
         improve_tables(base, games=10, epsilon=1.5)
+    # counts, seed and ply of the wrong type are named, not a bare TypeError from a comparison
+    for kwargs, named in [({"games": "96"}, "games='96'"), ({"games": 96.0}, "games=96.0"),
+                          ({"batch": None}, "batch=None"), ({"seed": -1}, "seed=-1"), ({"ply": 2.0}, "ply=2.0"),
+                          ({"ply": True}, "ply=True")]:
+        with pytest.raises(ValueError, match=re.escape(named)):
+            improve_tables(base, **{"games": 10, **kwargs})
 
 
 # ---------------------------------------------------------------- claims tables: a from-scratch reference

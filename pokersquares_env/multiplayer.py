@@ -9,7 +9,8 @@ may give match points by rank (lowest 0, next 1, ...); or play may go on
 until someone reaches a target such as 100, 200 or 500.
 
 :func:`parallel_env` builds the PettingZoo ``ParallelEnv``; :func:`env` the
-AEC form through ``parallel_to_aec``.  pettingzoo is an optional dependency:
+AEC form (PettingZoo's ``parallel_to_aec``, with each agent's action checked
+at its own step).  pettingzoo is an optional dependency:
 ``pip install "pokersquares_env[multiplayer]"``.
 """
 
@@ -40,10 +41,11 @@ from pokersquares_env.scoring import HandCategory, point_system
 
 try:  # optional extra: the module imports without it, building an env needs it
     from pettingzoo import ParallelEnv as _ParallelEnv
+    from pettingzoo.utils.conversions import parallel_to_aec_wrapper as _ParallelToAEC
 except ImportError:  # pragma: no cover - exercised only where pettingzoo is missing
-    _ParallelEnv = object
+    _ParallelEnv = _ParallelToAEC = object
 
-__all__ = ["PokerSquaresParallelEnv", "env", "parallel_env", "rank_points"]
+__all__ = ["PokerSquaresAECEnv", "PokerSquaresParallelEnv", "env", "parallel_env", "rank_points"]
 
 MATCH_SCORINGS = ("total", "ranking")
 _MISSING = 'PokerSquares multiplayer needs pettingzoo: pip install "pokersquares_env[multiplayer]"'
@@ -54,14 +56,23 @@ def _require_pettingzoo() -> None:
         raise ImportError(_MISSING)
 
 
+def _level(points: float) -> float:
+    """``points`` rounded to 9 decimals, the form in which scores and standings are compared: they are float sums,
+    so under a table of tenths equal hands can total 0.6 on one board and 0.6000000000000001 on another (the lines
+    add up in another order), and those must tie, not rank one player above the other."""
+    return round(float(points), 9)
+
+
 def rank_points(scores: dict[str, float]) -> dict[str, float]:
-    """Match points of one round by rank: the lowest score 0, the next 1, and so on; tied players share their places' points."""
-    order = sorted(scores, key=lambda a: scores[a])
+    """Match points of one round by rank: the lowest score 0, the next 1, and so on; tied players share their places' points.
+
+    Scores equal to 9 decimals tie (float sums of a table such as 0.1, 0.2, ... differ in their last bits)."""
+    order = sorted(scores, key=lambda a: _level(scores[a]))
     points: dict[str, float] = {}
     i = 0
     while i < len(order):
         j = i
-        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+        while j + 1 < len(order) and _level(scores[order[j + 1]]) == _level(scores[order[i]]):
             j += 1
         shared = sum(range(i, j + 1)) / (j - i + 1)  # places i..j share their points equally
         for a in order[i : j + 1]:
@@ -93,12 +104,60 @@ def parallel_env(
 
 
 def env(*args: Any, **kwargs: Any):
-    """The multiplayer game as a PettingZoo AEC env (``parallel_to_aec`` of :func:`parallel_env`, which takes the
-    same arguments, positional or by name: ``env(3)`` is ``env(num_players=3)``)."""
+    """The multiplayer game as a PettingZoo AEC env (:class:`PokerSquaresAECEnv` around :func:`parallel_env`, which
+    takes the same arguments, positional or by name: ``env(3)`` is ``env(num_players=3)``), order-enforced as
+    PettingZoo's ``parallel_to_aec`` returns it."""
     _require_pettingzoo()
-    from pettingzoo.utils.conversions import parallel_to_aec
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-    return parallel_to_aec(parallel_env(*args, **kwargs))
+    return OrderEnforcingWrapper(PokerSquaresAECEnv(parallel_env(*args, **kwargs)))
+
+
+class PokerSquaresAECEnv(_ParallelToAEC):
+    """The AEC form of :class:`PokerSquaresParallelEnv`: the agents move in turn, and the cycle's last move plays the
+    simultaneous step.
+
+    PettingZoo's plain ``parallel_to_aec`` buffers every action until the cycle's last agent moves, so an illegal
+    action would be raised only then, from another agent's turn, and stay buffered: every later step would raise
+    until a reset.
+    Here, under ``illegal_action="raise"``, each action is checked against its agent's board at its own step, and
+    an illegal one raises ``IllegalActionError`` naming the agent before anything is buffered: the same agent is
+    still to move, and the match goes on from where it was.  Under ``"penalty"`` the actions are buffered as they
+    come and the parallel step judges them together, so, as in the parallel env, every player who moved illegally
+    in the cycle is penalised and forfeits.  Should the parallel step raise all the same, the last agent is still
+    to move and its action is not kept.
+    """
+
+    def step(self, action: Any) -> None:
+        """Buffer the selected agent's action (checked first under ``illegal_action="raise"``); the cycle's last
+        action plays the parallel step."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return super().step(action)
+        par = self.env
+        if par.illegal_action == "raise":
+            reason = par.game.why_illegal(par.states[agent], _as_cell(action))
+            if reason is not None:
+                raise IllegalActionError(f"{agent}: {reason}")
+        try:
+            super().step(action)
+        except BaseException:
+            # the parallel step checks every action before it changes anything: drop the one just buffered, so the
+            # agent, still selected, moves again on an unchanged match
+            if self.agent_selection == agent and agent in self._actions:
+                self._actions[agent] = None
+            raise
+        return None
+
+
+def _as_cell(action: Any) -> Any:
+    """A NumPy integer or one-element array as a plain ``int`` (what ``why_illegal`` and ``apply`` take); anything
+    else as given, for ``why_illegal`` to name."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+        action = action.reshape(-1)[0]
+    if isinstance(action, np.integer):
+        action = int(action)
+    return action
 
 
 class PokerSquaresParallelEnv(_ParallelEnv):
@@ -135,15 +194,19 @@ class PokerSquaresParallelEnv(_ParallelEnv):
     player who moved illegally in that step is an offender.  Offenders
     forfeit: ``winner`` and ``winners`` are the leaders among the other
     players by the standings of the finished rounds (among everyone if all
-    offended; this library's reading, since the sources have no illegal
-    moves).  Never truncated.
+    offended), and the final ``standings`` list the offenders last, in
+    their own order by the standings (this library's reading, since the
+    sources have no illegal moves).  Never truncated.
 
     ## Information
     Every step, per agent: ``action_mask`` (int8 (25,)), ``card`` (the
     announced card, the same for all; -1 when over), ``round`` (1-based),
     ``totals`` (everyone's summed scores of finished rounds),
     ``match_points`` (everyone's ranking points so far), ``standings`` (the
-    agents in order, best first, by ``match_scoring``).  On the step that
+    agents in order, best first, by ``match_scoring``; tied agents in seat
+    order).  Scores and standings equal to 9 decimals tie, and a standing
+    equal to ``target`` to 9 decimals reaches it: they are float sums, which
+    under a table such as 0.1, 0.2, ... differ in their last bits.  On the step that
     ends a round also ``score``, ``board`` and ``hands`` of the agent's own
     board, ``round_scores`` (everyone's score of that round) and
     ``round_ended`` (its number; ``round`` is then already the next one, except
@@ -344,11 +407,14 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             "action_mask": mask_array(self.game.legal_mask(state)),
         }
 
-    def _standings(self) -> list[str]:
+    def _standings(self, forfeit: Any = ()) -> list[str]:
+        """The agents, best first (ties in seat order); the agents in ``forfeit`` last, as ``winner`` passes them
+        over, in their own order by the standings."""
         key = self.totals if self.match_scoring == "total" else self.match_points
-        return sorted(self.possible_agents, key=lambda a: (-key[a], self.possible_agents.index(a)))
+        return sorted(self.possible_agents,
+                      key=lambda a: (a in forfeit, -_level(key[a]), self.possible_agents.index(a)))
 
-    def _info(self, agent: str) -> dict[str, Any]:
+    def _info(self, agent: str, forfeit: Any = ()) -> dict[str, Any]:
         state = self.states[agent]
         return {
             "action_mask": mask_array(self.game.legal_mask(state)),
@@ -356,7 +422,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             "round": self.round,
             "totals": dict(self.totals),
             "match_points": dict(self.match_points),
-            "standings": self._standings(),
+            "standings": self._standings(forfeit),
         }
 
     def step(self, actions: dict[str, Any]):
@@ -368,15 +434,16 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         missing = [a for a in self.agents if a not in actions]
         extra = [a for a in actions if a not in self.agents]
         if missing or extra:
-            raise ValueError(f"actions for {sorted(actions)}: expected exactly the live agents {self.agents}")
+            def listed(keys: Any) -> str:  # by repr: keys of mixed types (0 and 'player_0') do not sort together
+                return "[" + ", ".join(sorted(map(repr, keys))) + "]"
+
+            wrong = "; ".join(f"{what}: {listed(keys)}" for what, keys in (("missing", missing), ("unexpected", extra))
+                              if keys)
+            raise ValueError(f"actions for {listed(actions)}: expected exactly the live agents {self.agents} ({wrong})")
         cells: dict[str, int] = {}
         offences: dict[str, str] = {}  # the moves are simultaneous: every illegal one counts
         for agent in self.agents:
-            action = actions[agent]
-            if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-                action = action.reshape(-1)[0]
-            if isinstance(action, np.integer):
-                action = int(action)
+            action = _as_cell(actions[agent])
             reason = self.game.why_illegal(self.states[agent], action)
             if reason is not None:
                 if self.illegal_action == "raise":
@@ -428,7 +495,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         }
         standing = self.totals if self.match_scoring == "total" else self.match_points
         over = (self.rounds is not None and self.round >= self.rounds) or (
-            self.target is not None and max(standing.values()) >= self.target
+            self.target is not None and max(_level(v) for v in standing.values()) >= _level(self.target)
         )
         return per_agent, over
 
@@ -437,15 +504,15 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         ``forfeit`` forfeit; among everyone when all of them do)."""
         standing = self.totals if self.match_scoring == "total" else self.match_points
         left = [a for a in self.possible_agents if a not in forfeit] or list(self.possible_agents)
-        best = max(standing[a] for a in left)
-        winners = [a for a in left if standing[a] == best]
+        best = max(_level(standing[a]) for a in left)
+        winners = [a for a in left if _level(standing[a]) == best]
         return {"winner": winners[0] if len(winners) == 1 else None, "winners": winners}
 
     def _illegal_end(self, offences: dict[str, str]):
         """End the match: each offender gets ``illegal_penalty`` and its reason, and forfeits."""
         rewards = {a: (self.illegal_penalty if a in offences else 0.0) for a in self.agents}
         obs = {a: self._observe(a) for a in self.agents}
-        infos = {a: {**self._info(a), **self._result(forfeit=offences)} for a in self.agents}
+        infos = {a: {**self._info(a, forfeit=offences), **self._result(forfeit=offences)} for a in self.agents}
         for a in self.agents:  # the match is over: nothing is legal and no card is announced
             obs[a]["action_mask"][:] = 0
             infos[a]["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)

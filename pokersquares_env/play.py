@@ -11,6 +11,8 @@ illegal cell is refused with the reason and the game goes on.  ``q`` quits
 * ``--vs AGENT`` plays the multiplayer rule of the sources: the agent places
   the same cards on its own hidden board; at the end both boards are shown
   side by side with the winner.
+* Each of the two takes one agent (given twice, it is refused), seeded from
+  a stream of its own derived from the deal seed, never the deal's.
 * ``--record FILE`` saves the finished game as a JSON game record
   (:mod:`pokersquares_env.records`).  The file is written only when the game
   is over, atomically, so quitting, Ctrl-C or the end of the input never
@@ -74,11 +76,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="save the finished game as a JSON record (an existing file must be a game record, "
                              "which is replaced); a .jsonl FILE collects games, one appended per line")
-    parser.add_argument("--hint", metavar="AGENT", default=None, help="show this agent's choice for every card")
-    parser.add_argument("--vs", metavar="AGENT", default=None,
+    parser.add_argument("--hint", metavar="AGENT", default=None, action=_Once,
+                        help="show this agent's choice for every card")
+    parser.add_argument("--vs", metavar="AGENT", default=None, action=_Once,
                         help="play against this agent on the same cards (the multiplayer rule)")
     parser.add_argument("--color", default="auto", choices=("auto", "always", "never"),
                         help="colours: auto (only on a terminal without NO_COLOR), always or never (default auto)")
+
+
+class _Once(argparse.Action):
+    """Store the option's value, refusing a second one: argparse keeps the last silently, so ``--vs greedy --vs
+    random`` would play against random with no word about greedy."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            parser.error(f"{option_string} given twice ({before!r} and {values!r}): expected one agent")
+        setattr(namespace, self.dest, values)
+
+
+def _level(points: float) -> float:
+    """``points`` rounded to 9 decimals, the form in which scores are compared: they are float sums, so under a
+    table of tenths equal hands can total 0.6 and 0.6000000000000001 (the lines add up in another order), and ten
+    one-pairs of 0.1 total 0.9999999999999999; those are a tie, and a threshold of 1 reached."""
+    return round(float(points), 9)
 
 
 # ---- presentation ------------------------------------------------------------------
@@ -336,7 +357,8 @@ class TerminalGame:
             return cell
 
     def play(self) -> int:
-        """Play to the end; the exit status (0 finished or quit, 1 input ended, 130 interrupted)."""
+        """Play to the end; the exit status (0 finished or quit, 1 input ended or the record not written,
+        130 interrupted)."""
         from pokersquares_env.core import cell_name
 
         game = self.game
@@ -395,15 +417,16 @@ class TerminalGame:
             threshold = game.system.win_threshold
             if threshold is not None:
                 short = f"{_fmt(score)} points: a win needs {_fmt(threshold)} or more under {game.system.name} points."
-                self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if score >= threshold else short)
+                won = _level(score) >= _level(threshold)
+                self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if won else short)
         else:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
             self.say(side_by_side(game, [state, self.vs_state], ["you", name], self.style))
             mine, theirs = game.score(state), game.score(self.vs_state)
-            if mine > theirs:
+            if _level(mine) > _level(theirs):
                 verdict = self.style.green(f"You win, {_fmt(mine)} to {_fmt(theirs)}.")
                 winner = "you"
-            elif theirs > mine:
+            elif _level(theirs) > _level(mine):
                 verdict = f"{name} wins, {_fmt(theirs)} to {_fmt(mine)}."
                 winner = name
             else:
@@ -421,14 +444,15 @@ class TerminalGame:
                 "winner": winner,
             }
         if self.record_path:
-            from pokersquares_env.records import GameRecord, append_record, save_record
+            from pokersquares_env.records import GameRecord, RecordError, append_record, save_record
 
-            record = GameRecord.from_game(game, state, seed=self.seed, agent="human", meta=meta)
             lines = _is_jsonl(self.record_path)
             try:
+                record = GameRecord.from_game(game, state, seed=self.seed, agent="human", meta=meta)
                 (append_record if lines else save_record)(record, self.record_path)
-            except OSError as exc:
-                self.say(f"could not write the record {self.record_path!r}: {exc}")
+            except (OSError, RecordError) as exc:  # a record refused (a seed too large) is reported as a failed write
+                why = str(exc).removeprefix("record: ")  # the field, named: "field 'seed': ..."
+                self.say(f"could not write the record {self.record_path!r}: {why}")
                 return 1
             if lines:
                 from pokersquares_env.records import _jsonl_lines, _read_text
@@ -472,6 +496,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"pokersquares play: --record {args.record!r}: expected the path of a JSON (or JSONL) file to write",
                   file=sys.stderr)
             return 2
+        from pokersquares_env.records import MAX_SEED_BITS
+
+        if args.seed is not None and args.seed.bit_length() > MAX_SEED_BITS:  # any size deals; a record holds less
+            print(f"pokersquares play: --seed {args.seed}: an integer of {args.seed.bit_length():,} bits, but a game "
+                  f"record holds seeds of at most {MAX_SEED_BITS} bits: expected a smaller seed, or no --record",
+                  file=sys.stderr)
+            return 2
         folder = os.path.dirname(os.path.abspath(args.record))
         if os.path.isdir(args.record) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             why = "is a folder" if os.path.isdir(args.record) else f"cannot be written in {folder!r}"
@@ -506,11 +537,15 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         agents = {}
-        for flag, spec in (("--hint", args.hint), ("--vs", args.vs)):
+        for stream, (flag, spec) in enumerate((("--hint", args.hint), ("--vs", args.vs)), start=1):
             if not spec:
                 continue
+            # A stream of the agent's own, as the evaluation harness seeds its agents (SeedSequence([S, i, 1])): given
+            # the deal seed itself, mc's rollouts would shuffle from the very stream that dealt the real deck, and so
+            # partly replay the cards to come. Still the same agent for the same seed.
+            agent_seed = int(np.random.SeedSequence([seed, stream]).generate_state(1)[0])
             try:
-                agents[flag] = make_agent(spec, system=system, rules=rules, seed=seed)
+                agents[flag] = make_agent(spec, system=system, rules=rules, seed=agent_seed)
                 agents[flag].reset()
             except (ImportError, TypeError, ValueError) as exc:
                 print(f"pokersquares play: {_agent_error(flag, spec, str(exc))}", file=sys.stderr)
@@ -526,5 +561,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return session.play()
     except BrokenPipeError:  # the reader went away (e.g. piped into head): stop quietly, nothing recorded
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush does not fail again
+        except (OSError, ValueError):
+            pass
+        return 141  # as cli.main returns for every other command (128 + SIGPIPE); 1 says the input ended

@@ -388,3 +388,134 @@ def test_the_aec_env_takes_the_arguments_of_parallel_env_positionally_too():
     assert aec.unwrapped.point_system.name == "english" and aec.unwrapped.rounds == 2
     with pytest.raises(TypeError, match="multiple values for argument 'num_players'"):
         aec_env(3, num_players=2)
+
+
+def _first_cells(aec, n):
+    """Step the AEC env ``n`` times, each agent on its first legal cell."""
+    for _ in range(n):
+        aec.step(int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0]))
+
+
+def test_the_aec_form_refuses_an_illegal_action_at_the_offenders_own_step_and_stays_usable():
+    """Before, parallel_to_aec buffered player_0's illegal move and raised at player_1's step, blaming player_0 from
+    player_1's turn; the bad move stayed buffered, so every later step raised until a reset."""
+    aec = aec_env(num_players=2)
+    aec.reset(seed=0)
+    aec.step(0)
+    aec.step(0)  # both on a1
+    boards = aec.unwrapped.state().copy()
+    with pytest.raises(IllegalActionError, match=r"^player_0: cell 0 \(a1\) is occupied by"):
+        aec.step(0)
+    assert aec.agent_selection == "player_0" and np.array_equal(aec.unwrapped.state(), boards)
+    aec.step(1)  # player_0 tries again, legally
+    assert aec.agent_selection == "player_1"
+    with pytest.raises(IllegalActionError, match=r"^player_1: cell 0 \(a1\) is occupied by"):
+        aec.step(np.int64(0))
+    with pytest.raises(IllegalActionError, match=r"^player_1: action None is not an integer cell"):
+        aec.step(None)
+    assert aec.agent_selection == "player_1" and np.array_equal(aec.unwrapped.state(), boards)
+    aec.step(np.array([2]))  # the parallel env's action forms are taken
+    state = aec.unwrapped.state()
+    assert (state[0, :3] >= 0).tolist() == [True, True, False] and (state[1, :3] >= 0).tolist() == [True, False, True]
+    _first_cells(aec, 2 * 23)  # the match plays on to its end
+    assert all(aec.terminations.values()) and aec.infos["player_0"]["winners"]
+
+
+def test_the_aec_form_is_usable_after_the_parallel_step_raises(monkeypatch):
+    """An error inside the parallel step (here a made-up one) leaves the last agent to move, with its action not kept."""
+    aec = aec_env(num_players=2)
+    aec.reset(seed=0)
+    aec.step(0)
+    par = aec.unwrapped
+
+    def broken(actions):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(par, "step", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        aec.step(5)
+    assert aec.agent_selection == "player_1"
+    monkeypatch.undo()
+    aec.step(3)  # the retry plays: the failed 5 was not kept
+    assert aec.agent_selection == "player_0"
+    assert par.states["player_0"].placements == [0] and par.states["player_1"].placements == [3]
+
+
+def test_the_aec_form_under_penalty_ends_the_match_as_the_parallel_env_does():
+    """Every illegal move of a step counts (the moves are simultaneous), each offender is penalised and forfeits."""
+    aec = aec_env(num_players=3, illegal_action="penalty")
+    aec.reset(seed=0)
+    for _ in range(3):
+        aec.step(0)
+    aec.step(0)  # player_0: occupied
+    assert aec.agent_selection == "player_1" and not any(aec.terminations.values())
+    aec.step(1)
+    aec.step(0)  # player_2: occupied
+    assert all(aec.terminations.values())
+    assert aec.rewards == {"player_0": -10.0, "player_1": 0.0, "player_2": -10.0}
+    for a in aec.possible_agents:
+        assert aec.infos[a]["winner"] == "player_1" and aec.infos[a]["standings"][0] == "player_1"
+    assert "occupied" in aec.infos["player_0"]["illegal_action"] and "illegal_action" not in aec.infos["player_1"]
+
+
+def test_forfeiting_players_are_last_in_the_standings():
+    """Before, the standings at a forfeit still put an offender first while ``winner`` named another player."""
+    par = parallel_env(num_players=3, rounds=2, illegal_action="penalty")
+    obs, _ = par.reset(seed=0)
+    for _ in range(25):  # round 1: player_2 lays its cards elsewhere and leads
+        legal = {a: np.flatnonzero(obs[a]["action_mask"]) for a in par.agents}
+        obs, *_, infos = par.step({a: int(cells[len(cells) // 2 if a == "player_2" else 0])
+                                   for a, cells in legal.items()})
+    assert infos["player_0"]["totals"] == {"player_0": 6.0, "player_1": 6.0, "player_2": 12.0}
+    assert infos["player_0"]["standings"] == ["player_2", "player_0", "player_1"]
+    par.step({"player_0": 0, "player_1": 0, "player_2": 0})
+    *_, infos = par.step({"player_0": 0, "player_1": 1, "player_2": 0})  # 0 and 2: occupied, both forfeit
+    for a in par.possible_agents:
+        assert infos[a]["winner"] == "player_1"
+        assert infos[a]["standings"] == ["player_1", "player_2", "player_0"]  # the forfeits last, by their totals
+
+
+def test_step_names_the_missing_and_unexpected_keys_whatever_their_type():
+    """Before, a key that is not a string made the message's sorted() raise TypeError: '<' not supported."""
+    par = parallel_env(num_players=2)
+    par.reset(seed=0)
+    with pytest.raises(ValueError) as err:
+        par.step({0: 1, "player_0": 1, "player_1": 2})
+    assert str(err.value) == ("actions for ['player_0', 'player_1', 0]: expected exactly the live agents "
+                              "['player_0', 'player_1'] (unexpected: [0])")
+    with pytest.raises(ValueError) as err:
+        par.step({"player_0": 1, None: 3})
+    assert str(err.value) == ("actions for ['player_0', None]: expected exactly the live agents "
+                              "['player_0', 'player_1'] (missing: ['player_1']; unexpected: [None])")
+    assert par.state()[:, 1].tolist() == [-1, -1]  # nothing was played
+    par.step({"player_0": 1, "player_1": 2})
+
+
+FLOAT_TABLE = {"one_pair": 0.1, "two_pair": 0.2, "three_of_a_kind": 0.3, "straight": 0.4, "flush": 0.5,
+               "full_house": 0.6, "four_of_a_kind": 0.7, "straight_flush": 0.8, "royal_flush": 0.9}
+
+
+def test_equal_scores_of_a_float_table_are_a_tie():
+    """Scores are float sums: six one-pairs of 0.1 total 0.6 on one board and 0.6000000000000001 on another (their
+    lines add up in another order); before, the player ahead by that rounding noise won, and took all of the round's
+    ranking points."""
+    assert rank_points({"a": 0.6, "b": 0.1 + 0.2 + 0.3, "c": 0.2}) == {"c": 0.0, "a": 1.5, "b": 1.5}
+    par = parallel_env(num_players=2, scoring=FLOAT_TABLE)
+    final = play(par, seed=161)[-1][3]["player_0"]  # the audit's deal: both boards hold six one-pairs
+    assert final["round_scores"]["player_0"] == pytest.approx(final["round_scores"]["player_1"])
+    assert final["winner"] is None and final["winners"] == ["player_0", "player_1"]
+    assert final["match_points"] == {"player_0": 0.5, "player_1": 0.5}
+    assert final["standings"] == ["player_0", "player_1"]
+    # a target met up to the rounding of the sums is met: ten one-pairs of 0.1 add up to 0.9999999999999999
+    par = parallel_env(num_players=2, scoring=FLOAT_TABLE, rounds=None, target=1)
+    par.reset(seed=0, options={"deck": TEN_PAIRS})
+    history = [None]
+    while par.agents:
+        history.append(par.step({a: par.states[a].num_placed for a in par.agents}))
+    final = history[-1][4]["player_1"]
+    assert final["hands"] == ["one_pair"] * 10 and final["totals"]["player_0"] == pytest.approx(1)
+    assert len(history) == 26 and final["round_ended"] == 1 and final["winners"] == ["player_0", "player_1"]
+
+
+#: a deck whose cards laid row by row make every row and column one pair (and nothing more)
+TEN_PAIRS = "8c 5h Ad Ah 4c 6d 6c 7d 3d 2s 8s 6h 3h 4h 8d 3s 2c 2h 6s As 4s 8h Ac 3c 4d"

@@ -457,3 +457,137 @@ def test_record_appends_after_a_line_cut_short(tmp_path, monkeypatch, capsys):
     assert status == 0 and "Record appended to" in out.out, out.err
     with pytest.warns(RuntimeWarning, match="p.jsonl:2: not valid JSON"):
         assert [r.seed for r in load_records(record, skip_bad=True)] == [3, 4]
+
+
+def test_a_seed_too_large_for_a_record_is_refused_before_the_game(tmp_path, monkeypatch, capsys):
+    """Before, the game was played and then lost to a RecordError traceback: a record holds seeds of at most
+    MAX_SEED_BITS bits. Without --record such a seed is fine."""
+    from pokersquares_env.records import MAX_SEED_BITS
+
+    big = 2**1100
+    record = tmp_path / "g.json"
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", str(big), "--record",
+                                   str(record))
+    assert status == 2 and out.out == "" and not record.exists()
+    assert out.err == (f"pokersquares play: --seed {big}: an integer of 1,101 bits, but a game record holds seeds of "
+                       f"at most {MAX_SEED_BITS} bits: expected a smaller seed, or no --record\n")
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", str(2**MAX_SEED_BITS - 1),
+                                   "--record", str(record))
+    assert status == 0 and load_record(record).seed == 2**MAX_SEED_BITS - 1, out.err
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", str(big))
+    assert status == 0 and "Scores: american" in out.out and out.err == ""
+
+
+def test_a_record_that_cannot_be_saved_is_reported_without_losing_the_game(tmp_path):
+    """A RecordError from saving (here a seed too large, given to TerminalGame directly) used to end the game in a
+    traceback after the result; now it is reported like a write error, after the result is shown."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    record = tmp_path / "g.json"
+    moves = iter(CELLS)
+    out = io.StringIO()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), seed=2**1100, record=str(record),
+                           read=lambda _: next(moves), out=out)
+    assert session.play() == 1
+    lines = out.getvalue().splitlines()
+    assert lines[-1].startswith(f"could not write the record {str(record)!r}: field 'seed': an integer of 1,101 bits")
+    assert any(line.startswith("Scores: american") for line in lines) and not record.exists()
+
+
+def test_hint_and_vs_agents_draw_from_streams_of_their_own(monkeypatch, capsys):
+    """Before, the agents were seeded with the deal seed: mc's rollout decks came from the same stream as the real
+    deck, so its rollouts partly replayed the real future. The agents' streams now differ from the deal's and from
+    each other's, and stay the same for the same seed."""
+    import numpy as np
+
+    import agents
+
+    made = {}
+    real = agents.make_agent
+
+    def spy(spec, **kwargs):
+        made[spec] = kwargs["seed"]
+        return real(spec, **kwargs)
+
+    monkeypatch.setattr(agents, "make_agent", spy)
+    seeds = []
+    for _ in range(2):
+        made.clear()
+        status, _ = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "5", "--hint", "mc", "--vs", "random")
+        assert status == 0
+        seeds.append(dict(made))
+    assert seeds[0] == seeds[1]  # reproducible for a seed
+    hint_seed, vs_seed = seeds[0]["mc"], seeds[0]["random"]
+    deal = np.random.default_rng(5).random(8)
+    assert hint_seed != vs_seed
+    for seed in (hint_seed, vs_seed):
+        assert not np.isin(np.random.default_rng(seed).random(8), deal).any()
+
+
+@pytest.mark.parametrize("flag", ["--vs", "--hint"])
+def test_a_repeated_agent_flag_is_refused_naming_both(flag, monkeypatch, capsys):
+    """Before, `--vs greedy --vs random` played against random, silently dropping greedy."""
+    with pytest.raises(SystemExit) as exc:
+        _play_in_process(monkeypatch, capsys, "q\ny\n", flag, "greedy", flag, "random")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{flag} given twice ('greedy' and 'random'): expected one agent" in err and "Traceback" not in err
+
+
+def test_a_closed_pipe_exits_141_as_the_other_commands_do():
+    """Before, play exited 1 (which says the input ended) when its reader went away."""
+    proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env", "play", "--seed", "3"], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().startswith("Poker Squares")
+    proc.stdout.close()  # the reader leaves, as `| head -1` does
+    _, err = proc.communicate("\n".join(CELLS) + "\n", timeout=60)
+    assert proc.returncode == 141 and "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_equal_scores_of_a_float_table_are_a_tie_and_reach_an_equal_threshold():
+    """Scores are float sums: equal hands can total 0.6 and 0.6000000000000001, and ten one-pairs of 0.1 total
+    0.9999999999999999. Before, the first was a win and the second fell short of a threshold of 1."""
+    import dataclasses
+
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.scoring import point_system
+
+    table = {"one_pair": 0.1, "two_pair": 0.2, "three_of_a_kind": 0.3, "straight": 0.4, "flush": 0.5,
+             "full_house": 0.6, "four_of_a_kind": 0.7, "straight_flush": 0.8, "royal_flush": 0.9}
+    game = PokerSquaresGame(system=point_system(table))
+    # the audit's deal (the multiplayer env's seed 161 with random legal moves): six one-pairs on each board
+    deck = game.deal(np.random.default_rng(161))
+    rng = np.random.default_rng(161)
+    states = [game.init(deck), game.init(deck)]
+    for _ in range(25):
+        for state in states:
+            game.apply(state, int(rng.choice(np.flatnonzero(game.action_mask(state)))))
+
+    class Scripted:
+        spec, uses_obs = "scripted", False
+
+        def __init__(self, cells):
+            self.cells = iter(cells)
+
+        def act(self, obs, info, game, state):
+            return next(self.cells)
+
+    from pokersquares_env.core import cell_name
+
+    moves = iter(cell_name(c) for c in states[0].placements)
+    out = io.StringIO()
+    session = TerminalGame(game, deck, vs=Scripted(states[1].placements), read=lambda _: next(moves), out=out)
+    assert session.play() == 0
+    assert out.getvalue().splitlines()[-1] == "A tie at 0.60."
+    ten_pairs = "8c 5h Ad Ah 4c 6d 6c 7d 3d 2s 8s 6h 3h 4h 8d 3s 2c 2h 6s As 4s 8h Ac 3c 4d"  # row by row: 10 pairs
+    system = dataclasses.replace(game.system, win_threshold=1)
+    moves = iter(CELLS)
+    out = io.StringIO()
+    session = TerminalGame(PokerSquaresGame(system=system), ten_pairs, read=lambda _: next(moves), out=out)
+    assert session.play() == 0
+    assert out.getvalue().splitlines()[-1] == "You reached 1: a win!"

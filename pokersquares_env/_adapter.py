@@ -75,7 +75,7 @@ def check_reset_options(options: Any, allowed: Sequence[str], *, unknown: str = 
                       f"{' and '.join(map(repr, allowed))}", stacklevel=3)
         return {k: v for k, v in options.items() if k in allowed}
     if extra:
-        raise ValueError(f"unknown reset options {sorted(extra)}: expected only {' and '.join(map(repr, allowed))}")
+        raise ValueError(f"unknown reset options {sorted(extra, key=str)}: expected only {' and '.join(map(repr, allowed))}")
     return options
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import gymnasium as gym
@@ -235,18 +236,22 @@ class PokerSquaresEnv(gym.Env):
         return obs.copy(), info
 
     def step(self, action: Any):
-        """Place the drawn card on cell ``action``."""
+        """Place the drawn card on cell ``action``: an int (an ``IntEnum`` member too), a numpy integer or a one-element
+        integer array; a bool is no cell and is refused as an illegal action."""
         state = self.state
         if state is None or self._done:
             raise gym.error.ResetNeeded("call reset() before step(): the episode is over or has not started")
         game = self.game
         if type(action) is not int:
-            if isinstance(action, (np.integer,)) or (
-                isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer)
-            ):
-                action = int(np.asarray(action).reshape(-1)[0])
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+                action = operator.index(action)  # an int subclass (an IntEnum member) or a numpy integer
+            elif (isinstance(action, np.ndarray) and action.shape in ((), (1,))
+                  and np.issubdtype(action.dtype, np.integer)):
+                action = int(action.reshape(-1)[0])
         if type(action) is not int or action < 0 or not (self._mask_bits >> action & 1):
-            reason = game.why_illegal(state, action) or f"action {action!r} is not legal"
+            reason = game.why_illegal(state, action) or (
+                f"action {action!r} is not a legal cell now: expected an int 0..24 whose info['action_mask'] "
+                f"entry is 1")
             if self.illegal_action == "raise":
                 raise IllegalActionError(reason)
             return self._illegal_end(reason)

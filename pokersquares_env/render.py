@@ -634,6 +634,13 @@ class Renderer:
                 ) from exc
             self._pygame = pygame
 
+    def __getstate__(self) -> dict:
+        """A copy (``copy.deepcopy``, ``pickle``) without the pygame module, window and clock, which cannot be copied:
+        it opens a window of its own when it next shows a frame."""
+        state = self.__dict__.copy()
+        state.update(_pygame=None, _window=None, _clock=None)
+        return state
+
     def show(self, frame: np.ndarray) -> np.ndarray | None:
         """Return ``frame`` (rgb_array) or show it in the window (human)."""
         frame = np.asarray(frame)
@@ -641,6 +648,10 @@ class Renderer:
             raise ValueError(f"frame has shape {frame.shape} dtype {frame.dtype}: expected HxWx3 uint8")
         if self.render_mode == "rgb_array":
             return frame
+        if self._pygame is None:  # a copied renderer: the module was left out of the copy
+            import pygame
+
+            self._pygame = pygame
         pygame = self._pygame
         size = (frame.shape[1], frame.shape[0])
         if self._window is None or self._window.get_size() != size:

@@ -70,7 +70,8 @@ class _Adapter:
     given, as an algorithm's own seed should) seeds the vector env's
     generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
     ``set_options({"deck": d})`` (or a list of one such dict per sub-env) deals
-    those draw orders at the next ``reset()``, as SB3's ``set_options`` does.
+    those draw orders at the next ``reset()``, as SB3's ``set_options`` does;
+    a deck gives its cards as codes or text, as the single env's ``deck`` option.
     """
 
     def __init__(self, num_envs: int | None = None, seed: int | None = None,
@@ -109,7 +110,7 @@ class _Adapter:
         given = [dict(o or {}) for o in self._options]
         if not any(given):
             return None
-        unknown = sorted(set().union(*given) - {"deck"})
+        unknown = sorted(set().union(*given) - {"deck"}, key=str)  # keys of any type: an int and a str do not sort
         if unknown:
             raise ValueError(f"set_options: unknown reset option(s) {unknown}: expected 'deck' (the draw order of "
                              f"each sub-env)")
@@ -177,15 +178,20 @@ class _Adapter:
         return [value for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        """Set an attribute of the vector env (shared by all sub-envs, so ``indices`` must cover them all)."""
+        """Set an attribute of the vector env (shared by all sub-envs, so ``indices`` must name every one of them)."""
         ids = list(self._get_indices(indices))
-        if len(ids) != self.num_envs:
+        if not self._covers_all(ids):
             raise ValueError(f"set_attr({attr_name!r}) for sub-envs {ids}: the sub-envs share one vector env; "
-                             f"expected all {self.num_envs}")
+                             f"expected all {self.num_envs} (each of 0..{self.num_envs - 1}, in any order)")
         setattr(self.venv, attr_name, value)
 
+    def _covers_all(self, ids: list[int]) -> bool:
+        """Whether ``ids`` names every sub-env (in any order, repeats allowed), not just ``num_envs`` of them."""
+        return set(ids) == set(range(self.num_envs))
+
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
-        """``action_masks`` gives the (len(indices), 25) masks; other methods run once on the vector env.
+        """``action_masks`` gives the (len(indices), 25) masks, in the order of ``indices``; other methods run once on
+        the vector env.
 
         The sub-envs share one vector env, so any other method needs ``indices`` to cover them all, and
         ``reset``/``step``/``close`` are refused: they would move every game behind SB3's back (use the
@@ -193,14 +199,13 @@ class _Adapter:
         """
         ids = list(self._get_indices(indices))
         if method_name == "action_masks":
-            masks = self.venv.action_masks()
-            return masks if len(ids) == self.num_envs else masks[ids]
+            return self.venv.action_masks()[ids]  # in the order of ids, repeats kept, as DummyVecEnv gives them
         if method_name in ("reset", "step", "close"):
             raise ValueError(f"env_method({method_name!r}): the sub-envs share one vector env, so this would "
                              f"{method_name} every game without SB3 knowing; call the VecEnv's own {method_name}()")
-        if len(ids) != self.num_envs:
+        if not self._covers_all(ids):
             raise ValueError(f"env_method({method_name!r}) for sub-envs {ids}: the sub-envs share one vector env; "
-                             f"expected all {self.num_envs}")
+                             f"expected all {self.num_envs} (each of 0..{self.num_envs - 1}, in any order)")
         result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in ids]
 

@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pokersquares_env._adapter import check_render_mode, check_reset_options, check_seed, render_ready
-from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, check_index, format_card, parse_cards
+from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, check_index, format_card
 from pokersquares_env.core import ADJACENT, NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv, render_game
 from pokersquares_env.scoring import CATEGORY_KEYS, FLUSHABLE, NO_HAND_KEY, WINDOW, point_system
@@ -117,6 +117,15 @@ def _sum_lines(points: np.ndarray) -> np.ndarray:
     for line in range(points.shape[1]):
         total += points[:, line]
     return total
+
+
+def _holds_text(row: Any) -> bool:
+    """Whether a row of the ``deck`` option gives its cards as text: a string, or a list or array holding strings."""
+    if isinstance(row, str):
+        return True
+    if isinstance(row, np.ndarray):
+        return row.dtype.kind == "U" or (row.dtype == object and any(isinstance(c, str) for c in row.reshape(-1)))
+    return isinstance(row, (list, tuple)) and any(isinstance(c, str) for c in row)
 
 
 class PokerSquaresVectorEnv(VectorEnv):
@@ -417,11 +426,14 @@ class PokerSquaresVectorEnv(VectorEnv):
     def _check_decks(self, decks: Any) -> np.ndarray:
         """A validated (N, 25) array of the first 25 cards of each given deck.
 
-        The decks are an (N, >=25) array, or N rows (lists of codes or card strings) whose lengths may differ: each
-        row is a whole deck of at least 25 distinct cards of the rules' deck, of which the first 25 are dealt.
+        The decks are an (N, >=25) array, or N rows whose lengths may differ: each row is a whole deck of at least 25
+        distinct cards of the rules' deck, of which the first 25 are dealt.  A row may give its cards as codes or as
+        text (one string, or a list or array of card strings, codes mixed in), as the single env's ``deck`` option.
         """
-        if isinstance(decks, (list, tuple)) and decks and isinstance(decks[0], str):
-            decks = [parse_cards(d) for d in decks]  # input conversion, not game logic
+        if isinstance(decks, np.ndarray) and decks.ndim == 2 and decks.dtype.kind in "UO":
+            decks = list(decks)  # rows of card text, parsed row by row below
+        if isinstance(decks, (list, tuple)) and len(decks) == self.num_envs and any(map(_holds_text, decks)):
+            decks = [self._parse_deck(i, row) if _holds_text(row) else row for i, row in enumerate(decks)]
         try:
             arr = np.asarray(decks)
         except ValueError:  # rows of different lengths: each row is checked alone
@@ -432,6 +444,17 @@ class PokerSquaresVectorEnv(VectorEnv):
             raise ValueError(f"options['deck'] has shape {arr.shape}: expected ({self.num_envs}, >=25), or "
                              f"{self.num_envs} rows of >=25 codes each")
         return self._check_deck_rows(arr)
+
+    def _parse_deck(self, i: int, row: Any) -> list[int]:
+        """The codes of row ``i`` of the ``deck`` option, given as card text, checked as the single env checks a deck
+        (``PokerSquaresGame.check_deck``); its errors name ``options['deck'][i]``."""
+        try:
+            return list(self.game.check_deck(row))
+        except (TypeError, ValueError) as exc:
+            where, message = f"options['deck'][{i}]", str(exc)
+            # "deck[7]: ..." / "deck has 24 cards ..." name the row; a bad card's own message gets the row in front
+            raise type(exc)(where + message[len("deck"):] if message.startswith("deck") else f"{where}: {message}") \
+                from None
 
     def _check_ragged_decks(self, decks: Any) -> np.ndarray:
         """The first 25 cards of N decks of different lengths, each checked as :meth:`_check_deck_rows` checks."""

@@ -19,6 +19,10 @@ import gymnasium as gym
 
 __all__ = ["RecordGames"]
 
+#: The ``meta`` keys that :class:`RecordGames` writes in every record (``illegal_action`` only after an illegal
+#: action ends an episode), so a ``meta`` given to it may not hold them.
+RESERVED_META_KEYS = ("episode", "illegal_action")
+
 
 class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Record every finished episode of a Poker Squares env as a game record in ``folder``.
@@ -44,7 +48,9 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     the episode was not seeded), ``agent`` and ``meta`` as given, plus
     ``meta["episode"]``, ``meta["env"]`` (the env id, when it has one) and,
     for an episode ended by an illegal action under ``illegal_action="penalty"``,
-    ``meta["illegal_action"]`` (such a record is unfinished).  The final step's
+    ``meta["illegal_action"]`` (such a record is unfinished); a ``meta`` that
+    holds ``"episode"`` or ``"illegal_action"`` itself is refused when the
+    wrapper is made (``"env"`` is the caller's to set).  The final step's
     info gets ``record_path`` (the JSON file, or the JSONL file when
     ``json_files=False``).
 
@@ -57,14 +63,15 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Args:
         env: the env to record.
         folder: where the records go (created if missing).
-        name_prefix: file name prefix (default ``"game"``).
+        name_prefix: file name prefix (default ``"game"``): no path separator or NUL character.
         jsonl: ``False`` (default), ``True`` for ``{name_prefix}s.jsonl`` in the folder, or a path (its folder
             is created if missing).  An episode's JSONL line and JSON file are written both or neither.
         json_files: write one JSON file per game (default ``True``).
         episode_trigger: ``episode -> bool``, which episodes to record, counted from 0 for this wrapper (not the
             file numbers, which continue an earlier run's); default all.
         agent: the agent name stored in every record (a string or ``None``).
-        meta: extra JSON-ready data stored in every record's ``meta``.
+        meta: extra JSON-ready data stored in every record's ``meta``, without the keys the wrapper writes
+            (:data:`RESERVED_META_KEYS`).
     """
 
     def __init__(
@@ -94,14 +101,23 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"RecordGames needs a Poker Squares env (one with .game and .state, or .game_record()); "
                 f"got {type(base).__name__}"
             )
-        if not isinstance(name_prefix, str) or not name_prefix or os.sep in name_prefix:
-            raise ValueError(f"name_prefix={name_prefix!r}: expected a non-empty file name prefix without {os.sep!r}")
+        separators = [sep for sep in (os.sep, os.altsep) if sep]
+        if (not isinstance(name_prefix, str) or not name_prefix or "\0" in name_prefix
+                or any(sep in name_prefix for sep in separators)):
+            # refused now: a file name that cannot be made would otherwise fail at the first episode's end
+            raise ValueError(f"name_prefix={name_prefix!r}: expected a non-empty file name prefix without "
+                             f"{' or '.join(map(repr, separators))} or a NUL character")
         if not json_files and not jsonl:
             raise ValueError("json_files=False and jsonl=False would record nothing: enable one of them")
         if episode_trigger is not None and not callable(episode_trigger):
             raise TypeError(f"episode_trigger={episode_trigger!r}: expected a function episode -> bool, or None")
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
+        reserved = [key for key in RESERVED_META_KEYS if key in (meta or {})]
+        if reserved:  # the wrapper's value would replace the caller's in every record, silently
+            named = ", ".join(f"meta[{key!r}]" for key in reserved)
+            raise ValueError(f"{named}: RecordGames writes meta['episode'] and meta['illegal_action'] itself; "
+                             f"expected meta without them (keys {sorted(meta, key=str)} given)")
         from pokersquares_env.records import _check_fields
 
         # agent and meta as every record checks them, so that a bad one is refused now, not at an episode's end

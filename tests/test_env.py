@@ -277,3 +277,36 @@ def test_every_env_reads_seeds_alike(make):
         env = make()
         with pytest.raises(error, match=f"seed={bad!r}: expected a non-negative int or None"):
             env.reset(seed=bad)
+
+
+@pytest.mark.parametrize("mode", ["raise", "penalty"])
+def test_an_int_subclass_action_plays_its_cell_and_a_bool_stays_refused(mode):
+    """Before, an IntEnum member on a legal cell was refused as illegal: under the penalty a legal move silently
+    ended the episode with the penalty."""
+    import enum
+
+    class Cell(enum.IntEnum):
+        CENTER = 12
+
+    env = gym.make("PokerSquares-v0", illegal_action=mode)
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step(Cell.CENTER)
+    assert not terminated and "illegal_action" not in info and reward == 0
+    assert env.unwrapped.state.placements == [12] and info["action_mask"][12] == 0
+    state = env.unwrapped.state.copy()
+    if mode == "raise":
+        with pytest.raises(IllegalActionError, match=r"action True is not an integer cell index 0\.\.24"):
+            env.step(True)
+        assert env.unwrapped.state == state
+    else:
+        _, reward, terminated, _, info = env.step(True)
+        assert terminated and reward == -10 and "action True is not an integer" in info["illegal_action"]
+
+
+def test_unknown_reset_option_keys_of_mixed_types_are_named():
+    """Before, keys that do not sort together (an int and a str) raised "TypeError: '<' not supported"."""
+    env = gym.make("PokerSquares-v0")
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"unknown reset options \[1, 'foo'\]: expected only 'deck'"):
+        env.reset(options={1: 0, "foo": 1})
+    assert env.unwrapped.state.placements == [] and np.array_equal(env.unwrapped._obs, obs)

@@ -1125,3 +1125,22 @@ def test_record_games_continues_a_jsonl_only_run_and_triggers_on_its_own_episode
             _record_one(env, seed=seed)
         assert len(env.recorded) == 2, run  # the first two episodes of each wrapper
     assert sorted(p.name for p in folder.iterdir()) == [f"game-00000{i}.json" for i in (0, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("prefix", ["a\0b", "a/b"] + ([os.altsep.join("ab")] if os.altsep else []))
+def test_record_games_refuses_a_bad_name_prefix_when_made(tmp_path, prefix):
+    """Before, a NUL in name_prefix passed the wrapper's check and failed at the first episode's end ("embedded null
+    byte"), after the env had moved, losing the record."""
+    with pytest.raises(ValueError, match=r"name_prefix='a.*b': expected a non-empty file name prefix"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", name_prefix=prefix)
+    assert not (tmp_path / "games").exists()
+
+
+@pytest.mark.parametrize("key", ["episode", "illegal_action"])
+def test_record_games_refuses_meta_keys_it_writes_itself(tmp_path, key):
+    """Before, a meta["episode"] of the caller's was silently replaced by the episode number (while meta["env"] was
+    kept); the keys the wrapper writes are now refused when it is made."""
+    with pytest.raises(ValueError, match=rf"meta\['{key}'\]: RecordGames writes meta\['episode'\] and "
+                                         rf"meta\['illegal_action'\] itself"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", meta={key: "mine", "env": "my-variant"})
+    assert not (tmp_path / "games").exists()

@@ -427,3 +427,23 @@ def test_vector_env_rgb_frames_are_the_single_envs_and_sb3_tiles_them():
     np.testing.assert_array_equal(tiled[:height], first)
     np.testing.assert_array_equal(tiled[height:], second)
     assert PokerSquaresSB3VecEnv(num_envs=2, seed=4).get_images() == [None, None]  # no render_mode, no frames
+
+
+@pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0"])
+def test_a_human_mode_env_can_be_copied_and_pickled_after_a_reset(monkeypatch, name):
+    """Before, the renderer kept the pygame module: deepcopy and pickle failed with "cannot pickle 'module' object"."""
+    import copy
+    import pickle
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = gym.make(name, render_mode="human")
+    env.reset(seed=0)
+    size = env.unwrapped._renderer._window.get_size()
+    for other in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        renderer = other.unwrapped._renderer
+        assert renderer._window is None and renderer.render_mode == "human"  # no window until it shows a frame
+        assert other.render() is None  # opens its window again
+        assert renderer._window.get_size() == size
+        np.testing.assert_array_equal(other.unwrapped.state.deck, env.unwrapped.state.deck)
+        other.close()
+    env.close()

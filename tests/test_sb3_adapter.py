@@ -203,3 +203,51 @@ def test_step_and_reset_infos_carry_each_sub_envs_mask_and_card_as_dummy_vec_env
             else:
                 assert np.array_equal(infos[i]["action_mask"].astype(bool), masks[i]) and infos[i]["card"] >= 0
     assert dones.all()  # 25 placements end every game
+
+
+def test_set_options_takes_decks_as_card_text_like_the_single_env():
+    """Before, one dict with a deck of card strings (given to every sub-env) was refused by the vector env's checks
+    ("has dtype <U2: expected integer card codes")."""
+    import gymnasium as gym
+
+    from pokersquares_env.cards import format_card
+
+    text = [format_card(c) for c in range(51, -1, -1)]
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.set_options({"deck": text})
+    obs = venv.reset()
+    single = gym.make("PokerSquares-v0")
+    first, _ = single.reset(options={"deck": text})
+    assert np.array_equal(obs[0], first) and np.array_equal(obs[1], first)
+    venv.set_options([{"deck": text}, {"deck": text[::-1]}])
+    obs = venv.reset()
+    assert np.array_equal(obs[1], single.reset(options={"deck": text[::-1]})[0])
+    venv.set_options([{"deck": text}, {"deck": ["Xx", *text[1:]]}])
+    with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]: bad card 'Xx'"):
+        venv.reset()
+
+
+def test_set_options_names_unknown_keys_of_mixed_types():
+    """Before, keys that do not sort together raised "TypeError: '<' not supported" instead of naming them."""
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.set_options({1: 0, "foo": 1})
+    with pytest.raises(ValueError, match=r"unknown reset option\(s\) \[1, 'foo'\]"):
+        venv.reset()
+
+
+def test_env_method_masks_keep_the_order_and_repeats_of_indices_and_set_attr_needs_each_sub_env():
+    """Before, indices of the length N (``[2, 1, 0]``, ``[0, 0, 1]``) gave the masks of 0, 1, 2, and set_attr took
+    ``[0, 0, 1]`` as "all sub-envs" and changed sub-env 2 too."""
+    venv = make_sb3_vec_env(3, seed=1)
+    venv.reset()
+    venv.step(np.array([0, 5, 24]))  # each game has a different occupied cell
+    masks = venv.action_masks()
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=[2, 1, 0]), masks[[2, 1, 0]])
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=[0, 0, 1]), masks[[0, 0, 1]])
+    with pytest.raises(ValueError, match=r"set_attr\('reward_scale'\) for sub-envs \[0, 0, 1\]: .*expected all 3"):
+        venv.set_attr("reward_scale", 2.0, indices=[0, 0, 1])
+    assert venv.get_attr("reward_scale") == [1.0] * 3  # the refused call changed nothing
+    with pytest.raises(ValueError, match=r"env_method\('render'\) for sub-envs \[1, 1, 0\]: .*expected all 3"):
+        venv.env_method("render", indices=[1, 1, 0])
+    venv.set_attr("reward_scale", 2.0, indices=[2, 1, 0])  # every sub-env, in any order
+    assert venv.get_attr("reward_scale") == [2.0] * 3

@@ -1093,3 +1093,15 @@ def test_reset_to_a_won_position_says_it_is_won():
     with pytest.raises(ValueError, match=r"options\['state'\] is already won \(all 52 cards are home\)"):
         env.reset(options={"state": won})
     assert env.state is kept
+
+
+def test_check_env_needs_the_penalty_mode_as_the_docs_say():
+    """Gymnasium's check_env steps random actions: with the default illegal_action="raise" the first illegal one
+    raises, as docs/soliter.md now says (it only said to use the penalty mode for check_env)."""
+    from pathlib import Path
+
+    with pytest.raises(IllegalMoveError):
+        check_env(gym.make("Soliter-v0").unwrapped, skip_render_check=True)
+    check_env(gym.make("Soliter-v0", illegal_action="penalty").unwrapped)  # default variant, steps and render check
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "soliter.md").read_text(encoding="utf-8")
+    assert 'with the default `"raise"`, `gymnasium.utils.env_checker.check_env` fails' in doc

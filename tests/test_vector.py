@@ -552,3 +552,42 @@ def test_decks_of_different_lengths_deal_their_first_25_cards(backend):
         with pytest.raises(error, match=message):
             venv.reset(options={"deck": decks})
     assert (venv._obs == before).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_decks_as_rows_of_card_text_deal_as_the_single_env_does(backend):
+    """Before, rows that were lists of card strings were refused ("has dtype <U2: expected integer card codes"),
+    though the single env takes a deck as codes or text."""
+    from pokersquares_env.cards import format_card
+
+    text = [format_card(c) for c in range(51, -1, -1)]
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    _, info = venv.reset(options={"deck": [text, text[::-1]]})
+    assert info["card"].tolist() == [51, 0]
+    codes = PokerSquaresVectorEnv(2, backend=backend)
+    codes.reset(options={"deck": [list(range(51, -1, -1)), list(range(52))]})
+    np.testing.assert_array_equal(venv._obs, codes._obs)
+    for decks in (np.array([text, text[::-1]]), [text, " ".join(text[::-1])], [text, [text[-1], *range(1, 52)]]):
+        venv.reset(options={"deck": decks})  # a str array, a whole row as one string, a row of text and codes
+        np.testing.assert_array_equal(venv._obs, codes._obs)
+    single = PokerSquaresEnv()
+    np.testing.assert_array_equal(single.reset(options={"deck": text})[0], venv._obs[0])
+    before = venv._obs.copy()
+    for decks, error, message in [
+        ([text, ["Xx", *text[1:]]], ValueError, r"options\['deck'\]\[1\]: bad card 'Xx'"),
+        ([text, [*text[:25], text[3]]], ValueError, r"options\['deck'\]\[1\]\[25\]: card J♠ \(code 48\) appears twice"),
+        ([text, text[:24]], ValueError, r"options\['deck'\]\[1\] has 24 cards: expected at least 25"),
+        ([text, ["JK", *text[:30]]], ValueError, r"options\['deck'\]\[1\] holds joker code 52 but the rules allow 0"),
+        ([text, [*text[:30], 2.5]], TypeError, r"options\['deck'\]\[1\]\[30\]: card code 2.5 is not an integer"),
+        ([text, text, text], ValueError, r"options\['deck'\] has shape \(3, 52\): expected \(2, >=25\)"),
+        ([text, text[:30], text], ValueError, r"options\['deck'\] is 3 rows: expected 2"),
+    ]:
+        with pytest.raises(error, match=message):
+            venv.reset(options={"deck": decks})
+    assert (venv._obs == before).all()
+
+
+def test_unknown_reset_option_keys_of_mixed_types_are_named():
+    venv = PokerSquaresVectorEnv(2)
+    with pytest.raises(ValueError, match=r"unknown reset options \[1, 'foo'\]"):
+        venv.reset(options={1: 0, "foo": 1})

@@ -69,7 +69,7 @@ for _i, (_sym, _letter) in enumerate(zip(SUITS, SUIT_LETTERS, strict=True)):
     _SUIT_ALIASES[_sym] = _i
     _SUIT_ALIASES[_letter] = _i
     _SUIT_ALIASES[_letter.upper()] = _i
-# Outline suit symbols and the variation selector some editors add.
+# Outline suit symbols (the variation selectors some editors add, U+FE0F emoji and U+FE0E text, are dropped).
 _SUIT_ALIASES.update({"♧": 0, "♢": 1, "♡": 2, "♤": 3})
 
 _JOKER_WORDS = {"jk", "joker", "jkr", "*", "🃏"}
@@ -126,7 +126,7 @@ def parse_card(text: str) -> int:
     """The code of one card written as text, e.g. ``'T♠'``, ``'10s'``, ``'Д♥'``, ``'JK'``."""
     if not isinstance(text, str):
         raise TypeError(f"card {text!r} is not a string: expected text such as 'T♠', '10s' or 'JK'")
-    token = text.strip().replace("\ufe0f", "")
+    token = text.strip().replace("\ufe0f", "").replace("\ufe0e", "")
     if token.lower() in _JOKER_WORDS:
         return JOKERS[0]
     if token.lower() in ("jk1", "jk2"):

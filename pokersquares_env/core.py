@@ -181,10 +181,10 @@ class Rules:
         return spec if isinstance(spec, Rules) else cls(**cls.spec_options(spec))
 
     @classmethod
-    def with_options(cls, spec: "str | dict[str, Any] | None" = None, **options: Any) -> "Rules":
+    def with_options(cls, spec: "str | dict[str, Any] | Rules | None" = None, **options: Any) -> "Rules":
         """The rules of ``spec`` (see :meth:`parse`; ``None``: the defaults) with ``options`` added; options that are
-        ``None`` are ignored.  An option that contradicts one the spec names is an error naming both (a command
-        line's ``--rules`` and its single flags)."""
+        ``None`` are ignored.  An option that contradicts one the spec names (a ``Rules`` names those that differ
+        from the defaults) is an error naming both (a command line's ``--rules`` and its single flags)."""
         given = cls.spec_options(spec) if spec is not None else {}
         extra = cls.spec_options({k: v for k, v in options.items() if v is not None})
         for key, value in extra.items():
@@ -193,8 +193,12 @@ class Rules:
         return cls(**{**given, **extra})
 
     @classmethod
-    def spec_options(cls, spec: "str | dict[str, Any]") -> dict[str, Any]:
-        """The options a spec of :meth:`parse` names, validated and normalised (``to_json``'s values)."""
+    def spec_options(cls, spec: "str | dict[str, Any] | Rules") -> dict[str, Any]:
+        """The options a spec of :meth:`parse` names, validated and normalised (``to_json``'s values); a ``Rules``
+        names the options that differ from the defaults, as :meth:`to_spec` writes them."""
+        if isinstance(spec, Rules):
+            default = Rules().to_json()
+            return {key: value for key, value in spec.to_json().items() if value != default[key]}
         source = f"rules {spec!r}"
         if isinstance(spec, str):
             text = spec.strip()
@@ -350,11 +354,21 @@ class PokerSquaresGame:
 
     # ---- dealing ---------------------------------------------------------
     def check_deck(self, deck: Sequence[Any]) -> tuple[int, ...]:
-        """A validated draw order: at least 25 distinct cards of the rules' deck."""
+        """A validated draw order: at least 25 distinct cards of the rules' deck.
+
+        ``deck`` is text, a sequence (list, tuple, range) of codes or card texts, or a 1-D integer array; every
+        sequence is read item by item as a list is (an array only is converted by numpy).
+        """
         if isinstance(deck, str):
             deck = parse_cards(deck)
-        codes = check_codes(list(np.asarray(deck).reshape(-1).tolist()) if not isinstance(deck, list) else deck,
-                            where="deck")
+        elif isinstance(deck, np.ndarray):
+            if deck.ndim != 1:
+                raise ValueError(f"deck has shape {deck.shape}: expected a 1-D deck of card codes (the draw order)")
+            deck = deck.tolist()
+        elif isinstance(deck, (bytes, bytearray)) or not isinstance(deck, Sequence):
+            raise TypeError(f"deck {deck!r}: expected a sequence of card codes or texts (the draw order), or text, "
+                            f"got {type(deck).__name__}")
+        codes = check_codes(list(deck), where="deck")
         if len(codes) < NUM_CELLS:
             raise ValueError(f"deck has {len(codes)} cards: expected at least 25")
         jokers = [c for c in codes if c >= NUM_STANDARD]
@@ -429,6 +443,9 @@ class PokerSquaresGame:
     # ---- transitions -----------------------------------------------------
     def apply(self, state: GameState, cell: int) -> tuple[float, list[int]]:
         """Place the drawn card on ``cell`` in place; the points and indices of the lines it completes.
+
+        Over a game these points add up to :meth:`score` exactly under a table of whole numbers (within float
+        rounding under fractions).
 
         Raises :class:`IllegalActionError` (naming the cell and the reason) and
         leaves ``state`` untouched if the move is illegal.
@@ -512,8 +529,15 @@ class PokerSquaresGame:
         ]
 
     def score(self, state: GameState, system: Any = None, *, partial: bool = False) -> float:
-        """Total points of the board under ``system`` (default: the game's)."""
-        return float(sum(self.line_points(state, system, partial=partial)))
+        """Total points of the board under ``system`` (default: the game's).
+
+        The 10 lines are added in one fixed order, rows 1-5 then columns a-e, left to right, as
+        :func:`~pokersquares_env.scoring.score_grid` and ``score_grids`` add them, so every path gives the same
+        float for a board, fractional tables included.  The points :meth:`apply` returns (an env's rewards) add up
+        to this score exactly under a table of whole numbers; under fractions they are added in placement order, so
+        their sum may differ from it by float rounding in the last bits.
+        """
+        return float(sum(self.line_points(state, system, partial=partial)))  # left to right: see score_grid
 
     def hands(self, state: GameState, system: Any = None, *, partial: bool = False) -> list[str]:
         """Category keys of the 10 lines; ``'none'`` for a line not yet scored."""

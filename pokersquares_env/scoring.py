@@ -329,6 +329,12 @@ class PointSystem:
     Build one with :func:`point_system` (or ``PointSystem.from_spec``) from a
     name (``'american'``, ``'english'``), a mapping of category names to
     points (negative values allowed), or a JSON file holding such a mapping.
+
+    The points are kept as a tuple of Python numbers (an ``int`` for an integer
+    value, numpy's included, a ``float`` otherwise), and so is the threshold,
+    so a system built from a list or an array is hashable, equal to the same
+    system built from a tuple and serialisable to JSON.  A built-in name (any
+    case) must come with that system's points and is kept in lower case.
     """
 
     name: str
@@ -362,6 +368,11 @@ class PointSystem:
                 raise ValueError(f"point system named {self.name!r} with other points than the {builtin} table "
                                  f"({'; '.join(differ[:3])}{'; ...' if len(differ) > 3 else ''}): expected the "
                                  f"{builtin} values under that name, or another name for a custom table")
+            object.__setattr__(self, "name", builtin)
+        # Checked: now frozen as plain Python numbers (hashable, comparable, JSON-ready, not changed by the caller).
+        object.__setattr__(self, "points", tuple(_plain_number(v) for v in self.points))
+        if self.win_threshold is not None:
+            object.__setattr__(self, "win_threshold", _plain_number(self.win_threshold))
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, *, win_threshold: Any = _UNSET) -> "PointSystem":
@@ -418,9 +429,16 @@ class PointSystem:
         return f"PointSystem({self.name!r}, {self.as_dict()!r}, win_threshold={self.win_threshold!r})"
 
 
-#: The largest points a hand may be worth, either sign: a board's 10 lines then sum to at most 1e13, exact in a
-#: float (below 2**53) and far from overflowing in any total, mean or spread the package computes.
+#: The largest points a hand may be worth, either sign: a board's 10 lines then sum to at most 1e13, far from
+#: overflowing in any total, mean or spread the package computes, and exact in a float (below 2**53) when the points
+#: are whole numbers.  Fractions (0.1 is not exact in binary) add up with float rounding; every path adds a board's
+#: lines in the same order (rows then columns, left to right), so they all give the same total.
 MAX_POINTS = 1e12
+
+
+def _plain_number(value: Any) -> int | float:
+    """A checked number as a Python ``int`` (integer types, numpy's included) or ``float`` (anything else)."""
+    return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
 def _fmt_points(value: Any) -> str:
@@ -438,8 +456,8 @@ def _number(value: Any, where: str, *, bound: float | None = None) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{where}: points {value!r} is not finite")
     if bound is not None and abs(number) > bound:
-        raise ValueError(f"{where}: points {value!r} is too large: expected at most {bound:g} either way (10 lines "
-                         f"of it must add up exactly)")
+        raise ValueError(f"{where}: points {value!r} is too large: expected at most {bound:g} either way (so that "
+                         f"10 lines of it add up without overflow, and exactly in whole numbers)")
     return number
 
 
@@ -481,8 +499,19 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
     A mapping gives points per category key (``'royal_flush'`` ... ``'one_pair'``;
     ``'high_card'`` defaults to 0 and ``'five_of_a_kind'`` to the four-of-a-kind
     value).  A JSON file holds either such a mapping or
-    ``{"name": ..., "points": {...}, "win_threshold": ...}``.
+    ``{"name": ..., "points": {...}, "win_threshold": ...}``; a key given twice
+    is refused, and errors about the file's contents name the file.
     ``win_threshold`` overrides the system's threshold (``None`` for no threshold).
+
+    Names: a wrapped table without a ``"name"`` (or with ``null``) is
+    ``'custom'``, and a plain table is ``'custom'`` too, or, read from a file,
+    named after the file's stem.  A table named ``'american'`` or
+    ``'english'`` (any case, by its ``"name"`` or its file's stem) with that
+    system's points *is* that system: it takes the lower-case name and, unless
+    it gives a ``"win_threshold"`` (``null`` included), the built-in threshold
+    (100, 70).  Other points under a built-in ``"name"`` are refused (results
+    are labelled and compared by name); in a file whose stem is a built-in
+    name, they are named by the whole file name (``'american.json'``).
     """
     if isinstance(spec, PointSystem):
         system = spec
@@ -497,10 +526,17 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
             if not isinstance(spec.get("points"), Mapping):
                 raise ValueError(f"point system: 'points' is {spec.get('points')!r}: expected a mapping of category "
                                  f"to points")
-            name = str(spec.get("name", "custom"))
-            threshold = spec.get("win_threshold")
-            if threshold is not None:
-                threshold = _number(threshold, f"point system {name!r} win_threshold")
+            name = spec.get("name")
+            if name is None:
+                name = "custom"
+            elif not isinstance(name, str):
+                raise ValueError(f"point system: 'name' is {name!r}: expected a string (or no name, for 'custom')")
+            if "win_threshold" in spec:
+                threshold = spec["win_threshold"]
+                if threshold is not None:
+                    threshold = _number(threshold, f"point system {name!r} win_threshold")
+            else:  # a built-in's name (any case) must come with its points, and then has its threshold
+                threshold = WIN_THRESHOLDS.get(name.strip().lower())
             system = PointSystem(name, _from_mapping(spec["points"], name, f"point system {name!r}"), threshold)
         else:
             system = PointSystem("custom", _from_mapping(spec, "custom", "point table"), None)
@@ -515,7 +551,8 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
             )
         try:
             with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+                data = json.load(fh, object_pairs_hook=functools.partial(_json_object, path),
+                                 parse_int=_json_int)
         except json.JSONDecodeError as exc:
             raise ValueError(f"point system file {path!r} is not valid JSON: {exc}") from None
         except UnicodeDecodeError:
@@ -526,13 +563,19 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
                              f"file of category to points") from None
         if not isinstance(data, Mapping):
             raise ValueError(f"point system file {path!r}: expected a JSON object, got {type(data).__name__}")
-        system = point_system(data)
+        try:
+            system = point_system(data)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"point system file {path!r}: {exc}") from None
         if system.name == "custom":  # named after its file (with the extension where the stem is a built-in's name)
             stem = os.path.splitext(os.path.basename(path))[0]
             builtin = stem.strip().lower()
-            same = builtin in POINT_SYSTEMS and system.points == _builtin(builtin).points
-            name = os.path.basename(path) if builtin in POINT_SYSTEMS and not same else stem
-            system = PointSystem(name, system.points, system.win_threshold)
+            if builtin in POINT_SYSTEMS and system.points == _builtin(builtin).points:  # the built-in system itself
+                threshold = system.win_threshold if "win_threshold" in data else WIN_THRESHOLDS[builtin]
+                system = PointSystem(builtin, system.points, threshold)
+            else:
+                name = os.path.basename(path) if builtin in POINT_SYSTEMS else stem
+                system = PointSystem(name, system.points, system.win_threshold)
     else:
         raise TypeError(
             f"point system {spec!r} ({type(spec).__name__}): expected a name, a mapping, a JSON path or a PointSystem"
@@ -541,6 +584,36 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
         threshold = None if win_threshold is None else _number(win_threshold, "win_threshold")
         system = PointSystem(system.name, system.points, threshold)
     return system
+
+
+class _LongInteger:
+    """An integer of a JSON file too long for ``int`` to read (Python's limit on digits): named, not read."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"<a {self.digits}-digit integer>"
+
+
+def _json_int(text: str) -> int | _LongInteger:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        return _LongInteger(text)
+
+
+def _json_object(path: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of a point system file, refusing a key given twice and an integer too long to read."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"point system file {path!r}: key {key!r} is given twice: expected each key once")
+        if isinstance(value, _LongInteger):
+            raise ValueError(f"point system file {path!r}: {key!r} is a {value.digits}-digit integer: expected a "
+                             f"number of at most {MAX_POINTS:g} either way")
+        out[key] = value
+    return out
 
 
 # --------------------------------------------------------------------------- scoring API
@@ -555,6 +628,8 @@ def _as_codes(cards: str | Iterable[Any], *, allow_empty: bool, where: str) -> l
 
 
 def _hand_key(cards: str | Iterable[Any]) -> int:
+    if not isinstance(cards, Iterable):
+        raise TypeError(f"hand {cards!r}: expected up to 5 cards (text or codes)")
     codes = _as_codes(cards, allow_empty=False, where="hand")
     if len(codes) > 5:
         raise ValueError(f"hand has {len(codes)} cards: expected at most 5")
@@ -613,11 +688,27 @@ def grid_hands(grid: Any, system: SystemSpec = "american") -> list[str]:
     return [CATEGORY_KEYS[c] if c >= 0 else NO_HAND_KEY for c in ps.line_category_table[keys]]
 
 
+def _add_lines(points: np.ndarray) -> np.ndarray:
+    """Totals of (..., 10) line points added left to right (rows 1-5, then columns a-e).
+
+    The one order every path adds a board's lines in (``PokerSquaresGame.score`` with Python's ``sum``, the envs'
+    final infos, ``score_grid``, ``score_grids``): under fractional points numpy's pairwise ``sum`` would round
+    differently and the same board would score differently on different paths.
+    """
+    total = points[..., 0].copy()
+    for line in range(1, points.shape[-1]):
+        total += points[..., line]
+    return total
+
+
 def score_grid(grid: Any, system: SystemSpec = "american") -> float:
-    """Total points of a grid: 25 codes row-major or 5x5, text allowed, -1 for empty cells."""
+    """Total points of a grid: 25 codes row-major or 5x5, text allowed, -1 for empty cells.
+
+    The lines are added rows then columns, left to right, as every scoring path adds them (:func:`_add_lines`).
+    """
     ps = point_system(system)
     keys = line_keys(_grid_codes(grid)[LINE_CELLS])
-    return _as_number(ps.line_points_table[keys].sum(), ps)
+    return _as_number(_add_lines(ps.line_points_table[keys]), ps)
 
 
 def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
@@ -631,10 +722,10 @@ def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
         raise ValueError(f"boards have shape {arr.shape}: expected (N, 25) or (N, 5, 5)")
     if not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"boards have dtype {arr.dtype}: expected integer card codes")
-    flat = arr.reshape(arr.shape[0], 25).astype(np.int64)
-    if flat.size and (flat.min() < EMPTY or flat.max() >= NUM_STANDARD + 2):
-        bad = flat[(flat < EMPTY) | (flat >= NUM_STANDARD + 2)][0]
+    if arr.size and (arr.min() < EMPTY or arr.max() >= NUM_STANDARD + 2):  # before int64, which could wrap a uint64
+        bad = int(arr[(arr < EMPTY) | (arr >= NUM_STANDARD + 2)][0])
         raise ValueError(f"boards hold card code {bad}: expected -1 (empty) or 0..53")
+    flat = arr.reshape(arr.shape[0], 25).astype(np.int64)
     ordered = np.sort(flat, axis=1)
     twice = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != EMPTY)
     if twice.any():
@@ -642,7 +733,7 @@ def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
         code = int(ordered[board, at + 1])
         raise ValueError(f"board {board} holds card {format_card(code)} (code {code}) twice: expected distinct cards")
     keys = line_keys(flat[:, LINE_CELLS])
-    return ps.line_points_table[keys].sum(-1)
+    return _add_lines(ps.line_points_table[keys])
 
 
 # --------------------------------------------------------------------------- exact expectations

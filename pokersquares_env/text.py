@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from pokersquares_env.cards import EMPTY, format_card
 from pokersquares_env.core import GameState, PokerSquaresGame
-from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
+from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory, PointSystem, point_system
 
 
 def _hand_label(key: str) -> str:
@@ -14,8 +17,19 @@ def _hand_label(key: str) -> str:
 
 
 def fmt_points(value: float) -> str:
-    """Points as text: whole numbers without a decimal point, others with two decimals."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+    """Points as text: whole numbers without a decimal point (``5``, ``-2``, ``0``), others with two to four
+    decimals (``2.50``, ``0.125``, ``-0.004``), or to 15 significant digits where four decimals would round the
+    fraction away (``1e-07``, ``2.00001``), so that a value that is not whole does not read as one (nor as ``-0``); only
+    float noise beyond 15 significant digits is not shown (``3.0000000000000004`` is ``3``)."""
+    number = float(value)
+    if number.is_integer():
+        return str(int(number))
+    if not math.isfinite(number):
+        return str(number)
+    text = f"{number:.4f}".rstrip("0")
+    if round(number, 4).is_integer():  # a fraction below 4 decimals: shown to 15 significant digits
+        return f"{number:.15g}"
+    return text + "0" * (2 - len(text.partition(".")[2]))
 
 
 def signed_points(value: float) -> str:
@@ -69,13 +83,16 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
 
 
 def summary_text(game: PokerSquaresGame, state: GameState, systems: Any = ("american", "english")) -> str:
-    """Every line's hand and the final score under each system."""
+    """Every line's hand and the final score under each of ``systems`` (one system alone too: a name, a
+    ``PointSystem``, a table or a file path), each labelled by its name."""
+    if isinstance(systems, (str, os.PathLike, Mapping, PointSystem)):
+        systems = (systems,)
     out = []
     hands = game.hands(state)
     points = game.line_points(state)
     for i in range(10):
         name = f"row {i + 1}" if i < 5 else f"col {'abcde'[i - 5]}"
         out.append(f"{name:6} {_hand_label(hands[i]):16} {_fmt_points(points[i]):>4}")
-    for system in systems:
-        out.append(f"total {system}: {_fmt_points(game.score(state, system))}")
+    for system in map(point_system, systems):
+        out.append(f"total {system.name}: {_fmt_points(game.score(state, system))}")
     return "\n".join(out)

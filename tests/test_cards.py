@@ -144,3 +144,10 @@ def test_empty_cell_text_outside_a_grid_is_named():
     # a partial grid written as text scores its complete lines (here none: a royal flush needs all five)
     assert score_grid("A♠ K♠ Q♠ J♠ T♠ " + " ".join([".."] * 20)) == 100
     assert score_grid("A♠ K♠ Q♠ J♠ .. " + " ".join([".."] * 20)) == 0
+
+
+@pytest.mark.parametrize("text", ["T♥\ufe0e", "T♥\ufe0f", "10♥\ufe0e", " 10h\ufe0e "])
+def test_the_text_presentation_selector_is_dropped_as_the_emoji_one_is(text):
+    """Before, U+FE0E after a suit ("T♥︎", as some editors and keyboards write it) was a bad card."""
+    assert parse_card(text) == 2 * 13 + 8
+    assert parse_cards(f"2c {text} 3d") == [0, 34, 14]

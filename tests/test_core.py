@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -198,3 +199,100 @@ def test_rules_take_any_mapping():
 def test_parse_cell_names_digits_that_are_not_ascii(text):
     with pytest.raises(ValueError, match="bad cell"):
         parse_cell(text)
+
+
+def test_check_deck_reads_a_tuple_deck_as_its_list_form():
+    """Before, a deck that is not a list went through numpy, which converts mixed items: a tuple holding bools was
+    read as the codes 1 and 0 (the list form is refused), and ('As', 5, ...) reported "bad card '5'"."""
+    game = PokerSquaresGame()
+    bools = [True, False] + list(range(2, 30))
+    for deck in (bools, tuple(bools)):
+        with pytest.raises(TypeError, match=r"deck\[0\]: card code True is not an integer"):
+            game.check_deck(deck)
+    mixed = ("As", 5) + tuple(range(6, 40))
+    assert game.check_deck(mixed) == game.check_deck(list(mixed)) == (51, 5) + tuple(range(6, 40))
+    assert game.check_deck(range(30)) == tuple(range(30)) == game.check_deck(np.arange(30))
+
+
+@pytest.mark.parametrize("deck", [np.arange(52).reshape(2, 26), np.arange(30).reshape(5, 6), np.array(7)])
+def test_check_deck_refuses_an_array_that_is_not_one_dimensional(deck):
+    """Before, a 2-D array was flattened and accepted as a deck."""
+    with pytest.raises(ValueError, match=rf"deck has shape {re.escape(str(deck.shape))}: expected a 1-D deck"):
+        PokerSquaresGame().check_deck(deck)
+
+
+@pytest.mark.parametrize("deck", [None, 5, {1, 2}, b"\x00\x01"])
+def test_check_deck_names_a_deck_that_is_not_a_sequence(deck):
+    with pytest.raises(TypeError, match=rf"deck {re.escape(repr(deck))}: expected a sequence of card codes"):
+        PokerSquaresGame().check_deck(deck)
+
+
+def test_every_path_adds_the_lines_of_a_board_the_same_way():
+    """Before, the game added the 10 lines in order and score_grid with numpy's pairwise sum: under a table of
+    fractions the same board scored 1.8000000000000005 and 1.8000000000000003."""
+    from pokersquares_env.scoring import score_grids
+
+    table = {"high_card": 0.1, "one_pair": 0.2, "two_pair": 0.3, "three_of_a_kind": 0.3, "straight": 0.3,
+             "flush": 0.3, "full_house": 0.3, "four_of_a_kind": 0.3, "straight_flush": 0.3, "royal_flush": 0.3}
+    game = PokerSquaresGame(system=table)
+    state = game.init(list(range(52)))
+    for cell in range(25):
+        game.apply(state, cell)
+    assert game.score(state) == score_grid(state.board, table) == score_grids(np.array([state.board]), table)[0]
+    assert game.score(state) == 1.8000000000000005  # rows 1-5 then columns a-e, added left to right
+    rng = np.random.default_rng(7)
+    values = [0.1, 0.2, 0.3, 0.7, 1.1, 2.3, 1e-3, 0.15, -0.45]
+    boards, systems = [], []
+    for _ in range(150):
+        pts = {k: float(rng.choice(values)) for k in table}
+        game = PokerSquaresGame(Rules(jokers=int(rng.integers(3))), pts)
+        state = game.init(game.deal(rng))
+        while not state.terminal:
+            game.apply(state, int(rng.choice(game.legal_cells(state))))
+        assert game.score(state) == score_grid(state.board, pts) == game.score(state, partial=True)
+        assert game.score(state) == score_grids(np.array([state.board]), pts)[0] == sum(game.line_points(state))
+        boards.append(state.board)
+        systems.append(game.system)
+    totals = score_grids(np.array(boards), systems[0])
+    assert totals.tolist() == [score_grid(b, systems[0]) for b in boards]
+
+
+def test_rules_with_options_takes_a_rules_as_parse_does():
+    """Before, Rules.with_options(Rules(jokers=1), placement='adjacent') failed: "expected KEY=VALUE pairs, a JSON
+    object or a mapping, got Rules", though the docstring sends the spec to parse, which takes a Rules."""
+    assert Rules.with_options(Rules(jokers=1), placement="adjacent") == Rules(jokers=1, placement="adjacent")
+    assert Rules.with_options(Rules(jokers=1, first_cell="c3"), first_cell="center") == Rules(jokers=1, first_cell=12)
+    assert Rules.with_options(Rules(placement="adjacent")) == Rules(placement="adjacent")
+    assert Rules.spec_options(Rules(jokers=2, first_cell="a1")) == {"jokers": 2, "first_cell": 0}
+    with pytest.raises(ValueError, match=r"jokers=2 contradicts rules Rules\(jokers=1.*\(jokers=1\)"):
+        Rules.with_options(Rules(jokers=1), jokers=2)
+
+
+def test_summary_text_takes_one_system_as_well_as_several():
+    """Before, summary_text(game, state, systems="english") iterated the letters: "unknown point system 'e'"."""
+    from pokersquares_env.scoring import point_system
+    from pokersquares_env.text import summary_text
+
+    game = PokerSquaresGame()
+    state = game.init(list(range(52)))
+    for cell in range(25):
+        game.apply(state, cell)
+    english = score_grid(state.board, "english")
+    assert summary_text(game, state, "english").splitlines()[-1] == f"total english: {english}"
+    assert summary_text(game, state, point_system("english")) == summary_text(game, state, "english")
+    assert summary_text(game, state, ("american", "english")).splitlines()[-2:] == [
+        f"total american: {score_grid(state.board)}", f"total english: {english}"]
+
+
+@pytest.mark.parametrize("value, text", [
+    (3, "3"), (-2.0, "-2"), (-0.0, "0"), (1e12, "1000000000000"), (2.5, "2.50"), (0.6, "0.60"), (-2.5, "-2.50"),
+    (0.125, "0.125"), (2.675, "2.675"), (-0.004, "-0.004"), (0.005, "0.005"), (1e-7, "1e-07"), (-4e-05, "-4e-05"),
+    (2.00001, "2.00001"), (1.8000000000000005, "1.80"), (np.float32(0.1), "0.10"),
+])
+def test_fmt_points_shows_every_value_that_is_not_zero(value, text):
+    """Before, two decimals hid values: 1e-7 read '0.00', -0.004 '-0.00', 0.125 '0.12' (so the lines shown did not
+    add up to the total shown)."""
+    from pokersquares_env.text import fmt_points, signed_points
+
+    assert fmt_points(value) == text
+    assert signed_points(value) == ("-" if value < 0 else "+") + text.lstrip("-")

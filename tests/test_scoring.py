@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -396,3 +397,125 @@ def test_a_custom_table_cannot_take_a_built_in_name(tmp_path):
     assert point_system(str(other)).name == "american.json"
     other.write_text(json.dumps(dict(POINT_SYSTEMS["american"])))
     assert point_system(str(other)).name == "american"
+
+
+def test_a_built_in_table_under_its_name_is_that_system(tmp_path):
+    """Before, {"name": "american", "points": <the American table>} and a file American.json holding the table had
+    no win threshold (the built-in has 100), and the file's system was named 'American'."""
+    american, english = dict(POINT_SYSTEMS["american"]), dict(POINT_SYSTEMS["english"])
+    for spec in ({"name": "american", "points": american}, {"name": " American ", "points": american}):
+        assert point_system(spec) == point_system("american")
+        assert point_system(spec).name == "american" and point_system(spec).win_threshold == 100
+    assert point_system({"name": "ENGLISH", "points": english}).win_threshold == 70
+    # a threshold given, None included, stays
+    assert point_system({"name": "american", "points": american, "win_threshold": None}).win_threshold is None
+    assert point_system({"name": "american", "points": american, "win_threshold": 150}).win_threshold == 150
+    assert point_system(point_system("american", win_threshold=None).to_json()).win_threshold is None
+    path = tmp_path / "American.json"
+    path.write_text(json.dumps(american))
+    assert point_system(str(path)) == point_system("american")
+    path.write_text(json.dumps({"points": american, "win_threshold": 120}))
+    assert point_system(str(path)).name == "american" and point_system(str(path)).win_threshold == 120
+    wrapped = tmp_path / "mine.json"
+    wrapped.write_text(json.dumps({"name": "English", "points": english}))
+    assert point_system(str(wrapped)) == point_system("english")
+    # built directly, the name is the built-in's too (the threshold is the one given)
+    assert PointSystem("American", point_system("american").points).name == "american"
+    # other points under a built-in name are still refused
+    with pytest.raises(ValueError, match=r"point system named 'English' with other points than the english table"):
+        point_system({"name": "English", "points": dict(english, flush=6)})
+
+
+def test_a_point_system_stores_its_points_as_a_tuple_of_python_numbers():
+    """Before, the points were kept as given: an array made == raise "truth value ... is ambiguous", a list made the
+    system unhashable and unequal to the same tuple, the list could be changed after the checks, and numpy values
+    did not serialise to JSON."""
+    values = list(range(11))
+    systems = [PointSystem("x", np.arange(11)), PointSystem("x", values), PointSystem("x", tuple(range(11)))]
+    assert systems[0] == systems[1] == systems[2]
+    assert len({hash(s) for s in systems}) == 1
+    assert all(type(s.points) is tuple and all(type(p) is int for p in s.points) for s in systems)
+    values[1] = 99
+    assert systems[1]["one_pair"] == 1 and score_hand("7c 7d", systems[1]) == 1
+    odd = PointSystem("y", (np.float32(2.5), *np.arange(10, dtype=np.int16)), np.int64(5))
+    assert type(odd.points[0]) is float and type(odd.points[1]) is int and type(odd.win_threshold) is int
+    assert json.loads(json.dumps(odd.to_json())) == {"name": "y", "points": dict(zip(CATEGORY_KEYS, [2.5, *range(10)])),
+                                                     "win_threshold": 5}
+    assert type(PointSystem("z", values, np.float64(7.5)).win_threshold) is float
+    assert point_system(odd.to_json()) == odd
+
+
+def test_a_point_file_naming_a_key_twice_is_refused(tmp_path):
+    """Before, the last of two values for a key silently won."""
+    path = tmp_path / "dup.json"
+    path.write_text('{"royal_flush": 100, "royal_flush": 5, "straight_flush": 75, "four_of_a_kind": 50, '
+                    '"full_house": 25, "flush": 20, "straight": 15, "three_of_a_kind": 10, "two_pair": 5, '
+                    '"one_pair": 2}')
+    with pytest.raises(ValueError, match=r"point system file '.*dup.json': key 'royal_flush' is given twice"):
+        point_system(str(path))
+    path.write_text(json.dumps({"name": "x", "points": dict(POINT_SYSTEMS["american"])})[:-1] + ', "name": "y"}')
+    with pytest.raises(ValueError, match=r"point system file '.*dup.json': key 'name' is given twice"):
+        point_system(str(path))
+
+
+def test_a_bad_value_in_a_point_file_names_the_file_and_the_key(tmp_path):
+    """Before, a NaN said "point table['flush']: points nan is not finite" (which file?) and a 5,000-digit integer
+    gave Python's bare "Exceeds the limit (4300 digits) for integer string conversion"."""
+    text = json.dumps(dict(POINT_SYSTEMS["american"], flush=12345))
+    path = tmp_path / "odd.json"
+    path.write_text(text.replace("12345", "NaN"))
+    with pytest.raises(ValueError, match=r"point system file '.*odd.json': point table\['flush'\]: points nan is not "
+                                         r"finite"):
+        point_system(str(path))
+    path.write_text(text.replace("12345", "1" + "0" * 5000))
+    with pytest.raises(ValueError, match=r"point system file '.*odd.json': 'flush' is a 5001-digit integer"):
+        point_system(str(path))
+    path.write_text(json.dumps({"name": "x", "points": dict(POINT_SYSTEMS["american"]), "win_threshold": 12345})
+                    .replace("12345", "-" + "9" * 4400))
+    with pytest.raises(ValueError, match=r"odd.json': 'win_threshold' is a 4400-digit integer"):
+        point_system(str(path))
+    path.write_text(json.dumps({"name": "x", "points": dict(POINT_SYSTEMS["american"], flush="many")}))
+    with pytest.raises(TypeError, match=r"point system file '.*odd.json': point system 'x'\['flush'\]: points 'many'"):
+        point_system(str(path))
+
+
+def test_a_wrapped_table_names_itself_with_a_string_or_not_at_all(tmp_path):
+    """Before, {"name": None, ...} was named 'None' and {"name": 5, ...} '5'."""
+    table = dict(POINT_SYSTEMS["american"], flush=21)
+    assert point_system({"name": None, "points": table}).name == "custom"
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"name": None, "points": table}))
+    assert point_system(str(path)).name == "mine"  # as a table without a name is named after its file
+    for bad in (5, ["x"], True):
+        with pytest.raises(ValueError, match=rf"point system: 'name' is {re.escape(repr(bad))}: expected a string"):
+            point_system({"name": bad, "points": table})
+
+
+@pytest.mark.parametrize("hand", [47, None, 2.5])
+def test_a_hand_that_is_not_a_list_of_cards_is_named(hand):
+    """Before: a bare "TypeError: 'int' object is not iterable"."""
+    for function in (hand_category, score_hand):
+        with pytest.raises(TypeError, match=rf"hand {re.escape(repr(hand))}: expected up to 5 cards \(text or codes\)"):
+            function(hand)
+
+
+def test_score_grids_names_a_code_too_large_for_int64_as_it_is():
+    """Before, 2**63 + 5 in a uint64 array was named as the code -9223372036854775803."""
+    with pytest.raises(ValueError, match=rf"boards hold card code {2**63 + 5}: expected -1 \(empty\) or 0..53"):
+        score_grids(np.full((1, 25), 2**63 + 5, dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"boards hold card code 54: expected"):
+        score_grids(np.array([[54] + [-1] * 24], dtype=np.int8))
+    assert score_grids(np.array([list(range(25))], dtype=np.uint64)).tolist() == [score_grid(list(range(25)))]
+
+
+def test_fractional_tables_add_the_lines_in_one_order_everywhere():
+    """score_grid, score_grids and line_points agree bit for bit under fractions (rows then columns, left to right);
+    before, score_grid's numpy sum gave 1.8000000000000003 where the game's gave 1.8000000000000005."""
+    table = {"high_card": 0.1, "one_pair": 0.2, "two_pair": 0.3, "three_of_a_kind": 0.3, "straight": 0.3,
+             "flush": 0.3, "full_house": 0.3, "four_of_a_kind": 0.3, "straight_flush": 0.3, "royal_flush": 0.3}
+    board = list(range(25))
+    total = 0.0
+    for points in line_points(board, table):
+        total += points
+    assert score_grid(board, table) == total == 1.8000000000000005
+    assert score_grids(np.array([board, board[::-1]]), table).tolist() == [total, score_grid(board[::-1], table)]

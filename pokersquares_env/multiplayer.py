@@ -37,7 +37,7 @@ from pokersquares_env._adapter import (
 from pokersquares_env.cards import EMPTY, NUM_CODES
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
 from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
-from pokersquares_env.scoring import HandCategory, point_system
+from pokersquares_env.scoring import HandCategory, point_system, points_level
 
 try:  # optional extra: the module imports without it, building an env needs it
     from pettingzoo import ParallelEnv as _ParallelEnv
@@ -56,23 +56,17 @@ def _require_pettingzoo() -> None:
         raise ImportError(_MISSING)
 
 
-def _level(points: float) -> float:
-    """``points`` rounded to 9 decimals, the form in which scores and standings are compared: they are float sums,
-    so under a table of tenths equal hands can total 0.6 on one board and 0.6000000000000001 on another (the lines
-    add up in another order), and those must tie, not rank one player above the other."""
-    return round(float(points), 9)
-
 
 def rank_points(scores: dict[str, float]) -> dict[str, float]:
     """Match points of one round by rank: the lowest score 0, the next 1, and so on; tied players share their places' points.
 
     Scores equal to 9 decimals tie (float sums of a table such as 0.1, 0.2, ... differ in their last bits)."""
-    order = sorted(scores, key=lambda a: _level(scores[a]))
+    order = sorted(scores, key=lambda a: points_level(scores[a]))
     points: dict[str, float] = {}
     i = 0
     while i < len(order):
         j = i
-        while j + 1 < len(order) and _level(scores[order[j + 1]]) == _level(scores[order[i]]):
+        while j + 1 < len(order) and points_level(scores[order[j + 1]]) == points_level(scores[order[i]]):
             j += 1
         shared = sum(range(i, j + 1)) / (j - i + 1)  # places i..j share their points equally
         for a in order[i : j + 1]:
@@ -412,7 +406,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         over, in their own order by the standings."""
         key = self.totals if self.match_scoring == "total" else self.match_points
         return sorted(self.possible_agents,
-                      key=lambda a: (a in forfeit, -_level(key[a]), self.possible_agents.index(a)))
+                      key=lambda a: (a in forfeit, -points_level(key[a]), self.possible_agents.index(a)))
 
     def _info(self, agent: str, forfeit: Any = ()) -> dict[str, Any]:
         state = self.states[agent]
@@ -495,7 +489,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         }
         standing = self.totals if self.match_scoring == "total" else self.match_points
         over = (self.rounds is not None and self.round >= self.rounds) or (
-            self.target is not None and max(_level(v) for v in standing.values()) >= _level(self.target)
+            self.target is not None and max(points_level(v) for v in standing.values()) >= points_level(self.target)
         )
         return per_agent, over
 
@@ -504,8 +498,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         ``forfeit`` forfeit; among everyone when all of them do)."""
         standing = self.totals if self.match_scoring == "total" else self.match_points
         left = [a for a in self.possible_agents if a not in forfeit] or list(self.possible_agents)
-        best = max(_level(standing[a]) for a in left)
-        winners = [a for a in left if _level(standing[a]) == best]
+        best = max(points_level(standing[a]) for a in left)
+        winners = [a for a in left if points_level(standing[a]) == best]
         return {"winner": winners[0] if len(winners) == 1 else None, "winners": winners}
 
     def _illegal_end(self, offences: dict[str, str]):

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from pokersquares_env.cli import seed_arg
+from pokersquares_env.scoring import points_level
 from pokersquares_env.text import fmt_points as _fmt
 from pokersquares_env.text import signed_points as _signed
 
@@ -94,12 +95,6 @@ class _Once(argparse.Action):
             parser.error(f"{option_string} given twice ({before!r} and {values!r}): expected one agent")
         setattr(namespace, self.dest, values)
 
-
-def _level(points: float) -> float:
-    """``points`` rounded to 9 decimals, the form in which scores are compared: they are float sums, so under a
-    table of tenths equal hands can total 0.6 and 0.6000000000000001 (the lines add up in another order), and ten
-    one-pairs of 0.1 total 0.9999999999999999; those are a tie, and a threshold of 1 reached."""
-    return round(float(points), 9)
 
 
 # ---- presentation ------------------------------------------------------------------
@@ -417,16 +412,16 @@ class TerminalGame:
             threshold = game.system.win_threshold
             if threshold is not None:
                 short = f"{_fmt(score)} points: a win needs {_fmt(threshold)} or more under {game.system.name} points."
-                won = _level(score) >= _level(threshold)
+                won = points_level(score) >= points_level(threshold)
                 self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if won else short)
         else:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
             self.say(side_by_side(game, [state, self.vs_state], ["you", name], self.style))
             mine, theirs = game.score(state), game.score(self.vs_state)
-            if _level(mine) > _level(theirs):
+            if points_level(mine) > points_level(theirs):
                 verdict = self.style.green(f"You win, {_fmt(mine)} to {_fmt(theirs)}.")
                 winner = "you"
-            elif _level(theirs) > _level(mine):
+            elif points_level(theirs) > points_level(mine):
                 verdict = f"{name} wins, {_fmt(theirs)} to {_fmt(mine)}."
                 winner = name
             else:

@@ -56,6 +56,7 @@ __all__ = [
     "hand_category",
     "line_points",
     "point_system",
+    "points_level",
     "score_grid",
     "score_grids",
     "score_hand",
@@ -699,6 +700,15 @@ def _add_lines(points: np.ndarray) -> np.ndarray:
     for line in range(1, points.shape[-1]):
         total += points[..., line]
     return total
+
+
+def points_level(points: float) -> float:
+    """``points`` rounded to 9 decimals: the form in which scores are compared for ties, wins and thresholds.
+
+    Scores are float sums, so under a table of tenths equal hands can total 0.6 on one board and
+    0.6000000000000001 on another, and ten one-pairs of 0.1 total 0.9999999999999999; those tie, and reach a
+    threshold of 1."""
+    return round(float(points), 9)
 
 
 def score_grid(grid: Any, system: SystemSpec = "american") -> float:

@@ -9,6 +9,9 @@ Usage (the figures in docs/agents.md were made with these)::
 Prints, per point system, a Markdown table of mean +- 95% CI and mean seconds
 per game (per process: with ``--jobs 1`` that is one core), then the published
 anchors (American scoring).  ``--out`` keeps every output of the evaluation.
+Every point system of ``--systems``, every agent (built once for each system)
+and every output folder is checked before the first game: a bad one is a
+usage error (exit status 2) naming it, and nothing is played or written.
 """
 
 from __future__ import annotations
@@ -39,16 +42,60 @@ PUBLISHED = [
 ]
 
 
+def check_options(parser: argparse.ArgumentParser, agents: list[str], systems: str, out: str | None) -> list[str]:
+    """The point systems ``--systems`` names, once every system, every agent (built for every system, so its
+    tables are made now) and every output folder has been checked: a usage error names the first that is not
+    good, before the first game."""
+    from agents.evaluation import check_out_dir
+    from agents.registry import check_model_path, check_spec, make_agent, spec_key
+    from pokersquares_env.scoring import point_system
+
+    names = systems.split(",")
+    resolved = []
+    for name in names:
+        try:
+            resolved.append(point_system(name))
+        except (ValueError, OSError) as exc:
+            parser.error(f"--systems {systems!r}: {name!r}: {exc}")
+    keys = [(tuple(ps.points), ps.win_threshold) for ps in resolved]
+    if len(set(keys)) != len(keys) or len({n.strip().lower() for n in names}) != len(names):
+        parser.error(f"--systems {systems!r}: expected each point system once")
+    seen: dict = {}
+    for spec in agents:
+        try:
+            check_spec(spec)
+            check_model_path(spec)
+            key = spec_key(spec)
+        except ValueError as exc:
+            parser.error(f"--agent {spec!r}: {exc}")
+        if key in seen:
+            parser.error(f"--agent {seen[key]!r} and --agent {spec!r} name the same agent: expected each agent once")
+        seen[key] = spec
+    for name, ps in zip(names, resolved, strict=True):
+        for spec in agents:
+            try:
+                make_agent(spec, system=ps)
+            except Exception as exc:  # any failure to build: no game of it could be played
+                parser.error(f"--agent {spec!r} cannot be built for point system {name!r}: {exc}")
+        if out:
+            try:
+                check_out_dir(os.path.join(out, name), name="--out")
+            except ValueError as exc:
+                parser.error(str(exc))
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; prints the tables."""
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", action="append", help=f"agent spec (repeatable; default {DEFAULT_AGENTS})")
-    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--games", type=int_at_least(1), default=2000)
     parser.add_argument("--seed", type=seed_arg, default=2024)
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--systems", default="american,english")
+    parser.add_argument("--jobs", type=int_at_least(1), default=1)
+    parser.add_argument("--systems", default="american,english",
+                        help="comma-separated point systems, each evaluated in turn (default american,english)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
@@ -56,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     from pokersquares_env.scoring import expected_random_score
 
     agents = args.agent or DEFAULT_AGENTS
+    systems = check_options(parser, agents, args.systems, args.out)
     rows = []
-    for system in args.systems.split(","):
+    for system in systems:
         start = time.perf_counter()
         res = evaluate(agents, games=args.games, seed=args.seed, scoring=system, jobs=args.jobs,
                        progress=not args.no_progress, out_dir=os.path.join(args.out, system) if args.out else None)

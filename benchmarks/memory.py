@@ -50,15 +50,19 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--num-envs", type=int, default=1024, help="sub-envs (default 1024)")
-    parser.add_argument("--steps", type=float, default=10e6, help="sub-env steps in all (default 1e7)")
-    parser.add_argument("--every", type=float, default=1e6, help="print RSS every this many sub-env steps")
+    parser.add_argument("--steps", type=float, default=None, help="sub-env steps in all (default 1e7, or 1e6 with "
+                        "--quick)")
+    parser.add_argument("--every", type=float, default=None,
+                        help="print RSS every this many sub-env steps (default 1e6, or 1e5 with --quick)")
     parser.add_argument("--tolerance", type=float, default=4.0, help="allowed growth after warm-up, MiB")
-    parser.add_argument("--quick", action="store_true", help="1e6 steps, RSS every 1e5")
+    parser.add_argument("--quick", action="store_true",
+                        help="defaults of 1e6 steps and RSS every 1e5 (for what --steps and --every do not give)")
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="the vector env's backend (default auto: numba when installed, else numpy)")
     ns = parser.parse_args(argv)
-    steps, every = (1e6, 1e5) if ns.quick else (ns.steps, ns.every)
+    steps = ns.steps if ns.steps is not None else (1e6 if ns.quick else 10e6)
+    every = ns.every if ns.every is not None else (1e5 if ns.quick else 1e6)
     n = ns.num_envs
     if n < 1 or steps < n or every < n:
         parser.error(f"--num-envs {n}, --steps {steps:g}, --every {every:g}: expected 1 <= num-envs <= every, steps")

@@ -8,7 +8,8 @@ Run (on an otherwise idle machine; each run trains for ``--seconds``)::
 Every round trains ``fast-ppo`` (the demo's settings: American reward, ``--shaping`` tables) once per thread count,
 in an order that alternates from round to round so that a drift of the machine's load does not favour one count,
 after an untimed warm-up run. It prints each run's steps per second, then per thread count the median and its ratio to the first count's median
-measured in the same rounds. ``--json FILE`` writes the same figures. Steps come in whole updates of
+measured in the same rounds. ``--json FILE`` writes the same figures (its folder is made before the first run; the
+file is written whole, a temporary file renamed into place). Steps come in whole updates of
 ``num_envs * num_steps`` (12,800 by default), so short runs are coarse. ``--num-envs`` below 32 makes an update
 smaller than fast-ppo's minibatch of 1,600 steps: the minibatch is then the whole update (``num_envs * 50``), and
 the script says so.
@@ -29,6 +30,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 
+from pokersquares_env._files import plain_temp_file  # noqa: E402
 from pokersquares_env.cli import int_at_least, positive_float  # noqa: E402
 
 
@@ -53,6 +55,33 @@ def measure(threads: int, seconds: float, *, shaping: str, num_envs: int | None,
         eval_every=10**12, checkpoint_every=10**12, final_eval_games=0, progress=False,
     )
     return result.steps / result.seconds
+
+
+def check_json(parser: argparse.ArgumentParser, path: str) -> None:
+    """Make ``--json``'s folder now, or stop with a usage error naming why it cannot take the file (before any run)."""
+    if os.path.isdir(path):
+        parser.error(f"--json {path!r} is a folder: expected the path of a JSON file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--json {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        parser.error(f"--json {path!r}: cannot write in its folder {folder!r} (no permission)")
+
+
+def write_json(path: str, data: dict) -> None:
+    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                     minibatch_size=minibatch).resolved()
     except ConfigError as exc:
         parser.error(f"fast-ppo cannot train with these options: {exc}")
+    if args.json:
+        check_json(parser, args.json)
     if args.shaping == "tables":
         from agents.shaping import LinePotential
 
@@ -109,8 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         summary.append({"threads": n, "median_steps_per_s": med, "ratio": med / ref, "runs": rates[n]})
         print(f"| {n} | {med:,.0f} | {med / ref:.2f} |")
     if args.json:
-        Path(args.json).write_text(json.dumps({"seconds": args.seconds, "shaping": args.shaping,
-                                               "results": summary}, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, {"seconds": args.seconds, "shaping": args.shaping, "results": summary})
     return 0
 
 

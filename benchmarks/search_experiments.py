@@ -116,6 +116,20 @@ def endgame_values(game, state, points: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- the probe agent
 
+def check_probe_options(*, k=3, r=128, depth=0, lo=0, hi=25, margin=0.0, w=0.0, end=0) -> None:
+    """Raise a ``ValueError`` naming the first option of the probe agent out of its range (builds nothing)."""
+    for name, value, low, high in (("k", k, 1, 25), ("r", r, 2, None), ("depth", depth, 0, None), ("lo", lo, 0, None),
+                                   ("hi", hi, 0, None), ("end", end, 0, 4)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
+                high is not None and value > high):
+            want = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+            raise ValueError(f"probe: {name}={value!r}: expected {want}")
+    for name, value in (("margin", margin), ("w", w)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(
+                value):
+            raise ValueError(f"probe: {name}={value!r}: expected a finite number")
+
+
 class ProbeAgent(Agent):
     """``expectimax:ply=2`` with rollouts over its best cells and/or an exact endgame (see the module docstring)."""
 
@@ -125,9 +139,7 @@ class ProbeAgent(Agent):
     def __init__(self, *, system=None, rules=None, seed=None, k=3, r=128, depth=0, lo=0, hi=25, margin=0.0,
                  w=0.0, end=0):
         super().__init__(seed)
-        if not (1 <= k <= 25 and r >= 2 and depth >= 0 and 0 <= end <= 4):
-            raise ValueError(f"probe: k={k}, r={r}, depth={depth}, end={end}: expected 1<=k<=25, r>=2, "
-                             f"depth>=0, 0<=end<=4")
+        check_probe_options(k=k, r=r, depth=depth, lo=lo, hi=hi, margin=margin, w=w, end=end)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         self.table = load_or_train(self.system, self.rules, games=DEFAULT_GAMES, phases=DEFAULT_PHASES,
@@ -190,7 +202,7 @@ def _scores(spec: str, deals: list[int], seed: int, scoring: str) -> tuple[np.nd
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.registry import register_agent
+    from agents.registry import check_spec, parse_spec, register_agent
     from agents.tables import improve_tables, train_tables
     from pokersquares_env.cli import seed_arg
 
@@ -210,6 +222,17 @@ def main(argv: list[str] | None = None) -> int:
     register_agent("probe", ProbeAgent, kind="params")
     if a.games < 2 or a.start < 0:
         p.error(f"--games {a.games}, --start {a.start}: expected at least 2 games and a non-negative start")
+    try:
+        point_system(a.scoring)
+    except (ValueError, OSError) as exc:
+        p.error(f"--scoring {a.scoring!r}: {exc}")
+    if a.probe is not None:  # every option checked now, not after the baseline has played
+        try:
+            spec = f"probe:{a.probe}" if a.probe else "probe"
+            check_spec(spec)
+            check_probe_options(**parse_spec(spec)[2])
+        except ValueError as exc:
+            p.error(f"--probe {a.probe!r}: {exc}")
     for flag in ("train", "improve"):
         text = getattr(a, flag)
         if text is not None:
@@ -230,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             base = load_or_train(a.scoring, None, games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features="outs")
             try:
                 improve_tables(base, **kw).save(path)
-            except TypeError as exc:
+            except (TypeError, ValueError) as exc:
                 p.error(f"--improve {a.improve!r}: {exc} (the keywords of agents.tables.improve_tables)")
             print(f"policy iteration {kw} in {time.perf_counter() - start:.0f} s", flush=True)
             spec = f"expectimax:ply=2,tables={path}"
@@ -240,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             try:
                 train_tables(a.scoring, None, **kw).save(path)
-            except TypeError as exc:
+            except (TypeError, ValueError) as exc:
                 p.error(f"--train {a.train!r}: {exc} (the keywords of agents.tables.train_tables)")
             print(f"trained {kw} in {time.perf_counter() - start:.0f} s", flush=True)
             spec = f"expectimax:ply=2,tables={path}"

@@ -12,8 +12,8 @@ same common deals::
 
     python benchmarks/search_noisy.py --temps 1 3 8 --games 1000 --seed 17 --jobs 2 --out runs/noisy
 
-``temp=0`` plays exactly the games of ``search`` (the tests check this).
-Needs the compiled kernels (numba).
+``temp=0`` plays exactly the games of ``search`` (the tests check this; ``--temps 0`` shows it on the command line,
+a paired difference of 0).  Needs the compiled kernels (numba).
 """
 
 from __future__ import annotations
@@ -101,12 +101,23 @@ class NoisySearchAgent(RolloutSearchAgent):
         return out.mean(1)
 
 
+def temperature(text: str) -> float:
+    """An ``argparse`` type: a noise scale, a finite number >= 0 (0: no noise); a bad value is a usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number >= 0") from None
+    if not (np.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text}: expected a finite number >= 0")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
-    from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--temps", type=positive_float, nargs="+", default=[1.0, 3.0, 8.0],
-                        help="noise scales in points, one noisy agent each")
+    parser.add_argument("--temps", type=temperature, nargs="+", default=[1.0, 3.0, 8.0],
+                        help="noise scales in points (>= 0; 0 plays search's games), one noisy agent each")
     parser.add_argument("--games", type=int_at_least(1), default=1000)
     parser.add_argument("--seed", type=seed_arg, default=17)
     parser.add_argument("--scoring", default="american")
@@ -115,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    args.temps = [t + 0.0 for t in args.temps]  # -0 is 0
+    if len({f"{t:g}" for t in args.temps}) != len(args.temps):  # the agents are named by temp={t:g}
+        parser.error(f"--temps {' '.join(f'{t:g}' for t in args.temps)}: expected each temperature once (as the "
+                     f"agents name it, to 6 significant digits)")
 
     from agents.evaluation import evaluate
     from agents.registry import check_spec, make_agent, register_agent
@@ -142,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     print(res.brief(), end="")
     for pair in res.paired():
         if pair["a"] == base:
-            print(f"{pair['b']} - search: {-pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} "
+            print(f"{pair['b']} - search: {0.0 - pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} "
                   "common deals")
     return 1 if any(row["errors"] for row in res.summary) else 0
 

@@ -3,9 +3,12 @@
 Deal ``i`` is ``Soliter-v0``'s ``reset(seed=seed0 + i)``.  Each deal gets
 ``--time-limit`` CPU seconds of ``pokersquares_env.soliter.solve``; every plan
 found is replayed in a fresh env with the same seed and must win (a failed
-replay aborts the run).  "Exhausted" counts deals whose whole pruned search
-space was searched without a win (proved unsolvable for one-deck games, where
-every pruning rule is exact).
+replay aborts the run; so does a replay that ``--max-steps`` cuts short before
+the plan's end, with a message that says so).  "Exhausted" counts deals whose
+whole pruned search space was searched without a win (proved unsolvable for
+one-deck games, where every pruning rule is exact).  ``--out``'s folder is made
+before the first deal, and the file is written whole (a temporary file renamed
+into place).
 
     nice -n 10 python benchmarks/soliter.py --deals 1000 --free-cells 4 --time-limit 1
     nice -n 10 python benchmarks/soliter.py --variant 36 --deals 200 --out benchmarks/soliter-36.json
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
 import statistics
 import time
@@ -28,6 +32,8 @@ import gymnasium as gym
 from tqdm import tqdm
 
 import pokersquares_env  # noqa: F401  (registers Soliter-v0)
+from pokersquares_env._files import plain_temp_file
+from pokersquares_env.cli import int_at_least, seed_arg
 from pokersquares_env.soliter import VARIANTS, solve_result
 
 
@@ -41,17 +47,48 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def replay_wins(make_kwargs: dict, seed: int, plan: list[int]) -> bool:
-    """Whether ``plan`` wins in a fresh env dealt with ``seed``."""
+def replay(make_kwargs: dict, seed: int, plan: list[int]) -> tuple[str, int]:
+    """``plan`` replayed in a fresh env dealt with ``seed``: ``("won" | "lost" | "truncated", actions taken)``;
+    ``"truncated"`` when the env's step limit ended the episode before the plan's last action."""
     env = gym.make("Soliter-v0", **make_kwargs)
     env.reset(seed=seed)
-    info = {"won": False}
+    info, taken, trunc = {"won": False}, 0, False
     for a in plan:
         _obs, _r, term, trunc, info = env.step(a)
+        taken += 1
         if term or trunc:
             break
     env.close()
-    return bool(info["won"])
+    if info["won"]:
+        return "won", taken
+    return ("truncated" if trunc and taken < len(plan) else "lost"), taken
+
+
+def check_out(parser: argparse.ArgumentParser, path: str) -> None:
+    """Make ``--out``'s folder now, or stop with a usage error naming why it cannot take the file (before any deal)."""
+    if os.path.isdir(path):
+        parser.error(f"--out {path!r} is a folder: expected the path of a JSON file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--out {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        parser.error(f"--out {path!r}: cannot write in its folder {folder!r} (no permission)")
+
+
+def write_json(path: str, data: dict) -> None:
+    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,11 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--columns", type=int, default=None, help="override the variant's columns")
     p.add_argument("--jokers", type=int, default=None, help="override the variant's jokers")
     p.add_argument("--deals", type=int, default=1000)
-    p.add_argument("--seed0", type=int, default=0, help="first deal seed")
+    p.add_argument("--seed0", type=seed_arg, default=0, help="first deal seed")
     p.add_argument("--time-limit", type=float, default=1.0, help="CPU seconds per deal")
-    p.add_argument("--max-steps", type=int, default=None, help="env step limit for the replay (default 100,000: the replay checks the solver's "
-                   "plan, not the env's RL step limit of 20 per card)")
-    p.add_argument("--out", default=None, help="write the figures and per-deal rows to this JSON file")
+    p.add_argument("--max-steps", type=int_at_least(1), default=None, help="env step limit for the replay (default 100,000: the replay checks the solver's "
+                   "plan, not the env's RL step limit of 20 per card; a plan it cuts short stops the run)")
+    p.add_argument("--out", default=None, help="write the figures and per-deal rows to this JSON file (its folder is "
+                   "made first)")
     args = p.parse_args(argv)
     if args.deals < 1:
         p.error(f"--deals {args.deals}: expected at least 1")
@@ -80,17 +118,28 @@ def main(argv: list[str] | None = None) -> int:
         kwargs["max_steps"] = args.max_steps
     else:
         kwargs["max_steps"] = 100_000  # the replay checks the plan, not the RL step limit
-    env = gym.make("Soliter-v0", **kwargs)
+    try:
+        env = gym.make("Soliter-v0", **kwargs)
+    except (ValueError, TypeError) as exc:
+        given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in kwargs.items() if k != "max_steps"
+                         or args.max_steps is not None)
+        p.error(f"{given}: {exc}")
+    if args.out:
+        check_out(p, args.out)
     rows = []
     bar = tqdm(range(args.seed0, args.seed0 + args.deals), desc=f"soliter {args.variant}", unit="deal")
     solved = 0
     for seed in bar:
         env.reset(seed=seed)
         res = solve_result(env, args.time_limit)
-        ok = None
         if res.plan is not None:
-            ok = replay_wins(kwargs, seed, res.plan)
-            if not ok:
+            outcome, taken = replay(kwargs, seed, res.plan)
+            if outcome == "truncated":  # the step limit, not the solver: say so
+                bar.close()
+                p.error(f"seed {seed}: the replay stopped at --max-steps {kwargs['max_steps']}, before the end of the "
+                        f"solver's plan of {len(res.plan)} actions ({taken} replayed), so the plan was not checked: "
+                        f"expected a --max-steps of at least the longest plan (default 100,000)")
+            if outcome != "won":
                 raise SystemExit(f"seed {seed}: the plan of {len(res.plan)} actions does not win on replay")
             solved += 1
         rows.append({"seed": seed, "solved": res.plan is not None, "moves": None if res.plan is None else len(res.plan),
@@ -126,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f"; plan length mean {summary['moves_mean']:.0f}" if solved else "")
     )
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"summary": summary, "rows": rows}, fh, indent=1)
+        write_json(args.out, {"summary": summary, "rows": rows})
     return 0
 
 

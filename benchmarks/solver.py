@@ -7,11 +7,15 @@ per deal, how often the solver wins/ties/loses against the baseline, and how
 many of the solver's independent chains reach its best score.  On the first
 ``--verify`` deals it reruns the solver with a different seed and four times
 the chains: the share of deals where that heavier search finds nothing better
-is a lower estimate of how often the default solver is optimal.  On the
+is an upper (optimistic) estimate of how often the default solver is optimal,
+since every deal the default solves optimally is among them, but a heavier
+search that finds nothing better does not prove the score optimal.  On the
 first ``--bounds`` deals it computes a proven upper bound on the best score
 (``pokersquares_env.shuffle.solver.upper_bound``: the LP relaxation of a
 hand-packing program; needs scipy), so the true optimum lies between the
-solver's score and the bound.
+solver's score and the bound.  Every option and point system is checked
+before the first deal, ``--out``'s folder is made then, and the file is
+rewritten whole (a temporary file renamed into place) after each system.
 
     nice -n 10 python benchmarks/solver.py --deals 200 --out benchmarks/solver.json
 """
@@ -20,15 +24,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
 import numpy as np
 from tqdm import tqdm
 
+from pokersquares_env._files import plain_temp_file
 from pokersquares_env.core import Rules, shuffled_deck
+from pokersquares_env.scoring import point_system
 from pokersquares_env.shuffle import anneal, solve
-from pokersquares_env.shuffle.solver import upper_bound
+from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound
 
 
 def deal(seed: int, index: int) -> np.ndarray:
@@ -86,21 +93,81 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
     return out
 
 
+def check_out(parser: argparse.ArgumentParser, path: str) -> None:
+    """Make ``--out``'s folder now, or stop with a usage error naming why it cannot take the file (before any deal)."""
+    if os.path.isdir(path):
+        parser.error(f"--out {path!r} is a folder: expected the path of a JSON file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--out {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        parser.error(f"--out {path!r}: cannot write in its folder {folder!r} (no permission)")
+
+
+def write_json(path: str, data: dict) -> None:
+    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What the counts' types do not check, checked before the first deal: chains within the solver's limit (four
+    times as many for ``--verify``), each point system known and given once, and for ``--bounds`` scipy and
+    points >= 0; a usage error names the first that is not."""
+    if args.restarts > MAX_RESTARTS:
+        parser.error(f"--restarts {args.restarts}: expected an integer from 1 to {MAX_RESTARTS:,} (the most chains "
+                     f"the solver runs)")
+    if args.verify > 0 and 4 * args.restarts > MAX_RESTARTS:
+        parser.error(f"--restarts {args.restarts} with --verify {args.verify}: the re-solve runs 4 x --restarts "
+                     f"chains, at most {MAX_RESTARTS:,}: expected --restarts <= {MAX_RESTARTS // 4:,} (or --verify 0)")
+    keys = []
+    for name in args.systems:
+        try:
+            ps = point_system(name)
+        except (ValueError, OSError) as exc:
+            parser.error(f"--systems {name!r}: {exc}")
+        if args.bounds > 0 and min(ps.points) < 0:
+            parser.error(f"--systems {name!r} with --bounds {args.bounds}: the upper bound needs points >= 0")
+        keys.append((tuple(ps.points), ps.win_threshold))
+    if len(set(keys)) != len(keys):
+        parser.error(f"--systems {' '.join(args.systems)}: expected each point system once")
+    if args.bounds > 0:
+        try:
+            import scipy.optimize  # noqa: F401
+        except ImportError:
+            parser.error(f"--bounds {args.bounds}: the upper bound needs scipy (pip install scipy), or --bounds 0")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print one summary line per system."""
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=200, help="seeded deals per system")
+    parser.add_argument("--deals", type=int_at_least(1), default=200, help="seeded deals per system")
     parser.add_argument("--systems", nargs="+", default=["american", "english"], help="point systems")
     parser.add_argument("--seed", type=seed_arg, default=0, help="benchmark seed (deal d uses rng([seed, d]))")
-    parser.add_argument("--restarts", type=int, default=48, help="solver chains")
-    parser.add_argument("--rounds", type=int, default=40, help="solver kick-and-climb rounds")
-    parser.add_argument("--anneal-steps", type=int, default=50_000, help="baseline annealing steps")
-    parser.add_argument("--verify", type=int, default=16, help="deals re-solved with 4x chains and another seed")
-    parser.add_argument("--bounds", type=int, default=0, help="deals given a proven LP upper bound (needs scipy)")
-    parser.add_argument("--out", default=None, help="JSON file for the per-deal results")
+    parser.add_argument("--restarts", type=int_at_least(1), default=48, help="solver chains")
+    parser.add_argument("--rounds", type=int_at_least(0), default=40, help="solver kick-and-climb rounds")
+    parser.add_argument("--anneal-steps", type=int_at_least(1), default=50_000, help="baseline annealing steps")
+    parser.add_argument("--verify", type=int_at_least(0), default=16,
+                        help="deals re-solved with 4x chains and another seed")
+    parser.add_argument("--bounds", type=int_at_least(0), default=0,
+                        help="deals given a proven LP upper bound (needs scipy)")
+    parser.add_argument("--out", default=None, help="JSON file for the per-deal results (its folder is made first)")
     args = parser.parse_args(argv)
+    check_options(parser, args)
+    if args.out:
+        check_out(parser, args.out)
     results = []
     for system in args.systems:
         r = run_system(system, args)
@@ -122,8 +189,7 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
         if args.out:  # after each system, so a long run keeps what it has measured
-            with open(args.out, "w", encoding="utf-8") as fh:
-                json.dump({"args": vars(args), "python": platform.python_version(), "results": results}, fh, indent=1)
+            write_json(args.out, {"args": vars(args), "python": platform.python_version(), "results": results})
 
 
 if __name__ == "__main__":

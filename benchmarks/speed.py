@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed runs per row; the table shows medians (default 5, or 3 with --quick)")
     parser.add_argument("--seconds", type=float, default=None,
                         help="target seconds per timed run (default 0.6, or 0.1 with --quick)")
-    parser.add_argument("--no-extra", action="store_true", help="skip the copy=False and SyncVectorEnv rows")
+    parser.add_argument("--no-extra", action="store_true",
+                        help="skip the copy=False and SyncVectorEnv rows (the numpy comparison row stays)")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="the vector env's backend (default auto: numba when installed, else numpy); with "
                              "numba, a plain-numpy row at N=4096 is added for comparison")
@@ -159,11 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     for n in VECTOR_SIZES:
         rows.append((f"PokerSquaresVectorEnv N={n} ({default})", lambda c, n=n: time_vector(n, c, backend=default), n,
                      max(3, 2000 // n)))
+    if default == "numba":  # the plain-numpy comparison row, with or without --no-extra
+        rows.append(("PokerSquaresVectorEnv N=4096 (numpy)", lambda c: time_vector(4096, c, backend="numpy"), 4096, 3))
     if not ns.no_extra:
-        other = "numpy" if default == "numba" else None
-        if other:
-            rows.append((f"PokerSquaresVectorEnv N=4096 ({other})", lambda c: time_vector(4096, c, backend=other),
-                         4096, 3))
         rows.append((f"PokerSquaresVectorEnv N=4096 ({default}), copy=False",
                      lambda c: time_vector(4096, c, copy=False, backend=default), 4096, 3))
         rows.append(("SyncVectorEnv N=64 (Gymnasium loop)", lambda c: time_sync(64, c), 64, 10))

@@ -17,7 +17,9 @@ The whole step is ``env.step`` under the speed benchmark's policy (the first leg
   steps: 25 placements and the reset step), in the batches a step deals;
 * ``the rest``: the whole step less the pieces above (``step``'s own Python, resets, action checks).
 
-The pieces are timed apart, so they need not add up to the whole; ``the rest`` is what is left, not a measurement.
+Every row but ``the rest`` is the median over the rounds; ``the rest`` is the whole step's median less the sum of the
+pieces' medians, so the rows add up to the whole step.  The pieces are timed apart (their own sum need not be the
+whole step's time), so ``the rest`` is what is left, not a measurement.
 Gymnasium's FrozenLake-v1 (through ``gym.make``, always moving down) is timed in every round too, so that a figure can
 be set against the machine's speed at the time: its median steps/s is printed with the table.
 """
@@ -34,6 +36,8 @@ import numpy as np
 from pokersquares_env.vector import BACKENDS, PokerSquaresVectorEnv
 
 MOVES = 25  # placements of a game; a game takes MOVES + 1 steps with the autoreset step
+REST = "the rest (step's own Python, resets, checks)"
+WHOLE = "whole step"
 
 
 def _timed(run: Callable[[], None], calls: int) -> float:
@@ -55,7 +59,7 @@ def _speed_module():
 
 
 def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
-    """One round: seconds per sub-env step of the whole step and of each piece (see the module docstring)."""
+    """One round: seconds per sub-env step of each piece and of the whole step (see the module docstring)."""
     env = PokerSquaresVectorEnv(num_envs, backend=backend)
     obs, info = env.reset(seed=0)
     steps = games * (MOVES + 1)
@@ -84,8 +88,7 @@ def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
     pieces = {"policy (argmax over the masks)": policy, "update (board, lines, observation)": update,
               "observation copy": copy, "info dict": make_info, "dealing": dealing}
     per_step = {name: seconds / num_envs for name, seconds in pieces.items()}
-    per_step["the rest (step's own Python, resets, checks)"] = whole / num_envs - sum(per_step.values())
-    per_step["whole step"] = whole / num_envs
+    per_step[WHOLE] = whole / num_envs
     env.close()
     return per_step
 
@@ -110,14 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         reference.append(time_frozenlake(20_000))
         rounds.append(measure(ns.num_envs, ns.games, backend))
     frozen = statistics.median(reference)
-    whole = statistics.median(r["whole step"] for r in rounds)
+    whole = statistics.median(r[WHOLE] for r in rounds)
+    medians = {name: statistics.median(r[name] for r in rounds) for name in rounds[0] if name not in (REST, WHOLE)}
+    medians[REST] = whole - sum(medians.values())  # the rows add up to the whole step
+    medians[WHOLE] = whole
     print(f"\nN={ns.num_envs}, backend {backend}, {ns.games} games a sub-env a round, medians of {ns.repeats} rounds; "
           f"FrozenLake-v1 {frozen:,.0f} steps/s in the same rounds, so the whole step runs at "
           f"{1 / whole / frozen:.1f}x FrozenLake\n")
     print("| piece | ns per sub-env step | share of the whole step |")
     print("|---|---:|---:|")
-    for name in rounds[0]:
-        value = statistics.median(r[name] for r in rounds)
+    for name, value in medians.items():
         print(f"| {name} | {value * 1e9:.1f} | {value / whole:.0%} |")
     return 0
 

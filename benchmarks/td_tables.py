@@ -112,7 +112,18 @@ def _play_td(decks, explore, noise, vf, phases, nout, adjacent, first_cell, rec,
 
 def refine(tables: ValueTables, *, games: int, batch: int, epsilon: float, memory: float, seed: int,
            target: str = "greedy", progress: bool = True) -> ValueTables:
-    """``tables`` refined by ``games`` games of per-line off-policy TD(0) (see the module docstring)."""
+    """``tables`` refined by ``games`` games of per-line off-policy TD(0) (see the module docstring): ``games`` and
+    ``batch`` integers >= 1, ``epsilon`` a probability, ``memory`` a finite number > 0 (a ``ValueError`` names the
+    first that is not)."""
+    for name, value in (("games", games), ("batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r}: expected an integer >= 1")
+    if not 0 <= epsilon <= 1:  # NaN too
+        raise ValueError(f"epsilon={epsilon!r}: expected a probability from 0 to 1")
+    if not (np.isfinite(memory) and memory > 0):
+        raise ValueError(f"memory={memory!r}: expected a finite number > 0 (visits)")
+    if target not in ("greedy", "actual"):
+        raise ValueError(f"target={target!r}: expected 'greedy' or 'actual'")
     values = tables.values.copy()
     shape = values.shape
     flat = values.reshape(-1)
@@ -145,26 +156,54 @@ def refine(tables: ValueTables, *, games: int, batch: int, epsilon: float, memor
     return ValueTables(values, tables.counts, tables.system, rules, tables.games + games, tables.seed)
 
 
+def probability(text: str) -> float:
+    """An ``argparse`` type: a number from 0 to 1; a bad value is a usage error naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a probability from 0 to 1") from None
+    if not 0 <= value <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"{text}: expected a probability from 0 to 1")
+    return value
+
+
 def main(argv=None) -> int:
+    from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scoring", default="american", help="the point system of the default tables")
-    p.add_argument("--games", type=int, default=400_000, help="self-play games of refinement")
-    p.add_argument("--batch", type=int, default=4096, help="games played on the same values")
-    p.add_argument("--epsilon", type=float, default=0.2, help="probability of a random legal cell")
-    p.add_argument("--memory", type=float, default=2000.0, help="visits a value remembers (running-average cap)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and exploration")
+    p.add_argument("--games", type=int_at_least(1), default=400_000,
+                   help="self-play games of refinement (at least 1: with none the tables would be written unchanged)")
+    p.add_argument("--batch", type=int_at_least(1), default=4096, help="games played on the same values")
+    p.add_argument("--epsilon", type=probability, default=0.2, help="probability of a random legal cell (0 to 1)")
+    p.add_argument("--memory", type=positive_float, default=2000.0,
+                   help="visits a value remembers (running-average cap; a number > 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and exploration")
     p.add_argument("--target", choices=("greedy", "actual"), default="greedy",
                    help="the next after-state a line is moved towards: the greedy move's (off-policy) or the move played")
     p.add_argument("--tables", help="the tables to refine (default: the agents' default tables for --scoring)")
     p.add_argument("--out", required=True, help="the .npz file of the refined tables")
     args = p.parse_args(argv)
+    if os.path.isdir(args.out):
+        p.error(f"--out {args.out!r} is a folder: expected the path of the .npz file to write")
     if args.tables:
-        base = ValueTables.load(args.tables)
+        try:
+            base = ValueTables.load(args.tables)
+        except (OSError, ValueError) as exc:
+            p.error(f"--tables {args.tables!r}: {exc}")
     else:
-        base = load_or_train(point_system(args.scoring), Rules(), games=DEFAULT_GAMES, phases=DEFAULT_PHASES,
-                             features=DEFAULT_FEATURES)
+        try:
+            system = point_system(args.scoring)
+        except ValueError as exc:
+            p.error(f"--scoring {args.scoring!r}: {exc}")
+        base = load_or_train(system, Rules(), games=DEFAULT_GAMES, phases=DEFAULT_PHASES, features=DEFAULT_FEATURES)
     refined = refine(base, games=args.games, batch=args.batch, epsilon=args.epsilon, memory=args.memory,
                      seed=args.seed, target=args.target)
+    bad = int(np.size(refined.values) - np.isfinite(refined.values).sum())
+    if bad:  # tables that would not load back (or would mislead): nothing written
+        print(f"error: the refined tables hold {bad} values that are not finite (NaN or infinite); nothing written "
+              f"to {args.out}", file=sys.stderr)
+        return 1
     refined.save(args.out)
     print(f"wrote {args.out}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -237,20 +238,25 @@ def test_search_noisy_script_reports_each_temperature_against_search(tmp_path, m
     pytest.importorskip("numba")
     monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
     noisy = load("search_noisy")
-    args = ["--temps", "2", "5", "--games", "3", "--options", "games=2000,phases=4,rollouts=8", "--no-progress"]
+    args = ["--temps", "0", "5", "--games", "3", "--options", "games=2000,phases=4,rollouts=8", "--no-progress"]
     assert noisy.main(args + ["--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "noisy-search:games=2000,phases=4,rollouts=8,temp=2 - search:" in out
+    # temp=0 plays search's very games (the docstring's claim, on the command line too)
+    assert "noisy-search:games=2000,phases=4,rollouts=8,temp=0 - search: +0.00 " in out
+    assert "noisy-search:games=2000,phases=4,rollouts=8,temp=5 - search:" in out
     assert out.count("on 3 common deals") == 2
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary[0]["agent"] == "search:games=2000,phases=4,rollouts=8" and len(summary) == 3
     assert noisy.main(args[:5] + ["--options", "games=2000,depth=4", "--no-progress"]) == 2
     assert "noisy-search options ['depth']" in capsys.readouterr().err
-    for bad in (["--games", "0"], ["--jobs", "-1"], ["--temps", "0"]):
+    for bad in (["--games", "0"], ["--jobs", "-1"], ["--temps", "-1"], ["--temps", "inf"]):
         with pytest.raises(SystemExit) as exc:
             noisy.main(args[:5] + bad + ["--out", str(tmp_path / "bad")])
         assert exc.value.code == 2
         assert f"argument {bad[0]}: {bad[1]}: expected" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        noisy.main(args[:5] + ["--temps", "3", "3.0", "--out", str(tmp_path / "bad")])
+    assert exc.value.code == 2 and "--temps 3 3: expected each temperature once" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
 
 
@@ -565,3 +571,266 @@ def test_frontier_and_pair_runs_read_a_one_game_run_and_an_agent_that_finished_n
     assert pair.main([str(tmp_path / "one"), "--agent", "greedy", "--agent", "random"]) == 0
     text = capsys.readouterr().out
     assert "std n/a, n 1 deals" in text and "std of the differences n/a" in text and "std 0.00" not in text
+
+
+def _usage_error(main, argv, capsys) -> str:
+    """``main(argv)`` stops with argparse's usage error (exit status 2); its message."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2, exc.value.code
+    return capsys.readouterr().err
+
+
+def test_td_tables_refuses_bad_options_before_any_game_and_writes_only_finite_tables(tmp_path, monkeypatch, capsys):
+    """``benchmarks/td_tables.py``: before, ``--games -5`` wrote the tables unchanged (with 399,995 games in their
+    metadata), ``--epsilon 7`` raised an IndexError, ``--memory -3`` wrote NaN tables and ``--batch 0`` looped for
+    ever; refined tables that are not finite were written as well."""
+    import numpy as np
+
+    pytest.importorskip("numba")
+    from agents.tables import ValueTables
+
+    td = load("td_tables")
+    tables = _small_tables(tmp_path, 0)
+    out = tmp_path / "td.npz"
+    out.write_bytes(b"an earlier file")
+    args = ["--tables", tables, "--out", str(out)]
+    for bad, expected in ((["--games", "-5"], "argument --games: -5: expected an integer >= 1"),
+                          (["--epsilon", "7"], "argument --epsilon: 7: expected a probability from 0 to 1"),
+                          (["--epsilon", "nan"], "argument --epsilon: nan: expected a probability from 0 to 1"),
+                          (["--memory", "-3"], "argument --memory: -3: expected a number > 0"),
+                          (["--batch", "0"], "argument --batch: 0: expected an integer >= 1")):
+        assert expected in _usage_error(td.main, args + bad, capsys)
+        assert out.read_bytes() == b"an earlier file"
+    assert "--out" in _usage_error(td.main, ["--tables", tables, "--out", str(tmp_path)], capsys)
+    assert "--scoring 'foo'" in _usage_error(td.main, ["--scoring", "foo", "--out", str(out)], capsys)
+    with pytest.raises(ValueError, match="batch=0: expected an integer >= 1"):
+        td.refine(ValueTables.load(tables), games=10, batch=0, epsilon=0.2, memory=50, seed=0, progress=False)
+
+    base = ValueTables.load(tables)
+
+    def broken(tables, **kwargs):  # what a refinement gone wrong would give
+        values = tables.values.copy()
+        values.reshape(-1)[:3] = np.nan
+        return ValueTables(values, tables.counts, tables.system, tables.rules, tables.games, tables.seed)
+
+    monkeypatch.setattr(td, "refine", broken)
+    assert td.main(args + ["--games", "10"]) == 1
+    assert "3 values that are not finite" in capsys.readouterr().err
+    assert out.read_bytes() == b"an earlier file"
+    monkeypatch.undo()
+    assert td.main(args + ["--games", "100", "--batch", "50"]) == 0
+    refined = ValueTables.load(out)
+    assert refined.games == base.games + 100 and np.isfinite(refined.values).all()
+
+
+def test_agents_benchmark_checks_every_system_and_agent_before_the_first_game(tmp_path, capsys):
+    """``benchmarks/agents.py``: before, ``--systems american,foo`` played the whole American evaluation and then
+    raised on 'foo', an agent that could not be built for the second system was found only after the first system's
+    games, and ``--games 0`` / ``--jobs 0`` ended in tracebacks."""
+    from agents import register_agent
+    from agents.registry import make_agent
+
+    bench = load("agents")
+
+    def american_only(system=None, rules=None, seed=None):
+        if system.name == "english":
+            raise ValueError("plays American only")
+        return make_agent("random", system=system, rules=rules, seed=seed)
+
+    register_agent("bench-american-only", american_only, kind="params")
+    out = tmp_path / "ag"
+    base = ["--agent", "random", "--games", "2", "--no-progress", "--out", str(out)]
+    err = _usage_error(bench.main, base + ["--systems", "american,foo"], capsys)
+    assert "--systems 'american,foo'" in err and "'foo'" in err
+    err = _usage_error(bench.main, ["--agent", "bench-american-only", *base[2:], "--systems", "american,english"],
+                       capsys)
+    assert "'bench-american-only' cannot be built for point system 'english'" in err and "American only" in err
+    assert "unknown agent 'nope'" in _usage_error(bench.main, ["--agent", "nope", *base[2:]], capsys)
+    assert "expected each point system once" in _usage_error(bench.main, base + ["--systems", "english,English"],
+                                                               capsys)
+    for flag in ("--games", "--jobs"):
+        assert f"argument {flag}: 0: expected an integer >= 1" in _usage_error(bench.main, base + [flag, "0"], capsys)
+    assert not out.exists()
+    assert bench.main(base + ["--systems", "english"]) == 0
+    assert "## english: 2 common deals" in capsys.readouterr().out
+    assert (out / "english" / "games.jsonl").is_file() and (out / "benchmark.json").is_file()
+
+
+def test_search_experiments_checks_the_probe_options_before_the_baseline(monkeypatch, capsys):
+    """``benchmarks/search_experiments.py``: before, ``--probe kk=2`` (or ``k=0``) was refused only after the whole
+    ``expectimax:ply=2`` baseline had played, as a RuntimeError traceback."""
+    bench = load("search_experiments")
+    played = []
+    monkeypatch.setattr(bench, "_scores", lambda spec, *args: played.append(spec) or (None, 0.0))
+    for probe, expected in (("kk=2", "unknown option(s) kk"), ("k=0", "k=0: expected an integer from 1 to 25"),
+                            ("r=abc", "r='abc': expected an integer >= 2"), ("margin=x", "margin='x': expected a "
+                                                                                         "finite number")):
+        err = _usage_error(bench.main, ["--probe", probe, "--games", "4"], capsys)
+        assert f"--probe {probe!r}" in err and expected in err
+    assert "--scoring 'foo'" in _usage_error(bench.main, ["--probe", "k=2", "--scoring", "foo"], capsys)
+    assert played == []
+    with pytest.raises(ValueError, match="end=5: expected an integer from 0 to 4"):
+        bench.ProbeAgent(end=5)
+
+
+def test_soliter_and_solver_refuse_bad_options_with_a_usage_error(tmp_path, capsys):
+    """Before, ``soliter.py --free-cells -1`` / ``--seed0 -1`` and ``solver.py --restarts 0`` (or an unknown
+    ``--systems``) ended in tracebacks."""
+    soliter, solver = load("soliter"), load("solver")
+    assert "--free-cells -1" in _usage_error(soliter.main, ["--deals", "1", "--free-cells", "-1"], capsys)
+    assert "argument --seed0: -1: expected an integer >= 0" in _usage_error(soliter.main, ["--seed0", "-1"], capsys)
+    assert "argument --max-steps: 0: expected an integer >= 1" in _usage_error(soliter.main, ["--max-steps", "0"],
+                                                                                capsys)
+    assert "argument --restarts: 0: expected an integer >= 1" in _usage_error(solver.main, ["--restarts", "0"], capsys)
+    assert "argument --rounds: -1: expected an integer >= 0" in _usage_error(solver.main, ["--rounds", "-1"], capsys)
+    assert "argument --anneal-steps: 0: expected" in _usage_error(solver.main, ["--anneal-steps", "0"], capsys)
+    err = _usage_error(solver.main, ["--restarts", "30000", "--verify", "1"], capsys)
+    assert "--restarts 30000" in err and "4 x --restarts" in err
+    assert "--systems 'foo'" in _usage_error(solver.main, ["--systems", "american", "foo"], capsys)
+    assert "expected each point system once" in _usage_error(solver.main, ["--systems", "english", "English"], capsys)
+
+
+def test_solver_needs_a_deal_and_counts_of_at_least_zero(tmp_path, capsys):
+    """Before, ``solver.py --deals 0`` printed NaN means, exited 0 and wrote bare NaN into its JSON file."""
+    solver = load("solver")
+    out = tmp_path / "s.json"
+    for bad, expected in ((["--deals", "0"], "argument --deals: 0: expected an integer >= 1"),
+                          (["--deals", "-3"], "argument --deals: -3: expected an integer >= 1"),
+                          (["--verify", "-1"], "argument --verify: -1: expected an integer >= 0"),
+                          (["--bounds", "-1"], "argument --bounds: -1: expected an integer >= 0")):
+        assert expected in _usage_error(solver.main, bad + ["--out", str(out)], capsys)
+    assert not out.exists()
+
+
+def test_solver_docstring_calls_the_re_solve_share_an_upper_estimate():
+    """A heavier search that finds nothing better does not prove the default's score optimal: the share of such deals
+    is at least the share where the default solver is optimal (an upper, optimistic estimate), not a lower one."""
+    doc = " ".join(load("solver").__doc__.split())
+    assert "lower estimate" not in doc
+    assert "is an upper (optimistic) estimate of how often the default solver is optimal" in doc
+
+
+def test_soliter_solver_and_ppo_threads_write_their_json_into_a_new_folder(tmp_path, monkeypatch, capsys):
+    """Before, ``--out`` (``--json``) in a folder that did not exist failed only after the whole run, losing it."""
+    soliter, solver, threads = load("soliter"), load("solver"), load("ppo_threads")
+    out = tmp_path / "new" / "deeper" / "soliter.json"
+    assert soliter.main(["--deals", "1", "--time-limit", "0.2", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["summary"]["deals"] == 1 and os.listdir(out.parent) == ["soliter.json"]
+    out = tmp_path / "new2" / "solver.json"
+    solver.main(["--deals", "1", "--systems", "american", "--restarts", "2", "--rounds", "1", "--anneal-steps", "50",
+                 "--verify", "0", "--out", str(out)])
+    assert json.loads(out.read_text())["results"][0]["deals"] == 1 and os.listdir(out.parent) == ["solver.json"]
+    capsys.readouterr()
+
+    runs = []
+    monkeypatch.setattr(threads, "measure", lambda n, seconds, **kw: runs.append(n) or 1000.0 * n)
+    out = tmp_path / "new3" / "threads.json"
+    assert threads.main(["--threads", "1", "2", "--repeats", "1", "--shaping", "none", "--json", str(out)]) == 0
+    assert [row["ratio"] for row in json.loads(out.read_text())["results"]] == [1.0, 2.0]
+    assert os.listdir(out.parent) == ["threads.json"]
+    runs.clear()
+    for main, argv in ((threads.main, ["--shaping", "none", "--json", str(tmp_path)]),
+                       (soliter.main, ["--deals", "1", "--out", str(tmp_path)]),
+                       (solver.main, ["--deals", "1", "--out", str(tmp_path)])):
+        assert f"{tmp_path!s}' is a folder" in _usage_error(main, argv, capsys)
+    assert runs == []
+
+
+def test_soliter_reports_a_replay_cut_short_by_max_steps(capsys):
+    """Before, a ``--max-steps`` below a plan's length aborted with "the plan ... does not win on replay", blaming
+    the solver for the replay's step limit."""
+    soliter = load("soliter")
+    err = _usage_error(soliter.main, ["--deals", "1", "--time-limit", "0.2", "--max-steps", "10"], capsys)
+    assert "seed 0: the replay stopped at --max-steps 10, before the end of the solver's plan of " in err
+    assert "does not win" not in err
+
+
+def test_the_search_ply3_row_cites_the_runs_that_pair_it():
+    """docs/agents.md's ``search:ply=3`` row gives a difference against ``search``; the device run it cited (ply3)
+    plays only ``expectimax`` and ``search:ply=3``: the row must also name the run that played ``search`` on those
+    deals and the ``pair_runs.py`` command that pairs them."""
+    import re
+    import shlex
+
+    script = (ROOT / "benchmarks" / "device_agents.sh").read_text(encoding="utf-8")
+    plays = {case: (folder, agents.split()) for case, folder, agents in
+             re.findall(r'^\s*(\w+)\) run (\w+) \w+ "\$\{GAMES:-\d+\}" ([^;]+?) ;;', script, re.M)}
+    assert set(plays) == {"english", "american", "ply3"}
+    row = next(line for line in (ROOT / "docs" / "agents.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `search:ply=3`"))
+    assert "against `search`" in row
+    device = re.search(r"`bash benchmarks/device_agents\.sh (\S+) \d+ ([\w ]+)`", row)
+    pair = re.search(r"`python benchmarks/pair_runs\.py ([^`]+)`", row)
+    assert device and pair, row
+    out, cases = device.group(1), device.group(2).split()
+    argv = shlex.split(pair.group(1))
+    folders = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--agent")]
+    agents = [argv[i + 1] for i, a in enumerate(argv) if a == "--agent"]
+    assert agents == ["search:ply=3", "search"]
+    made = {f"{out}/{plays[case][0]}": plays[case][1] for case in cases}
+    assert set(folders) <= set(made), (folders, made)
+    for agent in agents:
+        assert any(agent in made[folder] for folder in folders), agent
+
+
+def test_speed_no_extra_keeps_the_numpy_comparison_row(capsys):
+    """``--no-extra`` skips the copy=False and SyncVectorEnv rows, as its help says; before, it dropped the plain
+    numpy comparison row too."""
+    pytest.importorskip("numba")
+    speed = load("speed")
+    assert speed.main(["--quick", "--repeats", "1", "--seconds", "0.02", "--no-extra", "--backend", "numba"]) == 0
+    labels = [line.split(" | ")[0][2:] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert "PokerSquaresVectorEnv N=4096 (numpy)" in labels
+    assert not any("copy=False" in label or label.startswith("SyncVectorEnv") for label in labels)
+
+
+def test_memory_quick_sets_only_what_is_not_given(capsys):
+    """Before, ``--quick`` replaced ``--steps`` and ``--every`` even when they were given."""
+    memory = load("memory")
+    argv = ["--num-envs", "64", "--steps", "640", "--every", "320", "--backend", "numpy", "--tolerance", "1e9"]
+    assert memory.main(argv + ["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "N=64: 640 sub-env steps (10 calls)" in out
+    assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and "MiB" not in line
+            and not line.startswith("|---")] == ["| 320", "| 640"]
+    memory.main(["--num-envs", "64", "--steps", "1280", "--quick", "--backend", "numpy", "--tolerance", "1e9"])
+    assert "N=64: 1,280 sub-env steps (20 calls)" in capsys.readouterr().out  # --every: the quick 1e5 (one report)
+
+
+def test_shaping_cost_prints_the_steps_run_and_refuses_a_repeated_shaping(capsys, monkeypatch):
+    """Before, the table's heading gave ``--timesteps`` though fast-ppo rounds a run up to whole updates, and
+    ``--shapings none none`` was timed twice under one name."""
+    shaping_cost = load("shaping_cost")
+    monkeypatch.setattr(shaping_cost, "timed_run", lambda shaping, timesteps, folder, seed=0: 1.0)
+    assert shaping_cost.main(["--timesteps", "30000", "--repeats", "1", "--shapings", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "fast-ppo, 38,400 steps a run (--timesteps 30,000 rounded up to whole updates of 12,800 steps)" in out
+    assert shaping_cost.main(["--timesteps", "25600", "--repeats", "1", "--shapings", "none"]) == 0
+    assert "fast-ppo, 25,600 steps a run, medians" in capsys.readouterr().out
+    err = _usage_error(shaping_cost.main, ["--shapings", "none", "tables", "none"], capsys)
+    assert "--shapings none tables none: expected each shaping once" in err
+
+
+def test_step_breakdown_the_rest_is_the_whole_median_less_the_pieces_medians(monkeypatch, capsys):
+    """The printed rows add up to the whole step: before, ``the rest`` was the median of each round's remainder, which
+    is not the whole step's median less the pieces' medians."""
+    breakdown = load("step_breakdown")
+    pieces = ["policy (argmax over the masks)", "update (board, lines, observation)", "observation copy", "info dict",
+              "dealing"]
+    rounds = iter([[10, 70, 60, 2, 30, 290], [12, 76, 62, 2, 36, 280], [14, 80, 50, 3, 40, 300],
+                   [11, 75, 61, 2, 35, 283]])  # the warm-up first; seconds * 1e9 per sub-env step * num_envs (1)
+
+    def fake(num_envs, games, backend):
+        *parts, whole = next(rounds)
+        out = {name: ns * 1e-9 for name, ns in zip(pieces, parts, strict=True)}
+        out["the rest (step's own Python, resets, checks)"] = (whole - sum(parts)) * 1e-9  # as the old measure did
+        return {**out, "whole step": whole * 1e-9}
+
+    monkeypatch.setattr(breakdown, "measure", fake)
+    assert breakdown.main(["--num-envs", "1", "--repeats", "3", "--backend", "numpy"]) == 0
+    rows = {line.split(" | ")[0][2:]: float(line.split(" | ")[1]) for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and not line.startswith("| piece")}
+    assert rows["whole step"] == 283.0  # the median of 280, 300 and 283; the pieces' medians: 12, 76, 61, 2, 36
+    assert rows["the rest (step's own Python, resets, checks)"] == 283.0 - (12 + 76 + 61 + 2 + 36)  # not 99, the
+    assert sum(rows.values()) == 2 * rows["whole step"]  # median of the rounds' remainders 92, 113 and 99

@@ -22,7 +22,17 @@ import numpy as np
 
 from pokersquares_env.core import GameState, PokerSquaresGame
 
-__all__ = ["Agent", "RatingAgent", "legal_cells", "visible_view"]
+__all__ = ["Agent", "RatingAgent", "check_not_over", "legal_cells", "visible_view"]
+
+
+def _generator(seed: int | None) -> np.random.Generator:
+    """A generator seeded with ``seed``, checked as the harness checks seeds (``True``, ``1.5``, ``"3"`` or ``-1``
+    are refused by name, not taken as 1 or left to NumPy's wording)."""
+    if seed is not None:
+        from agents.evaluation import check_seed
+
+        seed = check_seed(seed)
+    return np.random.default_rng(seed)
 
 
 class Agent(ABC):
@@ -40,11 +50,11 @@ class Agent(ABC):
     uses_obs: bool = True
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = _generator(seed)
 
     def seed(self, seed: int | None) -> None:
-        """Re-seed the agent's random generator."""
-        self.rng = np.random.default_rng(seed)
+        """Re-seed the agent's random generator (``seed``: None or an integer >= 0, else a ``ValueError``)."""
+        self.rng = _generator(seed)
 
     def reset(self) -> None:
         """Forget anything kept from a previous game (called before every game)."""
@@ -57,6 +67,7 @@ class Agent(ABC):
         self, obs: np.ndarray | None, info: dict[str, Any], game: PokerSquaresGame, state: GameState
     ) -> np.ndarray | None:
         """Estimated value of each of the 25 cells (NaN for illegal cells), or ``None`` if the agent has none."""
+        check_not_over(state)
         return None
 
     def act_with_values(
@@ -89,11 +100,13 @@ class RatingAgent(Agent):
 
     def act_with_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> tuple[int, np.ndarray]:
         """The best rated cell and the values of this one evaluation."""
+        check_not_over(state)
         values, cells = self.rate(game, state)
         return int(cells[int(np.argmax(values[cells]))]), values
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Per-cell values of one evaluation (see :meth:`rate`)."""
+        check_not_over(state)
         return self.rate(game, state)[0]
 
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
@@ -101,8 +114,18 @@ class RatingAgent(Agent):
         return self.act_with_values(obs, info, game, state)[0]
 
 
+def check_not_over(state: GameState) -> None:
+    """Raise ``ValueError`` if ``state`` has no drawn card to place: its game is over (every agent's ``act`` and
+    ``action_values`` check this first, rather than failing on an empty set of legal cells)."""
+    if state.terminal:
+        raise ValueError(f"the game is over ({len(state.placements)} cards placed): there is no card to place; "
+                         f"expected the state of a game in progress (reset the env or deal a new game)")
+
+
 def legal_cells(info: dict[str, Any] | None, game: PokerSquaresGame, state: GameState) -> list[int]:
-    """The legal cells, from ``info["action_mask"]`` when given, else from the game."""
+    """The legal cells, from ``info["action_mask"]`` when given, else from the game (``ValueError`` once the game is
+    over: :func:`check_not_over`)."""
+    check_not_over(state)
     if info is not None and "action_mask" in info:
         return np.flatnonzero(np.asarray(info["action_mask"])).tolist()
     return game.legal_cells(state)

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import Agent, check_not_over
 from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, Batch, phase_of
 from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
@@ -18,6 +18,7 @@ __all__ = ["ExpectimaxAgent", "compiled_values", "expectimax_values", "tables_an
 DEFAULT_GAMES = 400_000
 DEFAULT_PHASES = 26
 DEFAULT_FEATURES = "outs"
+DEFAULT_TOP = 4  # cells ply=3 re-rates
 
 
 def expectimax_values(table: np.ndarray, game: PokerSquaresGame, state: GameState, ply: int = 2) -> np.ndarray:
@@ -118,7 +119,7 @@ class ExpectimaxAgent(Agent):
     """Expectimax over the unseen cards with learned line values (Neller et al.'s NARL evaluation).
 
     Options: ``ply`` (1, 2 or 3: three plies for the ``top`` (4) cells of highest two-ply value, compiled backend
-    only), ``tables`` (a ``.npz`` from ``ValueTables.save``;
+    only; ``top`` with another ``ply`` is refused), ``tables`` (a ``.npz`` from ``ValueTables.save``;
     default: trained for the point system and rules on first use and cached; with a file, ``games``, ``phases``,
     ``features`` or ``cache`` given that disagree with it are refused, see :func:`agents.tables.tables_for`),
     ``games`` and ``phases`` (training size when tables are trained),
@@ -148,17 +149,21 @@ class ExpectimaxAgent(Agent):
         features: str = DEFAULT_FEATURES,
         cache: Any = True,
         backend: str = "auto",
-        top: int = 4,
+        top: int | None = None,
         tuned: bool = False,
     ) -> None:
         super().__init__(seed)
         if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (1, 2, 3):
             raise ValueError(f"ply={ply!r}: expected 1, 2 or 3")
         ply = int(ply)
-        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-            raise ValueError(f"top={top!r}: expected a positive integer")
+        if top is not None:  # None: not given, the default
+            if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+                raise ValueError(f"top={top!r}: expected a positive integer")
+            if ply != 3:  # refused, not ignored
+                raise ValueError(f"top={top!r} with ply={ply}: top is the number of best two-ply cells that ply=3 "
+                                 f"re-rates; expected ply=3 with it (or no top)")
         self.ply = ply
-        self.top = int(top)
+        self.top = DEFAULT_TOP if top is None else int(top)
         self.system = point_system("american" if system is None else system)
         self.rules = rules or Rules()
         self.tables, self._compiled = tables_and_kernels(
@@ -169,6 +174,7 @@ class ExpectimaxAgent(Agent):
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Expected gain in board value of each cell (NaN where illegal)."""
+        check_not_over(state)
         if self._compiled is not None:
             return self._compiled(game, state, self.ply, self.top)
         return expectimax_values(self._values, game, state, self.ply)

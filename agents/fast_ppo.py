@@ -19,6 +19,7 @@ The run folder matches the other trainers (see :mod:`agents.train`).  Run it wit
 
 from __future__ import annotations
 
+import io
 import math
 import pickle
 import sys
@@ -30,8 +31,8 @@ import numpy as np
 from agents.config import TrainConfig
 from agents.shaping import shaped_rewards
 
-__all__ = ["LinesNet", "MlpNet", "games_state", "load_policy", "make_env", "make_net", "masked_logits", "restore_games",
-           "train"]
+__all__ = ["LinesNet", "MlpNet", "games_state", "load_failure", "load_policy", "make_env", "make_net", "masked_logits",
+           "restore_games", "safe_load", "train", "unsafe_objects"]
 
 CARD = 18
 BOARD = 25 * CARD  # 450
@@ -175,6 +176,38 @@ def games_state(envs: Any, **arrays: Any) -> dict[str, Any] | None:
             **{k: np.array(v) if v is not None else None for k, v in arrays.items()}}
 
 
+#: the classes and functions the pickled games in progress (:func:`games_state`) are built from: the native vector
+#: env, its game, rules and point system, its gymnasium spaces and spec, numpy arrays and generators.  The games are
+#: unpickled with these only (:class:`_GamesUnpickler`), so that a checkpoint from elsewhere runs no code on --resume.
+_GAMES_GLOBALS: dict[str, set[str]] = {
+    "pokersquares_env.vector": {"PokerSquaresVectorEnv"},
+    "pokersquares_env.core": {"PokerSquaresGame", "Rules", "GameState"},
+    "pokersquares_env.scoring": {"PointSystem", "HandCategory"},
+    "gymnasium.envs.registration": {"EnvSpec"},
+    "gymnasium.spaces.box": {"Box"},
+    "gymnasium.spaces.discrete": {"Discrete"},
+    "gymnasium.spaces.multi_discrete": {"MultiDiscrete"},
+    "gymnasium.spaces.multi_binary": {"MultiBinary"},
+    "numpy": {"dtype", "ndarray"},
+    "numpy._core.multiarray": {"_reconstruct", "scalar"},  # numpy 2
+    "numpy.core.multiarray": {"_reconstruct", "scalar"},  # numpy 1
+    "numpy.random._pickle": {"__bit_generator_ctor", "__generator_ctor"},
+    "numpy.random._pcg64": {"PCG64"},
+    "numpy.random.bit_generator": {"SeedSequence", "__pyx_unpickle_SeedSequence"},
+}
+
+
+class _GamesUnpickler(pickle.Unpickler):
+    """Unpickles the games in progress from :data:`_GAMES_GLOBALS` only: any other class or function named in the
+    pickle (``os.system``, say) is refused before it is looked up, let alone called."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if name in _GAMES_GLOBALS.get(module, ()) or (module == "numpy.dtypes" and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not one of the classes the games in progress are built "
+                                     f"from (checkpoints are loaded without running code they hold)")
+
+
 def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int) -> dict[str, Any] | None:
     """The games a checkpoint saved (:func:`games_state`), unpickled: a dict with ``env`` and the trainer's arrays,
     or None where the checkpoint holds none (an older version's, or ``vectorization='sync'``), with a note on stderr:
@@ -194,7 +227,7 @@ def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int)
         why = f"holds games of pokersquares_env {games.get('version')!r}, not of this {__version__!r}"
     else:
         try:
-            env = pickle.loads(games["env"])
+            env = _GamesUnpickler(io.BytesIO(games["env"])).load()
         except Exception as exc:  # noqa: BLE001 - a damaged blob fails in many ways
             env, why = None, f"holds games that cannot be read ({type(exc).__name__}: {exc})"
         if why is None and getattr(env, "num_envs", None) != num_envs:
@@ -205,18 +238,85 @@ def restore_games(state: dict[str, Any] | None, cfg: TrainConfig, num_envs: int)
     return {**games, "env": env}
 
 
+def _numpy_globals() -> list[Any]:
+    """What the numpy arrays a checkpoint holds (the games in progress) unpickle through: the array and dtype
+    classes and numpy's array rebuilder (``numpy._core`` in numpy 2, ``numpy.core`` in numpy 1)."""
+    try:
+        from numpy._core.multiarray import _reconstruct
+    except ImportError:  # numpy 1
+        from numpy.core.multiarray import _reconstruct
+    dtypes = sorted({type(np.dtype(code)) for code in np.typecodes["All"]}, key=lambda t: t.__name__)
+    return [_reconstruct, np.ndarray, np.dtype, *(t for t in dtypes if t is not np.dtype)]
+
+
+def safe_load(path: str | Path) -> Any:
+    """``torch.load`` of a model file or checkpoint with ``weights_only=True``: tensors, containers, numbers, text
+    and numpy arrays only, so that a file from elsewhere cannot run code when it is loaded (torch refuses anything
+    else, e.g. an object whose unpickling would call a function)."""
+    with torch.serialization.safe_globals(_numpy_globals()):  # torch >= 2.5 (the package's requirement)
+        return torch.load(Path(path), map_location="cpu", weights_only=True)
+
+
+def _torch_reason(exc: BaseException) -> str:
+    """``exc``'s message; for a refusal of ``weights_only`` loading, only torch's reason (not its advice to load
+    with ``weights_only=False``, which would run whatever code the file holds)."""
+    text = str(exc)
+    if "Weights only load failed" not in text:
+        return text
+    skip = ("Weights only load failed", "Please file an issue", "Check the documentation")
+    return " ".join(line.strip() for line in text.splitlines() if line.strip() and not line.startswith(skip))
+
+
+def unsafe_objects(exc: BaseException) -> str:
+    """What a file :func:`safe_load` refused for the objects it holds, in a few words with torch's reason; "" when
+    ``exc`` is another failure (a damaged or foreign file)."""
+    text = str(exc)
+    if (not isinstance(exc, pickle.UnpicklingError) or "Weights only load failed" not in text
+            or not any(word in text for word in ("GLOBAL", "global", "allowlisted"))):  # not: a damaged pickle
+        return ""
+    return (f"it holds Python objects other than tensors, numbers, text and numpy arrays ({_torch_reason(exc)}), "
+            f"which loading would have to build or call: model files and checkpoints are loaded without running "
+            f"code they hold")
+
+
+def load_failure(exc: BaseException) -> str:
+    """Why :func:`safe_load` failed on a file, for an error message naming it."""
+    return unsafe_objects(exc) or f"{type(exc).__name__}: {_torch_reason(exc)}"
+
+
 def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
     """The network and saved metadata of a torch model file (fast-ppo or dqn ``model.pt``); a ``ValueError`` naming
-    the file if it is not one."""
+    the file if it is not one.  The file is read by :func:`safe_load`: loading it runs no code it holds."""
     try:
-        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+        blob = safe_load(path)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a file that is not a model
-        raise ValueError(f"{str(path)!r} is not a torch model file ({type(exc).__name__}: {exc}): expected the "
-                         f"model.pt a fast-ppo or dqn run saved") from None
+        if unsafe_objects(exc):
+            raise ValueError(f"{str(path)!r} is refused: {unsafe_objects(exc)}; expected the model.pt a fast-ppo or "
+                             f"dqn run saved") from None
+        raise ValueError(f"{str(path)!r} is not a torch model file ({load_failure(exc)}): expected the model.pt a "
+                         f"fast-ppo or dqn run saved") from None
     if not isinstance(blob, dict) or not {"net", "hidden", "state_dict"} <= set(blob):
         raise ValueError(f"{str(path)!r} is not a fast-ppo or dqn model file (it lacks net, hidden and state_dict)")
-    model = make_net(blob["net"], blob["hidden"])
-    model.load_state_dict(blob["state_dict"])
+    net, hidden = blob["net"], blob["hidden"]
+    if not isinstance(net, str) or net not in ("lines", "mlp"):
+        raise ValueError(f"{str(path)!r} records net={net!r}: expected 'lines' or 'mlp' (a fast-ppo or dqn model "
+                         f"file)")
+    if (not isinstance(hidden, (list, tuple)) or not hidden
+            or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden)):
+        raise ValueError(f"{str(path)!r} records hidden={hidden!r}: expected a non-empty list of positive layer "
+                         f"sizes (a fast-ppo or dqn model file)")
+    model = make_net(net, list(hidden))
+    state_dict = blob["state_dict"]
+    try:
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"state_dict is a {type(state_dict).__name__}, not a dict of tensors")
+        model.load_state_dict(state_dict)
+    except Exception as exc:  # noqa: BLE001 - torch reports missing, unexpected and mis-sized weights its own ways
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        why = " ".join(lines[1:3] or lines) + (f" (and {len(lines) - 3} more)" if len(lines) > 3 else "")
+        raise ValueError(f"{str(path)!r}: its weights do not fit the net={net!r}, hidden={list(hidden)!r} network "
+                         f"it records ({type(exc).__name__}: {why}): expected the model.pt a fast-ppo or dqn run "
+                         f"saved, undamaged") from None
     model.eval()
     return model, blob
 

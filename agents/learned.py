@@ -18,6 +18,7 @@ __all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "load_ppo", "load_dqn", "load
            "trained_game", "warn_if_other_game"]
 
 from agents.base import Agent as _AgentBase
+from agents.base import check_not_over
 
 _PREFIX_ALGO = {"fastppo": "fast-ppo", "dqn": "dqn"}  # agent spec prefix -> the algo a torch model file records
 
@@ -32,11 +33,18 @@ def _model_file(path: str | Path, name: str, prefix: str) -> Path:
 
 
 def _mask_of(info: Any, game: Any, state: Any) -> np.ndarray:
+    if state is not None:
+        check_not_over(state)
     if isinstance(info, dict) and "action_mask" in info:
-        return np.asarray(info["action_mask"]).astype(bool)
-    if game is not None and state is not None:
-        return np.asarray(game.action_mask(state)).astype(bool)
-    raise ValueError("a learned agent needs info['action_mask'] or the game and state to find the legal cells")
+        mask = np.asarray(info["action_mask"]).astype(bool)
+    elif game is not None and state is not None:
+        mask = np.asarray(game.action_mask(state)).astype(bool)
+    else:
+        raise ValueError("a learned agent needs info['action_mask'] or the game and state to find the legal cells")
+    if not mask.any():
+        raise ValueError("info['action_mask'] marks no legal cell: the game is over (no card to place); expected the "
+                         "info of a game in progress")
+    return mask
 
 
 def _check_obs(obs: Any, game: Any, state: Any) -> np.ndarray:
@@ -69,8 +77,8 @@ class MaskablePPOAgent(_AgentBase):
 
     def act(self, obs: Any, info: Any = None, game: Any = None, state: Any = None) -> int:
         """The cell the policy picks for the drawn card (always a legal one)."""
+        mask = _mask_of(info, game, state)  # first: a finished game is named before its observation is encoded
         obs = _check_obs(obs, game, state)
-        mask = _mask_of(info, game, state)
         action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
         return int(np.asarray(action).reshape(-1)[0])
 
@@ -104,8 +112,8 @@ class TorchPolicyAgent(_AgentBase):
         """The network's score of each of the 25 cells (NaN on illegal ones)."""
         import torch
 
+        mask = _mask_of(info, game, state)  # first: a finished game is named before its observation is encoded
         obs = _check_obs(obs, game, state)
-        mask = _mask_of(info, game, state)
         with torch.no_grad():
             scores, _ = self.model(torch.as_tensor(obs[None]))
             values = scores.numpy()[0].astype(np.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from typing import Any
@@ -17,6 +18,8 @@ from pokersquares_env.scoring import point_system
 __all__ = ["MonteCarloAgent"]
 
 ROLLOUT_POLICIES = ("tables", "heuristic")
+DEFAULT_ROLLOUTS = 64  # per cell and move, without a time budget
+DEFAULT_ROUND = 8  # rollouts added at a time, with a time budget
 _NO_CLAIMS = ("mc's rollouts run in numpy, which has no reader for claims tables (the compiled kernels of expectimax "
               "and search do); expected tables of features none, outs or straights")
 
@@ -30,8 +33,9 @@ class MonteCarloAgent(RatingAgent):
     Only the ``candidates`` cells (default 5) that the rollout policy itself
     rates best are tried, so each gets more rollouts.
     Options: ``rollouts`` per cell and move (default 64), or ``seconds`` per
-    move (rollouts are then added in rounds of ``round`` until the time is
-    spent); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
+    move (rollouts are then added in rounds of ``round``, default 8, until the
+    time is spent; ``rollouts`` with ``seconds``, or ``round`` without, is
+    refused, naming both); ``rollout`` is the policy: ``"tables"`` (greedy on the learned
     line values of :mod:`agents.tables`, trained and cached on first use) or
     ``"heuristic"`` (greedy on hand-set line values, no training); ``tables``,
     ``games``, ``phases``, ``features`` (default ``none``, the faster
@@ -52,10 +56,10 @@ class MonteCarloAgent(RatingAgent):
         system: Any = None,
         rules: Rules | None = None,
         seed: int | None = None,
-        rollouts: int = 64,
+        rollouts: int | None = None,
         seconds: float | None = None,
         rollout: str = "tables",
-        round: int = 8,
+        round: int | None = None,
         candidates: int = 5,
         tables: str | None = None,
         games: int | None = None,
@@ -66,13 +70,24 @@ class MonteCarloAgent(RatingAgent):
         super().__init__(seed)
         from agents.evaluation import check_positive_int
 
-        rollouts, round = check_positive_int(rollouts, "rollouts"), check_positive_int(round, "round")
+        # None: not given (the default); rollouts counts rollouts without a time budget, round only with one
+        given_rollouts, given_round = rollouts, round
+        rollouts = DEFAULT_ROLLOUTS if rollouts is None else check_positive_int(rollouts, "rollouts")
+        round = DEFAULT_ROUND if round is None else check_positive_int(round, "round")
         # training sizes; none: the default
         games = None if games is None else check_positive_int(games, "games")
         phases = None if phases is None else check_positive_int(phases, "phases")
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")
+        if seconds is not None and given_rollouts is not None:  # refused, not ignored
+            raise ValueError(f"rollouts={given_rollouts!r} with seconds={seconds!r}: a move runs either a fixed number "
+                             f"of rollouts per cell (rollouts) or rollouts for a time (seconds, added in rounds of "
+                             f"round): expected one of them")
+        if seconds is None and given_round is not None:
+            raise ValueError(f"round={given_round!r} without seconds: round is the number of rollouts added at a time "
+                             f"while a seconds budget lasts; expected seconds with it (or rollouts, for a fixed count, "
+                             f"without round)")
         if not isinstance(rollout, str) or rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"rollout={rollout!r}: expected one of {', '.join(ROLLOUT_POLICIES)}")
         from agents.tables import check_cache, check_tables_path
@@ -112,14 +127,16 @@ class MonteCarloAgent(RatingAgent):
             self._table = vt.values
         self._points = self.system.line_points_table
 
-    def _rollout_totals(self, base: Batch, cells: np.ndarray, card: int, unseen: np.ndarray, r: int) -> np.ndarray:
-        """``(len(cells), r)`` final scores of ``r`` random completions after putting ``card`` on each cell."""
+    def _rollout_totals(self, base: Batch, cells: np.ndarray, card: int, unseen: np.ndarray, r: int,
+                        rng: np.random.Generator | None = None) -> np.ndarray:
+        """``(len(cells), r)`` final scores of ``r`` random completions after putting ``card`` on each cell (random
+        orders from ``rng``, default ``self.rng``; none drawn for the last card)."""
         steps = 24 - base.placed
         bx = base.repeat(len(cells))
         bx.place(cells, np.full(len(cells), card))
         if steps == 0:
             return np.repeat(self._points[bx.keys()].sum(1)[:, None], r, axis=1)
-        orders = np.argsort(self.rng.random((r, unseen.size)), axis=1)[:, :steps]
+        orders = np.argsort((self.rng if rng is None else rng).random((r, unseen.size)), axis=1)[:, :steps]
         draws = np.tile(unseen[orders], (len(cells), 1))
         by = bx.repeat(r)
         by.play_out(draws, self._table)
@@ -127,7 +144,8 @@ class MonteCarloAgent(RatingAgent):
 
     def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Mean rollout score of each cell rolled out; the rollout policy's estimate for the others, anchored on its
-        favourite cell's rollouts (NaN where illegal); and the cells rolled out, whose best mean is played."""
+        favourite cell's rollouts (NaN where illegal); and the cells rolled out, whose best mean is played.  Every
+        value is an expected final score, a forced move's too (its own rollouts; the exact score for the last card)."""
         from agents.batch import phase_of
 
         rules = game.rules
@@ -135,15 +153,16 @@ class MonteCarloAgent(RatingAgent):
         legal = np.flatnonzero(base.legal()[0])
         out = np.full(25, np.nan)
         card = state.card
-        prior = base.cell_gains(np.array([card]), self._table, phase_of(base.placed + 1, self._table.shape[2]))[0]
-        if len(legal) == 1:
-            out[legal] = prior[legal]
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        if len(legal) == 1:  # a forced move: still valued as the others are, by its mean final score (exact for the
+            # last card), over rollouts drawn from a copy of the generator: the games played stay those of before
+            out[legal] = self._rollout_totals(base, legal, card, unseen, self.rollouts, copy.deepcopy(self.rng)).mean(1)
             return out, legal
+        prior = base.cell_gains(np.array([card]), self._table, phase_of(base.placed + 1, self._table.shape[2]))[0]
         cells = legal
         if len(legal) > self.candidates:  # keep the rollout policy's best cells (more rollouts each)
             order = np.argsort(-prior[legal], kind="stable")
             cells = np.sort(legal[order[: self.candidates]])
-        unseen = np.array(game.unseen(state), dtype=np.int64)
         if self.seconds is None:
             means = self._rollout_totals(base, cells, card, unseen, self.rollouts).mean(1)
         else:

@@ -4,9 +4,10 @@ A spec is ``NAME`` or ``NAME:ARG``.  Two kinds of entries exist:
 
 * ``params`` agents read ``ARG`` as comma-separated ``key=value`` options
   (``expectimax:ply=2,tables=PATH``); values are parsed as int, float,
-  ``true``/``false``/``none`` or else kept as text.  The factory is called as
+  ``true``/``yes``/``on``, ``false``/``no``/``off``, ``none``/``null`` (any case) or else kept as text (an
+  empty value is refused).  The factory is called as
   ``factory(system=..., rules=..., seed=..., **options)``.
-* ``path`` agents (learned policies) read ``ARG`` as one path, passed as is:
+* ``path`` agents (learned policies) read ``ARG`` as one path, passed as is but for surrounding spaces:
   ``factory(ARG, system=..., rules=..., seed=...)``.
 
 Entries are ``"module:function"`` strings imported only when used, so a
@@ -66,7 +67,7 @@ def custom_entry(spec: str) -> tuple[str, Any, str] | None:
 def spec_key(spec: str) -> tuple[Any, ...]:
     """What tells agents apart: the name (read in lower case) and, for a ``params`` agent, its options in any order
     (``'Greedy'`` is ``'greedy'``, ``'mc:rollouts=8,candidates=3'`` is ``'mc:candidates=3,rollouts=8'``); for a
-    ``path`` agent, the path as given."""
+    ``path`` agent, the path as given (without surrounding spaces)."""
     name, arg, options = parse_spec(spec)
     if _REGISTRY[name][1] == "path":
         return (name, arg)
@@ -103,8 +104,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}: expected one of {', '.join(available_agents())}")
     kind = _REGISTRY[name][1]
-    if kind == "path":
-        return name, (arg if sep else None), {}
+    if kind == "path":  # spaces around the path dropped, as around options ("fastppo: runs/x" is runs/x)
+        return name, (arg.strip() if sep else None), {}
     options: dict[str, Any] = {}
     if sep and arg.strip():
         for item in arg.split(","):
@@ -112,6 +113,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             key = key.strip()
             if not eq or not key.isidentifier():
                 raise ValueError(f"agent spec {spec!r}: option {item!r} is not of the form key=value")
+            if not val.strip():  # an empty value is no value: refused, rather than read as '' (cache= was "off")
+                raise ValueError(f"agent spec {spec!r}: option {key!r} has no value: expected {key}=VALUE")
             if key in options:
                 raise ValueError(f"agent spec {spec!r}: option {key!r} is given twice: expected each option once")
             options[key] = _value(val)

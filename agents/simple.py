@@ -38,11 +38,15 @@ class _ScoredAgent(Agent):
     def _values(self, game: PokerSquaresGame, state: GameState, cells: list[int]) -> list[float]:
         raise NotImplementedError
 
+    def _choose(self, game: PokerSquaresGame, state: GameState, cells: list[int], values: list[float]) -> int:
+        """The index in ``cells`` of the cell to play: the first of highest value."""
+        return int(np.argmax(values))
+
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
         """The legal cell of highest value."""
         cells = legal_cells(info, game, state)
         values = self._values(game, state, cells)
-        return int(cells[int(np.argmax(values))])
+        return int(cells[self._choose(game, state, cells, values)])
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Per-cell values (NaN for illegal cells)."""
@@ -66,7 +70,11 @@ class GreedyAgent(_ScoredAgent):
     def __init__(self, *, system: Any = None, rules: Rules | None = None, seed: int | None = None) -> None:
         super().__init__(seed)
         self.system = point_system("american" if system is None else system)
-        self._table = self.system.line_points_table.tolist()
+        table = self.system.line_points_table
+        self._table = table.tolist()
+        # gains within this of the best are ties: rounding only, relative to the point values, so that scaling every
+        # point value by a positive constant changes no move (integer point values tie exactly)
+        self._tie = 1e-9 * float(np.abs(table).max())
 
     def _values(self, game, state, cells):
         code = state.card
@@ -75,13 +83,26 @@ class GreedyAgent(_ScoredAgent):
         for line in range(10):
             if state.line_t[line] < 5:
                 gains[line] = table[key_after(state, line, code)] - table[line_key_now(state, line)]
-        suit = code // 13 if code < NUM_STANDARD else -1
-        out = []
-        for cell in cells:
-            col = COL_OF[cell]
-            suits = state.line_suits[col]
-            tie = 1e-3 if suit < 0 or suits in (0, 1 << suit) else 0.0
-            out.append(gains[ROW_OF[cell]] + gains[col] + tie)
+        return [gains[ROW_OF[cell]] + gains[COL_OF[cell]] for cell in cells]
+
+    def _keeps_flush_open(self, state, cell) -> bool:
+        code = state.card
+        return code >= NUM_STANDARD or state.line_suits[COL_OF[cell]] in (0, 1 << code // 13)
+
+    def _choose(self, game, state, cells, values):
+        """The first cell of highest gain whose column keeps a flush open, else the first of highest gain: a true
+        tie-break (a bonus added to the gain would outweigh real gains under small point values)."""
+        best = max(values) - self._tie
+        ties = [i for i, v in enumerate(values) if v >= best]
+        return next((i for i in ties if self._keeps_flush_open(state, cells[i])), ties[0])
+
+    def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
+        """Per-cell gains (NaN for illegal cells); a cell whose column keeps a flush open gets a further
+        ``1e-9 * max |points|``, far below any real difference of gains, so that cells rank as greedy prefers them."""
+        out = super().action_values(obs, info, game, state)
+        for cell in np.flatnonzero(~np.isnan(out)):
+            if self._keeps_flush_open(state, int(cell)):
+                out[cell] += self._tie
         return out
 
 

@@ -273,12 +273,12 @@ class RunFolder:
             if not zipfile.is_zipfile(path):
                 raise ConfigError(f"--resume: {str(path)!r} is damaged: expected the zip archive MaskablePPO saved")
             return None
-        import torch
+        from agents.fast_ppo import load_failure, safe_load
 
         try:
-            state = torch.load(path, map_location="cpu", weights_only=False)
+            state = safe_load(path)  # weights_only: a checkpoint from elsewhere runs no code it holds
         except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a damaged file
-            raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({type(exc).__name__}: {exc}): expected the "
+            raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({load_failure(exc)}): expected the "
                               f"checkpoint the run saved") from None
         needs = ["state_dict", "global_step", "optimizer", *CHECKPOINT_KEYS.get(self.cfg.algo, ())]
         missing = [k for k in needs if not isinstance(state, dict) or k not in state]

@@ -119,6 +119,50 @@ def test_action_values_are_nan_exactly_on_illegal_cells():
         assert np.array_equal(np.isnan(values), ~legal), spec
 
 
+@pytest.mark.parametrize("spec", FAST_SPECS + ["expectimax:ply=2,games=2000,phases=4,backend=numpy",
+                                   "search:rollouts=4,candidates=3,games=2000,phases=4,backend=numpy"])
+def test_acting_on_a_finished_game_says_the_game_is_over(spec):
+    """Before: every agent failed on its own empty set of legal cells (random "high <= 0", greedy, rules, mc and
+    search "attempt to get argmax of an empty sequence", expectimax "All-NaN slice encountered")."""
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401
+
+    env = gym.make("PokerSquares-v0")
+    obs, info = env.reset(seed=3)
+    helper = make_agent("greedy")
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(helper.act(obs, info, env.unwrapped.game, env.unwrapped.state))
+    game, state = env.unwrapped.game, env.unwrapped.state
+    agent = make_agent(spec, seed=0)
+    for call in (agent.act, agent.action_values, agent.act_with_values):
+        for given_obs, given_info in ((obs, info), (None, None)):
+            with pytest.raises(ValueError, match=r"^the game is over \(25 cards placed\): there is no card to "
+                                                 r"place; expected the state of a game in progress"):
+                call(given_obs, given_info, game, state)
+
+
+def test_mc_values_a_forced_move_by_its_final_score_as_it_values_the_others():
+    """``pokersquares play --hint mc`` showed ``d5 26.5  e5 26.4`` for card 24 and then ``e5 0.0``: a forced move
+    (one legal cell) got the rollout policy's one-move gain instead of an expected final score.  The forced move's
+    rollouts come from a copy of the generator, so the games mc plays are those of before."""
+    game = PokerSquaresGame(Rules(first_cell="center"))  # the first move is forced too
+    agent = make_agent("mc:rollouts=16,rollout=heuristic", rules=game.rules, seed=0)
+    state = game.init(game.deal(np.random.default_rng(7)))
+    shown = []
+    while not state.terminal:
+        rng = agent.rng.bit_generator.state
+        cell, values = agent.act_with_values(None, None, game, state.copy())
+        legal = game.legal_cells(state)
+        if len(legal) == 1:
+            assert agent.rng.bit_generator.state == rng  # no draw from the agent's own generator
+        shown.append(values[cell])
+        game.apply(state, cell)
+    assert shown[-1] == game.score(state)  # the last card: the exact final score, not the last line's gain
+    assert min(shown) > 20  # final scores throughout, forced or not (a move's gain is a few points)
+
+
 def position(placed, card, system="american"):
     """A game and a state with ``placed`` ((card, cell) pairs) on the board and ``card`` drawn next."""
     from pokersquares_env.cards import parse_cards
@@ -145,6 +189,24 @@ def test_greedy_breaks_ties_towards_a_column_that_keeps_a_flush_open():
     assert make_agent("greedy").act(None, None, game, state) == 2  # a1, b1 would break a suit; c1 joins the hearts
     game, state = position(placed, "5♠")
     assert make_agent("greedy").act(None, None, game, state) == 3  # no spade column: the first empty one, d1
+
+
+@pytest.mark.parametrize("factor", [1e-4, 1e4])
+def test_greedy_plays_the_same_games_when_every_point_value_is_scaled(factor):
+    """The flush tie-break is a true tie-break.  Before: it added 1e-3 to the gain, which outweighed real gains once
+    point values fell below about 0.01 (American x 1e-4 changed 19 of 20 games)."""
+    from pokersquares_env.scoring import HandCategory
+
+    american = point_system("american")
+    scaled = point_system({c.name.lower(): american.points[c] * factor for c in HandCategory
+                           if c not in (HandCategory.HIGH_CARD, HandCategory.FIVE_OF_A_KIND)})
+    for deal in range(20):
+        deck = PokerSquaresGame().deal(np.random.default_rng(deal))
+        games = [PokerSquaresGame(Rules(), system) for system in (american, scaled)]
+        moves = [play(make_agent("greedy", system=g.system), g, deck)[0] for g in games]
+        assert moves[0] == moves[1], deal
+    game, state = position([("2♣", 10), ("9♦", 16), ("K♥", 22)], "5♥", scaled)  # the tie-break itself still acts
+    assert make_agent("greedy", system=scaled).act(None, None, game, state) == 2
 
 
 def test_rules_agent_sends_a_card_that_fits_no_flush_to_the_discard_column():
@@ -351,6 +413,19 @@ def test_spec_values_are_parsed_and_paths_kept_whole():
     assert parse_spec("mc:rollouts=200,seconds=0.04,rollout=heuristic")[2] == {
         "rollouts": 200, "seconds": 0.04, "rollout": "heuristic"}
     assert parse_spec("ppo:runs/a=b,c.zip") == ("ppo", "runs/a=b,c.zip", {})
+
+
+def test_a_path_is_read_without_the_spaces_around_it(tmp_path):
+    """Before: "fastppo: PATH" kept the leading space in the path (no such file) while "mc: rollouts=8" worked."""
+    from agents.registry import check_model_path, spec_key
+
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"")
+    assert parse_spec(f"fastppo: {model} ") == ("fastppo", str(model), {})
+    check_model_path(f"fastppo: {model}")  # found
+    assert spec_key(f"dqn:  {model}") == spec_key(f"dqn:{model}")
+    with pytest.raises(ValueError, match=r"expected ppo:PATH"):
+        check_spec("ppo:   ")
 
 
 def test_spec_names_ignore_case_and_options_are_trimmed_identifiers():

@@ -203,6 +203,28 @@ def test_mc_refuses_bad_options_before_training(spec, match, monkeypatch):
 def test_mc_keeps_good_seconds_and_round():
     agent = MonteCarloAgent(seconds=0.01, round=3, rollout="heuristic")
     assert agent.seconds == 0.01 and agent.round == 3
+    agent = MonteCarloAgent(rollout="heuristic")
+    assert (agent.rollouts, agent.seconds, agent.round) == (64, None, 8)
+    assert make_agent("mc:rollouts=none,round=none,seconds=0.5,rollout=heuristic").seconds == 0.5  # none: not given
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("mc:rollout=heuristic,rollouts=100000,seconds=0.01",
+     "rollouts=100000 with seconds=0.01: a move runs either a fixed number of rollouts per cell (rollouts) or "
+     "rollouts for a time (seconds, added in rounds of round): expected one of them"),
+    ("mc:rollout=heuristic,rollouts=64,seconds=2", "rollouts=64 with seconds=2: "),  # given at the default: given
+    ("mc:rollout=heuristic,round=3", "round=3 without seconds: round is the number of rollouts added at a time while "
+                                     "a seconds budget lasts; expected seconds with it"),
+    ("mc:rollout=heuristic,rollouts=10,round=3", "round=3 without seconds"),
+    ("expectimax:ply=1,top=9", "top=9 with ply=1: top is the number of best two-ply cells that ply=3 re-rates; "
+                               "expected ply=3 with it (or no top)"),
+    ("expectimax:top=2", "top=2 with ply=2: "),
+])
+def test_options_that_would_be_ignored_are_refused_naming_both(spec, message, _no_training):
+    """Before: mc ran its time budget whatever rollouts said, round did nothing without seconds, and top did nothing
+    below ply=3 -- all silently."""
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        make_agent(spec)
 
 
 # ---------------------------------------------------------------------------- make_agent
@@ -220,6 +242,46 @@ def test_make_agent_names_a_bad_seed_a_repeated_option_and_bad_rules():
                                          "first_cell"):
         make_agent("random", rules={"bogus": 1})
     assert make_agent("random", seed=np.int64(3), rules={"jokers": 1}) is not None
+
+
+def test_an_agent_built_or_reseeded_directly_names_a_bad_seed_and_keeps_its_generator():
+    """Before: ``Agent.seed(True)`` was taken as 1 and ``seed(1.5)``, ``seed("3")``, ``RandomAgent(seed=-1)`` failed
+    in NumPy's words; make_agent's own check was bypassed."""
+    from agents.simple import RandomAgent
+
+    agent = RandomAgent(seed=4)
+    before = agent.rng.bit_generator.state
+    for seed in (True, 1.5, "3", -1):
+        with pytest.raises(ValueError, match=f"^seed={re.escape(repr(seed))}: expected an integer >= 0$"):
+            RandomAgent(seed=seed)
+        with pytest.raises(ValueError, match=f"^seed={re.escape(repr(seed))}: expected an integer >= 0$"):
+            agent.seed(seed)
+        assert agent.rng.bit_generator.state == before
+    agent.seed(np.int64(4))
+    agent.seed(None)
+
+
+@pytest.mark.parametrize("spec, key", [("expectimax:cache=", "cache"), ("mc:rollout=heuristic,cache= ", "cache"),
+                                       ("search:tables=,rollouts=4", "tables")])
+def test_an_option_without_a_value_is_refused(spec, key, _no_training):
+    """Before: ``cache=`` was read as '' and silently turned the table cache off (400,000 games retrained on every
+    build); ``tables=`` looked for a file named ''."""
+    with pytest.raises(ValueError, match=f"option '{key}' has no value: expected {key}=VALUE"):
+        make_agent(spec)
+    with pytest.raises(ValueError, match="has no value"):
+        check_spec(spec)
+
+
+def test_spec_words_for_booleans_and_none_are_the_documented_ones():
+    from agents.registry import parse_spec
+
+    options = parse_spec("mc:a=true,b=YES,c=on,d=false,e=No,f=OFF,g=none,h=Null,i=maybe")[2]
+    assert options == {"a": True, "b": True, "c": True, "d": False, "e": False, "f": False, "g": None, "h": None,
+                       "i": "maybe"}
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
+    assert "`true`/`yes`/`on`" in doc and "`false`/`no`/`off`" in doc and "`none`/`null`" in doc
 
 
 @pytest.mark.parametrize("spec, message", [("expectimax:ply=true", "ply=True: expected 1, 2 or 3"),
@@ -361,7 +423,7 @@ def test_mc_refuses_table_options_with_the_heuristic_rollout(spec, given, _no_tr
 
 def test_mc_heuristic_still_takes_the_table_options_defaults(_no_training):
     for spec in ("mc:rollout=heuristic", "mc:rollout=heuristic,features=none,cache=true",
-                 "mc:rollouts=200,seconds=0.04,rollout=heuristic"):
+                 "mc:seconds=0.04,round=4,rollout=heuristic"):
         assert make_agent(spec).name == "mc"
     assert MonteCarloAgent(rollout="heuristic", features="none", cache=True, tables=None).rollouts == 64
 

@@ -542,6 +542,112 @@ def test_learned_model_loaders_name_a_wrong_or_damaged_model_file(tmp_path):
         make_agent(f"ppo:{not_a_zip}")
 
 
+class _Payload:
+    """Unpickling this creates the folder ``path``: a stand-in for any code a shared file might run when loaded."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (os.mkdir, (self.path,))
+
+
+def test_a_model_file_or_checkpoint_holding_code_is_refused_without_running_it(tmp_path, capsys):
+    """Before: ``fastppo:``/``dqn:`` loaded with ``weights_only=False``, so a shared model file (or a checkpoint
+    given to --resume) ran whatever its pickle called (here it made a folder)."""
+    import pickle
+
+    import torch
+
+    from agents.fast_ppo import restore_games
+    from agents.registry import make_agent
+
+    out = tmp_path / "run"
+    cfg = _cfg("fast-ppo", out, checkpoint_every=TINY["fast-ppo"]["timesteps"] // 2)
+    train(cfg)
+    ran = tmp_path / "payload_ran"
+    model = torch.load(out / "model.pt", weights_only=True)
+    evil = tmp_path / "evil.pt"
+    torch.save({**model, "extra": _Payload(ran)}, evil)
+    for spec in (f"fastppo:{evil}", f"dqn:{evil}"):
+        with pytest.raises(ValueError, match=r"evil.pt' is refused: it holds Python objects other than tensors.*"
+                                             r"GLOBAL \w+\.mkdir"):
+            make_agent(spec)
+        assert not ran.exists()
+    # --resume: the checkpoint is refused before anything is written
+    ckpt = out / "checkpoints" / "latest.pt"
+    state = torch.load(ckpt, weights_only=False)
+    torch.save({**state, "extra": _Payload(ran)}, ckpt)
+    before = _files(out)
+    with pytest.raises(ConfigError, match=r"latest.pt' cannot be loaded \(it holds Python objects"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**4)
+    assert not ran.exists() and _files(out) == before
+    # the pickled games in the checkpoint are only rebuilt from the env's own classes
+    games = {**state["games"], "env": pickle.dumps(_Payload(ran))}
+    assert restore_games({"games": games}, cfg.resolved(), cfg.num_envs) is None
+    assert not ran.exists()
+    assert re.search(r"holds games that cannot be read \(UnpicklingError: \w+\.mkdir is not one of the classes",
+                     capsys.readouterr().err)
+
+
+def test_model_files_the_trainers_write_load_with_weights_only(tmp_path):
+    """The final model and the checkpoints (numpy arrays of the games in progress) of both torch trainers load
+    without ``weights_only=False``."""
+    from agents.fast_ppo import load_policy, safe_load
+
+    for algo in ("fast-ppo", "dqn"):
+        out = tmp_path / algo
+        train(_cfg(algo, out, checkpoint_every=TINY[algo]["timesteps"] // 2))
+        load_policy(out / "model.pt")
+        state = safe_load(out / "checkpoints" / "latest.pt")
+        assert isinstance(state["games"]["obs"], np.ndarray)
+
+
+def test_a_learned_agent_asked_to_act_on_a_finished_game_says_the_game_is_over(tmp_path):
+    """Before: NaN argmax on an all-illegal mask (fastppo, dqn)."""
+    from agents.registry import make_agent
+    from pokersquares_env.core import PokerSquaresGame
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    agent = make_agent(f"fastppo:{out}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    for cell in range(25):
+        game.apply(state, cell)
+    for call in (agent.act, agent.action_values):
+        with pytest.raises(ValueError, match=r"the game is over \(25 cards placed\): there is no card to place"):
+            call(None, None, game, state)
+        with pytest.raises(ValueError, match=r"info\['action_mask'\] marks no legal cell: the game is over"):
+            call(np.zeros(522, dtype=np.uint8), {"action_mask": np.zeros(25, dtype=np.int8)})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"hidden": [8, 8]}, r"its weights do not fit the net='lines', hidden=\[8, 8\] network it records \(RuntimeError: "
+                         r"size mismatch"),
+    ({"hidden": "abc"}, r"records hidden='abc': expected a non-empty list of positive layer sizes"),
+    ({"hidden": []}, r"records hidden=\[\]: expected a non-empty list"),
+    ({"net": "cnn"}, r"records net='cnn': expected 'lines' or 'mlp'"),
+    ({"net": 3}, r"records net=3: expected 'lines' or 'mlp'"),
+    ({"net": "mlp"}, r"do not fit the net='mlp', hidden=\[16, 16\] network it records \(RuntimeError: Missing key"),
+    ({"state_dict": {}}, r"do not fit the net='lines', hidden=\[16, 16\] network it records \(RuntimeError: Missing"),
+    ({"state_dict": [1, 2]}, r"do not fit .* \(TypeError: state_dict is a list, not a dict of tensors\)"),
+])
+def test_a_model_file_whose_network_does_not_fit_its_weights_is_named(tmp_path, change, message):
+    """Before: only torch.load was checked; a file recording other hidden sizes, another net, an empty state_dict
+    or hidden='abc' failed inside torch with its own errors, not naming the file."""
+    import torch
+
+    from agents.registry import make_agent
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    bad = tmp_path / "bad.pt"
+    torch.save({**torch.load(out / "model.pt", weights_only=True), **change}, bad)
+    with pytest.raises(ValueError, match=r"bad.pt'.*" + message):
+        make_agent(f"fastppo:{bad}")
+
+
 def test_an_output_path_that_is_a_file_is_refused(tmp_path):
     target = tmp_path / "afile"
     target.write_text("keep me")

@@ -67,7 +67,8 @@ class Agent(ABC):
         self, obs: np.ndarray | None, info: dict[str, Any], game: PokerSquaresGame, state: GameState
     ) -> np.ndarray | None:
         """Estimated value of each of the 25 cells (NaN for illegal cells), or ``None`` if the agent has none."""
-        check_not_over(state)
+        if state is not None:  # agents that act from obs and info alone may be called without a state
+            check_not_over(state)
         return None
 
     def act_with_values(

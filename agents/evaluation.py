@@ -259,7 +259,8 @@ def summarize(records: Iterable[dict[str, Any]], agent: str, system: Any) -> dic
     row: dict[str, Any] = {"agent": agent, "games": len(ok), "errors": len(recs) - len(ok), "scoring": ps.name}
     row.update(_stats(scores))
     thr = ps.win_threshold
-    row["win_rate"] = float(np.mean([s >= thr for s in scores])) if scores and thr is not None else math.nan
+    row["win_rate"] = float(np.mean(ps.won(np.asarray(scores, dtype=np.float64)))) if scores and thr is not None \
+        else math.nan
     row["seconds_per_game"] = float(np.mean([r["seconds"] for r in ok])) if ok else math.nan
     for name in ("american", "english"):
         st = _stats([r["scores"][name] for r in ok])

@@ -13,7 +13,7 @@ from agents.base import RatingAgent
 from agents.batch import Batch
 from agents.lines import heuristic_values
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
-from pokersquares_env.scoring import point_system
+from pokersquares_env.scoring import add_lines, point_system
 
 __all__ = ["MonteCarloAgent"]
 
@@ -135,12 +135,12 @@ class MonteCarloAgent(RatingAgent):
         bx = base.repeat(len(cells))
         bx.place(cells, np.full(len(cells), card))
         if steps == 0:
-            return np.repeat(self._points[bx.keys()].sum(1)[:, None], r, axis=1)
+            return np.repeat(add_lines(self._points[bx.keys()])[:, None], r, axis=1)
         orders = np.argsort((self.rng if rng is None else rng).random((r, unseen.size)), axis=1)[:, :steps]
         draws = np.tile(unseen[orders], (len(cells), 1))
         by = bx.repeat(r)
         by.play_out(draws, self._table)
-        return self._points[by.keys()].sum(1).reshape(len(cells), r)
+        return add_lines(self._points[by.keys()]).reshape(len(cells), r)
 
     def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Mean rollout score of each cell rolled out; the rollout policy's estimate for the others, anchored on its

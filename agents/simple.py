@@ -72,9 +72,10 @@ class GreedyAgent(_ScoredAgent):
         self.system = point_system("american" if system is None else system)
         table = self.system.line_points_table
         self._table = table.tolist()
-        # gains within this of the best are ties: rounding only, relative to the point values, so that scaling every
-        # point value by a positive constant changes no move (integer point values tie exactly)
-        self._tie = 1e-9 * float(np.abs(table).max())
+        # gains within this of the best are ties: float rounding only (a few units in the last place of the largest
+        # point value), so that scaling every point value by a positive constant changes no move, and a wide table
+        # (royal flush 1e10) still tells a pair's points from nothing (integer point values tie exactly)
+        self._tie = 64 * np.finfo(np.float64).eps * float(np.abs(table).max())
 
     def _values(self, game, state, cells):
         code = state.card
@@ -98,7 +99,7 @@ class GreedyAgent(_ScoredAgent):
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
         """Per-cell gains (NaN for illegal cells); a cell whose column keeps a flush open gets a further
-        ``1e-9 * max |points|``, far below any real difference of gains, so that cells rank as greedy prefers them."""
+        ``64 * eps * max |points|`` (float rounding), far below any real difference of gains, so that cells rank as greedy prefers them."""
         out = super().action_values(obs, info, game, state)
         for cell in np.flatnonzero(~np.isnan(out)):
             if self._keeps_flush_open(state, int(cell)):

@@ -143,7 +143,7 @@ class PokerSquaresEnv(gym.Env):
     ``scores`` (``{"american": ..., "english": ...}``, always both), ``hands``
     (10 category keys, rows then columns), ``board`` (25 codes row-major),
     ``placements`` (cells in play order) and ``won`` (score at or above the
-    win threshold).  An illegal-action ending adds ``illegal_action`` (the reason);
+    win threshold, both to 9 decimals: :meth:`PointSystem.won`).  An illegal-action ending adds ``illegal_action`` (the reason);
     its scores count the completed lines only, and its ``hands`` say ``"none"``
     for the lines left incomplete.
 
@@ -315,7 +315,6 @@ class PokerSquaresEnv(gym.Env):
         english = float(sum([english_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
         hands = [CATEGORY_KEYS[categories[k]] if c and categories[k] >= 0 else NO_HAND_KEY
                  for k, c in zip(keys, complete, strict=True)]
-        threshold = self.point_system.win_threshold
         return {
             "action_mask": np.zeros(NUM_CELLS, dtype=np.int8),
             "card": EMPTY,
@@ -324,7 +323,7 @@ class PokerSquaresEnv(gym.Env):
             "hands": hands,
             "board": list(state.board),
             "placements": list(state.placements),
-            "won": bool(threshold is not None and score >= threshold),
+            "won": self.point_system.won(score),
         }
 
     def action_masks(self) -> np.ndarray:

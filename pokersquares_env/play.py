@@ -412,7 +412,7 @@ class TerminalGame:
             threshold = game.system.win_threshold
             if threshold is not None:
                 short = f"{_fmt(score)} points: a win needs {_fmt(threshold)} or more under {game.system.name} points."
-                won = points_level(score) >= points_level(threshold)
+                won = game.system.won(score)
                 self.say(self.style.green(f"You reached {_fmt(threshold)}: a win!") if won else short)
         else:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name

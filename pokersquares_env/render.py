@@ -451,7 +451,7 @@ def draw_board(
     _text(img, (px, y), sys_line, font=_fit_font(sys_line, PANEL_W - 10, 14, False, False), fill=TEXT)
     y += 20
     if system.win_threshold is not None:
-        won = placed == 25 and total >= system.win_threshold
+        won = placed == 25 and system.won(total)
         _text(img, (px, y), f"win at {_fmt(system.win_threshold)}" + ("  WON" if won else ""), font=small,
                   fill=GOLD if won else DIM)
         y += 20

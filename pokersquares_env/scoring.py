@@ -57,6 +57,7 @@ __all__ = [
     "line_points",
     "point_system",
     "points_level",
+    "add_lines",
     "score_grid",
     "score_grids",
     "score_hand",
@@ -391,6 +392,18 @@ class PointSystem:
         """A JSON-ready description that :func:`point_system` reads back."""
         return {"name": self.name, "points": self.as_dict(), "win_threshold": self.win_threshold}
 
+    def won(self, score: Any) -> Any:
+        """Whether ``score`` (a number, or an array of them) reaches the win threshold, both compared to 9 decimals
+        (:func:`points_level`): ten lines of 0.1 add up to 0.9999999999999999 and reach a threshold of 1.  Always
+        false without a threshold.  A bool for a number, a bool array for an array."""
+        if np.ndim(score):
+            scores = np.asarray(score, dtype=np.float64)
+            if self.win_threshold is None:
+                return np.zeros(scores.shape, dtype=bool)
+            level = points_level(self.win_threshold)
+            return np.array([points_level(s) >= level for s in scores.ravel()], dtype=bool).reshape(scores.shape)
+        return self.win_threshold is not None and points_level(score) >= points_level(self.win_threshold)
+
     @property
     def integral(self) -> bool:
         """Whether every value is a whole number (scores are then reported as ints)."""
@@ -689,7 +702,7 @@ def grid_hands(grid: Any, system: SystemSpec = "american") -> list[str]:
     return [CATEGORY_KEYS[c] if c >= 0 else NO_HAND_KEY for c in ps.line_category_table[keys]]
 
 
-def _add_lines(points: np.ndarray) -> np.ndarray:
+def add_lines(points: np.ndarray) -> np.ndarray:
     """Totals of (..., 10) line points added left to right (rows 1-5, then columns a-e).
 
     The one order every path adds a board's lines in (``PokerSquaresGame.score`` with Python's ``sum``, the envs'
@@ -714,11 +727,11 @@ def points_level(points: float) -> float:
 def score_grid(grid: Any, system: SystemSpec = "american") -> float:
     """Total points of a grid: 25 codes row-major or 5x5, text allowed, -1 for empty cells.
 
-    The lines are added rows then columns, left to right, as every scoring path adds them (:func:`_add_lines`).
+    The lines are added rows then columns, left to right, as every scoring path adds them (:func:`add_lines`).
     """
     ps = point_system(system)
     keys = line_keys(_grid_codes(grid)[LINE_CELLS])
-    return _as_number(_add_lines(ps.line_points_table[keys]), ps)
+    return _as_number(add_lines(ps.line_points_table[keys]), ps)
 
 
 def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
@@ -743,7 +756,7 @@ def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
         code = int(ordered[board, at + 1])
         raise ValueError(f"board {board} holds card {format_card(code)} (code {code}) twice: expected distinct cards")
     keys = line_keys(flat[:, LINE_CELLS])
-    return _add_lines(ps.line_points_table[keys])
+    return add_lines(ps.line_points_table[keys])
 
 
 # --------------------------------------------------------------------------- exact expectations

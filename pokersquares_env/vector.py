@@ -777,8 +777,7 @@ class PokerSquaresVectorEnv(VectorEnv):
             array[rows] = values
             return array
 
-        threshold = self.point_system.win_threshold
-        won = score >= threshold if threshold is not None else np.zeros(len(rows), dtype=bool)
+        won = self.point_system.won(np.asarray(score, dtype=np.float64))
         info["score"], info["_score"] = full(score, np.float64), present
         info["scores"] = {
             "american": full(american, np.float64),

@@ -113,11 +113,13 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise TypeError(f"episode_trigger={episode_trigger!r}: expected a function episode -> bool, or None")
         if meta is not None and not isinstance(meta, dict):
             raise TypeError(f"meta={meta!r}: expected a dict of JSON-ready values")
-        reserved = [key for key in RESERVED_META_KEYS if key in (meta or {})]
-        if reserved:  # the wrapper's value would replace the caller's in every record, silently
+        # the wrapper's value (or the env's: Poker Shuffle's mode, swaps, ...) would replace the caller's, silently
+        written = RESERVED_META_KEYS + tuple(getattr(base, "record_meta_keys", ()))
+        reserved = [key for key in written if key in (meta or {})]
+        if reserved:
             named = ", ".join(f"meta[{key!r}]" for key in reserved)
-            raise ValueError(f"{named}: RecordGames writes meta['episode'] and meta['illegal_action'] itself; "
-                             f"expected meta without them (keys {sorted(meta, key=str)} given)")
+            raise ValueError(f"{named}: the records of this env get {', '.join(map(repr, written))} from RecordGames "
+                             f"and the env; expected meta without them (keys {sorted(meta, key=str)} given)")
         from pokersquares_env.records import _check_fields
 
         # agent and meta as every record checks them, so that a bad one is refused now, not at an episode's end

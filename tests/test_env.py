@@ -310,3 +310,36 @@ def test_unknown_reset_option_keys_of_mixed_types_are_named():
     with pytest.raises(ValueError, match=r"unknown reset options \[1, 'foo'\]: expected only 'deck'"):
         env.reset(options={1: 0, "foo": 1})
     assert env.unwrapped.state.placements == [] and np.array_equal(env.unwrapped._obs, obs)
+
+
+def test_a_score_equal_to_the_threshold_to_9_decimals_wins_on_every_path():
+    """Ten lines of 0.1 add up to 0.9999999999999999: that reaches a threshold of 1 in the single, vector and
+    Poker Shuffle envs' ``won``, the frame's badge and evaluate's ``win_rate``, as in ``play`` and multiplayer (they
+    used to compare the raw float, so the same game was won in one place and lost in another)."""
+    from agents.evaluation import evaluate
+    from pokersquares_env.scoring import CATEGORY_KEYS, point_system
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    tenths = {key: 0.1 for key in CATEGORY_KEYS}
+    system = point_system(tenths, win_threshold=1)
+    assert system.won(0.9999999999999999) and not system.won(0.9999999) and system.won(np.array([1.0, 0.5])).tolist() \
+        == [True, False]
+    env = gym.make("PokerSquares-v0", scoring=tenths, win_threshold=1)
+    env.reset(seed=0)
+    info, done = {}, False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(info.get("action_mask", np.ones(25)))[0]))
+    assert info["score"] == 0.9999999999999999 and info["won"] is True
+    venv = PokerSquaresVectorEnv(2, scoring=tenths, win_threshold=1)
+    venv.reset(seed=0)
+    for _ in range(25):
+        _, _, term, _, vinfo = venv.step(np.argmax(venv.action_masks(), axis=1))
+    assert term.all() and vinfo["score"].tolist() == [0.9999999999999999] * 2 and vinfo["won"].tolist() == [True] * 2
+    shuffle = gym.make("PokerShuffle-v0", scoring=tenths, win_threshold=1)
+    shuffle.reset(seed=0)
+    sinfo, done = {}, False
+    while not done:
+        _, _, done, _, sinfo = shuffle.step(int(np.flatnonzero(sinfo.get("action_mask", shuffle.unwrapped.action_masks()))[0]))
+    assert sinfo["score"] == 0.9999999999999999 and sinfo["won"] is True
+    res = evaluate(["random"], games=3, seed=0, scoring=system, progress=False)
+    assert res.summary[0]["win_rate"] == 1.0

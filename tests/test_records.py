@@ -1140,7 +1140,26 @@ def test_record_games_refuses_a_bad_name_prefix_when_made(tmp_path, prefix):
 def test_record_games_refuses_meta_keys_it_writes_itself(tmp_path, key):
     """Before, a meta["episode"] of the caller's was silently replaced by the episode number (while meta["env"] was
     kept); the keys the wrapper writes are now refused when it is made."""
-    with pytest.raises(ValueError, match=rf"meta\['{key}'\]: RecordGames writes meta\['episode'\] and "
-                                         rf"meta\['illegal_action'\] itself"):
+    with pytest.raises(ValueError, match=rf"meta\['{key}'\]: the records of this env get 'episode', "
+                                         rf"'illegal_action' from RecordGames and the env"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", meta={key: "mine", "env": "my-variant"})
     assert not (tmp_path / "games").exists()
+
+
+def test_record_games_refuses_meta_keys_poker_shuffle_writes_itself(tmp_path):
+    """Before, a caller's meta {"mode": "arrange", "swaps": []} replaced what a swap-mode game recorded: three swaps
+    were played and the record said none (and replay showed none)."""
+    env = gym.make("PokerShuffle-v0", mode="swap", budget=3)
+    with pytest.raises(ValueError, match=r"meta\['mode'\], meta\['swaps'\]: the records of this env get .*'dealt_score'"):
+        RecordGames(env, tmp_path / "games", meta={"swaps": [], "mode": "arrange", "note": "x"})
+    assert not (tmp_path / "games").exists()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"meta keys \['dealt_score'\]: a Poker Shuffle record writes"):
+        env.unwrapped.game_record(meta={"dealt_score": 999})
+    rec = RecordGames(env, tmp_path / "games", meta={"note": "x"})  # other keys are the caller's
+    rec.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, info = rec.step(int(np.flatnonzero(rec.unwrapped.action_masks())[0]))
+    record = load_record(next((tmp_path / "games").glob("*.json")))
+    assert record.meta["note"] == "x" and record.meta["mode"] == "swap" and len(record.meta["swaps"]) == 3

@@ -395,7 +395,6 @@ class PokerShuffleEnv(gym.Env):
     def _final_info(self) -> dict[str, Any]:
         state, game = self.state, self.game
         score = game.score(state, partial=True)
-        threshold = self.point_system.win_threshold
         info = self._info()
         info.update(
             score=score,
@@ -403,13 +402,17 @@ class PokerShuffleEnv(gym.Env):
             hands=game.hands(state, partial=True),
             board=list(state.board),
             complete=state.terminal,
-            won=bool(threshold is not None and score >= threshold),
+            won=self.point_system.won(score),
         )
         if self.mode == "arrange":
             info["placements"] = list(state.placements)
         else:
             info["swaps"] = list(self._swaps)
         return info
+
+    #: The ``meta`` keys :meth:`game_record` writes itself (``swaps`` and ``dealt_score`` in swap mode only), so a
+    #: caller's ``meta`` may not hold them (``RecordGames`` refuses such a ``meta`` when it is made).
+    record_meta_keys = ("mode", "budget", "dealt", "swaps", "dealt_score")
 
     def game_record(self, *, seed: int | None = None, agent: str | None = None,
                     meta: dict[str, Any] | None = None) -> Any:
@@ -422,12 +425,18 @@ class PokerShuffleEnv(gym.Env):
         a Poker Squares one and the swaps replayed from the dealt layout.  An
         arrange-mode game ended by the budget before the board was full is
         recorded with ``checked=True``: the record's hands and scores count the
-        incomplete lines as the env's final info does.
+        incomplete lines as the env's final info does.  A ``meta`` holding one
+        of :attr:`record_meta_keys` is a ``ValueError`` (it would replace what
+        the env records).
         """
         from pokersquares_env.records import GameRecord, _card_text
 
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before game_record()")
+        clash = [key for key in self.record_meta_keys if key in (meta or {})]
+        if clash:
+            raise ValueError(f"meta keys {clash}: a Poker Shuffle record writes {list(self.record_meta_keys)} itself; "
+                             f"expected meta without them")
         extra: dict[str, Any] = {"mode": self.mode, "budget": self.budget,
                                  "dealt": [_card_text(c) for c in self.cards]}
         if self.mode == "swap":

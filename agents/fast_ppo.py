@@ -202,6 +202,7 @@ class _GamesUnpickler(pickle.Unpickler):
     pickle (``os.system``, say) is refused before it is looked up, let alone called."""
 
     def find_class(self, module: str, name: str) -> Any:
+        """The class ``module.name`` if the allow-list holds it, else an ``UnpicklingError`` naming it."""
         if name in _GAMES_GLOBALS.get(module, ()) or (module == "numpy.dtypes" and name.endswith("DType")):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not one of the classes the games in progress are built "

@@ -347,6 +347,7 @@ class PokerSquaresEnv(gym.Env):
         return self._renderer.show(render_game(self.game, self.state, "rgb_array", ended_early=ended_early))
 
     def close(self) -> None:
+        """Close the render window, if one is open (the env itself holds nothing else to release)."""
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

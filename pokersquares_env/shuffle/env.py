@@ -481,6 +481,7 @@ class PokerShuffleEnv(gym.Env):
         return self._renderer.show(frame)
 
     def close(self) -> None:
+        """Close the render window, if one is open (the env itself holds nothing else to release)."""
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

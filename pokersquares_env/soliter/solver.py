@@ -438,6 +438,8 @@ class _Search:
 
     # ---------------------------------------------------------------- search
     def run(self, start: SoliterState, max_seconds: float, max_nodes: int | None) -> SolveResult:
+        """Best-first search from ``start`` until a win, an exhausted search, ``max_seconds`` of CPU time or
+        ``max_nodes`` expanded positions."""
         g = self.game
         t0 = time.process_time()
         deadline = t0 + max_seconds

@@ -18,7 +18,6 @@ the script says so.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -30,7 +29,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 
-from pokersquares_env._files import plain_temp_file  # noqa: E402
+from pokersquares_env._files import output_file_problem, write_json  # noqa: E402
 from pokersquares_env.cli import int_at_least, positive_float  # noqa: E402
 
 
@@ -57,31 +56,8 @@ def measure(threads: int, seconds: float, *, shaping: str, num_envs: int | None,
     return result.steps / result.seconds
 
 
-def check_json(parser: argparse.ArgumentParser, path: str) -> None:
-    """Make ``--json``'s folder now, or stop with a usage error naming why it cannot take the file (before any run)."""
-    if os.path.isdir(path):
-        parser.error(f"--json {path!r} is a folder: expected the path of a JSON file to write")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        parser.error(f"--json {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        parser.error(f"--json {path!r}: cannot write in its folder {folder!r} (no permission)")
 
 
-def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         parser.error(f"fast-ppo cannot train with these options: {exc}")
     if args.json:
-        check_json(parser, args.json)
+        problem = output_file_problem(args.json, "--json")
+        if problem:
+            parser.error(problem)
     if args.shaping == "tables":
         from agents.shaping import LinePotential
 
@@ -140,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         summary.append({"threads": n, "median_steps_per_s": med, "ratio": med / ref, "runs": rates[n]})
         print(f"| {n} | {med:,.0f} | {med / ref:.2f} |")
     if args.json:
-        write_json(args.json, {"seconds": args.seconds, "shaping": args.shaping, "results": summary})
+        write_json(args.json, indent=2, data={"seconds": args.seconds, "shaping": args.shaping, "results": summary})
     return 0
 
 

@@ -21,9 +21,7 @@ quoted in ``docs/soliter.md``; this script prints only what it measures.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import platform
 import statistics
 import time
@@ -32,7 +30,7 @@ import gymnasium as gym
 from tqdm import tqdm
 
 import pokersquares_env  # noqa: F401  (registers Soliter-v0)
-from pokersquares_env._files import plain_temp_file
+from pokersquares_env._files import output_file_problem, write_json
 from pokersquares_env.cli import int_at_least, seed_arg
 from pokersquares_env.soliter import VARIANTS, solve_result
 
@@ -64,31 +62,8 @@ def replay(make_kwargs: dict, seed: int, plan: list[int]) -> tuple[str, int]:
     return ("truncated" if trunc and taken < len(plan) else "lost"), taken
 
 
-def check_out(parser: argparse.ArgumentParser, path: str) -> None:
-    """Make ``--out``'s folder now, or stop with a usage error naming why it cannot take the file (before any deal)."""
-    if os.path.isdir(path):
-        parser.error(f"--out {path!r} is a folder: expected the path of a JSON file to write")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        parser.error(f"--out {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        parser.error(f"--out {path!r}: cannot write in its folder {folder!r} (no permission)")
 
 
-def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
                          or args.max_steps is not None)
         p.error(f"{given}: {exc}")
     if args.out:
-        check_out(p, args.out)
+        problem = output_file_problem(args.out, "--out")
+        if problem:
+            p.error(problem)
     rows = []
     bar = tqdm(range(args.seed0, args.seed0 + args.deals), desc=f"soliter {args.variant}", unit="deal")
     solved = 0

@@ -23,15 +23,13 @@ rewritten whole (a temporary file renamed into place) after each system.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import platform
 import time
 
 import numpy as np
 from tqdm import tqdm
 
-from pokersquares_env._files import plain_temp_file
+from pokersquares_env._files import output_file_problem, write_json
 from pokersquares_env.core import Rules, shuffled_deck
 from pokersquares_env.scoring import point_system
 from pokersquares_env.shuffle import anneal, solve
@@ -93,31 +91,8 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
     return out
 
 
-def check_out(parser: argparse.ArgumentParser, path: str) -> None:
-    """Make ``--out``'s folder now, or stop with a usage error naming why it cannot take the file (before any deal)."""
-    if os.path.isdir(path):
-        parser.error(f"--out {path!r} is a folder: expected the path of a JSON file to write")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        parser.error(f"--out {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        parser.error(f"--out {path!r}: cannot write in its folder {folder!r} (no permission)")
 
 
-def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` whole: a temporary file in the same folder, renamed into place."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -167,7 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     check_options(parser, args)
     if args.out:
-        check_out(parser, args.out)
+        problem = output_file_problem(args.out, "--out")
+        if problem:
+            parser.error(problem)
     results = []
     for system in args.systems:
         r = run_system(system, args)

@@ -1,11 +1,14 @@
-"""File helpers shared by the library's atomic writers (records, replay images, value tables)."""
+"""File helpers shared by the library's atomic writers (records, replay images, value tables) and the benchmark
+scripts' JSON outputs."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from typing import Any
 
-__all__ = ["plain_temp_file"]
+__all__ = ["output_file_problem", "plain_temp_file", "write_json"]
 
 
 def plain_temp_file(folder: str, prefix: str, suffix: str) -> tuple[int, str]:
@@ -22,3 +25,33 @@ def plain_temp_file(folder: str, prefix: str, suffix: str) -> tuple[int, str]:
         os.unlink(tmp)
         raise
     return fd, tmp
+
+
+def output_file_problem(path: str, option: str) -> str | None:
+    """Make the folder of the file ``path`` (given as ``option``, e.g. ``--out``) now, before any long run; a message
+    naming why it cannot take the file (a folder, a folder that cannot be made or written in), or ``None``."""
+    if os.path.isdir(path):
+        return f"{option} {path!r} is a folder: expected the path of a JSON file to write"
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        return f"{option} {path!r}: cannot create its folder {folder!r} ({exc.strerror or exc})"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{option} {path!r}: cannot write in its folder {folder!r} (no permission)"
+    return None
+
+
+def write_json(path: str, data: Any, indent: int = 1) -> None:
+    """Write ``data`` as JSON to ``path`` whole: a temporary file in the same folder, renamed into place (an
+    interrupted write leaves the earlier file, or none, and no temporary file)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=indent) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -8,7 +8,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.pokersquares-installed
-want=$(cat pyproject.toml | sha256sum | cut -c1-16)
+# set up again when the requirements or the torch choice change (TORCH_VERSION / TORCH_INDEX_URL are not ignored later)
+want=$( (cat pyproject.toml; echo "torch=${TORCH_VERSION:-2.13.0} index=${TORCH_INDEX_URL:-}") | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   # TORCH_INDEX_URL (e.g. https://download.pytorch.org/whl/cpu) picks where torch comes from: PyPI's Linux wheels

@@ -47,3 +47,31 @@ def test_the_code_passes_the_linter():
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "pokersquares_env", "agents", "tests",
                            "benchmarks"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_setup_installs_again_when_the_torch_choice_changes(tmp_path):
+    """``scripts/setup.sh`` skips the installs while its stamp matches; the stamp covers ``TORCH_VERSION`` and
+    ``TORCH_INDEX_URL`` as well as pyproject.toml, so setting them later is not silently ignored (it was)."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    log = tmp_path / "calls.log"
+    fake = tmp_path / ".venv" / "bin" / "python"  # records each pip call instead of installing anything
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    fake.chmod(0o755)
+
+    def setup(**env) -> list[str]:
+        log.write_text("")
+        subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, check=True,
+                       env={"PATH": "/usr/bin:/bin", **env})
+        return log.read_text().splitlines()
+
+    first = setup()
+    assert any("torch==2.13.0" in call for call in first) and any('-e .[all,test]' in call for call in first)
+    assert setup() == []  # stamp matches: nothing installed
+    again = setup(TORCH_VERSION="2.6.0")
+    assert any("torch==2.6.0" in call for call in again)
+    assert setup(TORCH_VERSION="2.6.0") == []
+    assert any("--index-url https://example.invalid/cpu" in call
+               for call in setup(TORCH_VERSION="2.6.0", TORCH_INDEX_URL="https://example.invalid/cpu"))

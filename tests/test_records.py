@@ -559,7 +559,6 @@ def test_two_jokers_round_trip_and_plain_jk_text():
 
 
 def test_record_games_on_poker_shuffle_arrange(tmp_path):
-    pytest.importorskip("pokersquares_env.shuffle.env")
     env = RecordGames(gym.make("PokerShuffle-v0", mode="arrange"), tmp_path)
     obs, info = env.reset(seed=4)
     done = False

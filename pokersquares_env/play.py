@@ -72,9 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'adjacent': every card after the first must touch a placed card (default free)")
     parser.add_argument("--first-cell", default=None,
                         help="where the first card must go: center, top-left or a cell such as c3 (default anywhere)")
-    parser.add_argument("--seed", type=seed_arg, default=None,
+    parser.add_argument("--seed", type=seed_arg, default=None, action=_Once,
                         help="deal seed (the same deck as env.reset(seed=S)); default: a fresh one, printed")
-    parser.add_argument("--record", metavar="FILE", default=None,
+    parser.add_argument("--record", metavar="FILE", default=None, action=_Once,
                         help="save the finished game as a JSON record (an existing file must be a game record, "
                              "which is replaced); a .jsonl FILE collects games, one appended per line")
     parser.add_argument("--hint", metavar="AGENT", default=None, action=_Once,
@@ -87,12 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 class _Once(argparse.Action):
     """Store the option's value, refusing a second one: argparse keeps the last silently, so ``--vs greedy --vs
-    random`` would play against random with no word about greedy."""
+    random`` would play against random with no word about greedy (and ``--seed 1 --seed 2`` deal seed 2)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         before = getattr(namespace, self.dest, None)
         if before is not None:
-            parser.error(f"{option_string} given twice ({before!r} and {values!r}): expected one agent")
+            what = {"hint": "agent", "vs": "agent", "record": "file"}.get(self.dest, self.dest)
+            parser.error(f"{option_string} given twice ({before!r} and {values!r}): expected one {what}")
         setattr(namespace, self.dest, values)
 
 

@@ -537,6 +537,20 @@ def test_a_repeated_agent_flag_is_refused_naming_both(flag, monkeypatch, capsys)
     assert f"{flag} given twice ('greedy' and 'random'): expected one agent" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("flag, first, second, what", [("--seed", "1", "2", "seed"),
+                                                       ("--record", "a.json", "b.json", "file")])
+def test_a_repeated_seed_or_record_is_refused_naming_both(flag, first, second, what, monkeypatch, capsys, tmp_path):
+    """Before, `--seed 1 --seed 2` dealt seed 2 and `--record a.json --record b.json` wrote only b.json, silently."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        _play_in_process(monkeypatch, capsys, "q\ny\n", flag, first, flag, second)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    shown = (int(first), int(second)) if flag == "--seed" else (first, second)
+    assert f"{flag} given twice ({shown[0]!r} and {shown[1]!r}): expected one {what}" in err
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_closed_pipe_exits_141_as_the_other_commands_do():
     """Before, play exited 1 (which says the input ended) when its reader went away."""
     proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env", "play", "--seed", "3"], cwd=ROOT,

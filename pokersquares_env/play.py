@@ -85,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="colours: auto (only on a terminal without NO_COLOR), always or never (default auto)")
 
 
-class _Once(argparse.Action):
+class _Once(argparse._StoreAction):  # a plain store, that refuses a second value
     """Store the option's value, refusing a second one: argparse keeps the last silently, so ``--vs greedy --vs
     random`` would play against random with no word about greedy (and ``--seed 1 --seed 2`` deal seed 2)."""
 

@@ -35,7 +35,8 @@ def test_every_seed_option_of_every_command_uses_the_seed_type():
             seen.append(name)
             expected = train_seed_arg if name in TRAINING_SEEDS else seed_arg
             assert action.type is expected, f"{name}: type {action.type}, expected {expected.__name__}"
-            assert action.__class__ in (argparse._StoreAction, argparse._StoreTrueAction), \
+            # the type is the one check of the value (a store that refuses a repeat, as play's do, is a store)
+            assert issubclass(action.__class__, (argparse._StoreAction, argparse._StoreTrueAction)), \
                 f"{name}: the type is the one check (no action of its own)"
     assert TRAINING_SEEDS <= set(seen)
     # the scan reached the nested sub-commands (experiment, soliter), not only the top level

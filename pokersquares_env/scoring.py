@@ -709,8 +709,8 @@ def add_lines(points: np.ndarray) -> np.ndarray:
     final infos, ``score_grid``, ``score_grids``): under fractional points numpy's pairwise ``sum`` would round
     differently and the same board would score differently on different paths.
     """
-    total = points[..., 0].copy()
-    for line in range(1, points.shape[-1]):
+    total = np.zeros(points.shape[:-1], dtype=np.float64)  # from 0, as Python's sum starts: bit-identical to it
+    for line in range(points.shape[-1]):
         total += points[..., line]
     return total
 

@@ -23,7 +23,7 @@ from pokersquares_env._adapter import check_render_mode, check_reset_options, ch
 from pokersquares_env.cards import NUM_CODES, NUM_STANDARD, check_index, format_card
 from pokersquares_env.core import ADJACENT, NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules, cell_name
 from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, PokerSquaresEnv, render_game
-from pokersquares_env.scoring import CATEGORY_KEYS, FLUSHABLE, NO_HAND_KEY, WINDOW, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, FLUSHABLE, NO_HAND_KEY, WINDOW, add_lines, point_system
 
 __all__ = ["PokerSquaresVectorEnv"]
 
@@ -109,14 +109,6 @@ def _complete_points(system) -> np.ndarray:
     table = system.line_points_table.astype(np.float64).copy()
     table[:_COMPLETE] = 0.0
     return table
-
-
-def _sum_lines(points: np.ndarray) -> np.ndarray:
-    """Row sums of an (M, 10) array added left to right, as Python's ``sum`` adds a list (bit-identical)."""
-    total = np.zeros(points.shape[0], dtype=np.float64)
-    for line in range(points.shape[1]):
-        total += points[:, line]
-    return total
 
 
 def _holds_text(row: Any) -> bool:
@@ -763,9 +755,9 @@ class PokerSquaresVectorEnv(VectorEnv):
         pick = slice(None) if every else rows
         keys = self._lin[pick].astype(np.int64)
         keys += _WINDOW_FLUSH[self._combo[pick]]
-        score = _sum_lines(self._points[keys])
-        american = _sum_lines(self._american[keys])
-        english = _sum_lines(self._english[keys])
+        score = add_lines(self._points[keys])
+        american = add_lines(self._american[keys])
+        english = add_lines(self._english[keys])
         categories = np.where(keys >= _COMPLETE, self._categories[keys], -1)
         present = np.zeros(n, dtype=bool)
         present[rows] = True

@@ -269,16 +269,39 @@ def summarize(records: Iterable[dict[str, Any]], agent: str, system: Any) -> dic
     return row
 
 
+class _FilePlots:
+    """The part of ``matplotlib.pyplot`` our saved plots use, without pyplot's global state.
+
+    ``subplots`` makes a :class:`matplotlib.figure.Figure` that is not registered with pyplot,
+    so saving plots neither switches the process's backend (a notebook's inline plots keep
+    working after :func:`evaluate` or ``train``) nor opens a window or leaks a figure."""
+
+    def __init__(self, matplotlib: Any) -> None:
+        import matplotlib.cm
+        import matplotlib.figure
+
+        self._figure = matplotlib.figure.Figure
+        self.cm = matplotlib.cm
+        self.rcParams = matplotlib.rcParams
+
+    def subplots(self, nrows: int = 1, ncols: int = 1, *, figsize: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+        fig = self._figure(figsize=figsize)
+        return fig, fig.subplots(nrows, ncols, **kwargs)
+
+    @staticmethod
+    def close(fig: Any) -> None:
+        """Nothing to do: the figure is not held by pyplot, and goes with its last reference."""
+
+
 def pyplot(what: str = "plots") -> Any:
-    """``matplotlib.pyplot`` on the file-only Agg backend, or an ImportError naming the ``plot`` extra."""
+    """File-only figures (``subplots``, ``close``, ``cm``, ``rcParams``), or an ImportError naming the ``plot`` extra.
+
+    The process's matplotlib backend is left as it is (see :class:`_FilePlots`)."""
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError(f'{what} need matplotlib: pip install "pokersquares_env[plot]"') from exc
-    return plt
+    return _FilePlots(matplotlib)
 
 
 class PlotsSkippedWarning(UserWarning):

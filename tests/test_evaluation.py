@@ -200,6 +200,24 @@ def test_outputs_are_written(tmp_path):
     assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_saving_plots_leaves_the_processs_matplotlib_backend_alone(tmp_path):
+    """A notebook's inline backend must survive ``evaluate(out_dir=...)`` (and ``train``'s final evaluation):
+    the plots were once drawn after ``matplotlib.use("Agg")``, which silenced every later ``plt.show()``."""
+    matplotlib = pytest.importorskip("matplotlib")
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        evaluate(["random"], games=2, seed=0, progress=False, out_dir=tmp_path / "ev")
+        assert matplotlib.get_backend() == "svg"
+        import matplotlib.pyplot as plt
+
+        assert plt.get_fignums() == []  # the saved figures were never pyplot's
+    finally:
+        matplotlib.use(before)
+    assert (tmp_path / "ev" / "scores.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "ev" / "hands.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="games=0"):
         evaluate("random", games=0, progress=False)

@@ -55,15 +55,15 @@ train_seed_arg.__name__ = "train_seed_arg"
 ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "maskable-ppo": dict(
         net="mlp", hidden=[256, 256], learning_rate=3e-4, num_envs=8, num_steps=256, minibatch_size=256,
-        update_epochs=4, ent_coef=0.01, gamma=1.0,
+        update_epochs=4, ent_coef=0.01, gamma=1.0, max_grad_norm=0.5,
     ),
     "dqn": dict(
         net="lines", hidden=[64, 64], learning_rate=5e-4, num_envs=64, num_steps=1, minibatch_size=256,
-        update_epochs=1, ent_coef=0.0, gamma=1.0,
+        update_epochs=1, ent_coef=0.0, gamma=1.0, max_grad_norm=10.0,
     ),
     "fast-ppo": dict(
         net="lines", hidden=[64, 64], learning_rate=2e-3, num_envs=256, num_steps=50, minibatch_size=1600,
-        update_epochs=4, ent_coef=0.001, gamma=1.0,
+        update_epochs=4, ent_coef=0.001, gamma=1.0, max_grad_norm=0.5,
     ),
 }
 
@@ -124,8 +124,8 @@ class TrainConfig:
     """PPO: entropy bonus coefficient"""
     vf_coef: float = 0.5
     """PPO: value loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
+    max_grad_norm: float | None = None
+    """gradient clipping norm (the global norm of all gradients)"""
 
     # --- DQN only ---------------------------------------------------------------
     buffer_size: int = 200_000
@@ -248,6 +248,8 @@ class TrainConfig:
         if not (_number(self.gae_lambda) and 0 <= self.gae_lambda <= 1):
             raise ConfigError(f"gae_lambda={self.gae_lambda!r}: expected a number in [0, 1]")
         for name in ("clip_coef", "vf_coef", "max_grad_norm"):
+            if name == "max_grad_norm" and self.max_grad_norm is None:
+                continue
             if not _positive(getattr(self, name)):
                 raise ConfigError(f"{name}={getattr(self, name)!r}: expected a positive number")
         _int(self, "buffer_size", 1)

@@ -240,7 +240,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     loss = nn.functional.smooth_l1_loss(q_taken, y)
                     optimizer.zero_grad()
                     loss.backward()
-                    nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm * 20)
+                    nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm)
                     optimizer.step()
                     with torch.no_grad():
                         for p, tp in zip(q_net.parameters(), target.parameters(), strict=True):

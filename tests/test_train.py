@@ -1324,3 +1324,24 @@ def test_extending_a_run_anneals_the_learning_rate_over_the_new_budget_as_docume
     lr = state["optimizer"]["param_groups"][0]["lr"]
     rate = TrainConfig(algo="fast-ppo").resolved().learning_rate
     assert lr == pytest.approx(rate * (1 - 2080 / 2496))  # the last update (from step 2080) on the new budget
+
+
+@pytest.mark.parametrize("algo,given,clipped", [("dqn", None, 10.0), ("dqn", 2.5, 2.5), ("fast-ppo", None, 0.5),
+                                                ("fast-ppo", 3.0, 3.0)])
+def test_gradients_are_clipped_at_the_max_grad_norm_the_config_records(tmp_path, monkeypatch, algo, given, clipped):
+    """``--max-grad-norm`` is the norm used, for every algorithm (DQN once clipped at 20 x the option, silently)."""
+    import torch
+
+    seen: list[float] = []
+    real = torch.nn.utils.clip_grad_norm_
+
+    def recording(parameters, max_norm, *args, **kwargs):
+        seen.append(max_norm)
+        return real(parameters, max_norm, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", recording)
+    cfg = _cfg(algo, tmp_path / "run", **({} if given is None else {"max_grad_norm": given}))
+    assert cfg.resolved().max_grad_norm == clipped
+    train(cfg)
+    assert seen and set(seen) == {clipped}
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["max_grad_norm"] == clipped

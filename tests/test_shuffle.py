@@ -47,7 +47,26 @@ def play_random(env, seed, **reset_kw):
     ],
 )
 def test_check_env(kwargs):
-    check_env(gym.make("PokerShuffle-v0", render_mode="ansi", **kwargs).unwrapped)
+    # check_env's render check rebuilds the env in every render mode, "human" (pygame) and "rgb_array" (Pillow)
+    # included, which the test extra does not install: the render modes are checked below, each where it can run
+    check_env(gym.make("PokerShuffle-v0", render_mode="ansi", **kwargs).unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("mode, needs", [("ansi", None), ("rgb_array", "PIL"), ("human", "pygame")])
+def test_every_render_mode_passes_gymnasiums_render_check(monkeypatch, mode, needs):
+    """The render check that test_check_env skips: before, check_env failed without pygame (an ImportError from
+    building the env in human mode), though pygame is only in the human extra."""
+    from gymnasium.utils.passive_env_checker import env_render_passive_checker
+
+    if needs:
+        pytest.importorskip(needs)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")  # human mode opens no real window
+    assert mode in gym.make("PokerShuffle-v0").unwrapped.metadata["render_modes"]
+    for kwargs in (dict(mode="arrange"), dict(mode="swap", budget=30)):
+        env = gym.make("PokerShuffle-v0", render_mode=mode, **kwargs).unwrapped
+        env.reset(seed=0)
+        env_render_passive_checker(env)
+        env.close()
 
 
 @settings(max_examples=15, deadline=None)

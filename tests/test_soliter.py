@@ -24,7 +24,7 @@ from pokersquares_env.soliter import (
     solve,
     solve_result,
 )
-from pokersquares_env.soliter.rules import EMPTY
+from pokersquares_env.soliter.rules import EMPTY, MAX_STAGES
 
 C = parse_card
 
@@ -401,6 +401,45 @@ def test_check_state_refuses_a_corrupted_position_naming_the_card():
     assert env.state is kept
 
 
+def test_check_state_and_init_refuse_a_negative_seed():
+    """Before, a negative seed was accepted and crashed the first shuffle redeal inside numpy ("expected
+    non-negative integer")."""
+    game = SoliterGame("multistage")
+    state = game.deal(np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^state: seed=-1: expected a non-negative integer"):
+        game.check_state(state._replace(seed=-1))
+    with pytest.raises(ValueError, match=r"^seed=-1: expected a non-negative integer"):
+        game.init(list(game.deck), seed=-1)
+    with pytest.raises(TypeError, match=r"^seed=1\.5: expected a non-negative integer"):
+        game.init(list(game.deck), seed=1.5)
+    env = make("multistage")
+    env.reset(seed=0)
+    kept = env.state
+    with pytest.raises(ValueError, match=r"options\['state'\]: seed=-7: expected a non-negative integer"):
+        env.reset(options={"state": kept._replace(seed=-7)})
+    assert env.state is kept
+    assert game.redeal(game.check_state(state._replace(seed=0))).stage == 1  # seed 0 is fine
+    assert game.init(list(game.deck), seed=np.int64(3)).seed == 3
+
+
+def test_a_wrong_joker_is_named_with_its_code():
+    """Every joker's text is 'JK', so a deal or position with the wrong joker read "missing JK; unexpected JK"."""
+    game = SoliterGame("joker")
+    deal = [53 if c == 52 else c for c in game.deck]
+    with pytest.raises(ValueError, match=r"missing JK \(code 52\); unexpected JK \(code 53\)$"):
+        game.init(deal)
+    state = game.deal(np.random.default_rng(0))
+    swapped = state._replace(columns=tuple(tuple(53 if c == 52 else c for c in col) for col in state.columns))
+    with pytest.raises(ValueError, match=r"JK \(code 53\) is not in the deck; missing JK \(code 52\)$"):
+        game.check_state(swapped)
+    two = SoliterGame("joker", jokers=2)
+    state = two.deal(np.random.default_rng(0))
+    doubled = state._replace(columns=tuple(tuple(52 if c == 53 else c for c in col) for col in state.columns))
+    with pytest.raises(ValueError, match=r"2 JK \(code 52\) \(2 in play, 0 home\) where the deck has 1; "
+                                         r"missing JK \(code 53\)$"):
+        two.check_state(doubled)
+
+
 def test_a_failed_reset_leaves_the_random_generator_as_it_was():
     env = make("classic")
     env.reset(seed=1)
@@ -577,6 +616,79 @@ def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
     status, out = _soliter_play(monkeypatch, capsys, "c1 f\n")
     assert status == 1
     assert out.rstrip().endswith("The input ended before the game was over.")
+
+
+def test_cli_play_hint_says_no_win_exists_only_for_a_proof(monkeypatch, capsys):
+    """Before, the hint said "no win found within 2 s" even when the search had proved in a fraction of a second
+    that no win exists (classic seed 7)."""
+    status, out = _soliter_play(monkeypatch, capsys, "hint\nq\n")
+    assert status == 0
+    assert "> hint\nno win exists from here (the whole search space was exhausted: a proof" in out
+    assert "within 2 s" not in out
+    # with a joker the pruned search is no proof: the hint says so
+    status, out = _soliter_play(monkeypatch, capsys, "hint\nq\n", "--variant", "36", "--jokers", "1",
+                                "--free-cells", "1")
+    assert "> hint\nno win found: the solver's pruned search space was exhausted, which is not a proof" in out
+    assert "no win exists" not in out
+    status, out = _soliter_play(monkeypatch, capsys, "hint\nq\n", "--seed", "0")
+    assert re.search(r"> hint\ntry: .* \(win in \d+ moves, ", out)
+
+
+def test_observations_stay_inside_the_space_at_high_stages_and_with_many_columns():
+    """Before, every entry was bounded by 54: the stage of a long game and the columns in play of a ``columns=None``
+    deal of 1-card columns (104) fell outside the space, and a stage past 32767 overflowed the int16."""
+    for stages, stage in ((200, 60), (200, 199), (MAX_STAGES, MAX_STAGES - 1)):
+        env = make("classic", redeal="reverse", stages=stages)
+        env.reset(seed=0)
+        obs, _ = env.reset(options={"state": env.state._replace(stage=stage)})
+        assert obs[-2] == stage and env.observation_space.contains(obs), (stages, stage)
+        assert env.observation_space.high[-2] == stages - 1
+    env = make("104-aces-kings", column_size=6)  # 18 columns of 6 cards (the last one 2)
+    obs, _ = env.reset(seed=0)
+    assert obs[-1] == 18 == env.game.num_columns and env.observation_space.contains(obs)
+    game = env.game
+    high = env.observation_space.high
+    assert (high[: game.num_columns * game.max_depth + game.num_cells] == 54).all()
+    assert (high[-2 - game.num_piles : -2] == 13).all() and high[-1] == 18 and high[-2] == 1
+    assert make("joker", jokers=2).observation_space.high[-4:-2].tolist() == [51, 51]
+    assert make("36").observation_space.high[-6:-2].tolist() == [9, 9, 9, 9]
+    # a state whose stage or columns the space cannot hold is no state of the variant: refused as before
+    with pytest.raises(ValueError, match=r"stage=200: expected .* and 0\.\.199"):
+        env = make("classic", redeal="reverse", stages=200)
+        env.reset(seed=0)
+        env.reset(options={"state": env.state._replace(stage=200)})
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(redeal="reverse", stages=MAX_STAGES + 1), r"stages=32768: expected an integer 1\.\.32767 \(the "
+                                                    r"observation holds the stage as an int16\)"),
+    (dict(redeal="reverse", stages=40000), r"stages=40000: expected an integer 1\.\.32767"),
+    (dict(variant="104-aces-kings", column_size=1), r"column_size=1: expected at least 6 with columns=None \(the "
+                                                    r"104 cards in 1-card columns fill 104 columns; a deal lays out "
+                                                    r"at most 20\)"),
+    (dict(deal="columns", columns=None, column_size=2), r"column_size=2: expected at least 3 with columns=None"),
+    (dict(columns=21), r"columns=21: expected an integer 1\.\.20"),
+])
+def test_too_many_stages_or_columns_are_refused_naming_the_option(overrides, message):
+    kw = {"variant": "classic", **overrides}
+    with pytest.raises(ValueError, match=message):
+        make(**kw)
+    with pytest.raises(ValueError, match=message):
+        SoliterGame(kw.pop("variant"), **kw)
+
+
+def test_a_game_of_many_stages_is_built_without_a_layout_per_stage(monkeypatch):
+    """Before, the deal depth laid out the deck once per stage: 32767 layouts for ``stages=32767`` (and 10**5
+    stages took a second).  Only a shuffle redeal lays out a different number of columns each stage."""
+    calls = []
+    lay_out = SoliterGame._lay_out
+    monkeypatch.setattr(SoliterGame, "_lay_out", lambda self, *a: calls.append(1) or lay_out(self, *a))
+    game = SoliterGame("classic", redeal="reverse", stages=MAX_STAGES)
+    assert len(calls) <= 2 and game.deal_depth == 7 and game.max_depth == 20
+    calls.clear()
+    game = SoliterGame("104-aces-kings", stages=MAX_STAGES)
+    assert len(calls) <= 2 and game.deal_depth == 13 and game.max_depth == 26
+    assert SoliterGame("multistage").deal_depth == 104  # the last stage deals all 104 cards into one column
 
 
 def test_observation_ends_with_the_stage_and_the_columns_in_play():

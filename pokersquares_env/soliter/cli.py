@@ -181,7 +181,7 @@ def _parse_place(game, token: str, to: bool) -> int | None:
 def _play(args: argparse.Namespace) -> int:
     from pokersquares_env.play import _HELP_WORDS, _QUIT, _echoing_input
     from pokersquares_env.soliter.rules import IllegalMoveError
-    from pokersquares_env.soliter.solver import solve
+    from pokersquares_env.soliter.solver import solve_result
 
     env, _ = _make(args, render_mode="ansi")
     env.reset(seed=args.seed)
@@ -210,9 +210,17 @@ def _play(args: argparse.Namespace) -> int:
             continue
         if command == "hint":
             t0 = time.process_time()
-            plan = solve(env, 2.0)
-            print("no win found within 2 s" if plan is None else
-                  f"try: {_move_text(game, plan[0])} (win in {len(plan)} moves, {time.process_time() - t0:.2f} s)")
+            res = solve_result(env, 2.0)
+            if res.plan is not None:
+                print(f"try: {_move_text(game, res.plan[0])} (win in {len(res.plan)} moves, "
+                      f"{time.process_time() - t0:.2f} s)")
+            elif res.proved:
+                print("no win exists from here (the whole search space was exhausted: a proof for this variant)")
+            elif res.exhausted:
+                print("no win found: the solver's pruned search space was exhausted, which is not a proof for this "
+                      "variant (two decks, jokers or king foundations): a win may still exist")
+            else:
+                print("no win found within 2 s")
             continue
         if command in ("r", "redeal"):
             if game.redeal_action is None:

@@ -17,6 +17,7 @@ from pokersquares_env._adapter import (
     check_seed,
     render_ready,
 )
+from pokersquares_env.cards import NUM_STANDARD
 from pokersquares_env.soliter.rules import (
     EMPTY,
     IllegalMoveError,
@@ -25,15 +26,29 @@ from pokersquares_env.soliter.rules import (
     get_variant,
 )
 
-__all__ = ["SoliterEnv", "encode_observation", "observation_size"]
+__all__ = ["SoliterEnv", "encode_observation", "observation_high", "observation_size"]
 
 _MAX_SKIPPED = 1000  # shuffles tried for a deal with a legal move before reset gives up
-_HIGH = 54  # the largest value any observation entry takes (the third joker's code)
+_HIGH = 54  # the largest card code (the third joker's)
 
 
 def observation_size(game: SoliterGame) -> int:
     """Length of the flat observation of a game (see :class:`SoliterEnv`)."""
     return game.num_columns * game.max_depth + game.num_cells + game.num_piles + len(game.jokers) + 2
+
+
+def observation_high(game: SoliterGame) -> np.ndarray:
+    """The largest value of each observation entry (int16, layout in :class:`SoliterEnv`): 54 for a column slot or
+    free cell (the largest card code), ``game.levels`` for a foundation count, 51 for a joker's meaning (a real
+    card), ``num_stages - 1`` for the stage and ``game.num_columns`` for the columns in play."""
+    high = np.full(observation_size(game), _HIGH, dtype=np.int16)
+    k = game.num_columns * game.max_depth + game.num_cells
+    high[k : k + game.num_piles] = game.levels
+    k += game.num_piles
+    high[k : k + len(game.jokers)] = NUM_STANDARD - 1
+    high[-2] = game.variant.num_stages - 1
+    high[-1] = game.num_columns
+    return high
 
 
 def encode_observation(game: SoliterGame, state: SoliterState, out: np.ndarray | None = None) -> np.ndarray:
@@ -95,7 +110,8 @@ class SoliterEnv(gym.Env):
     in ``info["action_mask"]`` and ``action_masks()``.
 
     ## Observation Space
-    ``Box(-1, 54, (C*D + F + P + J + 2,), int16)``, one flat vector:
+    ``Box(-1, high, (C*D + F + P + J + 2,), int16)``, one flat vector, ``high`` per entry
+    (:func:`observation_high`):
 
     * ``[0, C*D)``: the columns, ``D`` slots each (``D = game.max_depth``, the
       most cards a column can ever hold: the deepest deal of any stage plus a
@@ -104,11 +120,13 @@ class SoliterEnv(gym.Env):
       ``13 * suit + rank`` (rank 0 = two .. 12 = ace; jokers 52..54); -1 empty.
       A state with a longer column is refused (``check_state``,
       ``encode_observation``), never cut or spilled into the next column.
-    * the ``F`` free cells (code or -1);
+      High 54.
+    * the ``F`` free cells (code or -1; high 54);
     * the ``P`` foundation piles: the number of cards on each (``game.piles``
-      gives each pile's suit and direction);
-    * the ``J`` jokers: the code each stands for, or -1;
-    * the stage (0-based) and the number of columns in play.
+      gives each pile's suit and direction; high ``game.levels``, 13 or 9);
+    * the ``J`` jokers: the code each stands for, or -1 (high 51);
+    * the stage (0-based; high ``num_stages - 1``) and the number of columns
+      in play (high ``game.num_columns``).
 
     ## Starting State
     A deal of the deck shuffled with ``self.np_random`` (or ``options["deal"]``:
@@ -164,6 +182,9 @@ class SoliterEnv(gym.Env):
       that do not match its stage, a joker standing for a card in a free cell, and a column deal with cards in a
       column the first deal does not lay out; ``redeal="shuffle"`` with ``deal="columns"`` deals one column fewer
       each stage from the first deal's columns (it dealt ``columns - 1`` in stage 2, more than the first deal).
+      Also 2026-12-02: the observation space bounds each entry (``observation_high``) instead of 54 for all, which
+      the stage of a game of more than 55 stages and the columns in play of a ``columns=None`` deal of more than 54
+      columns exceeded; ``stages`` is at most 32767 and a ``columns=None`` deal at most 20 columns.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -196,7 +217,7 @@ class SoliterEnv(gym.Env):
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.game.num_actions)
         size = observation_size(self.game)
-        self.observation_space = spaces.Box(-1, _HIGH, shape=(size,), dtype=np.int16)
+        self.observation_space = spaces.Box(-1, observation_high(self.game), shape=(size,), dtype=np.int16)
         self.state: SoliterState | None = None
         self.steps = 0
         self._done = False

@@ -32,6 +32,8 @@ from pokersquares_env.cards import EMPTY, NUM_STANDARD, RANKS, SUITS, parse_card
 __all__ = [
     "EMPTY",
     "JOKER_CODES",
+    "MAX_COLUMNS",
+    "MAX_STAGES",
     "VARIANTS",
     "IllegalMoveError",
     "SoliterGame",
@@ -47,6 +49,10 @@ _CODES = NUM_STANDARD + len(JOKER_CODES)  # 55 table entries
 #: rank indices (shared code, 0 = two .. 12 = ace) from the lowest rung (ace) to the king.
 FULL_LADDER = (12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 SHORT_LADDER = (12, 4, 5, 6, 7, 8, 9, 10, 11)  # the 36-card deck: A 6 7 8 9 T J Q K
+#: the most columns a deal may lay out (``columns``, or with ``columns=None`` as many as the cards fill)
+MAX_COLUMNS = 20
+#: the most stages a game may have: the observation holds the stage (0-based) as an int16
+MAX_STAGES = 2**15 - 1
 
 
 class IllegalMoveError(ValueError):
@@ -65,6 +71,14 @@ def card_text(code: int) -> str:
     return RANKS[code % 13] + SUITS[code // 13]
 
 
+def _code_text(code: int) -> str:
+    """A card code in an error message: its text, a joker with its code (``'JK (code 53)'``: every joker's text is
+    ``'JK'``, so a wrong joker would read "missing JK; unexpected JK"), or any other number as it is."""
+    if code in JOKER_CODES:
+        return f"JK (code {code})"
+    return card_text(code) if 0 <= code < NUM_STANDARD else str(int(code))
+
+
 @dataclass(frozen=True)
 class Variant:
     """The rule options of one Soliter variant (data, not a subclass).
@@ -75,8 +89,8 @@ class Variant:
             accepted and stored as these strings.
         decks: how many such decks are shuffled together (1 or 2).
         jokers: wild jokers added to the deck (0..3).
-        columns: columns of the first deal; ``None`` with ``deal="columns"`` means
-            as many ``column_size``-card columns as the cards fill.
+        columns: columns of the first deal, at most :data:`MAX_COLUMNS`; ``None`` with ``deal="columns"``
+            means as many ``column_size``-card columns as the cards fill (at most :data:`MAX_COLUMNS` too).
         free_cells: free cells, each holding one card.
         deal: ``"rows"`` (card ``i`` to column ``i % columns``, classic) or
             ``"columns"`` (``column_size`` cards to a column, then the next).
@@ -95,8 +109,9 @@ class Variant:
             columns in play, the last one taking every card left over, so with
             few columns it can be long).  :attr:`SoliterGame.max_depth` bounds
             every column of every stage.
-        stages: number of deals in a game; ``None`` = 1 without redeal, 2 for
-            ``"reverse"``, :attr:`first_columns` (down to one column) for ``"shuffle"``.
+        stages: number of deals in a game, at most :data:`MAX_STAGES` (the observation holds the stage as an
+            int16); ``None`` = 1 without redeal, 2 for ``"reverse"``, :attr:`first_columns` (down to one column)
+            for ``"shuffle"``.
     """
 
     name: str = "custom"
@@ -132,16 +147,20 @@ class Variant:
         if self.columns is None:
             if self.deal != "columns":
                 bad("columns", "a positive integer (None only with deal='columns')")
-        elif not _is_int(self.columns) or not 1 <= self.columns <= 20:
-            bad("columns", "an integer 1..20 (or None with deal='columns')")
+            if self.max_columns > MAX_COLUMNS:
+                bad("column_size", f"at least {math.ceil(self.num_cards / MAX_COLUMNS)} with columns=None (the "
+                                   f"{self.num_cards} cards in {self.column_size}-card columns fill "
+                                   f"{self.max_columns} columns; a deal lays out at most {MAX_COLUMNS})")
+        elif not _is_int(self.columns) or not 1 <= self.columns <= MAX_COLUMNS:
+            bad("columns", f"an integer 1..{MAX_COLUMNS} (or None with deal='columns')")
         if self.redeal not in ("none", "reverse", "shuffle"):
             bad("redeal", "'none', 'reverse' or 'shuffle'")
         if not isinstance(self.king_foundations, bool):
             bad("king_foundations", "True or False")
         if self.king_foundations and self.deck != "52":
             bad("king_foundations", "False with a 36-card deck")
-        if self.stages is not None and (not _is_int(self.stages) or self.stages < 1):
-            bad("stages", "a positive integer or None")
+        if self.stages is not None and (not _is_int(self.stages) or not 1 <= self.stages <= MAX_STAGES):
+            bad("stages", f"an integer 1..{MAX_STAGES} (the observation holds the stage as an int16) or None")
         if self.redeal == "none" and self.stages not in (None, 1):
             bad("stages", "None or 1 when redeal='none'")
         if self.deal == "columns" and self.columns is not None and self.columns * self.column_size < self.num_cards:
@@ -298,10 +317,14 @@ class SoliterGame:
 
     # ------------------------------------------------------------------ deal
     def _deal_depth(self) -> int:
-        """The most cards a deal of any stage lays out in one column (a redeal deals fewer cards, never deeper)."""
-        n = len(self.deck)
-        return max(max(len(c) for c in self._lay_out(range(n), self._open_columns(stage, n)))
-                   for stage in range(self.variant.num_stages))
+        """The most cards a deal of any stage lays out in one column (a redeal deals fewer cards, never deeper).
+
+        Each distinct layout is dealt once: only a shuffle redeal (at most :attr:`Variant.first_columns` stages) lays
+        out a different number of columns each stage; every other redeal lays them out as its first redeal did."""
+        n, v = len(self.deck), self.variant
+        stages = v.num_stages if v.redeal == "shuffle" else min(v.num_stages, 2)
+        widths = {self._open_columns(stage, n) for stage in range(stages)}
+        return max(max(len(c) for c in self._lay_out(range(n), width)) for width in widths)
 
     def _max_depth(self) -> int:
         """The most cards a column can ever hold.
@@ -353,8 +376,13 @@ class SoliterGame:
         ``deal`` is either the deck in dealing order (codes or text such as
         ``"T♠"``, ``"10s"``, ``"JK"``), laid out as the variant deals, or a list of
         ``max_columns`` columns, each listed from its bottom card to its playable
-        card.  Either way it must hold exactly the variant's deck.
+        card.  Either way it must hold exactly the variant's deck.  ``seed`` (a non-negative integer) seeds the
+        shuffles of later stages (``redeal="shuffle"``).
         """
+        if not _is_int(seed):
+            raise TypeError(f"seed={seed!r}: expected a non-negative integer (the seed of later stages' shuffles)")
+        if seed < 0:
+            raise ValueError(f"seed={seed!r}: expected a non-negative integer (the seed of later stages' shuffles)")
         if isinstance(deal, str):
             deal = deal.replace(",", " ").split()
         if isinstance(deal, Mapping) or not isinstance(deal, (Sequence, np.ndarray)):
@@ -429,10 +457,9 @@ class SoliterGame:
             extra = sorted((got - self._deck_count).elements())
             parts = []
             if missing:
-                parts.append("missing " + " ".join(card_text(c) if c in self.card_at.values() or c in JOKER_CODES
-                                                   else str(c) for c in missing[:12]))
+                parts.append("missing " + " ".join(_code_text(c) for c in missing[:12]))
             if extra:
-                parts.append("unexpected " + " ".join(card_text(c) if 0 <= c < _CODES else str(c) for c in extra[:12]))
+                parts.append("unexpected " + " ".join(_code_text(c) for c in extra[:12]))
             raise ValueError(
                 f"deal of {len(flat)} cards does not match the {self.variant.name!r} deck of {len(self.deck)} "
                 f"cards: {'; '.join(parts)}"
@@ -466,6 +493,9 @@ class SoliterGame:
         for at, value in entries:
             if not _is_int(value):
                 raise TypeError(f"{where}: {at}={value!r}: expected an integer")
+        if state.seed < 0:
+            raise ValueError(f"{where}: seed={state.seed}: expected a non-negative integer (the seed of later "
+                             f"stages' shuffles)")
         for i, col in enumerate(state.columns):
             if len(col) > self.max_depth:
                 raise ValueError(f"{where}: columns[{i}] (column {i + 1}) has {len(col)} cards: a column of the "
@@ -484,20 +514,17 @@ class SoliterGame:
         in_play, home = Counter(loose), Counter(self._home_cards(state))
         got = in_play + home
         if got != self._deck_count:
-            def text(c: int) -> str:
-                return card_text(c) if 0 <= c < _CODES else repr(c)
-
             parts = []
             for c in sorted(got - self._deck_count):
                 if c not in self._deck_count:
-                    parts.append(f"{text(c)} is not in the deck")
+                    parts.append(f"{_code_text(c)} is not in the deck")
                 else:
-                    parts.append(f"{got[c]} {text(c)} ({in_play[c]} in play, {home[c]} home) where the deck has "
+                    parts.append(f"{got[c]} {_code_text(c)} ({in_play[c]} in play, {home[c]} home) where the deck has "
                                  f"{self._deck_count[c]}")
             missing = sorted((self._deck_count - got).elements())
             if missing:
-                parts.append("missing " + " ".join(text(c) for c in missing[:12]) + (" ..." if len(missing) > 12
-                                                                                       else ""))
+                more = " ..." if len(missing) > 12 else ""
+                parts.append("missing " + " ".join(_code_text(c) for c in missing[:12]) + more)
             raise ValueError(f"{where}: {len(loose)} cards in play and {sum(state.foundations)} home: the {name!r} "
                              f"variant has {len(self.deck)} cards: {'; '.join(parts)}")
         self._check_open_columns(state, where, len(loose))

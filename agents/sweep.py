@@ -16,13 +16,15 @@ A sweep config (YAML or JSON) names fixed training options and a search space::
       ent_coef: {uniform: [0.0, 0.01]}
       num_steps: {choice: [32, 64]}
     samples: 1                      # Tune num_samples: the grid is repeated this many times, with fresh draws
+                                    # (each sample's draws are shared by all its grid values: every seed alike)
     search_seed: 0                  # seed of the random draws (the same config draws the same trials)
     cpus_per_trial: 1
     max_concurrent: null            # at most this many trials at once (null: as many as the CPUs allow)
     metric: mean                    # summary ranking: final evaluation mean (or eval_score, mean_english, ...)
 
 Distributions: ``{choice: [...]}``, ``{uniform: [lo, hi]}``, ``{loguniform: [lo, hi]}``,
-``{randint: [lo, hi]}`` (hi excluded), ``{grid: [...]}`` (same as a list).
+``{randint: [lo, hi]}`` (hi excluded), ``{grid: [...]}`` (same as a list).  A sample draws its random values once
+and trains them with every grid value (every seed), so the means over seeds pool trials of the same draws.
 
 Every trial calls the normal training entry point (:func:`agents.train.train`) and
 writes the usual run folder in ``<out>/trials/<trial>/`` (the folder name is made
@@ -55,6 +57,7 @@ import signal
 import sys
 import threading
 import time
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +145,13 @@ class SweepConfig:
         for key in ("out", "progress"):
             if key in self.space:
                 raise ValueError(f"{where}: space: {key!r} cannot vary (each trial gets its own run folder)")
+            if key in self.train:  # run_trial sets both for every trial: a value here would be silently ignored
+                raise ValueError(
+                    f"{where}: train: {key}={self.train[key]!r} cannot be set: " + (
+                        f"each trial writes its own run folder, <out>/trials/<trial>, under the sweep's top-level "
+                        f"out (now {self.out!r}): expected the folder as the top-level out (or --out), not under train"
+                        if key == "out" else
+                        "trials train without a progress display: expected no progress option under train"))
         both = sorted(set(self.train) & set(self.space))
         if both:
             raise ValueError(f"{where}: option(s) {both} are both fixed (train) and varied (space): keep one")
@@ -153,22 +163,35 @@ class SweepConfig:
             raise ValueError(f"{where}: samples={self.samples!r}: expected a positive integer")
         if isinstance(self.search_seed, bool) or not isinstance(self.search_seed, int) or self.search_seed < 0:
             raise ValueError(f"{where}: search_seed={self.search_seed!r}: expected an integer >= 0")
-        if isinstance(self.cpus_per_trial, bool) or not isinstance(self.cpus_per_trial, (int, float)) or self.cpus_per_trial <= 0:
-            raise ValueError(f"{where}: cpus_per_trial={self.cpus_per_trial!r}: expected a positive number")
+        if self.samples > 1 and all(_grid_values(v) is not None for v in self.space.values()):
+            raise ValueError(f"{where}: samples={self.samples}: the space has no random dimension, so every sample would "
+                             f"repeat the same grid trials in the same run folders: expected samples: 1, or a random "
+                             f"dimension ({', '.join('{' + d + ': ...}' for d in DISTRIBUTIONS if d != 'grid')})")
+        if isinstance(self.cpus_per_trial, bool) or not isinstance(self.cpus_per_trial, (int, float)) or not (
+                math.isfinite(self.cpus_per_trial) and self.cpus_per_trial > 0):  # NaN: Ray would wait forever
+            raise ValueError(f"{where}: cpus_per_trial={self.cpus_per_trial!r}: expected a positive (finite) number")
         if self.max_concurrent is not None and (
             isinstance(self.max_concurrent, bool) or not isinstance(self.max_concurrent, int) or self.max_concurrent < 1
         ):
             raise ValueError(f"{where}: max_concurrent={self.max_concurrent!r}: expected a positive integer or null")
         if self.metric not in RANK_METRICS:
             raise ValueError(f"{where}: metric={self.metric!r}: expected one of {list(RANK_METRICS)}")
-        # every grid combination (random options at their first value or lower bound) must be a valid TrainConfig
-        grid = {k: _grid_values(v) for k, v in self.space.items() if _grid_values(v) is not None}
-        rand = {k: _example_value(v) for k, v in self.space.items() if k not in grid}
-        combos = list(itertools.islice(itertools.product(*grid.values()), 1000))
+        # every combination of the grid values and of the random options' extreme values (every choice, both bounds)
+        # must be a valid TrainConfig (the first 1000 combinations, then every value at least once), so that a bad
+        # value is named here, not by every trial failing inside Ray
+        values = {k: _check_values(v) for k, v in self.space.items()}
+        first = {k: vs[0] for k, vs in values.items()}
+        combos = [dict(zip(values, c, strict=True)) for c in itertools.islice(itertools.product(*values.values()), 1000)]
+        combos += [{**first, k: v} for k, vs in values.items() for v in vs[1:]]
+        seen = set()
         for combo in combos:
-            options = {**self.train, **rand, **dict(zip(grid, combo, strict=True)), "out": "_", "progress": False}
+            key = json.dumps(combo, sort_keys=True, default=repr)
+            if key in seen:
+                continue
+            seen.add(key)
+            options = {**self.train, **combo, "out": "_", "progress": False}
             try:
-                TrainConfig.from_dict(options, where=f"{where}: trial {dict(zip(grid, combo, strict=True))}").resolved()
+                TrainConfig.from_dict(options, where=f"{where}: trial {combo}").resolved()
             except ConfigError as exc:
                 raise ValueError(f"{where}: {exc}") from None
 
@@ -181,10 +204,24 @@ def _grid_values(spec: Any) -> list | None:
     return None
 
 
+def _check_distinct(key: str, values: list, where: str) -> None:
+    """Refuse a grid value given twice: its trials would share one run folder (and one record)."""
+    seen = set()
+    for value in values:
+        text = json.dumps(_plain(value), sort_keys=True, default=repr)
+        if text in seen:
+            raise ValueError(f"{where}: space: {key}: value {value!r} given more than once: expected distinct grid "
+                             f"values (each grid value is one trial, with its own run folder)")
+        seen.add(text)
+
+
 def _check_dimension(key: str, spec: Any, where: str) -> None:
+    from agents.config import TrainConfig
+
     if isinstance(spec, list):
         if not spec:
             raise ValueError(f"{where}: space: {key}: an empty list: expected at least one value")
+        _check_distinct(key, spec, where)
         return
     if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
         raise ValueError(
@@ -195,21 +232,33 @@ def _check_dimension(key: str, spec: Any, where: str) -> None:
     if kind in ("choice", "grid"):
         if not isinstance(args, list) or not args:
             raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected a non-empty list")
+        if kind == "grid":
+            _check_distinct(key, args, where)
         return
+    if kind in ("uniform", "loguniform") and typing.get_type_hints(TrainConfig).get(key) in (int, int | None):
+        raise ValueError(f"{where}: space: {key}: {kind}={args!r}: {key} takes whole numbers, and {kind} draws "
+                         f"fractions: expected {{randint: [low, high]}} (high excluded) or {{choice: [...]}}")
     ok = isinstance(args, list) and len(args) == 2 and all(
-        isinstance(a, (int, float)) and not isinstance(a, bool) for a in args) and args[0] < args[1]
+        isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) for a in args) and args[0] < args[1]
     if kind == "randint":
         ok = ok and all(isinstance(a, int) for a in args)
     if kind == "loguniform":
         ok = ok and args[0] > 0
     if not ok:
-        raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected [low, high] with low < high"
+        raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected [low, high] of finite numbers with low < high"
                          + (" (integers)" if kind == "randint" else "") + (" and low > 0" if kind == "loguniform" else ""))
 
 
-def _example_value(spec: dict) -> Any:
+def _check_values(spec: Any) -> list:
+    """The values of a (checked) dimension that validation tries: every grid or choice value, both bounds of a
+    uniform or loguniform, the lowest and highest integer of a randint (its high is excluded)."""
+    grid = _grid_values(spec)
+    if grid is not None:
+        return list(grid)
     kind, args = next(iter(spec.items()))
-    return args[0]
+    if kind == "choice":
+        return list(args)
+    return [args[0], args[1] - 1] if kind == "randint" else list(args)
 
 
 def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
@@ -225,13 +274,14 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
     return SweepConfig.from_dict(data, where=f"sweep config {str(path)!r}")
 
 
-def _absolute_scoring_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+def _absolute_scoring_paths(data: dict[str, Any], base: Path, strict: bool = True) -> dict[str, Any]:
     """Point-system JSON files named relative to the config (or the current folder) as absolute paths (the trials
-    run in folders of their own, on any node)."""
+    run in folders of their own, on any node).  ``strict``: a file found in neither place is an error (else it is left
+    as given, for validation to name)."""
     from agents.config import scoring_path_near
 
     def fix(value: Any) -> Any:
-        return scoring_path_near(value, base, absolute=True, strict=True)
+        return scoring_path_near(value, base, absolute=True, strict=strict)
 
     data = dict(data)
     if isinstance(data.get("train"), dict) and "scoring" in data["train"]:
@@ -338,23 +388,41 @@ def _stored_config(folder: Path, record: dict[str, Any]) -> dict[str, Any] | Non
     return None
 
 
+def _trial_config(cfg: SweepConfig, params: dict[str, Any]) -> Any:
+    """The TrainConfig of the trial with these varied options (writing its own run folder, without progress)."""
+    from agents.config import TrainConfig
+
+    folder = trial_folder(cfg, params)
+    options = {**cfg.train, **trial_params(cfg, params), "out": str(folder), "progress": False}
+    return TrainConfig.from_dict(options, where=f"trial {folder.name}")
+
+
+def _finished_record(folder: Path, wanted: dict[str, Any]) -> dict[str, Any] | None:
+    """The trial's ``sweep_trial.json`` record when it finished with exactly the resolved config ``wanted`` (the
+    fixed ``train:`` options too, not only the varied ones); None when there is none, or only a damaged or a stale
+    one (another config's results)."""
+    done = _read_done(folder)
+    return done if done is not None and _stored_config(folder, done) == wanted else None
+
+
 def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     """Train one trial through :func:`agents.train.train` (or reuse its finished run folder); its metrics."""
-    from agents.config import TrainConfig
     from agents.train import MODEL_FILE, train
 
     cfg = SweepConfig(**sweep)
     folder = trial_folder(cfg, params)
-    options = {**cfg.train, **trial_params(cfg, params), "out": str(folder), "progress": False}
-    train_cfg = TrainConfig.from_dict(options, where=f"trial {folder.name}")
+    train_cfg = _trial_config(cfg, params)
     wanted = _comparable(train_cfg.resolved().to_dict())
-    done = _read_done(folder)
-    # a finished trial is reused only when it was trained with exactly this trial's resolved config (the fixed
-    # `train:` options too, not only the varied ones); any other is trained again from the start
-    if done is not None and _stored_config(folder, done) == wanted:
+    # a finished trial is reused only when it was trained with exactly this trial's resolved config; any other is
+    # trained again
+    done = _finished_record(folder, wanted)
+    if done is not None:
         return {**done["metrics"], "reused": True}
+    # a record left here is stale (another config's, or damaged): removed before training, so that a retrain that
+    # fails is never reported with the old results
+    (folder / DONE_FILE).unlink(missing_ok=True)
     ext = Path(MODEL_FILE[train_cfg.resolved().algo]).suffix
-    resume = (done is None and (folder / "checkpoints" / f"latest{ext}").is_file()
+    resume = ((folder / "checkpoints" / f"latest{ext}").is_file()
               and _stored_config(folder, {}) == wanted)  # an unfinished run of this very config continues
     # a trial that never checkpointed, or one trained with other options, starts over
     result = train(train_cfg, resume=resume, overwrite=not resume)
@@ -431,7 +499,7 @@ class SweepResult:
         for key, trials in pooled.items():
             row: dict[str, Any] = dict(zip(keys, (json.loads(v) for v in key), strict=True))
             row["trials"] = len(trials)
-            for m in ("mean", "mean_american", "mean_english", "eval_score"):
+            for m in RANK_METRICS:  # every figure a sweep may rank by (its `metric`), win_rate too
                 vals = [t["metrics"].get(m) for t in trials]
                 vals = np.array([v for v in vals if v is not None and not math.isnan(v)], dtype=float)
                 row[m] = float(vals.mean()) if vals.size else math.nan
@@ -439,8 +507,8 @@ class SweepResult:
             out.append(row)
         if not out:  # no trial finished: an empty table, not an error
             return out
-        metric = self.config.metric if self.config.metric in out[0] else "mean"
-        return sorted(out, key=lambda r: -_num(r.get(metric)))
+        metric = self.config.metric
+        return sorted(out, key=lambda r: (math.isnan(_num(r.get(metric))), -_num(r.get(metric))))  # NaN last
 
     def best(self) -> dict[str, Any] | None:
         """The finished trial with the highest ``metric``."""
@@ -608,16 +676,21 @@ def run_sweep(
 
     ``config`` is a :class:`SweepConfig`, a mapping or a YAML/JSON path.  Ray: the
     open session, else ``address``/``$RAY_ADDRESS``, else an embedded Ray with ``cpus`` CPUs.
-    Finished trials (``sweep_trial.json`` in their run folder) are not trained again.
+    Finished trials (``sweep_trial.json`` of the trial's own config in their run folder) are not trained again.
+    Point-system files named relative to the current folder (or, for a path, to the config file) are made absolute:
+    Tune runs each trial in a folder of its own.
     """
     if isinstance(config, (str, os.PathLike)):
         config = load_sweep(config)
     elif isinstance(config, dict):
-        config = SweepConfig.from_dict(config)
+        config = SweepConfig.from_dict(_absolute_scoring_paths(config, Path.cwd(), strict=False))
     elif isinstance(config, SweepConfig):
         config.validate()
+        fixed = _absolute_scoring_paths({"train": config.train, "space": config.space}, Path.cwd(), strict=False)
+        config.train, config.space = fixed["train"], fixed["space"]
     else:
         raise TypeError(f"config={config!r}: expected a SweepConfig, a mapping or a YAML/JSON path")
+    from agents.config import ConfigError
     from agents.distributed import ensure_ray, import_ray
     from agents.evaluation import check_out_dir
 
@@ -648,7 +721,9 @@ def run_sweep(
         tune_config=tune.TuneConfig(
             num_samples=config.samples,
             max_concurrent_trials=config.max_concurrent,
-            search_alg=BasicVariantGenerator(random_state=config.search_seed),
+            # a sample's random draws are shared by all its grid values: every seed of a sample trains the same draws
+            # (the means over seeds pool like with like), and a grid value added later keeps the draws (and folders)
+            search_alg=BasicVariantGenerator(random_state=config.search_seed, constant_grid_search=True),
             reuse_actors=True,
             trial_name_creator=lambda trial: trial_folder(config, trial.config).name,
             trial_dirname_creator=lambda trial: trial_folder(config, trial.config).name[-60:],
@@ -666,7 +741,10 @@ def run_sweep(
     for res in grid:
         params = trial_params(config, res.config)
         folder = trial_folder(config, params)
-        done = _read_done(folder)
+        try:  # a record counts only when it holds this trial's results (not another config's, left behind)
+            done = _finished_record(folder, _comparable(_trial_config(config, params).resolved().to_dict()))
+        except (ConfigError, ValueError):
+            done = None
         status = "done" if done is not None else "error"
         metrics = done["metrics"] if done is not None else {}
         trial = {"params": params, "folder": str(folder), "status": status, "metrics": metrics,

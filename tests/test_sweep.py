@@ -1,0 +1,301 @@
+"""Sweep configs, trial records and summaries (``agents.sweep``) without running Ray: trials are faked, and
+``run_sweep`` meets a stand-in Tuner (as in ``tests/test_reproducibility.py``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+from agents.sweep import DONE_FILE, SweepConfig, SweepResult, run_trial, trial_folder
+
+FAST = {"algo": "fast-ppo", "timesteps": 200, "num_envs": 4, "num_steps": 25, "minibatch_size": 50, "hidden": [16],
+        "eval_every": 100, "eval_games": 4, "checkpoint_every": 0, "final_eval_games": 6}
+
+
+def _fixed(space):
+    """FAST without the options ``space`` varies."""
+    return {k: v for k, v in FAST.items() if k not in space}
+
+
+class _Stop(Exception):
+    pass
+
+
+def _no_ray(monkeypatch):
+    """``run_sweep`` with no Ray started: ensure_ray does nothing and no Ray session is open."""
+    import ray
+
+    import agents.distributed
+
+    monkeypatch.setattr(agents.distributed, "ensure_ray", lambda *args, **kwargs: False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+
+def _draws(tmp_path, monkeypatch, space, samples):
+    """The trial configs ``run_sweep`` would give Ray Tune for ``space`` (stopped at the Tuner; nothing trains)."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+    from ray.tune.experiment import Experiment
+
+    from agents.sweep import run_sweep
+
+    captured = {}
+
+    class CapturingTuner:
+        def __init__(self, trainable, **kwargs):
+            captured.update(kwargs)
+            raise _Stop
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", CapturingTuner)
+    with pytest.raises(_Stop):
+        run_sweep({"name": "draws", "out": str(tmp_path / "sw"), "train": {"algo": "fast-ppo"}, "space": space,
+                   "samples": samples, "search_seed": 0}, verbose=0)
+    tune_config = captured["tune_config"]
+    search = tune_config.search_alg
+    search.add_configurations([Experiment("draws", lambda cfg: None, config=captured["param_space"],
+                                          num_samples=tune_config.num_samples, storage_path=str(tmp_path / "tune"))])
+    draws = []
+    while (trial := search.next_trial()) is not None:
+        draws.append(trial.config)
+    return draws
+
+
+# --------------------------------------------------------------------------- random draws shared by the grid
+
+
+def test_every_seed_of_a_sample_trains_the_same_random_draws(tmp_path, monkeypatch):
+    """Before, Tune drew the random options again for every grid value: with seed: [0, 1] each seed got its own
+    learning rate, so the means over seeds averaged nothing, and adding a seed drew every trial anew."""
+    space = {"learning_rate": {"loguniform": [1e-4, 3e-3]}, "ent_coef": {"uniform": [0.0, 0.01]}, "seed": [0, 1]}
+    draws = _draws(tmp_path, monkeypatch, space, samples=3)
+    assert [d["seed"] for d in draws] == [0, 1] * 3
+    for first, second in zip(draws[::2], draws[1::2], strict=True):  # a sample: seed 0 then seed 1
+        assert (first["learning_rate"], first["ent_coef"]) == (second["learning_rate"], second["ent_coef"])
+    assert len({d["learning_rate"] for d in draws}) == 3  # the samples still draw afresh
+    # a seed added later keeps every earlier trial's draws (and so its run folder): only the new trials train
+    more = _draws(tmp_path, monkeypatch, {**space, "seed": [0, 1, 2]}, samples=3)
+    assert [d for d in more if d["seed"] != 2] == draws
+    # the summary's means over seeds pool both seeds of each sample
+    cfg = SweepConfig.from_dict({"name": "g", "out": str(tmp_path / "g"), "train": {"algo": "fast-ppo"},
+                                 "space": space, "samples": 3})
+    trials = [{"params": d, "folder": str(trial_folder(cfg, d)), "status": "done", "metrics": {"mean": 1.0 + i}}
+              for i, d in enumerate(draws)]
+    assert [g["trials"] for g in SweepResult(cfg, trials).groups()] == [2, 2, 2]
+
+
+# --------------------------------------------------------------------------- stale trial records
+
+
+def _stale_record(tmp_path, sweep, **changed):
+    """A finished record in the trial's folder, of the same trial trained with other fixed options (``changed``)."""
+    from agents.config import TrainConfig
+
+    cfg = SweepConfig(**sweep)
+    folder = trial_folder(cfg, {"seed": 0})
+    folder.mkdir(parents=True)
+    old = TrainConfig.from_dict({**cfg.train, **changed, "seed": 0, "out": str(folder), "progress": False})
+    record = {"status": "done", "params": {"seed": 0}, "metrics": {"mean": 123.0}, "config": old.resolved().to_dict()}
+    (folder / DONE_FILE).write_text(json.dumps(record))
+    return folder
+
+
+def test_a_failed_retrain_does_not_leave_the_old_configs_record(tmp_path, monkeypatch):
+    """Before, a trial retrained with changed options that then failed kept its old ``sweep_trial.json``: the next
+    look at the folder (run_sweep's summary) reported the old config's results as this trial's, status done."""
+    import agents.train
+
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=FAST, space={"seed": [0]}).to_dict()
+    folder = _stale_record(tmp_path, sweep, learning_rate=0.005)
+
+    def crash(cfg, **kwargs):
+        assert not (folder / DONE_FILE).exists()  # gone before training starts
+        raise RuntimeError("simulated crash during training")
+
+    monkeypatch.setattr(agents.train, "train", crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_trial({"seed": 0}, sweep)
+    assert not (folder / DONE_FILE).exists()
+
+
+def test_an_unfinished_retrain_beside_a_stale_record_resumes(tmp_path, monkeypatch):
+    """A checkpoint of this very config continues even when an older config's record is still in the folder (a
+    retrain stopped by an older version): before, any record blocked the resume and the run started over."""
+    import agents.train
+    from agents.config import TrainConfig
+
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=FAST, space={"seed": [0]}).to_dict()
+    folder = _stale_record(tmp_path, sweep, learning_rate=0.005)
+    TrainConfig.from_dict({**FAST, "seed": 0, "out": str(folder), "progress": False}).save(
+        folder / "config.json")  # the retrain's own config
+    (folder / "checkpoints").mkdir()
+    (folder / "checkpoints" / "latest.pt").write_bytes(b"checkpoint")
+    calls = []
+
+    def fake_train(cfg, **kwargs):
+        assert isinstance(cfg, TrainConfig)
+        calls.append(kwargs)
+        return types.SimpleNamespace(interrupted=True, steps=100)
+
+    monkeypatch.setattr(agents.train, "train", fake_train)
+    with pytest.raises(RuntimeError, match="interrupted at step 100"):
+        run_trial({"seed": 0}, sweep)
+    assert calls == [{"resume": True, "overwrite": False}]
+
+
+@pytest.mark.parametrize("stale", [True, False])
+def test_run_sweep_counts_only_a_record_of_the_trials_own_config_as_done(tmp_path, monkeypatch, stale):
+    """Before, run_sweep counted any ``sweep_trial.json`` as done: a trial that failed beside a stale record (another
+    config's) was summarised as done with the old config's results."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import run_sweep
+
+    config = {"name": "t", "out": str(tmp_path / "sw"), "train": FAST, "space": {"seed": [0]}}
+    folder = _stale_record(tmp_path, config, **({"learning_rate": 0.005} if stale else {}))
+
+    class FailedTuner:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):
+            return [types.SimpleNamespace(config={"seed": 0}, metrics={}, error=RuntimeError("trial crashed"))]
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", FailedTuner)
+    result = run_sweep(config, verbose=0, plots=False)
+    [trial] = result.trials
+    assert trial["folder"] == str(folder)
+    if stale:
+        assert trial["status"] == "error" and trial["metrics"] == {}
+    else:  # the trial's own finished record still counts
+        assert trial["status"] == "done" and trial["metrics"] == {"mean": 123.0}
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(("space", "samples", "message"), [
+    ({"seed": [0, 0]}, 1, "space: seed: value 0 given more than once: expected distinct grid values"),
+    ({"reward_mode": {"grid": ["line", "terminal", "line"]}}, 1, "space: reward_mode: value 'line' given more than once"),
+    ({"hidden": [[16], [16]]}, 1, "space: hidden: value [16] given more than once"),
+    ({"reward_mode": ["line", "terminal"]}, 2,
+     "samples=2: the space has no random dimension, so every sample would repeat the same grid trials"),
+])
+def test_duplicate_trials_are_refused(space, samples, message):
+    """Before, repeated grid values and samples > 1 of a grid-only space were accepted: their trials shared one run
+    folder, training over each other and reporting one record twice."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SweepConfig.from_dict({"name": "d", "train": _fixed(space), "space": space, "samples": samples})
+    SweepConfig.from_dict({"name": "d", "train": FAST, "space": {"seed": [0, 1], "ent_coef": {"uniform": [0, 0.01]}},
+                           "samples": 2})  # a random dimension: each sample draws its own trials
+    SweepConfig.from_dict({"name": "d", "train": FAST, "space": {"learning_rate": [0.001, 0.0010001]}})
+
+
+@pytest.mark.parametrize(("space", "message"), [
+    ({"num_steps": {"uniform": [25, 50]}},
+     "space: num_steps: uniform=[25, 50]: num_steps takes whole numbers, and uniform draws fractions: expected "
+     "{randint: [low, high]}"),
+    ({"timesteps": {"loguniform": [100, 1000]}}, "timesteps takes whole numbers"),
+    ({"gamma": {"uniform": [0.9, 1.5]}}, "gamma=1.5: expected a number in (0, 1]"),  # the upper bound
+    ({"jokers": {"randint": [0, 4]}}, "jokers=3: expected 0, 1 or 2"),  # randint's highest value (high excluded)
+    ({"num_steps": {"choice": [25, 0]}}, "num_steps=0: expected an integer >= 1"),  # a later choice value
+    ({"hidden": {"choice": [[16], [0]]}}, "hidden=[0]: expected a non-empty list"),
+    ({"learning_rate": {"uniform": [1e-4, math.inf]}}, "learning_rate: uniform=[0.0001, inf]: expected [low, high] of "
+                                                       "finite numbers"),
+    ({"learning_rate": {"loguniform": [1e-4, math.inf]}}, "expected [low, high] of finite numbers"),
+])
+def test_random_dimensions_are_checked_at_every_value(space, message):
+    """Before, a random option was checked at its first value (lower bound) only: an upper bound, a later choice or
+    a fractional draw for a whole-number option failed every trial inside Ray instead."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SweepConfig.from_dict({"name": "r", "train": _fixed(space), "space": {**space, "seed": [0]}})
+
+
+def test_good_random_dimensions_still_pass():
+    space = {"jokers": {"randint": [0, 3]}, "num_steps": {"choice": [25, 50]}, "gamma": {"uniform": [0.9, 1.0]},
+             "learning_rate": {"loguniform": [1e-4, 3e-3]}, "seed": [0, 1]}
+    assert SweepConfig.from_dict({"name": "r", "train": _fixed(space), "space": space, "samples": 4}).space == space
+
+
+@pytest.mark.parametrize("cpus", [math.nan, math.inf, -1.0, 0])
+def test_cpus_per_trial_must_be_a_positive_finite_number(cpus):
+    """Before, ``cpus_per_trial: .nan`` passed every check and the sweep waited forever for a trial to start."""
+    with pytest.raises(ValueError, match=re.escape(f"cpus_per_trial={cpus!r}: expected a positive (finite) number")):
+        SweepConfig.from_dict({"name": "c", "space": {"seed": [0]}, "cpus_per_trial": cpus})
+
+
+@pytest.mark.parametrize(("train", "message"), [
+    ({"out": "runs/mine"}, "train: out='runs/mine' cannot be set: each trial writes its own run folder, "
+                           "<out>/trials/<trial>, under the sweep's top-level out"),
+    ({"progress": True}, "train: progress=True cannot be set: trials train without a progress display"),
+])
+def test_out_and_progress_under_train_are_refused(train, message):
+    """Before, ``train: {out: ..., progress: ...}`` was accepted and silently ignored (every trial sets both)."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SweepConfig.from_dict({"name": "o", "train": train, "space": {"seed": [0]}})
+
+
+# --------------------------------------------------------------------------- point-system files, ranking
+
+
+def test_run_sweep_makes_relative_point_system_files_absolute(tmp_path, monkeypatch):
+    """Before, ``run_sweep`` of a mapping or a SweepConfig kept ``scoring: pts.json`` relative, and every trial (which
+    Tune runs in a folder of its own) failed to find it; only ``load_sweep`` made it absolute."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import run_sweep
+    from pokersquares_env.scoring import point_system
+
+    (tmp_path / "pts.json").write_text(json.dumps(point_system("american").to_json()))
+    (tmp_path / "pts2.json").write_text(json.dumps(point_system("english").to_json()))
+    monkeypatch.chdir(tmp_path)
+    captured = {}
+
+    class CapturingTuner:
+        def __init__(self, trainable, **kwargs):
+            captured.update(kwargs)
+            raise _Stop
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", CapturingTuner)
+    absolute = str(tmp_path / "pts.json")
+    for config in ({"name": "p", "out": "sw", "train": {**FAST, "scoring": "pts.json"}, "space": {"seed": [0]}},
+                   SweepConfig(name="p", out="sw", train={**FAST, "scoring": "pts.json"}, space={"seed": [0]})):
+        with pytest.raises(_Stop):
+            run_sweep(config, verbose=0)
+        assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["train"]["scoring"] == absolute
+    with pytest.raises(_Stop):
+        run_sweep({"name": "p", "out": "sw", "train": FAST, "space": {"scoring": ["american", "pts2.json"]}}, verbose=0)
+    assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["space"]["scoring"] == \
+        ["american", str(tmp_path / "pts2.json")]
+    assert captured["param_space"]["scoring"] == {"grid_search": ["american", str(tmp_path / "pts2.json")]}
+
+
+def test_a_sweep_ranked_by_win_rate_ranks_its_means_over_seeds_by_win_rate(tmp_path):
+    """Before, ``metric: win_rate`` was accepted but the means over seeds had no win_rate and were ranked by mean."""
+    cfg = SweepConfig.from_dict({"name": "w", "out": str(tmp_path / "w"), "train": FAST, "metric": "win_rate",
+                                 "space": {"reward_mode": ["line", "terminal"], "seed": [0, 1]}})
+
+    def trial(mode, seed, mean, win_rate):
+        return {"params": {"reward_mode": mode, "seed": seed}, "folder": str(Path(tmp_path, f"{mode}{seed}")),
+                "status": "done", "metrics": {"mean": mean, "win_rate": win_rate}}
+
+    result = SweepResult(cfg, [trial("line", 0, 100.0, 0.1), trial("line", 1, 100.0, 0.2),
+                               trial("terminal", 0, 50.0, 0.9), trial("terminal", 1, 50.0, 0.7)])
+    groups = result.groups()
+    assert [g["reward_mode"] for g in groups] == ["terminal", "line"]
+    assert groups[0]["win_rate"] == pytest.approx(0.8) and groups[1]["win_rate"] == pytest.approx(0.15)
+    assert "win_rate" in result.table().split("## Means over seeds")[1]
+    # a configuration without the figure ranks last, not anywhere
+    result.trials.append(trial("none", 0, 75.0, None))
+    cfg.space["reward_mode"] = ["line", "terminal", "none"]
+    assert [g["reward_mode"] for g in result.groups()] == ["terminal", "line", "none"]

@@ -231,13 +231,15 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
 
 
 def _fps_problem(fps: Any) -> str | None:
-    """Why ``fps`` cannot be a GIF's frame rate (``None`` if it can): a frame delay of ``1000 / fps`` ms must round
-    to 10 ms .. 655.35 s, the range of a GIF frame's delay."""
+    """Why ``fps`` cannot be a GIF's frame rate (``None`` if it can): it must lie in :data:`MIN_FPS` ..
+    :data:`MAX_FPS`, a frame delay of ``1000 / fps`` ms of 10 ms .. 655.35 s (the range of a GIF frame's delay; the
+    delay :func:`save_gif` writes, rounded to the ms, too)."""
     expected = (f"expected a positive finite number of frames per second from {MIN_FPS:.4g} to {MAX_FPS:g} (a frame "
                 f"delay of {MIN_DELAY_MS} ms to {MAX_DELAY_MS / 1000:g} s, what a GIF holds)")
     if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) or not 0 < fps < math.inf:
         return expected
-    if not MIN_DELAY_MS <= round(1000 / fps) <= MAX_DELAY_MS:
+    # The range itself: a rate up to 105 rounds to a 10 ms delay, but is not the rate the GIF plays at.
+    if not MIN_FPS <= fps <= MAX_FPS or not MIN_DELAY_MS <= round(1000 / fps) <= MAX_DELAY_MS:
         return f"a frame delay of {1000 / fps:.4g} ms: {expected}"
     return None
 
@@ -329,17 +331,39 @@ def run(args: argparse.Namespace) -> int:
         try:
             print_replay(record, boards=args.boards)
             sys.stdout.flush()
-        except BrokenPipeError:  # e.g. piped into head: stop quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except BrokenPipeError:  # e.g. piped into head: stop quietly, with the status of every command
+            return _reader_left()
         return 0
+    # Both files are written before anything is printed: a reader that left (`| head -c0`) stops neither.
+    wrote, problem = [], None
     try:
         if args.gif:
             n = save_gif(record, args.gif, 2.0 if args.fps is None else args.fps)
-            print(f"wrote {args.gif} ({n} frames)")
+            wrote.append(f"wrote {args.gif} ({n} frames)")
         if args.png:
             save_png(record, args.png)
-            print(f"wrote {args.png}")
+            wrote.append(f"wrote {args.png}")
     except (OSError, ValueError) as exc:
-        print(f"pokersquares replay: {exc}", file=sys.stderr)
+        problem = f"pokersquares replay: {exc}"
+    try:
+        for line in wrote:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        status = _reader_left()
+        if problem is None:
+            return status
+    if problem is not None:
+        print(problem, file=sys.stderr)
         return 2
     return 0
+
+
+def _reader_left() -> int:
+    """Standard output was closed (the output piped into ``head``): point it at the null device, so the final flush
+    does not fail again, and return 141, the status of every ``pokersquares`` command then (as ``cli.main``)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141

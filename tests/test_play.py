@@ -561,6 +561,55 @@ def test_a_closed_pipe_exits_141_as_the_other_commands_do():
     assert proc.returncode == 141 and "Traceback" not in err and "Exception ignored" not in err, err
 
 
+def _a_record(path) -> str:
+    """A finished game (the first legal cell every move) saved as a record at ``path``."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.records import GameRecord, save_record
+
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(5)))
+    while not game.is_terminal(state):
+        game.apply(state, game.legal_cells(state)[0])
+    save_record(GameRecord.from_game(game, state, seed=5), path)
+    return str(path)
+
+
+def _replay_to_a_closed_pipe(*args: str, unbuffered: bool = False) -> tuple[int, str]:
+    """``pokersquares replay ARGS | head -c0``: the exit status and standard error."""
+    environ = dict(os.environ, PYTHONUNBUFFERED="1") if unbuffered else \
+        {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env", "replay", *args], cwd=ROOT, env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader leaves before the first line, as `| head -c0` does
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+def test_a_closed_pipe_stops_a_text_replay_with_141_as_the_other_commands(tmp_path):
+    """Before, replay caught the broken pipe and exited 0, where every other command exits 141."""
+    status, err = _replay_to_a_closed_pipe(_a_record(tmp_path / "g.json"), "--boards")
+    assert status == 141 and err == "", err
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+def test_a_closed_pipe_still_gets_both_replay_images_written(tmp_path, unbuffered):
+    """Before, `replay rec.json --gif A --png B | head -c0` printed "wrote A" as soon as the GIF was written: the
+    broken pipe was taken for a write error, so the PNG was never written and replay exited 2 ("[Errno 32] Broken
+    pipe"), or, with buffered output, 120 with "Exception ignored" at exit."""
+    pytest.importorskip("PIL")
+    record = _a_record(tmp_path / "g.json")
+    status, err = _replay_to_a_closed_pipe(record, "--gif", str(tmp_path / "a.gif"), "--png", str(tmp_path / "b.png"),
+                                           unbuffered=unbuffered)
+    assert status == 141 and err == "", err
+    assert sorted(os.listdir(tmp_path)) == ["a.gif", "b.png", "g.json"]
+    from PIL import Image
+
+    with Image.open(tmp_path / "a.gif") as gif, Image.open(tmp_path / "b.png") as png:
+        assert gif.n_frames == 26 and png.size == gif.size
+
+
 def test_equal_scores_of_a_float_table_are_a_tie_and_reach_an_equal_threshold():
     """Scores are float sums: equal hands can total 0.6 and 0.6000000000000001, and ten one-pairs of 0.1 total
     0.9999999999999999. Before, the first was a win and the second fell short of a threshold of 1."""

@@ -311,7 +311,9 @@ def test_record_video_writes_one_clip_per_episode(tmp_path):
     assert clips == ["rl-video-episode-0.mp4", "rl-video-episode-1.mp4"]
     with VideoFileClip(str(tmp_path / clips[0])) as clip:
         assert clip.fps == env.metadata["render_fps"] == 4
-        assert clip.duration == pytest.approx(26 / 4, abs=0.3)  # the reset frame and one per placement
+        # the reset frame and one per placement: counted, since a duration within 0.3 s also took 25 or 27 frames
+        assert clip.reader.n_frames == 26 and sum(1 for _ in clip.iter_frames()) == 26
+        assert clip.duration == pytest.approx(26 / 4, abs=0.1)
         assert clip.size[0] > 100 and clip.size[1] > 100
 
 
@@ -434,3 +436,41 @@ def test_a_human_mode_env_can_be_copied_and_pickled_after_a_reset(monkeypatch, n
         np.testing.assert_array_equal(other.unwrapped.state.deck, env.unwrapped.state.deck)
         other.close()
     env.close()
+
+
+@pytest.mark.parametrize("fps", ["100.5", "101", "105"])
+def test_replay_refuses_a_frame_rate_above_the_documented_100(tmp_path, capsys, fps):
+    """``--fps`` is documented as 0.001526 to 100, another value refused.  Before, 100 to 105.26 were taken: their
+    delay of 1000/fps ms rounds to 10 ms, so the GIF played at 100 frames per second, not at the rate asked for."""
+    pytest.importorskip("PIL")
+    from pokersquares_env.cli import main
+    from pokersquares_env.records import GameRecord, save_record
+
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(3)))
+    while not game.is_terminal(state):
+        game.apply(state, game.legal_cells(state)[0])
+    save_record(GameRecord.from_game(game, state, seed=3), tmp_path / "g.json")
+    assert main(["replay", str(tmp_path / "g.json"), "--gif", str(tmp_path / "a.gif"), "--fps", fps]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"pokersquares replay: --fps {float(fps):g}: a frame delay of {1000 / float(fps):.4g} ms: "
+                            "expected a positive finite number of frames per second from 0.001526 to 100 (a frame "
+                            "delay of 10 ms to 655.35 s, what a GIF holds)\n") and captured.out == ""
+    assert sorted(os.listdir(tmp_path)) == ["g.json"]
+
+
+def test_gif_frame_rates_are_the_documented_range_exactly(tmp_path):
+    from pokersquares_env.records import GameRecord
+    from pokersquares_env.replay import MAX_FPS, MIN_FPS, _fps_problem, save_gif
+
+    assert (MIN_FPS, MAX_FPS) == (1000 / 655_350, 100)
+    for fps in (MIN_FPS, 0.001526, 2, 2.0, np.float32(4), 99.99, 100, MAX_FPS):
+        assert _fps_problem(fps) is None, fps
+    # just outside the range, though 1000/fps ms rounds to a delay a GIF holds (10 ms, 655350 ms)
+    for fps in (MAX_FPS * (1 + 1e-9), 100.001, 105.26, MIN_FPS * (1 - 1e-7), 0.0015259):
+        assert _fps_problem(fps).startswith(f"a frame delay of {1000 / fps:.4g} ms: expected"), fps
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(3)))
+    with pytest.raises(ValueError, match=r"^fps=101: a frame delay of 9.901 ms: expected .* to 100 "):
+        save_gif(GameRecord.from_game(game, state), str(tmp_path / "x.gif"), 101)
+    assert not (tmp_path / "x.gif").exists()

@@ -249,9 +249,46 @@ def prepare(specs: Sequence[str], *, jobs: int = 1, address: str | None = None, 
     if not (isinstance(cpus_per_task, (int, float)) and not isinstance(cpus_per_task, bool) and cpus_per_task > 0):
         raise ValueError(f"cpus_per_task={cpus_per_task!r}: expected a positive number")
     ray = import_ray("--backend ray")
-    ensure_ray(address, int(jobs) if jobs and jobs > 1 else None, what="--backend ray")
+    joined = address or os.environ.get("RAY_ADDRESS") or None
+    started = ensure_ray(address, int(jobs) if jobs and jobs > 1 else None, what="--backend ray")
+    _check_task_cpus(ray, cpus_per_task, jobs, started=started, joined=joined if started else None)
     _shipped_entries(ray, specs)
     return ray
+
+
+def _check_task_cpus(ray: Any, cpus_per_task: float, jobs: int, *, started: bool, joined: str | None) -> None:
+    """Refuse a ``cpus_per_task`` above the CPUs of the Ray session this process uses, which could never start a
+    chunk (the evaluation would wait forever): the embedded Ray this call ``started`` (then stopped again), or a
+    session already open that runs on this machine.  A cluster (``joined`` at that address now, or an open session
+    joined to one) may grow (an autoscaler): only warned about."""
+    have = float(ray.cluster_resources().get("CPU", 0))
+    if cpus_per_task <= have:
+        return
+    if joined is not None or (not started and not _session_is_local(ray)):
+        where = f"at address {joined!r}" if joined is not None else "this process is connected to"
+        log.warning("cpus_per_task=%g is more than the %g CPUs the Ray cluster %s has now: its chunks wait until "
+                    "the cluster grows (an autoscaling cluster), else forever", cpus_per_task, have, where)
+        return
+    if started:
+        ray.shutdown()  # the embedded Ray this call started: as it was before
+        sized = f"jobs={jobs}" if jobs and jobs > 1 else f"jobs={jobs}: all cores"
+        what = f"the {have:g} CPUs of the embedded Ray ({sized})"
+        fix = "lower it, or raise jobs, which sizes the embedded Ray"
+    else:
+        what = f"the {have:g} CPUs of the Ray session already open in this process"
+        fix = "lower it, or call ray.shutdown() first so that the evaluation starts its own Ray"
+    raise ValueError(f"cpus_per_task={cpus_per_task:g} is more than {what}: no chunk could ever start; expected "
+                     f"cpus_per_task <= {have:g} ({fix})")
+
+
+def _session_is_local(ray: Any) -> bool:
+    """Whether the Ray session open in this process was started by it (``ray.init()`` without an address: a fixed
+    set of CPUs on this machine) rather than joined to a cluster; True when Ray does not say."""
+    try:
+        node = ray._private.worker._global_node  # None for Ray Client (ray://), a cluster elsewhere
+    except AttributeError:
+        return True
+    return bool(getattr(node, "head", True)) if node is not None else False
 
 
 run_chunks.prepare = prepare  # type: ignore[attr-defined]  # agents.evaluation._connect_backend asks for it
@@ -276,9 +313,11 @@ def _warm_agents(tasks: Sequence[tuple[str, Sequence[int], dict[str, Any]]]) -> 
 
 
 def _resubmit(chunk: _Chunk, why: str, submit) -> None:
+    from agents.evaluation import WorkerLostError
+
     chunk.lost.append(why)
     if chunk.retries >= chunk.max_retries:
-        raise RuntimeError(
+        raise WorkerLostError(
             f"agent {chunk.spec!r}: deals {chunk.remaining} could not be played on Ray after "
             f"{chunk.retries} resubmissions; failures: {chunk.lost}"
         )
@@ -317,14 +356,26 @@ def _ray_process_rss() -> dict[str, float]:
 
 def benchmark(agents: Sequence[tuple[str, int]] = (("greedy", 2000), ("expectimax", 60)), cpus: int = 2,
               seed: int = 0) -> list[dict[str, Any]]:
-    """Measure the Ray back end against the local one: start-up, games/s per agent, RSS of Ray processes."""
+    """Measure the Ray back end against the local one: start-up, games/s per agent, RSS of Ray processes.
+
+    ``agents`` are ``(agent spec, games)``; they and ``cpus`` are checked, and every agent built once, before Ray
+    starts: a bad value is a ``ValueError`` naming it."""
     import time
 
-    from agents.evaluation import evaluate, local_workers
+    from agents.evaluation import _build_or_raise, _check_specs, check_positive_int, check_seed, evaluate, local_workers
+    from pokersquares_env.scoring import point_system
 
+    check_positive_int(cpus, "cpus")
+    seed = check_seed(seed)
+    for spec, games in agents:
+        _check_specs(spec)  # the name, options and saved model
+        if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+            raise ValueError(f"agents: {games!r} games of {spec!r}: expected a positive integer number of games")
     ray = import_ray("the Ray benchmark")
     if ray.is_initialized():
         raise RuntimeError("benchmark() measures Ray's start-up: run it in a process without Ray started")
+    for spec in dict.fromkeys(spec for spec, _ in agents):  # a bad option value, before Ray starts
+        _build_or_raise(spec, point_system("american"), {}, seed)
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     ensure_ray(num_cpus=cpus)
@@ -354,14 +405,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.distributed bench``: print the cost figures of docs/scaling.md as a Markdown table."""
     import argparse
 
+    from pokersquares_env.cli import int_at_least
+
     parser = argparse.ArgumentParser(prog="python -m agents.distributed", description=main.__doc__)
     parser.add_argument("command", choices=["bench"])
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs (workers) of the embedded Ray")
-    parser.add_argument("--cheap-games", type=int, default=2000, help="games of the cheap agent (greedy)")
+    parser.add_argument("--cpus", type=int_at_least(1), default=2, help="CPUs (workers) of the embedded Ray")
+    parser.add_argument("--cheap-games", type=int_at_least(1), default=2000, help="games of the cheap agent (greedy)")
     parser.add_argument("--search", default="expectimax", help="the search agent spec")
-    parser.add_argument("--search-games", type=int, default=60, help="games of the search agent")
+    parser.add_argument("--search-games", type=int_at_least(1), default=60, help="games of the search agent")
     args = parser.parse_args(argv)
-    rows = benchmark((("greedy", args.cheap_games), (args.search, args.search_games)), cpus=args.cpus)
+    try:  # a bad --search spec is named before Ray starts (benchmark checks it first)
+        rows = benchmark((("greedy", args.cheap_games), (args.search, args.search_games)), cpus=args.cpus)
+    except (ValueError, ImportError) as exc:
+        parser.error(str(exc))
     cols = ["what", "seconds", "games_per_s", "mean", "MiB", "max_MiB"]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:

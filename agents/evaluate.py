@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
     parser.add_argument("--address", default=None,
                         help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
-                             "embedded local Ray with --jobs CPUs)")
+                             "embedded local Ray with --jobs CPUs, or all cores when --jobs is 1)")
     parser.add_argument("--chunk-size", type=int, default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agents.evaluation import _jsonable, evaluate, evaluate_pps
+    from agents.evaluation import WorkerLostError, _jsonable, evaluate, evaluate_pps
     from pokersquares_env.core import Rules
 
     try:
@@ -141,6 +141,9 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, ImportError) as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
+    except WorkerLostError as exc:  # a worker process died (e.g. killed for memory): not a usage error
+        print(f"pokersquares evaluate: error: {exc}", file=sys.stderr)
+        return 1
     _report_errors(errors)
     return 1 if errors else 0
 

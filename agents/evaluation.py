@@ -10,7 +10,8 @@ Design (so that other back ends plug in):
    :func:`run_chunk` ``(agent_spec, deals, config) -> list of per-game records``,
    which builds the agent itself (so it runs in any process or on any Ray worker).
 3. A back end maps chunks to records: ``"local"`` runs them in this process
-   (``jobs=1``) or in a ``multiprocessing`` pool.  :func:`register_backend` adds
+   (``jobs=1``) or in a pool of worker processes (``concurrent.futures``: a worker that dies stops the evaluation
+   with :class:`WorkerLostError`, where ``multiprocessing.Pool`` waited forever).  :func:`register_backend` adds
    others (``"ray"`` is looked up in ``agents.distributed:run_chunks`` when asked for;
    it streams records game by game through :func:`iter_chunk`).
 4. :class:`EvaluationResult` computes every figure from the records alone.
@@ -59,6 +60,7 @@ __all__ = [
     "iter_chunk",
     "local_workers",
     "usable_cpus",
+    "WorkerLostError",
     "make_chunks",
     "pps_systems",
     "register_backend",
@@ -181,6 +183,11 @@ def register_backend(name: str, target: str | Backend) -> None:
     _BACKENDS[name] = target
 
 
+class WorkerLostError(RuntimeError):
+    """A back end lost the process (or Ray worker) playing a chunk and gave up on its deals: the evaluation stopped.
+    The local back end gives up at once (its pool cannot replay a chunk); the Ray one after its retries."""
+
+
 def _call_chunk(task: ChunkTask) -> list[dict[str, Any]]:
     return run_chunk(*task)
 
@@ -191,10 +198,65 @@ def _local(tasks: list[ChunkTask], *, jobs: int = 1) -> Iterator[list[dict[str, 
             yield _call_chunk(task)
         return
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
-    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_one_thread_each) as pool:
-        yield from pool.imap_unordered(_call_chunk, tasks)
+    workers = min(jobs, len(tasks))
+    # Not multiprocessing.Pool: a Pool replaces a worker that dies (killed for memory, crashed) and waits forever
+    # for the chunk it held; an executor reports the loss (BrokenProcessPool).
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_one_thread_each)
+    finished = False
+    try:
+        futures = {pool.submit(_call_chunk, task): task for task in tasks}
+        for future in as_completed(futures):
+            try:
+                records = future.result()
+            except BrokenProcessPool:
+                wait(futures)  # the executor fails every chunk left once a worker is lost
+                lost = [futures[f] for f in futures if f.exception() is not None]
+                raise WorkerLostError(_lost_workers_message(lost, workers)) from None
+            yield records
+        finished = True
+    finally:
+        if not finished:  # stopped early (an error, Ctrl-C, a lost worker): stop the workers, as Pool's exit did
+            _terminate_workers(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate_workers(pool: Any) -> None:
+    """Stop the worker processes of a ``ProcessPoolExecutor`` now (their chunks are not waited for)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if callable(terminate):
+        terminate()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except (OSError, ValueError):  # already gone, or closed
+            pass
+
+
+def _deal_ranges(deals: Iterable[int]) -> str:
+    """Deal indices as ranges: ``0-49, 100-149, 200``."""
+    out: list[list[int]] = []
+    for d in sorted({int(d) for d in deals}):
+        if out and out[-1][1] == d - 1:
+            out[-1][1] = d
+        else:
+            out.append([d, d])
+    return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in out)
+
+
+def _lost_workers_message(lost: list[ChunkTask], workers: int) -> str:
+    """Why a local evaluation stopped: a worker process died; the agents and deals that got no records."""
+    deals: dict[str, list[int]] = {}
+    for spec, chunk, _config in lost:
+        deals.setdefault(spec, []).extend(chunk)
+    which = "; ".join(f"agent {spec!r} deals {_deal_ranges(d)}" for spec, d in deals.items())
+    return (f"a worker process of the local back end ({workers} workers) died before its chunk ended (killed, e.g. "
+            f"for lack of memory, or crashed), so the evaluation stopped with no records for {which}: run it with "
+            f"fewer jobs (each worker holds its own agent and its tables in memory) or on a machine with more memory")
 
 
 def _one_thread_each() -> None:
@@ -668,7 +730,9 @@ def evaluate(
     ``jobs``); ``out_dir`` saves every output (see :meth:`EvaluationResult.save`).  Every agent is built once before any
     game: a spec that cannot be built (a bad option value, missing tables) raises ``ValueError`` naming it, and
     nothing is played or written; an agent that raises during a game is reported with its deal in
-    :attr:`EvaluationResult.errors`, and the other games and agents go on.
+    :attr:`EvaluationResult.errors`, and the other games and agents go on.  A worker process that dies (killed for
+    lack of memory, crashed) stops the evaluation with :class:`WorkerLostError` naming the agents and deals left
+    without records (the Ray back end first resubmits them).
     ``chunk_size`` is the deals per work unit (``None``: automatic); ``backend_options`` go to the back end
     (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
     """

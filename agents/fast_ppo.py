@@ -318,6 +318,12 @@ def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
         raise ValueError(f"{str(path)!r}: its weights do not fit the net={net!r}, hidden={list(hidden)!r} network "
                          f"it records ({type(exc).__name__}: {why}): expected the model.pt a fast-ppo or dqn run "
                          f"saved, undamaged") from None
+    for name, tensor in state_dict.items():  # a NaN weight would make the agent fail every game, move by move
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise ValueError(f"{str(path)!r}: tensor {name!r} holds {bad} non-finite value(s) (NaN or infinity) of "
+                             f"{tensor.numel()}: the training diverged; expected finite weights (train again, e.g. "
+                             f"with a lower learning rate, or load an earlier checkpoint)")
     model.eval()
     return model, blob
 

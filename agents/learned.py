@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "load_ppo", "load_dqn", "load_fastppo", "play_decks", "policy_fn",
-           "trained_game", "warn_if_other_game"]
+__all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "best_cells", "load_ppo", "load_dqn", "load_fastppo", "play_decks",
+           "policy_fn", "trained_game", "warn_if_other_game"]
 
 from agents.base import Agent as _AgentBase
 from agents.base import check_not_over
@@ -88,6 +88,27 @@ class MaskablePPOAgent(_AgentBase):
         return np.asarray(actions).reshape(-1)
 
 
+#: Scores this close to a row's best (relative to it, at least this much absolute) count as tied with it: the float
+#: noise of a network's output, which depends on torch's thread count and batch size (about 1e-8 here), is far below.
+TIE_TOLERANCE = 1e-5
+
+
+def best_cells(values: np.ndarray, tol: float = TIE_TOLERANCE) -> np.ndarray:
+    """Per row of ``values`` (NaN on illegal cells), the lowest cell whose value is within ``tol * max(1, |best|)`` of
+    the row's best; a ``ValueError`` for a row without a number.  Cells a network scores alike (the symmetric cells
+    of an empty board) differ only by float noise that depends on torch's thread count and batch size, so
+    ``np.nanargmax`` made ``--jobs 1``, ``--jobs 2`` and ``--backend ray`` play different games; this choice does
+    not depend on them."""
+    values = np.asarray(values, dtype=np.float64)
+    scored = ~np.isnan(values)
+    if not scored.any(axis=-1).all():
+        raise ValueError("the network gave every legal cell a NaN score: expected a model with finite weights")
+    filled = np.where(scored, values, -np.inf)
+    best = filled.max(axis=-1, keepdims=True)
+    floor = np.where(np.isfinite(best), best - tol * np.maximum(1.0, np.abs(best)), best)
+    return (scored & (filled >= floor)).argmax(axis=-1)
+
+
 class TorchPolicyAgent(_AgentBase):
     """A fast-ppo or dqn torch network playing the best-scored legal cell (policy logits or Q-values)."""
 
@@ -123,17 +144,19 @@ class TorchPolicyAgent(_AgentBase):
     def act(self, obs: Any, info: Any = None, game: Any = None, state: Any = None) -> int:
         """The cell the network scores highest among the legal ones."""
         values = self.action_values(obs, info, game, state)
-        return int(np.nanargmax(values))
+        return int(best_cells(values[None])[0])
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Cells for a batch of observations and masks."""
         import torch
 
-        from agents.fast_ppo import masked_logits
-
+        masks = np.asarray(masks).astype(bool)
+        masks = masks | ~masks.any(-1, keepdims=True)  # a row without a legal cell: every cell, as before
         with torch.no_grad():
             scores, _ = self.model(torch.as_tensor(np.asarray(obs)))
-            return masked_logits(scores, torch.as_tensor(np.asarray(masks).astype(bool))).argmax(-1).numpy()
+        values = scores.numpy().astype(np.float64)
+        values[~masks] = np.nan
+        return best_cells(values)
 
 
 def trained_game(model_path: str | Path, algo: str, config: dict[str, Any] | None = None,

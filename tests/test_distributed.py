@@ -136,6 +136,30 @@ def test_lost_worker_keeps_finished_games(local_ray, caplog):
 
 
 @requires_ray
+def test_a_learned_agent_plays_the_same_games_on_ray_as_locally(local_ray, tmp_path):
+    """Before, a ``fastppo:`` agent broke near-ties between cells by float noise that depends on torch's thread
+    count: a Ray worker (one thread) and this process (two) played different games on the same deals."""
+    torch = pytest.importorskip("torch", reason="learned agents need torch (the train extra)")
+    from agents.config import TrainConfig
+    from agents.fast_ppo import make_net, save_model
+
+    cfg = TrainConfig(algo="fast-ppo", out=str(tmp_path)).resolved()
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        save_model(tmp_path / "model.pt", make_net(cfg.net, cfg.hidden), cfg)  # untrained: many near-ties
+    spec = f"fastppo:{tmp_path}"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        local = evaluate(spec, games=6, seed=3, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    on_ray = evaluate(spec, games=6, seed=3, progress=False, backend="ray", chunk_size=6)
+    assert not local.errors and not on_ray.errors
+    assert _without_timing(on_ray.records) == _without_timing(local.records)
+
+
+@requires_ray
 def test_cli_ray_backend(local_ray, capsys):
     from pokersquares_env.cli import main
 
@@ -306,6 +330,79 @@ def test_trial_cpus_beyond_the_embedded_ray_are_refused(monkeypatch):
     check_trial_cpus(2, 64, embedded=True, session_cpus=2.0)
 
 
+def _fake_ray(monkeypatch, *, cpus: float, open_: bool, local: bool = True):
+    """agents.distributed on a stand-in ``ray`` module with ``cpus`` CPUs (a session already open with ``open_``,
+    started on this machine with ``local``); what it was asked: ``ensure_ray`` calls and ``shutdown``s."""
+    import types
+
+    import agents.distributed as dist
+
+    asked = {"ensure_ray": [], "shutdown": 0}
+
+    def ensure_ray(address, num_cpus, what):
+        asked["ensure_ray"].append((address, num_cpus))
+        return not open_
+
+    def shutdown():
+        asked["shutdown"] += 1
+
+    ray = types.SimpleNamespace(is_initialized=lambda: open_, cluster_resources=lambda: {"CPU": cpus, "memory": 1e9},
+                                shutdown=shutdown)
+    monkeypatch.setattr(dist, "import_ray", lambda what: ray)
+    monkeypatch.setattr(dist, "ensure_ray", ensure_ray)
+    monkeypatch.setattr(dist, "_session_is_local", lambda ray: local, raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return asked
+
+
+def test_task_cpus_beyond_the_ray_session_are_refused(monkeypatch, caplog):
+    """Before, ``backend_options={"cpus_per_task": 2}`` on a 1-CPU Ray (a session already open, or the embedded one)
+    waited forever: no chunk could ever be scheduled."""
+    from agents.distributed import prepare
+
+    asked = _fake_ray(monkeypatch, cpus=1.0, open_=True)
+    with pytest.raises(ValueError, match=r"cpus_per_task=2 is more than the 1 CPUs of the Ray session already open "
+                                         r"in this process: no chunk could ever start; expected cpus_per_task <= 1"):
+        prepare(["greedy"], cpus_per_task=2)
+    assert asked["shutdown"] == 0  # not this evaluation's session: left as it is
+    prepare(["greedy"], cpus_per_task=1)
+    prepare(["greedy"], cpus_per_task=0.5)
+    # the embedded Ray this evaluation starts: refused, and stopped again
+    asked = _fake_ray(monkeypatch, cpus=2.0, open_=False)
+    with pytest.raises(ValueError, match=r"cpus_per_task=3 is more than the 2 CPUs of the embedded Ray \(jobs=2\): "
+                                         r"no chunk could ever start; expected cpus_per_task <= 2"):
+        prepare(["greedy"], jobs=2, cpus_per_task=3)
+    assert asked == {"ensure_ray": [(None, 2)], "shutdown": 1}
+    with pytest.raises(ValueError, match=r"the 2 CPUs of the embedded Ray \(jobs=1: all cores\)"):
+        prepare(["greedy"], cpus_per_task=3)
+    # a cluster joined by address, or a session joined to one, may grow (autoscaling): a warning only
+    for address, open_, local in (("10.0.0.1:6379", False, True), (None, True, False)):
+        asked = _fake_ray(monkeypatch, cpus=2.0, open_=open_, local=local)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="agents.distributed"):
+            prepare(["greedy"], address=address, cpus_per_task=3)
+        assert asked["shutdown"] == 0
+        assert re.search(r"cpus_per_task=3 is more than the 2 CPUs the Ray cluster .* has now: its chunks wait until "
+                         r"the cluster grows", caplog.text), caplog.text
+
+
+@requires_ray
+def test_task_cpus_beyond_the_modules_ray_are_refused_before_any_task(local_ray):
+    """The real check against the module's embedded 2-CPU Ray (started by ``ray.init`` in this process); ``prepare``
+    is what evaluate(backend="ray") runs before any agent is built or task submitted (called here directly, so that
+    a missing check fails the test instead of hanging it)."""
+    import ray
+
+    from agents.distributed import _session_is_local, prepare
+
+    assert _session_is_local(ray)
+    with pytest.raises(ValueError, match=r"cpus_per_task=3 is more than the 2 CPUs of the Ray session already open"):
+        prepare(["random"], cpus_per_task=3)
+    assert ray.is_initialized()  # the session is left as it was
+    assert len(evaluate("random", games=2, backend="ray", backend_options={"cpus_per_task": 2},
+                        progress=False).records) == 2
+
+
 @requires_ray
 def test_a_sweep_in_a_process_with_ray_running_checks_that_sessions_cpus(tmp_path, monkeypatch, capsys):
     """Before, the check was skipped when Ray was already initialised (a notebook that ran evaluate(backend="ray")
@@ -351,6 +448,34 @@ def test_benchmark_labels_local_rows_with_the_workers_that_ran(monkeypatch):
     assert "greedy, 10 games, --backend local --jobs 1" in rows
     assert "greedy, 10 games, --backend local --jobs 2 (--jobs 4 capped at the usable CPUs)" in rows
     assert "greedy, 10 games, --backend ray --jobs 4" in rows  # Ray's workers are its own CPUs'
+
+
+def test_bench_refuses_bad_counts_and_search_specs_before_ray_starts(monkeypatch, capsys):
+    """Before, ``--cpus 0`` ended in a traceback from Ray's start, and a bad ``--search`` spec or game count failed
+    only once the embedded Ray had started (about 12 s)."""
+    import agents.distributed as dist
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started before the checks")
+
+    _fake_ray(monkeypatch, cpus=2.0, open_=False)
+    monkeypatch.setattr(dist, "ensure_ray", no_ray)
+    for argv, message in (
+            (["--cpus", "0"], "argument --cpus: 0: expected an integer >= 1"),
+            (["--cheap-games", "-5"], "argument --cheap-games: -5: expected an integer >= 1"),
+            (["--search-games", "x"], "argument --search-games: 'x': expected an integer >= 1"),
+            (["--search", "nosuch"], "unknown agent 'nosuch' in spec 'nosuch'"),
+            (["--search", "mc:depth=2"], "agent spec 'mc:depth=2': unknown option(s) depth"),
+            (["--search", "mc:rollouts=-3"], "agent spec 'mc:rollouts=-3' cannot be built"),
+            (["--search", "fastppo:/no/such/run"], "no file or folder '/no/such/run'")):
+        with pytest.raises(SystemExit) as stop:
+            dist.main(["bench", *argv])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and message in err and "Traceback" not in err, (argv, err)
+    with pytest.raises(ValueError, match=r"cpus=0: expected a positive integer"):
+        dist.benchmark(cpus=0)
+    with pytest.raises(ValueError, match=r"agents: 0 games of 'greedy': expected a positive integer number of games"):
+        dist.benchmark((("greedy", 0),))
 
 
 @requires_ray

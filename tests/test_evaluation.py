@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -819,3 +820,88 @@ def test_pps_set_name_is_read_in_any_case_and_all_nan_overall_figures_warn_nothi
         overall = {r["agent"]: r for r in res.overall()}
         table = res.table()
     assert math.isnan(overall["always_raises"]["normalized"]) and "always_raises | 1 | nan | nan |" in table
+
+
+_DIES_IN_A_WORKER = """
+import os
+import sys
+
+import agents.evaluation as ev
+from agents.registry import register_agent
+from agents.simple import GreedyAgent
+from pokersquares_env import cli
+
+PARENT = os.getpid()
+
+
+class Dies(GreedyAgent):
+    def act(self, obs, info, game, state):
+        if os.getpid() != PARENT and state.num_placed == 3:
+            os._exit(1)  # as a worker process killed for lack of memory
+        return super().act(obs, info, game, state)
+
+
+register_agent("dies", lambda system=None, rules=None, seed=None: Dies(system=system, rules=rules, seed=seed),
+               kind="params")
+ev.usable_cpus = lambda: 2  # two workers even on a one-CPU machine
+try:
+    ev.evaluate(["greedy", "dies"], games=4, jobs=2, chunk_size=2, progress=False)
+except RuntimeError as exc:
+    print(f"{type(exc).__name__}: {exc}")
+print("cli exit", cli.main(["evaluate", "--agent", "dies", "--games", "2", "--jobs", "2", "--chunk-size", "1",
+                            "--no-progress"]))
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the test agent reaches the workers by fork")
+def test_a_worker_process_that_dies_stops_the_evaluation_naming_its_deals(tmp_path):
+    """Before, a worker of ``--jobs 2`` that died (an OOM kill, a crash) left multiprocessing.Pool waiting forever for
+    its chunk: the evaluation hung.  Run in a child process, so that a hang fails the test instead of the suite."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run([sys.executable, "-c", _DIES_IN_A_WORKER], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the evaluation hung after a worker process died")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("WorkerLostError: a worker process of the local back end (2 workers) died before its "
+                               "chunk ended (killed, e.g. for lack of memory, or crashed)"), done.stdout
+    assert "agent 'dies' deals 0-3" in lines[0] and "run it with fewer jobs" in lines[0]
+    # the command line: one line naming the deals, no traceback, exit status 1
+    assert lines[1] == "cli exit 1"
+    assert "pokersquares evaluate: error: a worker process of the local back end" in done.stderr
+    assert "agent 'dies' deals 0-1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_deal_ranges_are_shown_compactly():
+    from agents.evaluation import _deal_ranges
+
+    assert _deal_ranges([5, 0, 1, 2, 7, 8, 10]) == "0-2, 5, 7-8, 10"
+    assert _deal_ranges([3]) == "3"
+
+
+def test_evaluate_help_says_what_cpus_the_embedded_ray_gets(monkeypatch, capsys):
+    """Before, ``--address``'s help said the embedded Ray gets --jobs CPUs, but with --jobs 1 (the default) it gets
+    every core."""
+    import types
+
+    import agents.distributed as dist
+
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "else an embedded local Ray with --jobs CPUs, or all cores when --jobs is 1)" in text
+    # what the code does: ensure_ray's num_cpus (None: all cores)
+    asked = []
+    monkeypatch.setattr(dist, "import_ray", lambda what: types.SimpleNamespace(
+        is_initialized=lambda: False, cluster_resources=lambda: {"CPU": 64.0}))
+    monkeypatch.setattr(dist, "ensure_ray", lambda address, num_cpus, what: asked.append(num_cpus) or True)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    for jobs in (1, 3):
+        dist.prepare(["greedy"], jobs=jobs)
+    assert asked == [None, 3]

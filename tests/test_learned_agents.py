@@ -1,0 +1,124 @@
+"""Learned agents (``fastppo:``, ``dqn:``) loaded from saved models: deterministic ties, refused diverged weights.
+
+The models are untrained networks saved as the trainers save them (no training: these tests take seconds)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason='learned agents need torch: pip install "pokersquares_env[train]"')
+
+from agents.evaluation import evaluate  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+
+
+def _untrained_model(folder: Path, algo: str = "fast-ppo", seed: int = 0) -> Path:
+    """A run folder holding the ``model.pt`` of an untrained ``algo`` network (weights drawn from ``seed``)."""
+    from agents.config import TrainConfig
+    from agents.fast_ppo import make_net, save_model
+
+    cfg = TrainConfig(algo=algo, out=str(folder)).resolved()
+    folder.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = make_net(cfg.net, cfg.hidden)
+    save_model(folder / "model.pt", model, cfg)
+    return folder
+
+
+def _strip(records):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+@pytest.mark.parametrize("algo, prefix", [("fast-ppo", "fastppo"), ("dqn", "dqn")])
+def test_jobs_do_not_change_the_games_of_a_learned_agent(tmp_path, monkeypatch, algo, prefix):
+    """Before: the agent took ``np.nanargmax`` of the network's scores, and cells it scores alike (symmetric cells
+    of an early board) differ only by float noise that depends on torch's thread count: ``--jobs 1`` (this process's
+    threads) and ``--jobs 2`` (one thread per worker) played different games on the same deals."""
+    import agents.evaluation as ev
+
+    spec = f"{prefix}:{_untrained_model(tmp_path / algo, algo)}"
+    monkeypatch.setattr(ev, "usable_cpus", lambda: 2)  # two workers even on a one-CPU machine
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # this process sums in another order than the one-thread workers
+    try:
+        one = evaluate(spec, games=8, seed=3, progress=False, jobs=1)
+    finally:
+        torch.set_num_threads(threads)
+    two = evaluate(spec, games=8, seed=3, progress=False, jobs=2, chunk_size=4)
+    assert not one.errors and not two.errors
+    assert _strip(one.records) == _strip(two.records)
+
+
+class _FixedScores(torch.nn.Module):
+    """A stand-in network scoring every observation with the same row of ``scores`` (float64, no rounding)."""
+
+    def __init__(self, scores):
+        super().__init__()
+        self.scores = torch.as_tensor(scores, dtype=torch.float64)
+
+    def forward(self, obs):
+        return self.scores.expand(obs.shape[0], -1), None
+
+
+def test_scores_within_float_noise_pick_the_lowest_cell_and_real_differences_the_best(tmp_path):
+    """Before: of two cells scored 0.5 and 0.5 + 1e-8 (float noise) the higher won, so the thread count chose the
+    cell; now the lowest of the cells within the tolerance, in ``act`` and ``act_batch`` alike."""
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation, mask_array
+
+    agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    obs = encode_observation(game, state)
+    mask = mask_array(game.legal_mask(state))
+    scores = np.zeros(25)
+    scores[[3, 7, 9]] = [0.5, 0.5 + 1e-8, 0.5 - 1e-8]
+    agent.model = _FixedScores(scores)
+    assert agent.act(obs, {"action_mask": mask}) == 3
+    assert list(agent.act_batch(np.stack([obs, obs]), np.stack([mask, mask]))) == [3, 3]
+    # an illegal cell is never played, however it is scored
+    no3 = mask.copy()
+    no3[3] = 0
+    assert agent.act(obs, {"action_mask": no3}) == 7
+    assert list(agent.act_batch(obs[None], no3[None])) == [7]
+    # a real difference still decides
+    scores[7] = 0.5 + 1e-3
+    agent.model = _FixedScores(scores)
+    assert agent.act(obs, {"action_mask": mask}) == 7
+    assert list(agent.act_batch(obs[None], mask[None])) == [7]
+
+
+def test_best_cells_tolerance_is_relative_to_the_best_score():
+    from agents.learned import best_cells
+
+    nan = np.nan
+    values = np.array([[nan, 1000.0, 1000.0 + 1e-3, 999.0],  # 1e-3 is within 1e-5 of 1000: a tie
+                       [nan, 0.5, 0.5 + 1e-3, nan],  # 1e-3 is beyond 1e-5 of 1: the higher
+                       [-np.inf, nan, -np.inf, nan]])  # every legal cell as bad as can be: the lowest legal one
+    assert list(best_cells(values)) == [1, 2, 0]
+    with pytest.raises(ValueError, match="every legal cell a NaN score"):
+        best_cells(np.full((1, 25), nan))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_model_with_non_finite_weights_is_refused_when_loaded(tmp_path, bad):
+    """Before: a diverged model (NaN weights) loaded, then failed every game of an evaluation, move by move, with
+    numpy's "All-NaN slice encountered"."""
+    folder = _untrained_model(tmp_path / "run", "dqn")
+    blob = torch.load(folder / "model.pt", weights_only=True)
+    name = sorted(blob["state_dict"])[-1]
+    blob["state_dict"][name] = blob["state_dict"][name].clone()
+    blob["state_dict"][name].view(-1)[:2] = bad
+    torch.save(blob, folder / "model.pt")
+    message = (rf"model.pt': tensor '{name}' holds 2 non-finite value\(s\) \(NaN or infinity\) of \d+: the training "
+               rf"diverged; expected finite weights")
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"dqn:{folder}")
+    spec = re.escape(f"dqn:{folder}")
+    with pytest.raises(ValueError, match=rf"agent spec '{spec}' cannot be built: ValueError: .*{message}"):
+        evaluate(["random", f"dqn:{folder}"], games=2, progress=False)

@@ -127,9 +127,12 @@ class PokerSquaresEnv(gym.Env):
     * ``reward_mode="terminal"``: the whole score on the last step, 0 before.
 
     Either way the rewards of an episode add up to its score (times
-    ``reward_scale``).  ``reward_scale`` is a number, or ``"normalized"`` to divide
-    by the exact expected score of random play under the active system
-    (14.415 American, 7.676 English), so American and English runs share a scale.
+    ``reward_scale``; exactly for whole-number points and a power-of-two scale,
+    within float rounding otherwise).  ``reward_scale`` is a number, or
+    ``"normalized"`` to divide by the exact expected score of random play under
+    the active system and rules (14.415 American, 7.676 English without jokers;
+    ``scoring.expected_random_score(system, jokers)``), so American and English
+    runs share a scale.
     With ``illegal_action="penalty"`` an illegal action ends the episode with
     reward ``illegal_penalty`` (not scaled).
 

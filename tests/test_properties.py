@@ -28,7 +28,7 @@ rules_st = st.builds(Rules, jokers=st.sampled_from([0, 1, 2]), placement=st.samp
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), rules=rules_st, reward_mode=st.sampled_from(["line", "terminal"]),
        scoring=st.sampled_from(["american", "english", FRACTIONAL]),
-       scale=st.one_of(st.just("normalized"), st.just(1.0), st.floats(1e-3, 1e3)))
+       scale=st.one_of(st.just("normalized"), st.sampled_from([1.0, 0.25, 2.0]), st.floats(1e-3, 1e3)))
 def test_rewards_sum_to_score_times_scale_for_every_option(seed, rules, reward_mode, scoring, scale):
     if scale == "normalized" and expected_random_score(scoring, rules.jokers) <= 0:
         return
@@ -45,8 +45,8 @@ def test_rewards_sum_to_score_times_scale_for_every_option(seed, rules, reward_m
     assert len(rewards) == 25
     assert info["score"] == pytest.approx(score_grid(info["board"], scoring))
     assert math.fsum(rewards) == pytest.approx(info["score"] * want_scale, rel=1e-9, abs=1e-9)
-    if scoring != FRACTIONAL and scale == 1.0:  # whole-number points at scale 1: exactly, as the README says
-        assert sum(rewards) == info["score"]
+    if scoring != FRACTIONAL and scale in (1.0, 0.25, 2.0):  # whole points, power-of-two scale: exactly (README)
+        assert sum(rewards) == info["score"] * scale
     if reward_mode == "terminal":
         assert all(r == 0 for r in rewards[:-1])
 

@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from pokersquares_env._adapter import check_seed
 from pokersquares_env.vector import PokerSquaresVectorEnv
 
 __all__ = ["PokerSquaresSB3VecEnv", "make_sb3_vec_env"]
+
+#: What the seed messages add: the adapter's seed seeds the vector env's one generator.
+_SEED_NOTE = " (the vector env's one generator deals every sub-env from it)"
 
 
 def _vec_env_base() -> type:
@@ -69,13 +73,18 @@ class _Adapter:
     Seeding: ``seed`` (or SB3's ``venv.seed(s)``, which wins when both are
     given, as an algorithm's own seed should) seeds the vector env's
     generator at the next ``reset()``; see :class:`PokerSquaresVectorEnv`.
+    Both are checked when given: a non-negative int or ``None``.
     ``set_options({"deck": d})`` (or a list of one such dict per sub-env) deals
     those draw orders at the next ``reset()``, as SB3's ``set_options`` does;
     a deck gives its cards as codes or text, as the single env's ``deck`` option.
+    ``deck=None`` (or no ``deck``) for every sub-env shuffles, as the single
+    env does; a deck for some sub-envs and ``None`` for others is refused
+    (the one vector env deals either given decks or shuffled ones).
     """
 
     def __init__(self, num_envs: int | None = None, seed: int | None = None,
                  venv: PokerSquaresVectorEnv | None = None, **rules: Any) -> None:
+        seed = check_seed(seed, _SEED_NOTE)  # now, not at the first reset
         if venv is not None:
             if rules:
                 raise ValueError(f"pass either venv or rules {sorted(rules)}, not both")
@@ -92,6 +101,11 @@ class _Adapter:
         self._actions: np.ndarray | None = None
 
     # ---- the VecEnv API ---------------------------------------------------
+    def seed(self, seed: int | None = None):
+        """SB3's ``seed``: ``seed`` (a non-negative int, or ``None`` for a random one) seeds the next ``reset()``;
+        a bad one is refused here, leaving the seed to come as it was."""
+        return super().seed(check_seed(seed, _SEED_NOTE))
+
     def reset(self):
         """Reset every sub-env; the batch of first observations."""
         seed = self._seed
@@ -114,10 +128,16 @@ class _Adapter:
         if unknown:
             raise ValueError(f"set_options: unknown reset option(s) {unknown}: expected 'deck' (the draw order of "
                              f"each sub-env)")
-        if not all("deck" in o for o in given):
-            raise ValueError("set_options: 'deck' is given for some sub-envs only: give it for every sub-env (a list "
-                             "of one dict each) or one dict for all")
-        return {"deck": [o["deck"] for o in given]}
+        decks = [o.get("deck") for o in given]  # no 'deck' and deck=None both shuffle, as in the single env
+        if all(d is None for d in decks):
+            return None
+        missing = [i for i, d in enumerate(decks) if d is None]
+        if missing:
+            raise ValueError(f"set_options: 'deck' is given for some sub-envs only (none or None for sub-envs "
+                             f"{missing}): the sub-envs share one vector env, which deals either the given decks or "
+                             f"shuffled ones; give a deck for every sub-env (a list of one dict each, or one dict for "
+                             f"all), or None for all of them to shuffle")
+        return {"deck": decks}
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the actions for ``step_wait``."""

@@ -456,6 +456,9 @@ class PokerSquaresVectorEnv(VectorEnv):
                              f">=25 codes each")
         out = []
         for i, row in enumerate(decks):
+            if row is None:
+                raise ValueError(f"options['deck'][{i}] is None: expected a deck of >=25 card codes for every "
+                                 f"sub-env (a deck for some sub-envs only is not supported; deck=None shuffles all)")
             try:
                 arr = np.asarray(row)
             except ValueError:
@@ -483,9 +486,11 @@ class PokerSquaresVectorEnv(VectorEnv):
         ordered = np.sort(arr, axis=1)
         dup = ordered[:, 1:] == ordered[:, :-1]
         if dup.any():
-            i, j = np.argwhere(dup)[0]
-            raise ValueError(f"options['deck'][{first + i}] holds card {format_card(int(ordered[i, j]))} twice: "
-                             f"expected distinct cards")
+            i = int(np.flatnonzero(dup.any(axis=1))[0])
+            row = arr[i].tolist()
+            j = next(j for j, c in enumerate(row) if c in row[:j])  # where the card comes the second time
+            raise ValueError(f"options['deck'][{first + i}][{j}]: card {format_card(row[j])} (code {row[j]}) "
+                             f"appears twice")
         return arr[:, :NUM_CELLS]
 
     def _reset_rows(self, rows: np.ndarray, decks: np.ndarray) -> None:

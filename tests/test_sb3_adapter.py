@@ -227,6 +227,38 @@ def test_set_options_takes_decks_as_card_text_like_the_single_env():
         venv.reset()
 
 
+def test_set_options_with_deck_none_shuffles_as_the_single_env_and_a_partial_none_is_refused():
+    """Before, ``set_options({"deck": None})`` (the single env's "shuffle") made the next reset fail with
+    "options['deck'][0] has shape (): expected a deck of >=25 card codes"."""
+    for options in ({"deck": None}, [{"deck": None}, {}], [{"deck": None}, {"deck": None}]):
+        venv = make_sb3_vec_env(2, seed=0)
+        venv.set_options(options)
+        np.testing.assert_array_equal(venv.reset(), make_sb3_vec_env(2, seed=0).reset())  # the seed's own deals
+    venv = make_sb3_vec_env(2, seed=0)
+    for options, missing in [([{"deck": None}, {"deck": list(range(25))}], 0), ([{"deck": list(range(25))}, {}], 1)]:
+        venv.set_options(options)
+        with pytest.raises(ValueError, match=rf"for some sub-envs only \(none or None for sub-envs \[{missing}\]\).*"
+                                             r"give a deck for every sub-env .*or None for all of them to shuffle"):
+            venv.reset()
+
+
+def test_a_bad_seed_is_refused_when_given_not_at_a_later_reset():
+    """Before, ``make_sb3_vec_env(2, seed=-1)`` was made and failed only at its first reset, and ``venv.seed(-5)``
+    made every later reset fail."""
+    for seed, error in [(-1, ValueError), ("x", TypeError), (1.5, TypeError), (True, TypeError)]:
+        with pytest.raises(error, match=rf"seed={seed!r}: expected a non-negative int or None"):
+            make_sb3_vec_env(2, seed=seed)
+    venv = make_sb3_vec_env(2, seed=3)
+    for seed, error in [(-5, ValueError), ("x", TypeError)]:
+        with pytest.raises(error, match=rf"seed={seed!r}: expected a non-negative int or None"):
+            venv.seed(seed)
+    np.testing.assert_array_equal(venv.reset(), make_sb3_vec_env(2, seed=3).reset())  # the constructor's seed stands
+    assert venv.seed(np.int64(7)) == [7, 8]  # SB3's seeds, numpy ints too
+    np.testing.assert_array_equal(venv.reset(), make_sb3_vec_env(2, seed=7).reset())
+    venv.seed(None)  # a random seed, as SB3 gives
+    venv.reset()
+
+
 def test_set_options_names_unknown_keys_of_mixed_types():
     """Before, keys that do not sort together raised "TypeError: '<' not supported" instead of naming them."""
     venv = make_sb3_vec_env(2, seed=0)

@@ -545,7 +545,8 @@ def test_decks_of_different_lengths_deal_their_first_25_cards(backend):
         ([list(range(25)), list(range(24))], ValueError, r"options\['deck'\]\[1\] has shape \(24,\): expected a deck "
                                                           r"of >=25 card codes"),
         ([list(range(26)), list(range(25)), list(range(30))], ValueError, r"options\['deck'\] is 3 rows: expected 2"),
-        ([list(range(25)), [*range(25), 3]], ValueError, r"options\['deck'\]\[1\] holds card 5♣ twice"),
+        ([list(range(25)), [*range(25), 3]], ValueError, r"options\['deck'\]\[1\]\[25\]: card 5♣ \(code 3\) appears "
+                                                          r"twice"),
         ([list(range(25)), [*range(25), 60]], ValueError, r"options\['deck'\]\[1\]\[25\] = 60"),
         ([list(range(25)), [0.5] * 26], TypeError, r"options\['deck'\]\[1\] has dtype float64"),
     ]:
@@ -585,6 +586,40 @@ def test_decks_as_rows_of_card_text_deal_as_the_single_env_does(backend):
         with pytest.raises(error, match=message):
             venv.reset(options={"deck": decks})
     assert (venv._obs == before).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_repeated_card_code_is_named_with_its_position_as_for_card_text(backend):
+    """Before, decks given as codes said "options['deck'][1] holds card J♠ twice" without where, while card text, the
+    single env and docs/speed.md name the position of the second copy."""
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    venv.reset(seed=0)
+    before = venv._obs.copy()
+    bad = list(range(40, 52)) + list(range(13)) + [48]  # J♠ (48) again at position 25, after the 25 dealt
+    message = r"options\['deck'\]\[1\]\[25\]: card J♠ \(code 48\) appears twice"
+    for decks in (np.array([list(range(26)), bad]), [list(range(26)), bad + [50]]):  # one array, rows of two lengths
+        with pytest.raises(ValueError, match=message):
+            venv.reset(options={"deck": decks})
+    with pytest.raises(ValueError, match=r"^options\['deck'\]\[0\]\[7\]: card 4♣ \(code 2\) appears twice$"):
+        venv.reset(options={"deck": np.array([[*range(7), 2, *range(7, 25)]] * 2)})  # the first bad row is named
+    with pytest.raises(ValueError, match=r"^deck\[25\]: card J♠ \(code 48\) appears twice$"):
+        PokerSquaresEnv().reset(options={"deck": bad})  # the single env's wording
+    assert (venv._obs == before).all()
+
+
+def test_a_none_row_of_decks_is_refused_saying_deck_none_shuffles():
+    """Before, ``[None, deck]`` said "options['deck'][0] has shape ()" as if None were a malformed deck."""
+    venv = PokerSquaresVectorEnv(2)
+    venv.reset(seed=0)
+    before = venv._obs.copy()
+    for decks in ([None, list(range(25))], [None, None], [list(range(25)), None]):
+        where = decks.index(None)
+        with pytest.raises(ValueError, match=rf"options\['deck'\]\[{where}\] is None: expected a deck .* for every "
+                                             r"sub-env .*deck=None shuffles all"):
+            venv.reset(options={"deck": decks})
+    assert (venv._obs == before).all()
+    venv.reset(options={"deck": None})  # None for the whole option shuffles every sub-env
+    assert not (venv._obs == before).all()
 
 
 def test_unknown_reset_option_keys_of_mixed_types_are_named():

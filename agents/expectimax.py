@@ -13,7 +13,7 @@ from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
 
-__all__ = ["ExpectimaxAgent", "compiled_values", "expectimax_values", "tables_and_kernels"]
+__all__ = ["ExpectimaxAgent", "check_game_rules", "compiled_values", "expectimax_values", "tables_and_kernels"]
 
 DEFAULT_GAMES = 400_000
 DEFAULT_PHASES = 26
@@ -55,7 +55,9 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
     ``outs``; otherwise ``None``, with a warning if numba failed to compile).  The function returned takes
     ``(game, state, ply[, top])`` and gives the same values as :func:`expectimax_values` (to rounding); it also
     takes ``ply=3``: the ``top`` cells of highest two-ply value are re-rated by three-ply expectimax (every unseen
-    card at both chance levels), the other legal cells get ``-inf``.
+    card at both chance levels), the other legal cells get ``-inf``.  Its legal cells follow ``game.rules``
+    (placement, first cell), as :func:`expectimax_values`'s do; ``rules`` serves only the compile-time probe game.
+    A ``game`` of other jokers than ``rules`` is a ``ValueError`` (:func:`check_game_rules`).
     """
     from pokersquares_env.vector import _resolve_backend
 
@@ -70,9 +72,11 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
         from agents import _fast
 
         flat, phases, nout = _fast.tables_flat(values)
-        adjacent, first = rules.placement == "adjacent", rules.first_cell
 
         def run(game: PokerSquaresGame, state: GameState, ply: int, top: int = 4) -> np.ndarray:
+            played = game.rules  # the game's rules, not those the kernels were built with: legality follows them
+            check_game_rules(rules, played)
+            adjacent, first = played.placement == "adjacent", played.first_cell
             unseen = game.unseen(state)
             values = _fast.ply_values(flat, phases, nout, state, unseen, min(ply, 2), adjacent, first)
             if ply < 3 or len(state.placements) > 22 or not unseen:
@@ -98,20 +102,48 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
     return run
 
 
+def check_game_rules(built: Rules, game_rules: Rules) -> None:
+    """A ``ValueError`` naming both when a game's rules have other jokers than the rules an agent (its tables) was
+    built for: the tables value lines of another deck.  Placement and first cell may differ (legality follows the
+    game)."""
+    if game_rules.jokers != built.jokers:
+        raise ValueError(f"the game's rules {game_rules.to_json()} have jokers={game_rules.jokers}, but the agent was "
+                         f"built for rules {built.to_json()} (jokers={built.jokers}; its value tables are for that "
+                         f"deck): build the agent with the game's rules (make_agent(..., rules=game.rules))")
+
+
+def _needs_compiled_error(needs_compiled: str, backend: Any, features: Any) -> ValueError:
+    """The error for options (``needs_compiled``) that have no numpy path, on tables of ``features``."""
+    if features == "straights":  # no backend helps: the kernels cannot read straights tables
+        return ValueError(f"{needs_compiled} needs the compiled kernels, which cannot read features='straights' "
+                          "tables: use features='outs' or 'none' (or tables of those features)")
+    return ValueError(f"{needs_compiled} needs the compiled backend (numba, the fast extra; backend={backend!r}): "
+                      "there is no numpy path for it")
+
+
 def tables_and_kernels(system: Any, rules: Rules, *, tables: str | None, games: int, phases: int, features: str,
                        cache: Any, backend: Any, needs_compiled: str = "",
                        tuned: Any = False) -> tuple[Any, Callable | None]:
     """The value tables an agent plays on (:func:`agents.tables.tables_for`) and their compiled kernels
     (:func:`compiled_values`, ``None`` on the numpy path).  ``needs_compiled`` names the options that have no numpy
-    path (claims tables always need the kernels); the error says so when the kernels are not there."""
+    path (claims tables always need the kernels); the error says so when the kernels are not there.  A bad
+    ``backend``, and options that cannot be served by the backend or features asked for, are refused before any
+    tables are trained."""
+    from pokersquares_env.vector import _resolve_backend
+
+    resolved = _resolve_backend(backend)  # a bad backend: refused before the tables train
+    if tables is None:  # the features of the tables to train (or of the tuned ones) are known now
+        wanted = "none" if features is None else features
+        needs = ", ".join(filter(None, [needs_compiled, "features='claims'" if wanted == "claims" else ""]))
+        if needs and (wanted == "straights" or resolved == "numpy"):
+            raise _needs_compiled_error(needs, backend, wanted)
     vt = tables_for(system, rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
                     tuned=tuned)
     compiled = compiled_values(vt.values, rules, backend)
     if vt.features == "claims":
         needs_compiled = ", ".join(filter(None, [needs_compiled, "features='claims'"]))
     if compiled is None and needs_compiled:
-        raise ValueError(f"{needs_compiled} needs the compiled backend (numba, the fast extra; backend={backend!r}): "
-                         "there is no numpy path for it")
+        raise _needs_compiled_error(needs_compiled, backend, vt.features)
     return vt, compiled
 
 
@@ -140,7 +172,7 @@ class ExpectimaxAgent(Agent):
         self,
         *,
         system: Any = None,
-        rules: Rules | None = None,
+        rules: Rules | dict[str, Any] | str | None = None,
         seed: int | None = None,
         ply: int = 2,
         tables: str | None = None,
@@ -165,7 +197,7 @@ class ExpectimaxAgent(Agent):
         self.ply = ply
         self.top = DEFAULT_TOP if top is None else int(top)
         self.system = point_system("american" if system is None else system)
-        self.rules = rules or Rules()
+        self.rules = Rules.parse(rules) if rules is not None else Rules()
         self.tables, self._compiled = tables_and_kernels(
             self.system, self.rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
             backend=backend, needs_compiled="ply=3" if ply == 3 else "", tuned=tuned)
@@ -173,8 +205,9 @@ class ExpectimaxAgent(Agent):
         self.backend = "numpy" if self._compiled is None else "numba"
 
     def action_values(self, obs, info, game: PokerSquaresGame, state: GameState) -> np.ndarray:
-        """Expected gain in board value of each cell (NaN where illegal)."""
+        """Expected gain in board value of each cell (NaN where illegal, by ``game.rules``)."""
         check_not_over(state)
+        check_game_rules(self.rules, game.rules)
         if self._compiled is not None:
             return self._compiled(game, state, self.ply, self.top)
         return expectimax_values(self._values, game, state, self.ply)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 from agents.base import RatingAgent
 from agents.batch import Batch
-from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values, tables_and_kernels
+from agents.expectimax import (
+    DEFAULT_FEATURES,
+    DEFAULT_GAMES,
+    DEFAULT_PHASES,
+    check_game_rules,
+    expectimax_values,
+    tables_and_kernels,
+)
 from agents.tables import check_tables_path, load_tables_file
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import point_system
@@ -67,7 +75,7 @@ class RolloutSearchAgent(RatingAgent):
         self,
         *,
         system: Any = None,
-        rules: Rules | None = None,
+        rules: Rules | dict[str, Any] | str | None = None,
         seed: int | None = None,
         candidates: int = 4,
         rollouts: int = 512,
@@ -93,6 +101,13 @@ class RolloutSearchAgent(RatingAgent):
         if rollout not in ("ply1", "ply2"):
             raise ValueError(f"rollout={rollout!r}: expected 'ply1' (one-ply greedy rollouts) or 'ply2'")
         check_tables_path(rollout_tables, "rollout_tables")  # before the main tables are loaded or trained
+        if rollout_tables is not None:
+            if rollout == "ply2":
+                raise ValueError("rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)")
+            if not os.path.exists(os.path.expanduser(os.fspath(rollout_tables))):
+                raise FileNotFoundError(f"rollout_tables={rollout_tables!r}: no such file; expected the path of a "
+                                        ".npz written by ValueTables.save (e.g. the tables.npz of pokersquares "
+                                        "experiment tune-tables)")
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 5:
             raise ValueError(f"endgame={endgame!r}: expected an integer from 0 (off) to 5 empty cells")
         if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
@@ -115,7 +130,7 @@ class RolloutSearchAgent(RatingAgent):
             raise ValueError(f"weight={weight!r}: expected a finite number >= 0")
         self.weight = float(weight)
         self.system = point_system("american" if system is None else system)
-        self.rules = rules or Rules()
+        self.rules = Rules.parse(rules) if rules is not None else Rules()
         needs = ", ".join(name for name, on in (("ply=3", ply == 3), ("rollout='ply2'", rollout == "ply2"),
                                                 (f"endgame={self.endgame}", self.endgame > 0),
                                                 (f"depth={self.depth}", self.depth > 0),
@@ -128,8 +143,6 @@ class RolloutSearchAgent(RatingAgent):
         self.backend = "numpy" if self._compiled is None else "numba"
         self._roll_table, self._roll_flat = self._table, None
         if rollout_tables is not None:
-            if rollout == "ply2":
-                raise ValueError("rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)")
             rt = load_tables_file(self.system, self.rules, rollout_tables, "rollout_tables")
             if rt.values.shape != vt.values.shape:  # the kernels read both by the main tables' phases and buckets
                 main = f"tables={tables!r}" if tables is not None else (
@@ -146,8 +159,10 @@ class RolloutSearchAgent(RatingAgent):
 
     def rate(self, game: PokerSquaresGame, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """Expectimax values, plus ``weight`` times the rollout advantage over expectimax's favourite for the
-        candidates (NaN where illegal); and the candidate cells, whose best combined score is played."""
+        candidates (NaN where illegal, by ``game.rules``); and the candidate cells, whose best combined score is
+        played."""
         rules = game.rules
+        check_game_rules(self.rules, rules)
         if 25 - len(state.placements) <= self.endgame:  # exact expectimax to the end of the game
             from agents._fast import exact_values
 

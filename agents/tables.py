@@ -26,10 +26,9 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 import warnings
-import zipfile
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,9 +52,10 @@ _FEATURE_OF_SIZE = {size: name for name, size in _OUTS_SIZE.items()}
 
 
 def cache_dir() -> str:
-    """Where trained tables are cached (``$POKERSQUARES_CACHE/tables`` or ``~/.cache/pokersquares/tables``)."""
-    root = os.environ.get("POKERSQUARES_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pokersquares")
-    return os.path.join(root, "tables")
+    """Where trained tables are cached (``$POKERSQUARES_CACHE/tables`` or ``~/.cache/pokersquares/tables``; a ``~``
+    in ``POKERSQUARES_CACHE`` is the home folder)."""
+    root = os.environ.get("POKERSQUARES_CACHE") or os.path.join("~", ".cache", "pokersquares")
+    return os.path.join(os.path.expanduser(root), "tables")
 
 
 @dataclass
@@ -87,8 +87,9 @@ class ValueTables:
     def save(self, path: str | os.PathLike) -> None:
         """Write the table to an ``.npz`` file atomically: into a temporary file of a name of its own in the same
         folder, then renamed onto ``path``, so that a reader, or another thread or process saving the same table at
-        once, never sees a half-written file; nothing is left behind if writing fails."""
-        path = os.fspath(path)
+        once, never sees a half-written file; nothing is left behind if writing fails.  A leading ``~`` is the home
+        folder."""
+        path = os.path.expanduser(os.fspath(path))
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         meta = {"format": FORMAT, "version": VERSION, "features": self.features, "system": self.system.to_json(),
@@ -118,10 +119,11 @@ class ValueTables:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "ValueTables":
-        """Read a table written by :meth:`save` (errors name the file and what is wrong)."""
+        """Read a table written by :meth:`save` (errors name the file and what is wrong; a leading ``~`` is the home
+        folder)."""
         if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"value tables path {path!r}: expected the path of a .npz file (a str or os.PathLike)")
-        path = os.fspath(path)
+        path = os.path.expanduser(os.fspath(path))
         if not os.path.exists(path):
             raise FileNotFoundError(f"value tables {path!r} do not exist: train them with agents.tables.train_tables")
 
@@ -142,8 +144,11 @@ class ValueTables:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 values, counts = data["values"], data["counts"]
-        except (KeyError, ValueError, OSError, EOFError, TypeError, AttributeError, zipfile.BadZipFile,
-                zlib.error) as exc:  # a damaged or foreign file: np.load, zipfile and json each raise their own
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: np.load, zipfile, zlib, json and
+            # numpy's header parser each raise their own (KeyError, BadZipFile, zlib.error, EOFError, TypeError,
+            # NotImplementedError for an unknown zip version, tokenize.TokenError for a broken .npy header, ...)
             # NumPy's message on object arrays advises loading them with allow_pickle: never for a file of tables
             raise invalid("it holds Python objects (pickled), not arrays of numbers" if "allow_pickle" in str(exc)
                           else f"{type(exc).__name__}: {exc}") from None
@@ -237,7 +242,7 @@ def train_tables(
     from agents.evaluation import check_positive_int, check_seed
 
     ps = point_system(system)
-    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    rules = Rules.parse(rules) if rules is not None else Rules()
     games, phases, batch = (check_positive_int(games, "games"), check_positive_int(phases, "phases"),
                             check_positive_int(batch, "batch"))
     seed = check_seed(seed)
@@ -407,6 +412,33 @@ def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed
     return f"{safe}-{digest}.npz"
 
 
+#: Tables trained in this process that no cache file holds (``cache=False``, or a folder that could not take them),
+#: by the name their cache file has (point system and its values, rules, size, phases, seed, features): evaluation
+#: builds a fresh agent for every chunk of deals, and each would train them again.  At most ``_TRAINED_MAX``, the
+#: oldest dropped first.
+_TRAINED: dict[str, ValueTables] = {}
+_TRAINED_MAX = 4
+_TRAINED_LOCK = threading.Lock()
+
+
+def _copy_tables(tables: ValueTables) -> ValueTables:
+    """``tables`` with copies of its arrays (what :data:`_TRAINED` keeps and hands out: a caller may write to them)."""
+    return ValueTables(tables.values.copy(), tables.counts.copy(), tables.system, tables.rules, tables.games,
+                       tables.seed, tables.policy)
+
+
+def _save_or_warn(tables: ValueTables, path: str, folder: str) -> bool:
+    """Save ``tables`` at ``path`` (in the cache ``folder``); whether it worked (else a ``RuntimeWarning`` says why)."""
+    try:
+        tables.save(path)
+    except OSError as exc:  # an unwritable cache costs the caching, not the training just done
+        warnings.warn(f"could not cache the value tables in {folder!r} ({type(exc).__name__}: {exc}): they are "
+                      f"used uncached (kept in memory for this process only) and will be trained again by the next "
+                      f"one; set POKERSQUARES_CACHE (or cache=) to a writable folder", RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
 def load_or_train(
     system: Any = "american",
     rules: Rules | dict[str, Any] | None = None,
@@ -420,13 +452,16 @@ def load_or_train(
 ) -> ValueTables:
     """Cached tables for this point system and rules, trained (and cached) on first use.
 
-    ``cache``: ``True`` for :func:`cache_dir`, a folder, or ``False`` to always train.  A cache entry that cannot be
+    ``cache``: ``True`` for :func:`cache_dir`, a folder (a leading ``~`` is the home folder), or ``False`` for no
+    file.  A cache entry that cannot be
     read (damaged, truncated, empty) or that holds tables trained for anything else than asked (another point system,
     rules, size, seed or features: a file copied there) is retrained and overwritten.  If the folder cannot take the
     new file (read-only, or a file of that name), a ``RuntimeWarning`` says so and the tables are returned uncached.
+    Tables no file holds (``cache=False``, or an unwritable folder) are kept in memory for the rest of the process
+    (the last few): asked for again, they are not retrained (a cache folder asked for then is offered them again).
     """
     ps = point_system(system)
-    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    rules = Rules.parse(rules) if rules is not None else Rules()
     from agents.evaluation import check_positive_int, check_seed
 
     games, phases = check_positive_int(games, "games"), check_positive_int(phases, "phases")  # before the cache name
@@ -435,7 +470,7 @@ def load_or_train(
     features = "none" if features is None else features  # specs parse "features=none" as None
     if features not in FEATURES:
         raise ValueError(f"features={features!r}: expected one of {', '.join(FEATURES)}")
-    folder = cache_dir() if cache is True else (os.fspath(cache) if cache else None)
+    folder = cache_dir() if cache is True else (os.path.expanduser(os.fspath(cache)) if cache else None)
     path = os.path.join(folder, _cache_name(ps, rules, games, phases, seed, features)) if folder else None
     why = ""
     if path and os.path.exists(path):
@@ -453,6 +488,15 @@ def load_or_train(
                 return cached
             why = (f"; the cached file {path!r} holds tables trained for other {', '.join(wrong)}, so it is "
                    f"replaced")
+    key = _cache_name(ps, rules, games, phases, seed, features)
+    with _TRAINED_LOCK:
+        kept = None if why else _TRAINED.get(key)
+    if kept is not None:  # no cache file holds them, but this process trained them already
+        tables = _copy_tables(kept)
+        if path and _save_or_warn(tables, path, folder):
+            with _TRAINED_LOCK:
+                _TRAINED.pop(key, None)  # a file holds them now
+        return tables
 
     print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()}, features {features!r}, "
           f"{phases} phases ({games} self-play games)"
@@ -460,13 +504,13 @@ def load_or_train(
     start = time.perf_counter()
     tables = train_tables(ps, rules, games=games, phases=phases, seed=seed, features=features, progress=progress)
     tables.train_seconds = time.perf_counter() - start  # type: ignore[attr-defined]
-    if path:
-        try:
-            tables.save(path)
-        except OSError as exc:  # an unwritable cache costs the caching, not the training just done
-            warnings.warn(f"could not cache the value tables in {folder!r} ({type(exc).__name__}: {exc}): they are "
-                          f"used uncached and will be trained again next time; set POKERSQUARES_CACHE (or cache=) to "
-                          f"a writable folder", RuntimeWarning, stacklevel=2)
+    if not (path and _save_or_warn(tables, path, folder)):  # no file holds them: kept for this process
+        kept = _copy_tables(tables)
+        with _TRAINED_LOCK:
+            _TRAINED.pop(key, None)
+            _TRAINED[key] = kept
+            while len(_TRAINED) > _TRAINED_MAX:
+                del _TRAINED[next(iter(_TRAINED))]
     return tables
 
 

@@ -125,9 +125,10 @@ def check_options(*, ply: int, generations: int, population: int, elite: int, ga
             raise ValueError(f"{name}={value!r}: expected a positive integer")
     if elite > population:
         raise ValueError(f"elite={elite} is larger than population={population}")
-    if ply not in (1, 2):
+    if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (1, 2):
         raise ValueError(f"ply={ply!r}: expected 1 or 2")
-    if not (np.isfinite(sigma) and sigma > 0):
+    if (isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating))
+            or not (np.isfinite(sigma) and sigma > 0)):
         raise ValueError(f"sigma={sigma!r}: expected a positive number")
 
 
@@ -196,7 +197,7 @@ def tuned_tables(system: Any, rules: Any = None, *, games: int, phases: int, fea
     from pokersquares_env.scoring import point_system
 
     ps = point_system(system)
-    rules = Rules(**rules) if isinstance(rules, dict) else (rules or Rules())
+    rules = Rules.parse(rules) if rules is not None else Rules()
     name = next((n for n in TUNED_SYSTEMS if tuple(point_system(n).points) == tuple(ps.points)), None)
     how = ("tune tables for it with `pokersquares experiment tune-tables --scoring ...` and pass "
            "tables=OUT/tables.npz instead")
@@ -262,8 +263,11 @@ def tune_tables(
         given = init.shape
         if init.ndim == 2:
             init = init[:, :, None]
-        if init.shape[:2] != shape[:2] or init.shape[2] not in (1, bins):
+        if init.ndim != 3 or init.shape[:2] != shape[:2] or init.shape[2] not in (1, bins):
             raise ValueError(f"init of shape {given}: expected ({shape[0]}, 2), ({shape[0]}, 2, 1) or {shape}")
+        if not np.isfinite(init).all():
+            raise ValueError(f"init: {int((~np.isfinite(init)).sum())} of {init.size} values are NaN or infinite: "
+                             "expected a finite theta (as load_theta reads one)")
         mean = np.broadcast_to(init, shape).copy()
     std = np.full(shape, float(sigma))
     rng = np.random.default_rng([seed, 91])

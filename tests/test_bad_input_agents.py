@@ -153,14 +153,40 @@ def test_a_table_file_that_is_not_an_npz_gets_our_message_not_numpys_pickle_advi
         assert "allow_pickle" not in message and "unsafely" not in message
 
 
-@pytest.mark.parametrize("raw", [b"", b"PK\x03\x04garbage", b"not a table"])
+def _zip_version_9_9(good: bytes) -> bytes:
+    """``good`` with its central directory's "version needed to extract" set to 9.9: zipfile raises
+    NotImplementedError."""
+    bad = bytearray(good)
+    bad[bad.index(b"PK\x01\x02") + 6] = 99
+    return bytes(bad)
+
+
+def _npy_header_without_brace(good: bytes) -> bytes:
+    """An .npz whose ``meta.npy`` header lost its closing brace: numpy's header parser raises tokenize.TokenError."""
+    import io
+    import zipfile
+
+    npy = io.BytesIO()
+    np.save(npy, np.zeros(3))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("meta.npy", npy.getvalue().replace(b"), }", b"),  "))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("raw", [b"", b"PK\x03\x04garbage", b"not a table", _zip_version_9_9,
+                                 _npy_header_without_brace])
 def test_a_damaged_cache_entry_is_retrained_and_overwritten(tmp_path, raw, capsys):
+    """The last two crashed (NotImplementedError, tokenize.TokenError) instead of being retrained."""
     from agents.tables import _cache_name
 
     fresh = load_or_train("american", games=200, phases=2, cache=tmp_path)
     path = tmp_path / _cache_name(point_system("american"), Rules(), 200, 2, 0, "none")
     assert path.exists()
-    path.write_bytes(raw)
+    path.write_bytes(raw(path.read_bytes()) if callable(raw) else raw)
+    with pytest.raises(ValueError, match=re.escape(f"value tables {str(path)!r} are not a valid .npz written by "
+                                                   "ValueTables.save: ")):
+        ValueTables.load(path)  # what the cache reads it with: our error, naming the file
     capsys.readouterr()
     again = load_or_train("american", games=200, phases=2, cache=tmp_path)
     assert "training value tables" in capsys.readouterr().err
@@ -426,6 +452,31 @@ def test_mc_heuristic_still_takes_the_table_options_defaults(_no_training):
                  "mc:seconds=0.04,round=4,rollout=heuristic"):
         assert make_agent(spec).name == "mc"
     assert MonteCarloAgent(rollout="heuristic", features="none", cache=True, tables=None).rollouts == 64
+
+
+@pytest.mark.parametrize("spec, error, message", [
+    ("expectimax:backend=gpu", ValueError, "backend='gpu': expected one of"),
+    ("search:backend=gpu,rollouts=2", ValueError, "backend='gpu': expected one of"),
+    ("expectimax:ply=3,backend=numpy", ValueError, "ply=3 needs the compiled backend (numba, the fast extra; "
+                                                   "backend='numpy'): there is no numpy path for it"),
+    ("search:ply=3,endgame=2,backend=numpy", ValueError, "ply=3, endgame=2 needs the compiled backend"),
+    ("expectimax:features=claims,backend=numpy", ValueError, "features='claims' needs the compiled backend"),
+    ("expectimax:features=straights,ply=3", ValueError, "ply=3 needs the compiled kernels, which cannot read "
+                                                        "features='straights' tables"),
+    ("search:rollout_tables=/nonexistent/t.npz", FileNotFoundError,
+     "rollout_tables='/nonexistent/t.npz': no such file; expected the path of a .npz written by ValueTables.save"),
+    ("search:rollout=ply2,rollout_tables=/nonexistent/t.npz", ValueError,
+     "rollout_tables needs rollout='ply1' (two-ply rollouts play on the main tables)"),
+])
+def test_options_the_agent_cannot_play_are_refused_before_the_tables_train(spec, error, message, _no_training,
+                                                                           monkeypatch):
+    """These were refused only after the (default: 30-60 s) training; a missing rollout_tables file was 'value tables
+    ... do not exist', naming no option."""
+    import agents.tables
+
+    monkeypatch.setattr(agents.tables, "_TRAINED", {}, raising=False)  # no tables trained earlier in this process
+    with pytest.raises(error, match=re.escape(message)):
+        make_agent(spec)
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -119,6 +119,72 @@ def test_backend_option_errors(tables):
         make_agent("expectimax:backend=gpu,games=3000,phases=26")
 
 
+@pytest.mark.parametrize("spec", ["expectimax:ply=1", "expectimax:ply=2", "search:rollouts=8,candidates=3",
+                                  "search:rollouts=8,candidates=3,ply=3", "expectimax:ply=3"])
+def test_agents_follow_the_games_placement_rules_not_those_they_were_built_with(tables, tmp_path, spec):
+    """The compiled kernels kept the placement and first cell of the rules the agent was built with: built for the
+    plain rules, expectimax and search played cell 0 as the first card of an adjacent, first-cell-center game (and
+    search's E and its rollouts followed different rules).  Both backends follow ``game.rules`` now, and agree."""
+    path = tmp_path / "plain.npz"
+    tables(Rules()).save(path)  # tables of the plain rules: placement and first cell are not in them
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
+    plays = {}
+    for backend in ("numpy", "numba"):
+        if "ply=3" in spec and backend == "numpy":
+            continue  # compiled only
+        agent = make_agent(f"{spec},tables={path},backend={backend}", seed=4)  # built for the plain rules
+        assert agent.rules == Rules() and agent.backend == backend
+        state = game.init(game.deal(np.random.default_rng(11)), validate=False)
+        while not state.terminal:
+            legal = game.legal_cells(state)
+            values = agent.action_values(None, None, game, state.copy())
+            assert np.flatnonzero(~np.isnan(values)).tolist() == legal  # NaN exactly on the game's illegal cells
+            cell = agent.act(None, None, game, state.copy())
+            assert cell in legal, f"{backend}: illegal cell {cell} (legal {legal})"
+            game.apply(state, cell)
+        assert state.placements[0] == 12
+        plays[backend] = list(state.placements)
+    if len(plays) == 2:
+        assert plays["numpy"] == plays["numba"]
+
+
+@pytest.mark.parametrize("spec", ["expectimax:ply=2", "search:rollouts=4,candidates=2"])
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_game_of_other_jokers_than_the_agent_was_built_for_is_refused(tables, tmp_path, spec, backend):
+    """Tables value lines of one deck: an agent built for no jokers played a two-joker game on lines of jokers its
+    tables never trained, without a word."""
+    path = tmp_path / "plain.npz"
+    tables(Rules()).save(path)
+    agent = make_agent(f"{spec},tables={path},backend={backend}", seed=4)
+    game = PokerSquaresGame(Rules(jokers=2, placement="adjacent"))
+    state = game.init(game.deal(np.random.default_rng(3)), validate=False)
+    with pytest.raises(ValueError, match=re.escape("the game's rules {'jokers': 2, 'placement': 'adjacent', "
+                                                   "'first_cell': None} have jokers=2, but the agent was built for "
+                                                   "rules {'jokers': 0, 'placement': 'free', 'first_cell': None}")):
+        agent.act(None, None, game, state)
+    assert len(state.placements) == 0
+
+
+@pytest.mark.parametrize("spec, needs", [("expectimax:ply=3", "ply=3"), ("search:depth=4", "depth=4"),
+                                         ("search:ply=3,rollouts=2", "ply=3")])
+def test_options_of_the_kernels_with_straights_tables_name_the_real_reason(spec, needs, tmp_path, monkeypatch):
+    """With numba installed these said '... needs the compiled backend (numba ...)', and only after training the
+    tables: the kernels cannot read straights tables, whatever the backend."""
+    import agents.tables
+
+    monkeypatch.setattr(agents.tables, "train_tables", lambda *a, **k: pytest.fail("trained tables"))
+    monkeypatch.setattr(agents.tables, "_TRAINED", {}, raising=False)
+    with pytest.raises(ValueError, match=re.escape(f"{needs} needs the compiled kernels, which cannot read "
+                                                   "features='straights' tables: use features='outs' or 'none'")):
+        make_agent(f"{spec},features=straights,games=500,phases=4,cache={tmp_path}")
+    vt = train_tables("american", games=500, phases=4, features="straights", seed=0)  # the same from a file
+    path = tmp_path / "straights.npz"
+    vt.save(path)
+    with pytest.raises(ValueError, match=re.escape(f"{needs} needs the compiled kernels, which cannot read "
+                                                   "features='straights' tables")):
+        make_agent(f"{spec},tables={path}")
+
+
 def test_self_play_records_match_batch_play_out(tables):
     """ply=1 greedy self-play in the kernel visits exactly the abstractions Batch.play_out records."""
     from agents import _fast

@@ -179,6 +179,92 @@ def test_a_read_only_cache_warns_and_the_tables_are_still_used(tmp_path, monkeyp
     assert tables.games == 300 and os.listdir(tmp_path) == []
 
 
+@pytest.fixture
+def trainings(monkeypatch):
+    """The ``games`` of every training ``load_or_train`` starts, with no tables kept from earlier tests."""
+    import agents.tables
+
+    monkeypatch.setattr(agents.tables, "_TRAINED", {}, raising=False)
+    real, calls = agents.tables.train_tables, []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["games"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(agents.tables, "train_tables", counted)
+    return calls
+
+
+def test_uncached_tables_are_trained_once_per_process_not_once_per_evaluation_chunk(trainings, tmp_path, capsys):
+    """Evaluation builds a fresh agent for every chunk of deals: with cache=false each trained the tables again
+    (five times for four chunks)."""
+    from agents.evaluation import evaluate
+
+    spec = "expectimax:games=512,phases=2,features=none,ply=1,backend=numpy"
+    capsys.readouterr()
+    uncached = evaluate([f"{spec},cache=false"], games=8, jobs=1, chunk_size=2, progress=False)
+    assert trainings == [512] and capsys.readouterr().err.count("training value tables") == 1
+    cached = evaluate([f"{spec},cache={tmp_path}"], games=8, jobs=1, chunk_size=2, progress=False)
+    assert trainings == [512]  # offered to the cache folder, not trained again
+    assert len(os.listdir(tmp_path)) == 1
+    assert uncached.summary[0]["mean"] == cached.summary[0]["mean"]  # the same tables, the same games
+
+
+def test_tables_an_unwritable_cache_cannot_take_are_trained_once(trainings, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    for _ in range(2):  # the warning still comes every time: the folder is asked for and cannot take them
+        with pytest.warns(RuntimeWarning, match=re.escape(f"could not cache the value tables in '{afile}'")):
+            first = load_or_train("american", games=300, phases=2, seed=4, cache=afile)
+    assert trainings == [300]
+    first.values[:] = 0.0  # a caller writing to its tables does not change those kept for the next one
+    again = load_or_train("american", games=300, phases=2, seed=4, cache=False)
+    assert trainings == [300] and again.values.any()
+    np.testing.assert_array_equal(again.values, train_tables("american", games=300, phases=2, seed=4).values)
+    load_or_train("american", games=300, phases=3, seed=4, cache=False)  # other options: trained
+    load_or_train("english", games=300, phases=2, seed=4, cache=False)
+    load_or_train("american", Rules(jokers=1), games=300, phases=2, seed=4, cache=False)
+    assert trainings == [300] * 4
+
+
+def test_a_tilde_in_cache_tables_and_the_cache_variable_is_the_home_folder(tmp_path, monkeypatch):
+    """``cache=~/x`` made a folder literally named '~' in the working folder."""
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    name = _cache_name(point_system("american"), Rules(), 200, 2, 0, "none")
+    tables = load_or_train("american", games=200, phases=2, cache="~/tc")
+    assert os.listdir(home / "tc") == [name]
+    monkeypatch.setenv("POKERSQUARES_CACHE", "~/pc")
+    from agents.tables import cache_dir
+
+    assert cache_dir() == str(home / "pc" / "tables")
+    load_or_train("american", games=200, phases=2)
+    assert os.listdir(home / "pc" / "tables") == [name]
+    tables.save("~/t.npz")
+    assert (home / "t.npz").is_file()
+    np.testing.assert_array_equal(ValueTables.load("~/t.npz").values, tables.values)
+    agent = make_agent("search:tables=~/t.npz,rollout_tables=~/t.npz,rollouts=2,backend=numpy")
+    np.testing.assert_array_equal(agent._roll_table, tables.values)
+    assert os.listdir(cwd) == []
+
+
+@pytest.mark.parametrize("rules", ["jokers=1", {"jokers": 1}, Rules(jokers=1)])
+def test_rules_may_be_given_as_a_spec_string(tmp_path, rules):
+    """A string ('jokers=1') was AttributeError: 'str' object has no attribute 'deck_size'."""
+    assert train_tables("american", rules, games=20, phases=1).rules == Rules(jokers=1)
+    assert load_or_train("american", rules, games=20, phases=1, cache=tmp_path).rules == Rules(jokers=1)
+    path = tmp_path / "j1.npz"
+    train_tables("american", Rules(jokers=1), games=20, phases=1).save(path)
+    from agents.expectimax import ExpectimaxAgent
+    from agents.search import RolloutSearchAgent
+
+    assert ExpectimaxAgent(tables=str(path), rules=rules, backend="numpy").rules == Rules(jokers=1)
+    assert RolloutSearchAgent(tables=str(path), rules=rules, backend="numpy").rules == Rules(jokers=1)
+
+
 # ----------------------------------------------------------------------------- train_tables: its options
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -123,7 +124,13 @@ def test_tuning_repairs_a_broken_table_and_is_deterministic(small):
 @needs_numba
 @pytest.mark.parametrize("bad, match", [({"elite": 9, "population": 4}, "elite=9"), ({"games": 0}, "games=0"),
                                         ({"ply": 3}, "ply=3"), ({"sigma": -1.0}, "sigma=-1.0"),
-                                        ({"init": np.zeros((2, 2))}, r"init of shape \(2, 2\)")])
+                                        ({"init": np.zeros((2, 2))}, r"init of shape \(2, 2\)"),
+                                        # these were a raw TypeError, ply 1 and 'theta must be finite'
+                                        ({"sigma": "0.3"}, "sigma='0.3': expected a positive number"),
+                                        ({"ply": True}, "ply=True: expected 1 or 2"),
+                                        ({"init": np.full((9, 2), np.nan)},
+                                         "init: 18 of 18 values are NaN or infinite"),
+                                        ({"init": np.zeros((9, 2, 1, 1))}, r"init of shape \(9, 2, 1, 1\)")])
 def test_tune_tables_rejects_bad_options(small, bad, match):
     from agents.tuning import tune_tables
 
@@ -372,6 +379,18 @@ def test_tuned_true_scales_the_default_tables_by_the_shipped_multipliers(small, 
             assert (play(make_agent(f"{spec}tuned=true", system="english", seed=1), seed)
                     == play(make_agent(f"{spec}tables={path}", system="english", seed=1), seed)), spec
     assert make_agent("expectimax:ply=1,tuned=true", system="english").tables.policy.endswith("+tuned(english)")
+
+
+@pytest.mark.parametrize("rules, match", [("jokers=1", "tuned under the plain rules, not {'jokers': 1"),
+                                          ("placement=bogus", "placement='bogus': expected 'free' or 'adjacent'")])
+def test_tuned_tables_read_rules_given_as_a_spec_string(fake_default_tables, rules, match):
+    """A string was AttributeError ('str' object has no attribute ...) rather than read as rules."""
+    from agents.tuning import tuned_tables
+
+    with pytest.raises(ValueError, match=re.escape(match)):
+        tuned_tables("american", rules, games=400_000, phases=26, features="outs")
+    assert fake_default_tables == []
+    assert tuned_tables("american", "jokers=0", games=400_000, phases=26, features="outs").rules == Rules()
 
 
 @pytest.mark.parametrize("spec, system, rules, match", [

@@ -21,8 +21,8 @@ from typing import Any
 
 from pokersquares_env.cli import int_between
 
-__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "MAX_SEED", "read_json", "scoring_path_near",
-           "train_seed_arg"]
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED",
+           "check_dqn_budget", "read_json", "scoring_path_near", "train_seed_arg", "unused_options"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {
@@ -38,6 +38,10 @@ ANNEAL_BY = ("first", "steps")
 
 class ConfigError(ValueError):
     """A training option has a bad value (the message names the option, the value and what was expected)."""
+
+
+class UnusedOptionWarning(UserWarning):
+    """An option given for a training run that its algorithm does not use (:func:`unused_options`)."""
 
 
 #: the largest training seed: SB3 seeds NumPy's legacy generator, which takes 32 bits
@@ -66,6 +70,43 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
         update_epochs=4, ent_coef=0.001, gamma=1.0, max_grad_norm=0.5,
     ),
 }
+
+
+#: the options only some algorithms use: option -> the algorithms that use it (every other option is used by all)
+ALGO_OPTIONS: dict[str, tuple[str, ...]] = {
+    **{name: ("dqn",) for name in ("buffer_size", "learning_starts", "target_tau", "epsilon_start", "epsilon_end",
+                                   "exploration_fraction")},
+    **{name: ("maskable-ppo", "fast-ppo") for name in ("gae_lambda", "clip_coef", "vf_coef", "ent_coef")},
+}
+
+
+def check_dqn_budget(cfg: "TrainConfig") -> None:
+    """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps: it would take no gradient step.
+    Checked by :func:`agents.train.train` before anything is written (not by :meth:`TrainConfig.validate`, so that a
+    config validated for something else than training it -- an experiment's, a sweep's -- is not refused)."""
+    if cfg.algo != "dqn":
+        return
+    n = cfg.num_envs if cfg.num_envs is not None else ALGO_DEFAULTS["dqn"]["num_envs"]
+    steps = max(1, -(-cfg.timesteps // n)) * n  # whole iterations of num_envs (agents.train.planned_steps)
+    if cfg.learning_starts >= steps:
+        raise ConfigError(
+            f"learning_starts={cfg.learning_starts}: dqn learns only after learning_starts steps, and the run takes "
+            f"{steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts below the "
+            f"steps of the run (lower --learning-starts or raise --timesteps)")
+
+
+def unused_options(algo: str, given: dict[str, Any]) -> list[str]:
+    """One line for each option in ``given`` that ``algo`` does not use (:data:`ALGO_OPTIONS`) and that is set to
+    something other than :class:`TrainConfig`'s default (or the algorithm's own default): the run ignores it."""
+    defaults = TrainConfig().to_dict()
+    lines = []
+    for name, value in given.items():
+        users = ALGO_OPTIONS.get(name)
+        if users is None or algo in users or value == defaults.get(name) \
+                or value == ALGO_DEFAULTS.get(algo, {}).get(name, defaults.get(name)):
+            continue
+        lines.append(f"{name}={value!r} is a {' and '.join(users)} option; {algo} does not use it")
+    return lines
 
 
 @dataclass

@@ -170,7 +170,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     policy = _greedy_policy(q_net)
 
     def save_checkpoint(path: Path) -> None:
-        save_model(path, q_net, cfg, optimizer=optimizer.state_dict(), target=target.state_dict(),
+        save_model(path, q_net, cfg, point_system=run.point_system, optimizer=optimizer.state_dict(),
+                   target=target.state_dict(),
                    global_step=global_step, iteration=iteration, rng=rng.bit_generator.state,
                    games=games_state(envs, obs=obs, mask=mask, reset_step=reset_step, phi=phi))
         if path == run.latest_checkpoint():  # --resume goes on with the transitions it had
@@ -184,10 +185,12 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     potential = run.shaping_potential()  # built before the run's clock started (train)
     iteration = 0
     games = restore_games(state, cfg, N)
-    if games is not None:  # the games in progress, the exploration generator and the step counter go on
+    if state is not None:  # the exploration generator and the iteration count go on (with or without the games)
+        if "rng" in state:
+            rng.bit_generator.state = state["rng"]
+        iteration = state.get("iteration", iteration)
+    if games is not None:  # the games in progress go on
         envs, obs, mask, reset_step, phi = (games[k] for k in ("env", "obs", "mask", "reset_step", "phi"))
-        rng.bit_generator.state = state["rng"]
-        iteration = state["iteration"]
     else:  # a new run, or a checkpoint without its games: new deals from a seed of the run's seed and progress
         envs = make_env(cfg, N)
         obs, info = envs.reset(seed=cfg.seed + 7919 * (global_step // N))
@@ -259,5 +262,6 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         run.maybe_checkpoint(global_step, save_checkpoint, force=True)
     finally:
         envs.close()
-    run.save_final(lambda path: save_model(path, q_net, cfg, global_step=global_step))
+    run.save_final(lambda path: save_model(path, q_net, cfg, point_system=run.point_system,
+                                           global_step=global_step))
     return q_net

@@ -328,14 +328,22 @@ def load_policy(path: str | Path) -> tuple["nn.Module", dict[str, Any]]:
     return model, blob
 
 
-def save_model(path: Path, model: "nn.Module", cfg: TrainConfig, **extra: Any) -> None:
-    """Write a torch model file holding the weights and what is needed to rebuild the network."""
+_READ_NOW = object()  # save_model: no point system given, read the one cfg.scoring names
+
+
+def save_model(path: Path, model: "nn.Module", cfg: TrainConfig, *, point_system: Any = _READ_NOW,
+               **extra: Any) -> None:
+    """Write a torch model file holding the weights and what is needed to rebuild the network.  ``point_system``:
+    the table the run trains for, as read when it started (``RunFolder.point_system``; by default the one
+    ``cfg.scoring`` names, read now), which learned agents compare their game with."""
     from agents.config import point_table
 
+    if point_system is _READ_NOW:
+        point_system = point_table(cfg.scoring)
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(
         {"algo": cfg.algo, "net": cfg.net, "hidden": list(cfg.hidden), "config": cfg.to_dict(),
-         "point_system": point_table(cfg.scoring), "state_dict": model.state_dict(), **extra},
+         "point_system": point_system, "state_dict": model.state_dict(), **extra},
         tmp,
     )
     tmp.replace(path)
@@ -361,7 +369,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
     next_update = start_update
 
     def save_checkpoint(path: Path) -> None:  # the network, optimiser, torch RNG and the games in progress
-        save_model(path, model, cfg, optimizer=optimizer.state_dict(), update=next_update, global_step=global_step,
+        save_model(path, model, cfg, point_system=run.point_system, optimizer=optimizer.state_dict(),
+                   update=next_update, global_step=global_step,
                    torch_rng=torch.get_rng_state(),
                    games=games_state(envs, obs=obs.numpy(), mask=mask.numpy(), reset_step=reset_step.numpy(), phi=phi))
 
@@ -476,7 +485,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         run.maybe_checkpoint(global_step, save_checkpoint, force=True)
     finally:
         envs.close()
-    run.save_final(lambda path: save_model(path, model, cfg, global_step=global_step))
+    run.save_final(lambda path: save_model(path, model, cfg, point_system=run.point_system,
+                                           global_step=global_step))
     return model
 
 

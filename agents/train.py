@@ -35,6 +35,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 import zipfile
 from dataclasses import fields
 from pathlib import Path
@@ -178,6 +179,9 @@ class RunFolder:
         self._ep_rate_n = 0
         self._potential: Any = _UNSET
         self.steps = 0
+        #: the point system the run trains for, as read when it started (point_system.json of a resumed run):
+        #: what config.json's ``scoring`` named then, recorded in every model file the run saves
+        self.point_system: dict[str, Any] | None = None
 
     # ---------------------------------------------------------------- setup
     def open(self) -> None:
@@ -198,16 +202,28 @@ class RunFolder:
                 self._last_eval_step, self._last_ckpt_step, self._last_row_step = (data[k] for k in SCHEDULE_KEYS)
                 self._recent = [float(v) for v in data["recent"]]
                 self._resumed_steps = data["steps"]
+            self.point_system = self._check_point_system()
+            # the final evaluation described the model before this resume: removed (the run's end writes it anew),
+            # so a resume stopped by Ctrl-C or without a final evaluation leaves none that describes another model
+            old_eval = self.dir / "evaluation"
+            if old_eval.is_dir() and not old_eval.is_symlink():
+                shutil.rmtree(old_eval)
+            elif old_eval.exists() or old_eval.is_symlink():
+                old_eval.unlink()
         else:
             self._clear_old_run()
+            from agents.config import point_table
+
+            self.point_system = point_table(self.cfg.scoring)
         try:
             self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"out={str(self.dir)!r}: cannot create the run folder ({exc.strerror or exc})") from None
         self.cfg.save(self.dir / "config.json")
-        self._save_point_system()
-        if self.resume:
+        if self.resume:  # point_system.json stays as the run's start wrote it
             self._trim_curve(self._resumed_steps)
+        else:
+            self._save_point_system()
         try:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -243,13 +259,42 @@ class RunFolder:
 
     # ---------------------------------------------------------- checkpoints
     def _save_point_system(self) -> None:
-        """``point_system.json``: the table the run trains for, as read now (config.json names a file by the path
-        given, relative to the folder the run was started in; learned agents compare their game with this)."""
+        """``point_system.json``: the table a new run trains for, as read when it started (config.json names a file
+        by the path given, relative to the folder the run was started in; learned agents compare their game with
+        this).  Written once: a resume keeps it."""
+        if self.point_system is not None:  # validated before
+            (self.dir / POINT_SYSTEM_FILE).write_text(json.dumps(self.point_system, indent=2) + "\n")
+
+    def _check_point_system(self) -> dict[str, Any] | None:
+        """The point system a resumed run trains for: ``point_system.json`` as the run's start wrote it, after
+        checking that ``scoring`` still names the same points (a ConfigError naming the file and the points that
+        differ if it was edited since); without that file (a run from before it was written), the table read now.
+        Checked before --resume writes anything."""
         from agents.config import point_table
 
-        table = point_table(self.cfg.scoring)
-        if table is not None:  # validated before; a file gone since resumes without it
-            (self.dir / POINT_SYSTEM_FILE).write_text(json.dumps(table, indent=2) + "\n")
+        now = point_table(self.cfg.scoring)
+        path = self.dir / POINT_SYSTEM_FILE
+        if not path.exists():
+            return now
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(stored, dict) or not isinstance(stored.get("points"), dict):
+                raise ValueError(f"a {type(stored).__name__} without points")
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise ConfigError(f"--resume: {str(path)!r} cannot be read ({exc}): expected the point system the run "
+                              f"wrote when it started") from None
+        if now is None:  # the file scoring names is gone since (validated before): the run goes on with its table
+            return stored
+        diffs = [f"{k}: {now['points'].get(k)!r} (stored: {stored['points'].get(k)!r})"
+                 for k in sorted(set(now["points"]) | set(stored["points"]))
+                 if now["points"].get(k) != stored["points"].get(k)]
+        if now.get("win_threshold") != stored.get("win_threshold"):
+            diffs.append(f"win_threshold: {now.get('win_threshold')!r} (stored: {stored.get('win_threshold')!r})")
+        if diffs:
+            raise ConfigError(f"--resume: scoring={self.cfg.scoring!r} now gives other points than the run trained "
+                              f"for, stored in {str(path)!r}: {'; '.join(diffs)}: expected the points the run "
+                              f"started with (restore the file, or train a new run with the new points)")
+        return stored
 
     def latest_checkpoint(self) -> Path:
         """Path of the checkpoint --resume continues from."""
@@ -269,9 +314,20 @@ class RunFolder:
     def _read_checkpoint(self) -> Any:
         """The latest checkpoint, read and checked before --resume writes anything (ConfigError if damaged)."""
         path = self.latest_checkpoint()
-        if self.ext == ".zip":  # SB3 loads it itself, with the env; check that it is a zip archive at all
+        if self.ext == ".zip":  # SB3 loads it again itself, with the env; loaded here to find a damaged archive
             if not zipfile.is_zipfile(path):
                 raise ConfigError(f"--resume: {str(path)!r} is damaged: expected the zip archive MaskablePPO saved")
+            try:
+                import torch
+                from sb3_contrib import MaskablePPO
+            except ImportError:  # the trainer names the missing extra
+                return None
+            try:
+                with torch.random.fork_rng(devices=[]):  # loading draws nothing the run then draws
+                    MaskablePPO.load(path, device="cpu")
+            except Exception as exc:  # noqa: BLE001 - SB3 and torch raise many kinds on a damaged archive
+                raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({type(exc).__name__}: {exc}): expected "
+                                  f"the checkpoint MaskablePPO saved") from None
             return None
         from agents.fast_ppo import load_failure, safe_load
 
@@ -285,7 +341,35 @@ class RunFolder:
         if missing:  # a final model.pt copied over it, say: refused before anything is written
             raise ConfigError(f"--resume: {str(path)!r} is not a {self.cfg.algo} checkpoint (it lacks "
                               f"{', '.join(missing)}): expected the checkpoint the run saved")
+        self._check_weights(path, state)
         return state
+
+    def _check_weights(self, path: Path, state: dict[str, Any]) -> None:
+        """Load a torch checkpoint's weights (and the dqn target's) and optimiser state into the network the stored
+        config builds, as the trainer will: a ConfigError naming the file if they do not fit (a damaged checkpoint,
+        or a config.json edited since), before --resume writes anything."""
+        import torch
+
+        from agents.fast_ppo import make_net
+
+        cfg = self.cfg
+        with torch.random.fork_rng(devices=[]):  # building the network draws nothing the run then draws
+            try:
+                what = "state_dict"
+                net = make_net(cfg.net, cfg.hidden)
+                net.load_state_dict(state["state_dict"])
+                if "target" in state and cfg.algo == "dqn":
+                    what = "target"
+                    make_net(cfg.net, cfg.hidden).load_state_dict(state["target"])
+                what = "optimizer"
+                torch.optim.Adam(net.parameters(), lr=cfg.learning_rate).load_state_dict(state["optimizer"])
+            except Exception as exc:  # noqa: BLE001 - torch reports missing, unexpected and mis-sized weights its ways
+                lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+                why = " ".join(lines[:3]) + (f" (and {len(lines) - 3} more)" if len(lines) > 3 else "")
+                raise ConfigError(f"--resume: {str(path)!r}: its {what} does not fit the net={cfg.net!r}, "
+                                  f"hidden={list(cfg.hidden)!r} network of the stored config "
+                                  f"({type(exc).__name__}: {why}): expected the checkpoint the run saved, with its "
+                                  f"config.json unchanged") from None
 
     def load_checkpoint(self) -> Any:
         """The latest torch checkpoint when resuming (None otherwise)."""
@@ -487,8 +571,9 @@ class RunFolder:
         return ev
 
 
-def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
-    """Evaluate the run's model through the harness on the common deals (``final_eval_seed``)."""
+def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool, steps: int | None = None) -> Any:
+    """Evaluate the run's model through the harness on the common deals (``final_eval_seed``); ``steps``, the steps
+    the model was trained for, is recorded in every row of the summary (``model_steps``, also in summary.json)."""
     if not cfg.final_eval_games:
         return None
     from agents.evaluation import evaluate
@@ -499,7 +584,21 @@ def _final_evaluation(cfg: TrainConfig, out: Path, progress: bool) -> Any:
         [spec], games=cfg.final_eval_games, seed=cfg.final_eval_seed, scoring=cfg.scoring, rules=rules,
         out_dir=str(out / "evaluation"), progress=progress,
     )
-    return result.summary
+    summary = result.summary
+    if steps is not None:
+        for row in summary:
+            row["model_steps"] = int(steps)
+        path = out / "evaluation" / "summary.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, list):
+                for row in data:
+                    if isinstance(row, dict):
+                        row["model_steps"] = int(steps)
+                path.write_text(json.dumps(data, indent=2) + "\n")
+        except (OSError, ValueError):  # the harness wrote no summary.json: the rows returned hold it
+            pass
+    return summary
 
 
 def _changes(saved: TrainConfig, key: str, value: Any) -> bool:
@@ -549,13 +648,20 @@ def resumed_config(config: TrainConfig, given: dict[str, Any]) -> tuple[TrainCon
     stored = Path(config.out) / "config.json"
     if not stored.exists():
         raise ConfigError(f"--resume: {str(stored)!r} does not exist (nothing to resume in {config.out!r})")
-    saved = TrainConfig.load(stored)
+    try:
+        saved = TrainConfig.load(stored)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: the stored config {str(stored)!r} holds: {exc}") from None
     stored_options = saved.to_dict()
     changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
     if changed:
         raise ConfigError(f"--resume continues the run in {config.out!r} with its stored options; "
                           + ", ".join(f"{k}={given[k]!r} (stored: {stored_options[k]!r})" for k in changed)
                           + f" would change it: only {', '.join(RESUME_OPTIONS)} may change on --resume")
+    try:  # a bad stored value is named with the file that holds it, not as if it were given
+        saved.resolved()
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: the stored config {str(stored)!r} holds: {exc}") from None
     # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
     # a copied or moved run resumes where it now is, not where its config.json says it was
     keep = {k: given[k] for k in RESUME_OPTIONS if k in given}
@@ -587,6 +693,15 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     if resume:
         config, saved = resumed_config(config, given)
     cfg = config.resolved()  # validates every option before anything starts
+    from agents.config import check_dqn_budget
+
+    check_dqn_budget(cfg)  # a dqn run too short to learn anything
+    if not resume:  # a resume's options are the stored run's, warned about when it started
+        from agents.config import UnusedOptionWarning, unused_options
+
+        # a warning, not an error: experiments may pass the same options to every algorithm
+        for line in unused_options(cfg.algo, given):
+            warnings.warn(line, UnusedOptionWarning, stacklevel=2)
     if resume and cfg.timesteps != saved.timesteps:
         _check_resume_budget(cfg, Path(cfg.out) / "progress.json")
     run = RunFolder(cfg, resume=resume, overwrite=overwrite)
@@ -618,7 +733,7 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     interrupted = run.stop_requested
     evaluation = None
     if not interrupted:
-        evaluation = _final_evaluation(cfg, run.dir, cfg.progress)
+        evaluation = _final_evaluation(cfg, run.dir, cfg.progress, run.steps)
     return TrainResult(
         out=str(run.dir), model_path=str(run.dir / MODEL_FILE[cfg.algo]), steps=run.steps,
         seconds=time.time() - t0, interrupted=interrupted, evaluation=evaluation, config=cfg,
@@ -1089,7 +1204,19 @@ def run(args) -> int:
             print(json.dumps(shown.resolved().to_dict(), indent=2))
             return 0
         # --resume refuses a flag that would change the run
-        result = train(cfg, resume=args.resume, overwrite=args.overwrite, **(given if args.resume else {}))
+        with warnings.catch_warnings():  # an option the algorithm does not use: one line, not Python's two
+            shown_before = warnings.showwarning
+
+            def one_line(message, category, filename, lineno, file=None, line=None):
+                from agents.config import UnusedOptionWarning
+
+                if issubclass(category, UnusedOptionWarning):
+                    print(f"pokersquares train: warning: {message}", file=sys.stderr)
+                else:
+                    shown_before(message, category, filename, lineno, file, line)
+
+            warnings.showwarning = one_line
+            result = train(cfg, resume=args.resume, overwrite=args.overwrite, **(given if args.resume else {}))
     except ConfigError as exc:
         print(f"pokersquares train: {exc}", file=sys.stderr)
         return 2

@@ -367,6 +367,21 @@ def _no_work(monkeypatch):
     monkeypatch.setattr(agents.tables, "load_or_train", no_work)
 
 
+def test_compare_trainers_refuses_a_dqn_budget_too_short_to_learn_before_any_run(tmp_path, monkeypatch, capsys):
+    import agents.train
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr(agents.train, "train", lambda *a, **k: pytest.fail("trained before refusing dqn's budget"))
+    out = tmp_path / "ct"
+    with pytest.raises(ValueError, match=r"learning_starts=5000: .*the run takes 3,200"):
+        compare_trainers(str(out), algos=("fast-ppo", "dqn"), timesteps=3200)
+    assert main(["experiment", "compare-trainers", "--out", str(out), "--algos", "fast-ppo", "dqn",
+                 "--timesteps", "3200", "--no-progress"]) == 2
+    assert "learning_starts=5000" in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_compare_trainers_refuses_a_repeated_algorithm_before_training(tmp_path, monkeypatch, capsys):
     from agents.experiments.compare_trainers import compare_trainers
     from pokersquares_env.cli import main
@@ -684,8 +699,8 @@ def test_ctrl_c_stops_the_experiment_with_status_130(tmp_path, monkeypatch, caps
     monkeypatch.setattr(agents.evaluation, "evaluate", no_evaluation)
     out = tmp_path / "x"
     extra = ["--algos", "fast-ppo", "dqn"] if experiment == "compare-trainers" else ["--shapings", "none", "heuristic"]
-    assert main(["experiment", experiment, "--out", str(out), "--timesteps", "416", "--games", "2",
-                 "--no-progress", *extra]) == 130
+    assert main(["experiment", experiment, "--out", str(out), "--timesteps", "6400", "--games", "2",
+                 "--no-progress", *extra]) == 130  # (dqn needs more steps than its learning_starts, 5000)
     err = capsys.readouterr().err
     assert "Ctrl-C stopped" in err and "kept" in err and "interrupted" in err
     assert len(calls) == 1  # the next run never started

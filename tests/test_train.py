@@ -525,6 +525,42 @@ def test_resume_with_a_damaged_checkpoint_is_refused_before_writing(tmp_path):
     assert _files(out) == before  # no config.json rewritten, no TensorBoard file added
 
 
+@pytest.mark.parametrize("algo, damage, needle", [
+    ("maskable-ppo", "no policy.pth", r"latest.zip' cannot be loaded"),
+    ("fast-ppo", "hidden edited", r"latest.pt': its state_dict does not fit the net='lines', hidden=\[32, 32\]"),
+    ("dqn", "target damaged", r"latest.pt': its target does not fit"),
+    ("fast-ppo", "optimizer damaged", r"latest.pt': its optimizer does not fit"),
+])
+def test_a_checkpoint_that_does_not_load_is_refused_before_writing(tmp_path, algo, damage, needle):
+    """Before, these passed the check (a zip archive; the keys there) and failed with a raw traceback after
+    config.json, point_system.json and the TensorBoard log were written."""
+    import zipfile
+
+    import torch
+
+    out = tmp_path / "run"
+    train(_cfg(algo, out, final_eval_games=0))
+    latest = out / "checkpoints" / ("latest.zip" if algo == "maskable-ppo" else "latest.pt")
+    if damage == "no policy.pth":
+        with zipfile.ZipFile(latest) as zin:
+            kept = {name: zin.read(name) for name in zin.namelist() if name != "policy.pth"}
+        with zipfile.ZipFile(latest, "w") as zout:
+            for name, data in kept.items():
+                zout.writestr(name, data)
+    elif damage == "hidden edited":
+        stored = json.loads((out / "config.json").read_text())
+        (out / "config.json").write_text(json.dumps({**stored, "hidden": [32, 32]}))
+    else:
+        state = torch.load(latest, weights_only=False)
+        key = "target" if damage == "target damaged" else "optimizer"
+        state[key] = {"state": {}, "param_groups": []} if key == "optimizer" else {"nothing": torch.zeros(1)}
+        torch.save(state, latest)
+    before = _files(out)
+    with pytest.raises(ConfigError, match=needle):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**4)
+    assert _files(out) == before  # no config.json, point_system.json or TensorBoard file written
+
+
 def test_learned_model_loaders_name_a_wrong_or_damaged_model_file(tmp_path):
     from agents.registry import make_agent
 
@@ -1049,10 +1085,15 @@ def _fake_run(out: Path, cfg: TrainConfig) -> None:
     """A fast-ppo run folder as training leaves it (config, progress, a checkpoint), without training."""
     import torch
 
+    from agents.fast_ppo import make_net
+
     (out / "checkpoints").mkdir(parents=True)
-    cfg.resolved().save(out / "config.json")
+    resolved = cfg.resolved()
+    resolved.save(out / "config.json")
     (out / "progress.json").write_text(json.dumps({"steps": 100, "seconds": 1, "episodes": 1}))
-    torch.save({"state_dict": {}, "global_step": 100, "optimizer": {}, "update": 1, "torch_rng": None},
+    net = make_net(resolved.net, resolved.hidden)  # weights that fit the config: --resume loads them to check
+    torch.save({"state_dict": net.state_dict(), "global_step": 100,
+                "optimizer": torch.optim.Adam(net.parameters()).state_dict(), "update": 1, "torch_rng": None},
                out / "checkpoints" / "latest.pt")
 
 
@@ -1345,3 +1386,134 @@ def test_gradients_are_clipped_at_the_max_grad_norm_the_config_records(tmp_path,
     train(cfg)
     assert seen and set(seen) == {clipped}
     assert json.loads((tmp_path / "run" / "config.json").read_text())["max_grad_norm"] == clipped
+
+
+def test_resume_refuses_a_point_system_file_edited_since_the_run_started(tmp_path, monkeypatch, capsys):
+    """Before, --resume compared the scoring path with itself, trained on with the edited points and rewrote
+    point_system.json with them; and every model file recorded the file as read at its save."""
+    import torch
+
+    from agents.train import RunFolder
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    monkeypatch.chdir(tmp_path)
+    points = dict(POINT_SYSTEMS["american"])
+    (tmp_path / "pts.json").write_text(json.dumps({"name": "pts", "points": points}))
+    edited = {**points, "flush": 2, "one_pair": 40}
+    opened = RunFolder.open
+
+    def open_then_edit(self):  # the file is edited while the run trains: the model records the run's table
+        opened(self)
+        (tmp_path / "pts.json").write_text(json.dumps({"name": "pts", "points": edited}))
+
+    monkeypatch.setattr(RunFolder, "open", open_then_edit)
+    train(_cfg("fast-ppo", "run", scoring="pts.json", checkpoint_every=1))
+    monkeypatch.setattr(RunFolder, "open", opened)
+    stored = json.loads((tmp_path / "run" / "point_system.json").read_text())
+    assert stored["points"]["flush"] == 20
+    for name in ("model.pt", "checkpoints/latest.pt"):
+        assert torch.load(tmp_path / "run" / name, weights_only=False)["point_system"] == stored
+    before = _files(tmp_path / "run")
+    with pytest.raises(ConfigError, match=re.escape("point_system.json'") + ".*" +
+                       re.escape("flush: 2 (stored: 20); one_pair: 40 (stored: 2)")):
+        train(TrainConfig(out="run", progress=False), resume=True, timesteps=2496)
+    assert main(["train", "--out", "run", "--resume", "--timesteps", "2496", "--no-progress"]) == 2
+    assert "flush: 2 (stored: 20)" in capsys.readouterr().err
+    assert _files(tmp_path / "run") == before
+    # the points restored: the run resumes, and point_system.json is left as the run's start wrote it
+    (tmp_path / "pts.json").write_text(json.dumps({"name": "pts", "points": points}))
+    (tmp_path / "run" / "point_system.json").write_text(json.dumps(stored))  # another spelling of the same table
+    assert train(TrainConfig(out="run", progress=False), resume=True, timesteps=2496).steps == 2496
+    assert (tmp_path / "run" / "point_system.json").read_text() == json.dumps(stored)
+
+
+def test_resume_removes_the_evaluation_of_the_model_before(tmp_path):
+    """Before, a resume without a final evaluation (or stopped by Ctrl-C) left evaluation/ describing the model it
+    replaced."""
+    out = tmp_path / "run"
+    first = train(_cfg("fast-ppo", out, final_eval_games=2))
+    summary = json.loads((out / "evaluation" / "summary.json").read_text())
+    assert [row["model_steps"] for row in summary] == [1248] and first.evaluation[0]["model_steps"] == 1248
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=2496, final_eval_games=0)
+    assert not (out / "evaluation").exists()
+    again = train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=3744, final_eval_games=2)
+    assert [row["model_steps"] for row in json.loads((out / "evaluation" / "summary.json").read_text())] == [3744]
+    assert again.evaluation[0]["model_steps"] == 3744
+
+
+def test_dqn_learning_starts_at_or_past_the_run_is_refused(tmp_path):
+    """Before, ``--algo dqn --timesteps 3200`` (learning_starts 5000) trained nothing and said nothing."""
+    from agents.config import check_dqn_budget
+
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError, match=r"learning_starts=5000: .*run takes 3,200 \(timesteps=3200\).*"
+                                          r"lower --learning-starts or raise --timesteps"):
+        train(TrainConfig(algo="dqn", timesteps=3200, out=str(out), progress=False))
+    assert not out.exists()
+    # dqn steps in whole iterations of num_envs: 1590 steps are 1600
+    check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1599).resolved())
+    with pytest.raises(ConfigError, match="learning_starts=1600: .*run takes 1,600"):
+        check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1600).resolved())
+    check_dqn_budget(TrainConfig(algo="fast-ppo", timesteps=3200).resolved())  # not a dqn option
+    # a resume whose stored learning_starts the new budget does not pass is refused too, before writing
+    train(_cfg("dqn", out))
+    before = _files(out)
+    stored = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**stored, "learning_starts": 1600}))
+    with pytest.raises(ConfigError, match="learning_starts=1600"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=1600)
+    (out / "config.json").write_text(json.dumps(stored, indent=2) + "\n")
+    assert _files(out) == before
+
+
+def test_options_the_algorithm_does_not_use_are_warned_about(tmp_path, monkeypatch, capsys):
+    """Before, a dqn option given to a PPO (or a PPO option to dqn) was accepted silently."""
+    import warnings
+
+    from agents import fast_ppo
+    from agents.config import UnusedOptionWarning
+    from pokersquares_env.cli import main
+
+    with pytest.warns(UnusedOptionWarning) as caught:
+        train(_cfg("fast-ppo", tmp_path / "a", buffer_size=7))
+    assert [str(w.message) for w in caught] == ["buffer_size=7 is a dqn option; fast-ppo does not use it"]
+    with pytest.warns(UnusedOptionWarning, match=r"^clip_coef=0.3 is a maskable-ppo and fast-ppo option; dqn does "
+                                                 r"not use it$"):
+        train(_cfg("dqn", tmp_path / "b", clip_coef=0.3))
+    with warnings.catch_warnings():  # the defaults, and options the algorithm uses: no warning
+        warnings.simplefilter("error", UnusedOptionWarning)
+        train(_cfg("dqn", tmp_path / "c", ent_coef=0.0, target_tau=0.5))
+    monkeypatch.setattr(fast_ppo, "train", lambda cfg, run: None)
+    capsys.readouterr()
+    assert main(["train", "--algo", "fast-ppo", "--out", str(tmp_path / "d"), "--epsilon-end", "0.5",
+                 "--final-eval-games", "0", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "pokersquares train: warning: epsilon_end=0.5 is a dqn option; fast-ppo does not use it\n" in err
+    assert "UnusedOptionWarning" not in err
+
+
+def test_a_bad_value_in_the_stored_config_names_the_file(tmp_path):
+    """Before, --resume reported it as if it were given (``learning_rate=-1.0: expected ...``)."""
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    stored = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**stored, "learning_rate": -1.0}))
+    before = _files(out)
+    with pytest.raises(ConfigError, match=re.escape(f"--resume: the stored config {str(out / 'config.json')!r} "
+                                                    f"holds: learning_rate=-1.0: expected a positive number")):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=2496)
+    assert _files(out) == before
+
+
+def test_dqn_resume_under_sync_vectorization_goes_on_with_the_iteration_and_generator(tmp_path):
+    """Before, a sync run (whose checkpoints hold no games) restarted its iteration count and exploration generator
+    on --resume, though every checkpoint holds both."""
+    import torch
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, vectorization="sync"))
+    first = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
+    assert first["games"] is None and first["iteration"] == 100
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=3200)
+    assert torch.load(out / "checkpoints" / "latest.pt", weights_only=False)["iteration"] == 200

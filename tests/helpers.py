@@ -12,3 +12,18 @@ def play_game(agent, game, deck):
         assert cell in game.legal_cells(state)
         game.apply(state, cell)
     return list(state.placements), game.score(state)
+
+
+def tune_trial_configs(captured, tmp_path):
+    """Every trial config Ray Tune would run from the ``Tuner`` keyword arguments ``captured`` of a stopped
+    ``run_sweep``: its search algorithm is asked for each trial, as Tune would (nothing trains, no Ray starts)."""
+    from ray.tune.experiment import Experiment
+
+    tune_config = captured["tune_config"]
+    search = tune_config.search_alg
+    search.add_configurations([Experiment("draws", lambda cfg: None, config=captured["param_space"],
+                                          num_samples=tune_config.num_samples, storage_path=str(tmp_path / "tune"))])
+    draws = []
+    while (trial := search.next_trial()) is not None:
+        draws.append(trial.config)
+    return draws

@@ -16,6 +16,7 @@ import pytest
 
 from agents.evaluation import evaluate
 from agents.tables import improve_tables, train_tables
+from helpers import tune_trial_configs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MC = "mc:rollouts=3,candidates=3,games=2000"
@@ -174,7 +175,6 @@ def _sweep_draws(tmp_path, monkeypatch, search_seed):
     """
     pytest.importorskip("ray.tune")
     from ray import tune
-    from ray.tune.experiment import Experiment
 
     import agents.distributed
     from agents.sweep import run_sweep
@@ -200,14 +200,7 @@ def _sweep_draws(tmp_path, monkeypatch, search_seed):
     }
     with pytest.raises(Stop):
         run_sweep(config, verbose=0)
-    tune_config = captured["tune_config"]
-    search = tune_config.search_alg
-    search.add_configurations([Experiment("draws", lambda cfg: None, config=captured["param_space"],
-                                          num_samples=tune_config.num_samples, storage_path=str(tmp_path / "tune"))])
-    draws = []
-    while (trial := search.next_trial()) is not None:
-        draws.append(trial.config)
-    return draws
+    return tune_trial_configs(captured, tmp_path)
 
 
 def test_sweep_trial_draws_are_reproducible_from_the_search_seed(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agents.sweep import DONE_FILE, SweepConfig, SweepResult, run_trial, trial_folder
+from helpers import tune_trial_configs
 
 FAST = {"algo": "fast-ppo", "timesteps": 200, "num_envs": 4, "num_steps": 25, "minibatch_size": 50, "hidden": [16],
         "eval_every": 100, "eval_games": 4, "checkpoint_every": 0, "final_eval_games": 6}
@@ -37,13 +38,10 @@ def _no_ray(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
 
-def _draws(tmp_path, monkeypatch, space, samples):
-    """The trial configs ``run_sweep`` would give Ray Tune for ``space`` (stopped at the Tuner; nothing trains)."""
+def _capture_tuner(monkeypatch):
+    """Stop ``run_sweep`` at Ray Tune's Tuner (with no Ray started): the dict it returns gets the Tuner's keywords."""
     pytest.importorskip("ray.tune")
     from ray import tune
-    from ray.tune.experiment import Experiment
-
-    from agents.sweep import run_sweep
 
     captured = {}
 
@@ -54,17 +52,20 @@ def _draws(tmp_path, monkeypatch, space, samples):
 
     _no_ray(monkeypatch)
     monkeypatch.setattr(tune, "Tuner", CapturingTuner)
+    return captured
+
+
+def _draws(tmp_path, monkeypatch, space, samples):
+    """The trial configs ``run_sweep`` would give Ray Tune for ``space`` (stopped at the Tuner; nothing trains)."""
+    pytest.importorskip("ray.tune")
+
+    from agents.sweep import run_sweep
+
+    captured = _capture_tuner(monkeypatch)
     with pytest.raises(_Stop):
         run_sweep({"name": "draws", "out": str(tmp_path / "sw"), "train": {"algo": "fast-ppo"}, "space": space,
                    "samples": samples, "search_seed": 0}, verbose=0)
-    tune_config = captured["tune_config"]
-    search = tune_config.search_alg
-    search.add_configurations([Experiment("draws", lambda cfg: None, config=captured["param_space"],
-                                          num_samples=tune_config.num_samples, storage_path=str(tmp_path / "tune"))])
-    draws = []
-    while (trial := search.next_trial()) is not None:
-        draws.append(trial.config)
-    return draws
+    return tune_trial_configs(captured, tmp_path)
 
 
 # --------------------------------------------------------------------------- random draws shared by the grid
@@ -250,7 +251,6 @@ def test_run_sweep_makes_relative_point_system_files_absolute(tmp_path, monkeypa
     """Before, ``run_sweep`` of a mapping or a SweepConfig kept ``scoring: pts.json`` relative, and every trial (which
     Tune runs in a folder of its own) failed to find it; only ``load_sweep`` made it absolute."""
     pytest.importorskip("ray.tune")
-    from ray import tune
 
     from agents.sweep import run_sweep
     from pokersquares_env.scoring import point_system
@@ -258,15 +258,7 @@ def test_run_sweep_makes_relative_point_system_files_absolute(tmp_path, monkeypa
     (tmp_path / "pts.json").write_text(json.dumps(point_system("american").to_json()))
     (tmp_path / "pts2.json").write_text(json.dumps(point_system("english").to_json()))
     monkeypatch.chdir(tmp_path)
-    captured = {}
-
-    class CapturingTuner:
-        def __init__(self, trainable, **kwargs):
-            captured.update(kwargs)
-            raise _Stop
-
-    _no_ray(monkeypatch)
-    monkeypatch.setattr(tune, "Tuner", CapturingTuner)
+    captured = _capture_tuner(monkeypatch)
     absolute = str(tmp_path / "pts.json")
     for config in ({"name": "p", "out": "sw", "train": {**FAST, "scoring": "pts.json"}, "space": {"seed": [0]}},
                    SweepConfig(name="p", out="sw", train={**FAST, "scoring": "pts.json"}, space={"seed": [0]})):

@@ -366,6 +366,14 @@ def pyplot(what: str = "plots") -> Any:
     return _FilePlots(matplotlib)
 
 
+def _mean_counting_failures(row: dict[str, Any], failed: float) -> float:
+    """The mean score of a summary ``row`` over every deal, each game that raised counted at ``failed``."""
+    games, errors = row["games"], row["errors"]
+    if not errors:
+        return row["mean"]
+    return ((row["mean"] * games if games else 0.0) + failed * errors) / (games + errors)
+
+
 class PlotsSkippedWarning(UserWarning):
     """:meth:`EvaluationResult.save` wrote every result but the plots, which need matplotlib (the ``plot`` extra)."""
 
@@ -395,10 +403,25 @@ class EvaluationResult:
         """``{agent, deal, error}`` of every game that raised."""
         return [{"agent": r["agent"], "deal": r["deal"], "error": r["error"]} for r in self.records if "error" in r]
 
+    def _score_system(self, system: str | None) -> str | None:
+        """``system`` as a key of a record's ``scores`` (``'american'``/``'english'``, in any case), or None for the
+        played system (None or its name); a ValueError naming the choices for anything else."""
+        if system is None:
+            return None
+        if isinstance(system, str):
+            key = system.lower()
+            if key in ("american", "english"):
+                return key
+            if key == self.system.name.lower():
+                return None
+        raise ValueError(f"system={system!r}: expected None or {self.system.name!r} (the played system), "
+                         f"'american' or 'english'")
+
     def scores(self, agent: str, system: str | None = None) -> dict[int, float]:
         """Deal index -> score of ``agent`` (under the played system, or ``'american'``/``'english'``)."""
+        key = self._score_system(system)
         return {
-            r["deal"]: (r["score"] if system is None else r["scores"][system])
+            r["deal"]: (r["score"] if key is None else r["scores"][key])
             for r in self.records
             if r["agent"] == agent and "error" not in r
         }
@@ -424,15 +447,16 @@ class EvaluationResult:
 
     def paired(self, system: str | None = None) -> list[dict[str, Any]]:
         """Mean score difference of every pair of agents on their common deals, with a 95% CI."""
+        key = self._score_system(system)
         out = []
         for i, a in enumerate(self.agents):
             for b in self.agents[i + 1:]:
-                sa, sb = self.scores(a, system), self.scores(b, system)
+                sa, sb = self.scores(a, key), self.scores(b, key)
                 common = sorted(set(sa) & set(sb))
                 d = np.array([sa[k] - sb[k] for k in common], dtype=np.float64)
                 st = _stats(d)
                 out.append({
-                    "a": a, "b": b, "deals": len(common), "scoring": system or self.system.name,
+                    "a": a, "b": b, "deals": len(common), "scoring": key or self.system.name,
                     "mean_diff": st["mean"], "std_diff": st["std"], "ci95": st["ci95"],
                     "a_better": int((d > 0).sum()), "ties": int((d == 0).sum()), "b_better": int((d < 0).sum()),
                 })
@@ -874,23 +898,32 @@ class PPSResult:
           exact expected score of random play under that system instead of at
           the field's weakest agent, so it does not move when weaker agents
           join the field.
+
+        Both are computed from ``pps_mean``: the mean over every deal, a game
+        that raised counted at ``failed_score``, the lowest score a grid can
+        get (10 x the system's lowest hand value), as the challenge scores a
+        game its player failed.  (Over the finished games alone, ``mean``, an
+        agent that raised on its bad deals would rank higher for it.)
         """
         from pokersquares_env.scoring import expected_random_score
 
         rows = []
         for name, res in self.results.items():
             base = expected_random_score(res.system, res.config["rules"]["jokers"])
+            failed = 10 * min(res.system.points)
             summ = res.summary
-            means = [r["mean"] for r in summ if not math.isnan(r["mean"])]  # an agent that failed every game: NaN
+            fair = [_mean_counting_failures(r, failed) for r in summ]
+            means = [m for m in fair if not math.isnan(m)]  # NaN: an agent that played no deal
             best = max(means, default=math.nan)
             worst = min(means, default=math.nan)
-            for r in summ:
+            for r, m in zip(summ, fair):
                 span = best - base
                 rows.append({
                     "agent": r["agent"], "system": name, "games": r["games"], "errors": r["errors"],
-                    "mean": r["mean"], "ci95": r["ci95"], "random_expected": base,
-                    "tournament": (r["mean"] - worst) / (best - worst) if best > worst else math.nan,
-                    "normalized": (r["mean"] - base) / span if span > 0 else math.nan,
+                    "mean": r["mean"], "ci95": r["ci95"], "failed_score": failed, "pps_mean": m,
+                    "random_expected": base,
+                    "tournament": (m - worst) / (best - worst) if best > worst else math.nan,
+                    "normalized": (m - base) / span if span > 0 else math.nan,
                     "seconds_per_game": r["seconds_per_game"],
                 })
         return rows
@@ -914,11 +947,12 @@ class PPSResult:
 
     def table(self) -> str:
         """A Markdown table: one row per agent and system, then the overall scores."""
-        lines = ["| agent | system | games | mean | ci95 | random | tournament | normalized |",
-                 "|---|---|---|---|---|---|---|---|"]
+        lines = ["| agent | system | games | errors | mean | ci95 | random | tournament | normalized |",
+                 "|---|---|---|---|---|---|---|---|---|"]
         for r in self.summary:
-            lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['mean']:.3f} | {r['ci95']:.3f} | "
-                         f"{r['random_expected']:.3f} | {r['tournament']:.3f} | {r['normalized']:.3f} |")
+            lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['errors']} | {r['mean']:.3f} | "
+                         f"{r['ci95']:.3f} | {r['random_expected']:.3f} | {r['tournament']:.3f} | "
+                         f"{r['normalized']:.3f} |")
         lines += ["", "| agent | systems | tournament score (sum) | mean normalized |", "|---|---|---|---|"]
         lines += [f"| {r['agent']} | {r['systems']} | {r['tournament_score']:.3f} | {r['normalized']:.3f} |"
                   for r in self.overall()]

@@ -334,15 +334,60 @@ class _AlwaysRaises(Agent):
 register_agent("always_raises", lambda system=None, rules=None, seed=None: _AlwaysRaises(seed), kind="params")
 
 
-def test_pps_scaling_ignores_an_agent_that_failed_every_game_wherever_it_stands():
+def test_pps_scaling_counts_an_agent_that_failed_every_game_at_the_lowest_score_wherever_it_stands():
+    """As the challenge scores a failed game: at the lowest score a grid can get (0 American), so such an agent is
+    the field's weakest (it was once left out of the scaling, as if it had not entered)."""
     rows_by_order = []
     for field in (["always_raises", "random", "greedy"], ["random", "greedy", "always_raises"]):
         res = evaluate_pps(field, systems=["american"], games=4, seed=3, progress=False)
         rows_by_order.append({r["agent"]: r for r in res.summary})
     for rows in rows_by_order:
-        assert math.isnan(rows["always_raises"]["mean"]) and math.isnan(rows["always_raises"]["tournament"])
-        assert rows["random"]["tournament"] == 0.0 and rows["greedy"]["tournament"] == 1.0
-        assert rows["greedy"]["normalized"] == 1.0
+        fails = rows["always_raises"]
+        assert math.isnan(fails["mean"]) and fails["errors"] == 4 and fails["failed_score"] == 0
+        assert fails["pps_mean"] == 0.0 and fails["tournament"] == 0.0
+        assert rows["random"]["tournament"] == pytest.approx(rows["random"]["mean"] / rows["greedy"]["mean"])
+        assert rows["greedy"]["tournament"] == 1.0 and rows["greedy"]["normalized"] == 1.0
+    timeless = [{a: {k: v for k, v in r.items() if k != "seconds_per_game"} for a, r in rows.items()}
+                for rows in rows_by_order]
+    assert timeless[0] == timeless[1]
+
+
+class _Quitter(Agent):
+    """greedy, but raising before its last card when the board is heading for a low score."""
+
+    name = "quitter"
+    uses_obs = False
+
+    def __init__(self, seed=None, system=None, rules=None):
+        super().__init__(seed)
+        from agents import make_agent
+
+        self.greedy = make_agent("greedy", system=system, rules=rules, seed=seed)
+
+    def act(self, obs, info, game, state):
+        if state.num_placed == 24 and game.score(state) < 40:
+            raise RuntimeError("quits a bad deal")
+        return self.greedy.act(obs, info, game, state)
+
+
+register_agent("quitter", lambda system=None, rules=None, seed=None: _Quitter(seed, system, rules), kind="params")
+
+
+def test_pps_figures_do_not_reward_raising_on_bad_deals():
+    """A failed game counts at the system's lowest grid score in ``tournament`` and ``normalized``: an agent that
+    raised on its bad deals once had the higher mean over the games it finished, so it won the tournament."""
+    res = evaluate_pps(["greedy", "quitter"], systems=["american", "english"], games=40, seed=0, progress=False)
+    rows = {(r["agent"], r["system"]): r for r in res.summary}
+    quit_am = rows["quitter", "american"]
+    assert quit_am["errors"] > 0 and quit_am["mean"] > rows["greedy", "american"]["mean"]  # finished games only
+    for system in ("american", "english"):
+        q, g = rows["quitter", system], rows["greedy", system]
+        n = q["games"] + q["errors"]
+        want = ((q["mean"] * q["games"] if q["games"] else 0.0) + q["failed_score"] * q["errors"]) / n
+        assert q["pps_mean"] == pytest.approx(want) and g["pps_mean"] == g["mean"]
+        assert q["tournament"] == 0.0 and g["tournament"] == 1.0
+    assert rows["quitter", "english"]["failed_score"] == 0  # English's lowest hand value, high card, is 0 too
+    assert "| agent | system | games | errors |" in res.table()
 
 
 
@@ -814,7 +859,7 @@ def test_pps_set_name_is_read_in_any_case_and_all_nan_overall_figures_warn_nothi
     monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
     assert cli.main(["evaluate", "--agent", "greedy", "--pps", "PPS", "--games", "1", "--no-progress"]) == 0
     assert capsys.readouterr().out.count("| greedy |") == 9 + 1  # the nine systems of 'pps', then overall
-    res = evaluate_pps(["always_raises", "greedy"], systems=["american"], games=2, progress=False)
+    res = evaluate_pps(["always_raises"], systems=["american"], games=2, progress=False)  # no figure: no spread
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         overall = {r["agent"]: r for r in res.overall()}
@@ -905,3 +950,17 @@ def test_evaluate_help_says_what_cpus_the_embedded_ray_gets(monkeypatch, capsys)
     for jobs in (1, 3):
         dist.prepare(["greedy"], jobs=jobs)
     assert asked == [None, 3]
+
+
+def test_scores_and_paired_read_the_system_in_any_case_and_name_the_choices():
+    """``paired("English")`` and ``paired`` of a PPS system's own name once failed with a bare KeyError."""
+    res = evaluate(["random", "greedy"], games=3, seed=0, progress=False)
+    assert res.paired("English") == res.paired("english") and res.paired("English")[0]["scoring"] == "english"
+    assert res.scores("random", "AMERICAN") == res.scores("random") == res.scores("random", "american")
+    with pytest.raises(ValueError, match=r"system='hypercorner': expected None or 'american' \(the played system\), "
+                                         r"'american' or 'english'"):
+        res.paired("hypercorner")
+    random_1 = next(ps for ps in pps_systems(0) if ps.name == "random-1")
+    pps = evaluate_pps(["random", "greedy"], systems=[random_1], games=2, seed=0, progress=False)
+    played = pps.results["random-1"]
+    assert played.paired("random-1") == played.paired() and played.paired("Random-1")[0]["scoring"] == "random-1"

@@ -81,7 +81,8 @@ ALGO_OPTIONS: dict[str, tuple[str, ...]] = {
 
 
 def check_dqn_budget(cfg: "TrainConfig") -> None:
-    """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps: it would take no gradient step.
+    """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps, or before the first iteration
+    after them that trains (every ``num_steps`` iterations of ``num_envs`` steps): it would take no gradient step.
     Checked by :func:`agents.train.train` before anything is written (not by :meth:`TrainConfig.validate`, so that a
     config validated for something else than training it -- an experiment's, a sweep's -- is not refused)."""
     if cfg.algo != "dqn":
@@ -93,6 +94,16 @@ def check_dqn_budget(cfg: "TrainConfig") -> None:
             f"learning_starts={cfg.learning_starts}: dqn learns only after learning_starts steps, and the run takes "
             f"{steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts below the "
             f"steps of the run (lower --learning-starts or raise --timesteps)")
+    # agents.dqn trains after its iteration k (1, 2, ...; k * num_envs steps taken) when k * num_envs >= learning_starts
+    # and k % num_steps == 0: the first such k must come within the run's iterations
+    every = cfg.num_steps if cfg.num_steps is not None else ALGO_DEFAULTS["dqn"]["num_steps"]
+    first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every
+    if first > steps // n:
+        raise ConfigError(
+            f"num_steps={every}: dqn trains every num_steps iterations of num_envs={n} steps once learning_starts="
+            f"{cfg.learning_starts} steps are taken, first after {first * n:,} steps, and the run takes {steps:,} "
+            f"(timesteps={cfg.timesteps}), so it would train nothing: expected a run of at least {first * n:,} steps "
+            f"(lower --num-steps or --learning-starts, or raise --timesteps)")
 
 
 def unused_options(algo: str, given: dict[str, Any]) -> list[str]:
@@ -154,7 +165,9 @@ class TrainConfig:
     minibatch_size: int | None = None
     """samples per gradient step"""
     update_epochs: int | None = None
-    """PPO: passes over each rollout; DQN: gradient steps per training round"""
+    """PPO: passes over each rollout (fast-ppo: whole minibatches only, so each pass leaves out the valid samples past
+    the last whole minibatch, a different part each pass; maskable-ppo: every sample); DQN: gradient steps per
+    training round"""
     gamma: float | None = None
     """discount factor (1.0 suits this fixed-length, 25-step game)"""
     gae_lambda: float = 0.95
@@ -318,6 +331,21 @@ class TrainConfig:
                     f"minibatch_size={self.minibatch_size}: expected at most num_envs * num_steps = "
                     f"{self.num_envs * self.num_steps}"
                 )
+        if self.algo == "maskable-ppo":
+            # sb3-contrib normalises each minibatch's advantages by their std, which is NaN for one sample, and SB3
+            # keeps the partial last minibatch: a one-sample minibatch turns the weights into NaN (or raises mid-run)
+            defaults = ALGO_DEFAULTS["maskable-ppo"]
+            mb, envs, steps = (getattr(self, name) if getattr(self, name) is not None else defaults[name]
+                               for name in ("minibatch_size", "num_envs", "num_steps"))
+            rollout = envs * steps
+            if mb == 1 or rollout % mb == 1:
+                why = ("every minibatch is one sample" if mb == 1 else
+                       f"the rollout of num_envs * num_steps = {envs} * {steps} = {rollout} samples leaves a last "
+                       f"minibatch of one sample")
+                raise ConfigError(
+                    f"minibatch_size={mb} with num_envs={envs}, num_steps={steps}: {why}, whose advantage "
+                    f"normalisation (std of one value) makes maskable-ppo's weights NaN: expected a minibatch_size "
+                    f"of at least 2 for which num_envs * num_steps % minibatch_size is not 1")
         # the environment itself is the final judge of the rule and reward options
         try:
             import gymnasium as gym

@@ -1,7 +1,7 @@
 """Fast masked PPO in one file (CleanRL style), stepping the native vector env with many games at once.
 
 Read it top to bottom: the networks, ``make_env``, then one linear training loop
-(:func:`train`).  It differs from CleanRL's ``ppo.py`` in three places only:
+(:func:`train`).  It differs from CleanRL's ``ppo.py`` in these places:
 
 * illegal cells get a logit of ``-inf`` (the mask comes from ``info["action_mask"]``),
   both when sampling and when computing log-probabilities and entropy;
@@ -11,7 +11,17 @@ Read it top to bottom: the networks, ``make_env``, then one linear training loop
 * the default network (``net="lines"``) scores each cell from the contents of its
   row and its column before and after the drawn card goes there, with weights
   shared by all cells and lines, so the policy is equivariant to permuting rows or
-  columns (the score is).  ``net="mlp"`` is the plain CleanRL network on the flat observation.
+  columns (the score is).  ``net="mlp"`` is the plain CleanRL network on the flat observation;
+* the value loss is not clipped (CleanRL's ``clip_vloss``), and with ``anneal_lr`` the
+  learning rate decays to ``0.02 x learning_rate``, never below (CleanRL's towards 0);
+* each epoch takes whole minibatches of ``minibatch_size`` valid samples only:
+  ``floor(valid / minibatch_size)`` gradient steps, leaving out the rest of that
+  epoch's shuffle (a different part each epoch).  As the autoreset steps are left
+  out, the valid samples rarely divide evenly: at the defaults (256 games x 50 steps,
+  minibatches of 1,600) a rollout holds 12,288 or 12,544 valid samples, so 7
+  minibatches run per epoch and 9-11% of the samples are unused in that epoch.  A rollout
+  with no valid sample (``num_steps=1`` at the step where every game resets) takes
+  no gradient step.
 
 The run folder matches the other trainers (see :mod:`agents.train`).  Run it with
 ``pokersquares train --algo fast-ppo ...`` or :func:`agents.train.train`.
@@ -447,7 +457,10 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             n = f_obs.shape[0]
             mb = min(cfg.minibatch_size, n)
             stats = {"clipfrac": [], "approx_kl": [], "entropy": [], "pg_loss": [], "v_loss": []}
-            for _epoch in range(cfg.update_epochs):
+            # a rollout of autoreset steps only (num_steps=1, every game just ended) has no valid sample: nothing to
+            # optimise, so the update is skipped (and still logged, stepped and checkpointed)
+            epochs = cfg.update_epochs if n > 0 else 0
+            for _epoch in range(epochs):
                 perm = torch.randperm(n)
                 for lo in range(0, n - mb + 1, mb):
                     idx = perm[lo : lo + mb]

@@ -66,6 +66,14 @@ def games_path(folder: str) -> str:
     return folder if folder.endswith(".jsonl") else os.path.join(folder, "games.jsonl")
 
 
+def pps_systems(folder: str) -> list[str]:
+    """The per-system sub-folders (names) of ``folder`` when a ``pokersquares evaluate --pps`` wrote it: its
+    ``evaluation.json`` lists them as ``systems`` and its own folder holds no ``games.jsonl`` (none otherwise)."""
+    from agents.evaluation import _marker_systems
+
+    return _marker_systems(folder)
+
+
 def _harness_problem(data: Any) -> str | None:
     """Why a parsed line is not a record the evaluation harness wrote (None when it is one)."""
     from pokersquares_env.records import FORMAT
@@ -120,6 +128,12 @@ def read_runs(folders: list[str], agents: list[str], scoring: str = "played"
     repeat_notes: dict[tuple[str, str, str], list[int]] = {}  # (agent, folder, earlier folder) -> [same, differ]
     for folder in folders:
         path = games_path(folder)
+        pps = pps_systems(folder) if path != folder and not os.path.exists(path) else []
+        if pps:
+            subfolders = ", ".join(repr(os.path.join(folder, name)) for name in pps)
+            raise ValueError(f"{folder!r} is the output of 'pokersquares evaluate --pps', whose games are in its "
+                             f"per-system folders, each the same deals played for one point system: expected one of them "
+                             f"instead ({subfolders})")
         run = Run(folder)
         runs.append(run)
         try:
@@ -251,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     """Print the contributions, the pooled figures and the paired difference; exit status 2 on bad input."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="DIR",
-                        help="output folders of 'pokersquares evaluate --out DIR' (or their games.jsonl)")
+                        help="output folders of 'pokersquares evaluate --out DIR' (or their games.jsonl); of an "
+                             "'evaluate --pps', one of its per-system folders")
     parser.add_argument("--agent", action="append", required=True, metavar="SPEC",
                         help="the agent (as the runs wrote its spec); given twice: A, then B for A - B")
     parser.add_argument("--scoring", choices=SCORINGS, default="played",

@@ -450,6 +450,28 @@ def test_pair_runs_pools_and_pairs_by_deck_across_runs(tmp_path, capsys):
     assert "expected one agent, or two different ones" in capsys.readouterr().err
 
 
+def test_pair_runs_names_the_per_system_folders_of_a_pps_output(tmp_path, capsys):
+    """Before, the output folder of ``pokersquares evaluate --pps`` (its games are in per-system sub-folders) was
+    said not to be an evaluate output at all; now the error says it is a --pps output and names the folders to
+    give, and one of them pairs as any evaluate output."""
+    from agents.evaluation import evaluate_pps
+
+    pair = load("pair_runs")
+    out = tmp_path / "pps"
+    evaluate_pps(["random", "greedy"], systems=["american", "english"], games=2, seed=3, out_dir=out, progress=False)
+    assert pair.main([str(out), "--agent", "random"]) == 2
+    err = capsys.readouterr().err
+    assert f"'{out}' is the output of 'pokersquares evaluate --pps'" in err
+    assert f"({str(out / 'american')!r}, {str(out / 'english')!r})" in err
+    assert "cannot read it" not in err
+    assert pair.main([str(out / "english"), "--agent", "random", "--agent", "greedy"]) == 0
+    assert "n 2 deals (english)" in capsys.readouterr().out
+    # a folder without games.jsonl that no --pps evaluation wrote is still refused as before
+    (tmp_path / "empty").mkdir()
+    assert pair.main([str(tmp_path / "empty"), "--agent", "random"]) == 2
+    assert "cannot read it" in capsys.readouterr().err
+
+
 def test_ppo_threads_cuts_the_minibatch_to_one_update_for_few_envs():
     """``--num-envs 16`` gives 800-step updates, under fast-ppo's 1,600-step minibatch: the script uses one minibatch
     per update instead of failing with a ConfigError traceback (and leaves the default alone otherwise)."""

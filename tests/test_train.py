@@ -130,6 +130,27 @@ def test_values_just_past_a_bound_are_refused(over, needle):
     assert needle in str(err.value)
 
 
+@pytest.mark.parametrize(
+    "over,needle",
+    [
+        (dict(num_envs=1, num_steps=9, minibatch_size=8), "leaves a last minibatch of one sample"),
+        (dict(num_envs=2, num_steps=8, minibatch_size=1), "every minibatch is one sample"),
+        (dict(num_envs=1, num_steps=257), "minibatch_size=256 with num_envs=1, num_steps=257"),  # a default minibatch
+    ],
+)
+def test_maskable_ppo_one_sample_minibatches_are_refused(tmp_path, over, needle):
+    """Before, SB3 kept a one-sample last minibatch (or every minibatch was one sample) and sb3-contrib normalised its
+    advantages by a std of one value: the weights became NaN, or the run raised a raw ValueError mid-training."""
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError) as err:
+        train(TrainConfig(algo="maskable-ppo", out=str(out), timesteps=64, progress=False, **over))
+    assert needle in str(err.value) and "minibatch_size=" in str(err.value) and "num_steps=" in str(err.value)
+    assert not out.exists()
+    for fine in (dict(num_envs=1, num_steps=10, minibatch_size=8), dict(num_envs=2, num_steps=8, minibatch_size=2),
+                 dict(num_envs=2, num_steps=8, minibatch_size=16)):
+        TrainConfig(algo="maskable-ppo", **fine).resolved()  # a last minibatch of 2 or more samples, or none
+
+
 @pytest.mark.parametrize("algo,reward_mode", [("dqn", "line"), ("maskable-ppo", "line"), ("fast-ppo", "terminal"),
                                               ("dqn", "terminal")])
 def test_other_trainers_train_on_shaped_rewards(tmp_path, monkeypatch, algo, reward_mode):
@@ -1328,6 +1349,43 @@ def test_fast_ppo_with_a_minibatch_of_one_trains_a_finite_model(tmp_path):
     assert tensors and all(torch.isfinite(t).all() for t in tensors)
 
 
+def _count_optimizer_steps(monkeypatch) -> list[int]:
+    import torch
+
+    calls: list[int] = []
+    real = torch.optim.Adam.step
+    monkeypatch.setattr(torch.optim.Adam, "step", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    return calls
+
+
+def test_fast_ppo_with_one_step_rollouts_skips_the_rollout_of_autoreset_steps_only(tmp_path, monkeypatch):
+    """Before, ``--num-steps 1`` crashed at the 26th update: that rollout holds only the autoreset step, so it had no
+    valid sample (a minibatch of 0 and ``range(0, 1, 0)``).  Now that update is skipped, and the run goes on."""
+    import torch
+
+    calls = _count_optimizer_steps(monkeypatch)
+    out = tmp_path / "run"
+    result = train(_cfg("fast-ppo", out, num_envs=4, num_steps=1, minibatch_size=4, update_epochs=2, timesteps=120,
+                        hidden=[8, 8], checkpoint_every=4))
+    assert result.steps == 120
+    assert len(calls) == (30 - 1) * 2  # 30 updates of one whole minibatch each, less the one without a valid sample
+    steps = [int(r.split(",")[0]) for r in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert 104 in steps and steps[-1] == 120  # the skipped update (steps 101-104) is logged like the others
+    state = torch.load(result.model_path, map_location="cpu", weights_only=False)["state_dict"]
+    assert all(torch.isfinite(v).all() for v in state.values() if torch.is_tensor(v) and v.is_floating_point())
+
+
+def test_fast_ppo_optimises_whole_minibatches_only(tmp_path, monkeypatch):
+    """Pins the documented behaviour (agents.fast_ppo's docstring, TrainConfig.update_epochs): each epoch takes
+    floor(valid samples / minibatch_size) gradient steps and leaves out the rest of the shuffled rollout.  A change
+    (e.g. keeping the partial last minibatch) changes the documented figures, so it must be noticed."""
+    calls = _count_optimizer_steps(monkeypatch)
+    # every 26-step rollout of 4 games holds 4 * 25 valid samples (the 26th step of each game is its autoreset)
+    train(_cfg("fast-ppo", tmp_path / "run", num_envs=4, num_steps=26, minibatch_size=30, update_epochs=3,
+               timesteps=2 * 4 * 26, hidden=[8, 8]))
+    assert len(calls) == 2 * 3 * (100 // 30)  # 2 rollouts x 3 epochs x 3 whole minibatches (10 samples left out)
+
+
 def test_print_config_with_resume_prints_the_stored_config_it_would_train_with(tmp_path, capsys):
     """Before, `train --out RUN --resume --print-config` printed maskable-ppo's defaults, not the run's config."""
     from pokersquares_env.cli import main
@@ -1465,6 +1523,30 @@ def test_dqn_learning_starts_at_or_past_the_run_is_refused(tmp_path):
         train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=1600)
     (out / "config.json").write_text(json.dumps(stored, indent=2) + "\n")
     assert _files(out) == before
+
+
+def test_dqn_run_ending_before_its_first_training_iteration_is_refused(tmp_path, monkeypatch):
+    """Before, only learning_starts was compared with the run: ``num_envs=64, num_steps=20, learning_starts=0,
+    timesteps=640`` ran 10 iterations and trained every 20th, so it took no gradient step and said nothing."""
+    from agents.config import check_dqn_budget
+
+    out = tmp_path / "run"
+    short = dict(num_envs=64, num_steps=20, learning_starts=0, timesteps=640, hidden=[8, 8])
+    with pytest.raises(ConfigError, match=r"num_steps=20: .*learning_starts=0 .*first after 1,280 steps, and the run "
+                                          r"takes 640 \(timesteps=640\).*lower --num-steps"):
+        train(_cfg("dqn", out, **short))
+    assert not out.exists()
+    # the first training iteration is the first multiple of num_steps at or past learning_starts: 49 steps of 16 are
+    # 4 iterations, the first multiple of 3 past them is 6 (96 steps)
+    with pytest.raises(ConfigError, match="first after 96 steps, and the run takes 80"):
+        check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, num_steps=3, learning_starts=49, timesteps=80).resolved())
+    # a run that reaches its first training iteration at its very end is accepted, and trains there
+    calls = _count_optimizer_steps(monkeypatch)
+    train(_cfg("dqn", out, **{**short, "timesteps": 1280}))
+    assert len(calls) == 1  # update_epochs 1: one gradient step at iteration 20
+    calls.clear()
+    train(_cfg("dqn", tmp_path / "run2", num_envs=16, num_steps=3, learning_starts=49, timesteps=96, hidden=[8, 8]))
+    assert len(calls) == 1
 
 
 def test_options_the_algorithm_does_not_use_are_warned_about(tmp_path, monkeypatch, capsys):

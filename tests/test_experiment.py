@@ -158,6 +158,10 @@ def test_outputs_written_and_rerun_reuses_finished_runs(tiny, monkeypatch):
         (dict(systems=["klondike"]), "klondike"),
         (dict(timesteps=0), "timesteps=0"),
         (dict(train_options={"seed": 3}), "train_options"),
+        (dict(train_options={"timesteps": 5}), "train_options"),  # the budget the heading names
+        (dict(train_options={"reward_scale": 2.0}), "train_options"),  # the "normalised rewards" the heading names
+        (dict(systems=["american", {"points": {}}]), "systems: {'points': {}}: expected"),  # was an unhashable TypeError
+        (dict(systems=["american", 3]), "systems: 3: expected"),
         (dict(train_options={"learning_rate": -1.0}), "learning_rate=-1.0"),
         (dict(eval_seed=-1), "eval_seed=-1"),
     ],
@@ -397,7 +401,8 @@ def test_compare_trainers_refuses_a_repeated_algorithm_before_training(tmp_path,
     assert not out.exists()
 
 
-@pytest.mark.parametrize("systems", [["sa/pts.json", "sb/pts.json"], ["american", "american.json"]])
+@pytest.mark.parametrize("systems", [["sa/pts.json", "sb/pts.json"], ["american", "american.json"],
+                                     ["american", "American"], ["english", "sa/English.json"]])
 def test_reward_shaping_refuses_systems_that_would_share_run_folders(tmp_path, monkeypatch, systems):
     from pokersquares_env.scoring import POINT_SYSTEMS
 
@@ -492,6 +497,7 @@ def test_reward_shaping_trains_its_own_runs_again(tiny, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("damage", ["{bad", "[1]", '{"steps": "x"}', "config"])
 def test_a_damaged_run_record_makes_a_reward_shaping_run_unfinished(tmp_path, capsys, damage):
+    from agents.config import point_table
     from agents.experiments.reward_shaping import _finished
 
     cfg = ExperimentConfig(out=str(tmp_path), train_options=TINY_TRAIN)
@@ -501,6 +507,7 @@ def test_a_damaged_run_record_makes_a_reward_shaping_run_unfinished(tmp_path, ca
     tc.resolved().save(folder / "config.json")
     (folder / "model.pt").write_bytes(b"x")
     (folder / "progress.json").write_text(json.dumps({"steps": 10**9, "seconds": 1, "episodes": 1}))
+    (folder / "point_system.json").write_text(json.dumps(point_table("american")))  # as train writes it
     assert _finished(folder, tc)
     name = "config.json" if damage == "config" else "progress.json"
     (folder / name).write_text("[1]" if damage == "config" else damage)
@@ -779,3 +786,172 @@ def test_potential_shaping_curves_plot_the_runs_own_point_system(tmp_path, monke
     results = {"scoring": str(tmp_path / "custom.json"), "runs": [{"shaping": "none", "seed": 0, "curve": curve}]}
     _plot(results, tmp_path / "curves.png")
     assert plotted == [[70.0, 80.0]] and (tmp_path / "curves.png").is_file()
+
+
+def test_a_run_trained_for_points_edited_since_is_trained_again(tmp_path, capsys):
+    """Before, _finished compared config.json, which names a point-system file by its path: after the file was edited,
+    the run trained for the old points was reused."""
+    from agents.config import point_table
+    from agents.experiments.reward_shaping import _finished
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    pts = tmp_path / "pts.json"
+    pts.write_text(json.dumps({"name": "p", "points": dict(POINT_SYSTEMS["american"])}))
+    cfg = ExperimentConfig(out=str(tmp_path), train_options=TINY_TRAIN)
+    tc = cfg.train_config(str(pts), "line", 0)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    tc.resolved().save(folder / "config.json")
+    (folder / "model.pt").write_bytes(b"x")
+    (folder / "progress.json").write_text(json.dumps({"steps": 10**9, "seconds": 1, "episodes": 1}))
+    (folder / "point_system.json").write_text(json.dumps(point_table(str(pts)), indent=2) + "\n")  # as train writes
+    assert _finished(folder, tc) and capsys.readouterr().err == ""
+    pts.write_text(json.dumps({"name": "p", "points": {**POINT_SYSTEMS["american"], "flush": 500}}))
+    assert not _finished(folder, tc)
+    err = capsys.readouterr().err
+    assert str(folder / "point_system.json") in err and "other points" in err and "trained again" in err
+    (folder / "point_system.json").unlink()  # the points the run trained for are unknown: trained again
+    assert not _finished(folder, tc)
+    assert "trained again" in capsys.readouterr().err
+
+
+def _strict_json(path):
+    """The JSON in ``path``, refusing NaN and Infinity (which json.loads accepts, and strict readers do not)."""
+    def refuse(token):
+        raise AssertionError(f"{path}: {token} is not JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_reward_shaping_without_matplotlib_writes_its_results_and_warns(tmp_path, monkeypatch, capsys):
+    """Before, the plots raised ImportError after every run was trained and evaluated (the CLI caught only
+    ValueError); and one seed wrote NaN (no seed interval) into results.json, which is not JSON."""
+    import sys
+
+    from agents.experiments.reward_shaping import load_results
+    from pokersquares_env.cli import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as without the plot extra
+    out = tmp_path / "rs"
+    assert main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "200", "--seeds", "0", "--systems",
+                 "american", "--reward-modes", "line", "--games", "2", "--hidden", "8", "--num-envs", "4",
+                 "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "learning_curves.png" in line]
+    assert lines == ["pokersquares experiment reward-shaping: warning: learning_curves.png and hands.png not written: "
+                     'plots need matplotlib: pip install "pokersquares_env[plot]"']
+    assert "Traceback" not in captured.err and "| american | line |" in captured.out
+    assert (out / "results.md").is_file() and not (out / "learning_curves.png").exists()
+    saved = _strict_json(out / "results.json")
+    assert saved["table"][0]["american_ci95_seeds"] is None and saved["table"][0]["american_seed_sd"] is None
+    assert load_results(out) == saved and "n/a" in markdown(saved)  # the readers take null where NaN was
+
+
+def test_potential_shaping_without_matplotlib_writes_its_results_and_warns(tmp_path, monkeypatch):
+    import sys
+
+    from agents.evaluation import PlotsSkippedWarning
+    from agents.experiments.potential_shaping import potential_shaping
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "ps"
+    with pytest.warns(PlotsSkippedWarning, match="curves.png not written"):
+        potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, eval_points=2,
+                          progress=False, train_options=TINY_TRAIN)
+    assert (out / "results.md").is_file() and not (out / "curves.png").exists()
+    assert _strict_json(out / "results.json")["shapings"]["none"]["ci95_seeds"] is None  # one seed: null, not NaN
+
+
+@pytest.mark.parametrize("experiment", ["potential-shaping", "reward-shaping"])
+def test_a_new_run_removes_the_previous_results_before_training(tiny, tmp_path, monkeypatch, experiment):
+    """Before, a rerun stopped (or failed) before its results left the old results, plots and evaluation/ beside the
+    new experiment.json, as if they were the new options'."""
+    import shutil
+
+    from agents.experiments.potential_shaping import potential_shaping
+
+    out = tmp_path / "exp"
+    if experiment == "reward-shaping":
+        shutil.copytree(tiny[0], out)
+        old = ["results.md", "results.json", "learning_curves.png", "hands.png", "evaluation"]
+    else:
+        (out / "evaluation").mkdir(parents=True)
+        (out / "evaluation" / "summary.json").write_text("[]\n")
+        old = ["results.md", "results.json", "curves.png", "evaluation"]
+        for name in old[:-1]:
+            (out / name).write_text("old\n")
+        (out / "experiment.json").write_text(json.dumps({"written_by": "pokersquares experiment potential-shaping"}))
+    assert all((out / name).exists() for name in old)
+    _no_work(monkeypatch)
+    with pytest.raises(AssertionError, match="trained before"):
+        if experiment == "reward-shaping":
+            run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
+                           train_options=TINY_TRAIN, retrain=True)
+        else:
+            potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, progress=False,
+                              train_options=TINY_TRAIN)
+    assert [name for name in old if (out / name).exists()] == []
+    assert json.loads((out / "experiment.json").read_text())["written_by"] == f"pokersquares experiment {experiment}"
+    assert (out / "runs").is_dir() or experiment == "potential-shaping"
+
+
+def test_reward_shaping_refuses_a_finished_run_it_did_not_write(tiny, tmp_path, monkeypatch):
+    """Before, only the folders to train were checked: a finished run without the experiment's mark (trained there
+    by hand with the same config) was silently reused."""
+    import shutil
+
+    from agents.experiments.marks import RUN_MARK
+
+    out = tmp_path / "rs"
+    shutil.copytree(tiny[0], out)
+    folder = out / "runs" / "american-line-s0"
+    (folder / RUN_MARK).unlink()
+    _no_work(monkeypatch)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=re.escape(f"{str(folder)!r} holds a training run the reward-shaping "
+                                                   "experiment did not write")):
+        run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False, train_options=TINY_TRAIN)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("options,needle", [
+    (dict(train_options={"seed": 5}), "train_options={'seed': 5}: may not set"),
+    (dict(train_options={"shaping": "none"}), "train_options={'shaping': 'none'}: may not set"),
+    (dict(train_options={"scoring": "english"}), "train_options={'scoring': 'english'}: may not set"),
+    (dict(train_options={"out": "x"}), "train_options={'out': 'x'}: may not set"),
+    (dict(train_options={"algo": "ppo"}), "train_options={'algo': 'ppo'}: may not set"),
+    (dict(train_options={"jokers": 1}), "train_options={'jokers': 1}: may not set"),
+    (dict(train_options=["hidden"]), "train_options=['hidden']: expected a dict"),
+    (dict(eval_points=0), "eval_points=0: expected a positive integer"),
+    (dict(eval_points=-3), "eval_points=-3: expected a positive integer"),
+    (dict(eval_points=2.5), "eval_points=2.5: expected a positive integer"),
+])
+def test_potential_shaping_names_bad_options_before_anything_runs(tmp_path, monkeypatch, options, needle):
+    """Before, these raised a raw TypeError or ZeroDivisionError, or (negative eval_points) evaluated every update."""
+    from agents.experiments.potential_shaping import potential_shaping
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ps"
+    with pytest.raises(ValueError) as err:
+        potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, progress=False,
+                          **options)
+    assert needle in str(err.value)
+    assert not out.exists()
+
+
+def test_potential_shaping_train_options_may_set_the_evaluation_options(tmp_path, monkeypatch):
+    """train_options override the options the experiment only defaults (before: a TypeError, given twice)."""
+    import agents.train
+    from agents.experiments.potential_shaping import potential_shaping
+
+    seen = []
+
+    def stop(cfg, **kwargs):
+        seen.append(cfg)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.train, "train", stop)
+    with pytest.raises(KeyboardInterrupt):
+        potential_shaping(str(tmp_path / "ps"), shapings=("none",), seeds=(0,), timesteps=416, games=2,
+                          progress=False, train_options={**TINY_TRAIN, "eval_games": 7})
+    assert seen[0].eval_games == 7 and seen[0].hidden == [8, 8]

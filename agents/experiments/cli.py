@@ -198,7 +198,28 @@ def _tune(args) -> int:
 
 
 def run(args) -> int:
-    """Run ``pokersquares experiment ...``."""
+    """Run ``pokersquares experiment ...``.  Plots skipped without matplotlib (the results are written) are said in one
+    warning line on stderr, as ``pokersquares evaluate`` says them."""
+    import warnings
+
+    from agents.evaluation import PlotsSkippedWarning
+
+    shown = warnings.showwarning
+    name = getattr(args, "experiment", None) or "experiment"
+
+    def show(message, category, filename, lineno, file=None, line=None):  # as warnings.showwarning
+        if issubclass(category, PlotsSkippedWarning):
+            print(f"pokersquares experiment {name}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
+        warnings.simplefilter("always", PlotsSkippedWarning)
+        warnings.showwarning = show
+        return _run(args)
+
+
+def _run(args) -> int:
     if getattr(args, "experiment", None) == "tune-tables":
         return _tune(args)
     if getattr(args, "experiment", None) == "compare-trainers":

@@ -25,8 +25,8 @@ from typing import Any
 
 from agents.config import read_json
 
-__all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "mark_run", "read_json", "write_root_mark",
-           "written_by"]
+__all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "clear_outputs", "mark_run", "read_json",
+           "write_root_mark", "written_by"]
 
 #: written into every run folder an experiment trains: ``{"written_by": "pokersquares experiment NAME"}``
 RUN_MARK = "experiment_run.json"
@@ -77,6 +77,24 @@ def write_root_mark(root: str | Path, experiment: str, about: dict[str, Any]) ->
     path = Path(root) / ROOT_MARK
     path.write_text(json.dumps({"written_by": written_by(experiment), **about}, indent=2) + "\n")
     return path
+
+
+def clear_outputs(root: str | Path, files: Iterable[str]) -> None:
+    """Remove the previous outputs of the experiment folder ``root`` -- ``files`` (results, plots) and the harness
+    folder ``evaluation/`` -- before :func:`write_root_mark` records new options, so that an interrupted or failed run
+    never leaves results of other options beside them (:func:`check_own_root` said the folder is the experiment's)."""
+    import shutil
+
+    root = Path(root)
+    for name in files:
+        path = root / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+    evaluation = root / "evaluation"
+    if evaluation.is_dir() and not evaluation.is_symlink():
+        shutil.rmtree(evaluation)
+    elif evaluation.is_symlink():
+        evaluation.unlink()
 
 
 def check_own_root(root: str | Path, experiment: str, older: Callable[[Path], bool] | None = None) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ import numpy as np
 from agents.stats import fmt
 
 __all__ = ["potential_shaping"]
+
+#: the files the experiment writes into its folder beside ``runs/`` and ``evaluation/`` (a new run removes the old)
+OUTPUT_FILES = ("results.md", "results.json", "curves.png")
+#: the TrainConfig options the experiment sets itself (with the rule options): ``train_options`` may not set them
+RESERVED = ("algo", "scoring", "shaping", "timesteps", "seed", "out")
 
 
 def _train(cfg: Any) -> dict[str, Any]:
@@ -64,9 +70,20 @@ def potential_shaping(
     spec of ``Rules.parse`` such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     ``jobs``: training runs at once (separate processes, one torch thread each).  Every config is checked before
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
+    ``eval_points``: in-training evaluations per run (every ``timesteps // eval_points`` steps).  ``train_options``:
+    extra TrainConfig options of every run (e.g. hidden, learning_rate, num_envs; not the experiment's own, nor the
+    rule options).  Without matplotlib ``curves.png`` is skipped with a :class:`agents.evaluation.PlotsSkippedWarning`.
     """
     from agents.config import TrainConfig
-    from agents.evaluation import check_out_dir, check_positive_int, check_seed, evaluate, prepare_out_dir
+    from agents.evaluation import (
+        PlotsSkippedWarning,
+        _jsonable,
+        check_out_dir,
+        check_positive_int,
+        check_seed,
+        evaluate,
+        prepare_out_dir,
+    )
     from agents.experiments.reward_shaping import _stats, read_curve, rules_options, seed_ci95, welch_ci95
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
@@ -79,26 +96,31 @@ def potential_shaping(
         raise ValueError(f"jobs={jobs!r}: expected a positive integer")
     check_positive_int(games, "games")  # the evaluation's options, before any training rather than after it
     check_seed(eval_seed, "eval_seed")
+    check_positive_int(eval_points, "eval_points")
     rules = rules_options(rules)
-    if set(train_options or {}) & set(rules):
-        raise ValueError(f"train_options={train_options!r}: may not set {', '.join(rules)} (use rules)")
+    if train_options is not None and not isinstance(train_options, dict):
+        raise ValueError(f"train_options={train_options!r}: expected a dict of TrainConfig options")
+    if set(train_options or {}) & {*RESERVED, *rules}:
+        raise ValueError(f"train_options={train_options!r}: may not set {', '.join(sorted({*RESERVED, *rules}))} "
+                         "(the experiment's own options, and `rules` for the rule options)")
     root = Path(out)
     configs = {}
     for shaping in shapings:
         for seed in seeds:
-            cfg = TrainConfig(
+            options = dict(
                 algo="fast-ppo", scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed,
                 out=str(root / "runs" / f"{shaping}_s{seed}"), eval_every=max(1, timesteps // eval_points),
-                eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and jobs == 1,
-                **{**rules, **(train_options or {})},
+                eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and jobs == 1, **rules,
             )
-            configs[(shaping, seed)] = cfg.resolved()
-    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
+            options.update(train_options or {})
+            configs[(shaping, seed)] = TrainConfig(**options).resolved()
+    from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
 
     check_out_dir(root, name="out")  # an out that is a file is named before the tables or any run are trained
     check_own_runs([cfg.out for cfg in configs.values()], "potential-shaping")  # never replace a run it did not write
     check_own_root(root, "potential-shaping", _older_root)  # nor results in a folder of another's
     prepare_out_dir(root, name="out")
+    clear_outputs(root, OUTPUT_FILES)  # the previous results went with the previous options: none left beside these
     write_root_mark(root, "potential-shaping", {
         "shapings": list(shapings), "seeds": list(seeds), "timesteps": timesteps, "games": games,
         "eval_seed": eval_seed, "scoring": scoring, "rules": rules, "train_options": train_options or {}})
@@ -151,8 +173,12 @@ def potential_shaping(
     root.mkdir(parents=True, exist_ok=True)
     text = markdown(results)
     (root / "results.md").write_text(text)
-    (root / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    _plot(results, root / "curves.png")
+    # strict JSON: an interval that cannot be computed (one seed) is null
+    (root / "results.json").write_text(json.dumps(_jsonable(results), indent=2, allow_nan=False) + "\n")
+    try:
+        _plot(results, root / "curves.png")
+    except ImportError as exc:  # the results are written: the plot is an extra
+        warnings.warn(PlotsSkippedWarning(f"curves.png not written: {exc}"), stacklevel=2)
     results["table"] = text
     return results
 

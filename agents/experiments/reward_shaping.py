@@ -14,10 +14,13 @@ harness, and each game is scored under both systems.  Outputs (in ``out``)::
     learning_curves.png            evaluation score during training, under both systems
     hands.png                      hand-category frequencies per training condition
 
-Tables: mean +- 95% CI per training condition x evaluation system (pooled
-over seeds and deals, with the seed-to-seed spread), paired differences on
-common deals (American- minus English-trained; line minus terminal), and the
-share of lines ending in each hand category.
+Tables: mean per training condition x evaluation system with two 95%
+intervals (:data:`SEEDS_NOTE`): over the training seeds (Student's t over the
+seed means) and over the common deals (seeds averaged per deal), with the
+seed-to-seed sd; paired differences on common deals (American- minus
+English-trained; line minus terminal), with the same two intervals (Welch's t
+over the seed means); and the share of lines ending in each hand category.
+An interval that cannot be computed (one seed) is ``null`` in results.json.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from agents.stats import fmt, mean_ci95, seed_ci95, t975, welch_ci95  # noqa: F4
 __all__ = ["FULL", "SMALL", "ExperimentConfig", "analyse", "rules_options", "run_experiment"]
 
 EVAL_SYSTEMS = ("american", "english")
+#: the files the experiment writes into its folder beside ``runs/`` and ``evaluation/`` (a new run removes the old)
+OUTPUT_FILES = ("results.md", "results.json", "learning_curves.png", "hands.png")
 HAND_COLUMNS = ("high_card", "one_pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house", "four_of_a_kind",
                 "straight_flush", "royal_flush")
 
@@ -76,6 +81,10 @@ class ExperimentConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad option."""
+        if isinstance(self.systems, (list, tuple)):  # before the repeats check: a dict among them is unhashable
+            for system in self.systems:
+                if not isinstance(system, (str, os.PathLike)):
+                    raise ValueError(f"systems: {system!r}: expected 'american', 'english' or a JSON file path")
         for name in ("systems", "reward_modes", "seeds"):
             value = getattr(self, name)
             if not isinstance(value, (list, tuple)) or not value or len(set(value)) != len(value):
@@ -90,7 +99,7 @@ class ExperimentConfig:
         from agents.evaluation import check_seed
 
         check_seed(self.eval_seed, "eval_seed")
-        reserved = {"scoring", "reward_mode", "seed", "out", "algo", *RULE_FIELDS}
+        reserved = {"scoring", "reward_mode", "seed", "out", "algo", "timesteps", "reward_scale", *RULE_FIELDS}
         if not isinstance(self.train_options, dict) or set(self.train_options) & reserved:
             raise ValueError(f"train_options={self.train_options!r}: may not set {', '.join(sorted(reserved))} "
                              "(the experiment's own options, and `rules` for the rule options)")
@@ -98,8 +107,9 @@ class ExperimentConfig:
             for seed in self.seeds:
                 self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
         slugs: dict[str, str] = {}
-        for system in self.systems:  # each system's runs need folders (and table rows) of their own
-            other = slugs.setdefault(_slug(system), system)
+        for system in self.systems:  # each system's runs need folders (and table rows) of their own; folder names
+            # differing only in case are one folder on a case-insensitive file system (and 'American' is American)
+            other = slugs.setdefault(_slug(system).lower(), system)
             if other != system:
                 raise ValueError(f"systems: {other!r} and {system!r} would share the run folders "
                                  f"runs/{_slug(system)}-<mode>-s<seed> (a point-system file is named by its file "
@@ -114,7 +124,7 @@ class ExperimentConfig:
         from agents.config import TrainConfig
 
         options = dict(
-            algo="fast-ppo", scoring=system, reward_mode=mode, reward_scale="normalized", seed=seed,
+            algo="fast-ppo", scoring=os.fspath(system), reward_mode=mode, reward_scale="normalized", seed=seed,
             timesteps=self.timesteps, out=str(self.run_dir(system, mode, seed)),
             eval_every=max(1, self.timesteps // 6), eval_games=200, checkpoint_every=0, final_eval_games=0,
             progress=self.progress, **rules_options(self.rules),
@@ -165,7 +175,9 @@ def _conditions_heading(cfg: dict[str, Any]) -> str:
     return f"{' vs '.join(systems)} reward, {' vs '.join(cfg.get('reward_modes', ('line', 'terminal')))}"
 
 
-def _slug(system: str) -> str:
+def _slug(system: str | os.PathLike) -> str:
+    if isinstance(system, os.PathLike):
+        system = os.fspath(system)
     if not isinstance(system, str):  # a bad system: validation names it
         return str(system)
     return Path(system).stem if system not in EVAL_SYSTEMS else system
@@ -173,9 +185,11 @@ def _slug(system: str) -> str:
 
 def _finished(folder: Path, train_cfg) -> bool:
     """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again).  A damaged
-    ``config.json`` or ``progress.json`` makes the run unfinished (trained again), with a note naming the file."""
-    from agents.config import ConfigError, TrainConfig
-    from agents.train import _read_progress
+    ``config.json`` or ``progress.json`` makes the run unfinished (trained again), with a note naming the file; so does
+    a ``point_system.json`` (the points the run trained for) missing, damaged or other than the points ``scoring``
+    names now (``config.json`` names a point-system file by its path: the file may have been edited since)."""
+    from agents.config import ConfigError, TrainConfig, point_table
+    from agents.train import POINT_SYSTEM_FILE, _read_progress
 
     paths = [folder / "model.pt", folder / "config.json", folder / "progress.json"]
     if not all(p.is_file() for p in paths):
@@ -190,7 +204,22 @@ def _finished(folder: Path, train_cfg) -> bool:
     # the folder is the run's by where it is: `out` spelled otherwise (relative, absolute) is the same run
     same = {**stored, "progress": None, "out": None} == {**wanted.to_dict(), "progress": None, "out": None}
     batch = wanted.num_envs * wanted.num_steps
-    return same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch
+    if not (same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch):
+        return False
+    points = folder / POINT_SYSTEM_FILE
+    try:
+        stored_points = json.loads(points.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # missing, unreadable or not JSON
+        print(f"note: {str(points)!r} cannot be read ({exc.strerror if isinstance(exc, OSError) else exc}): the points "
+              f"the run trained for are unknown; the run in {str(folder)!r} is trained again", file=sys.stderr,
+              flush=True)
+        return False
+    now = point_table(wanted.scoring)
+    if now is None or stored_points != json.loads(json.dumps(now)):
+        print(f"note: {str(points)!r}: the run trained for other points than scoring={wanted.scoring!r} names now; "
+              f"the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
+        return False
+    return True
 
 
 def _older_root(root: Path) -> bool:
@@ -206,16 +235,19 @@ def _older_root(root: Path) -> bool:
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
     """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
     from agents.evaluation import check_out_dir, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
+    from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
     from agents.train import _read_progress, train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
+    if any(isinstance(s, os.PathLike) for s in cfg.systems):  # file paths as text in experiment.json and results
+        cfg = dataclasses.replace(cfg, systems=[os.fspath(s) for s in cfg.systems])
     cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results
     out = Path(cfg.out)
     check_out_dir(out, name="out")  # ValueError naming an out that is a file, before anything is read or trained
     # which runs to train: a finished run of exactly this config is reused (unless retrain), any other is trained
-    # again -- but only in a run folder of this experiment's own (check_own_runs), before any training starts
+    # again -- but only in a run folder of this experiment's own (check_own_runs: every planned folder, the reused
+    # ones too), before any training starts
     plan = []
     for system in cfg.systems:
         for mode in cfg.reward_modes:
@@ -223,9 +255,12 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                 tc = cfg.train_config(system, mode, seed)
                 folder = cfg.run_dir(system, mode, seed)
                 plan.append((system, mode, seed, tc, folder, cfg.retrain or not _finished(folder, tc)))
-    check_own_runs([folder for *_, folder, todo in plan if todo], "reward-shaping")
+    check_own_runs([folder for *_, folder, _todo in plan], "reward-shaping")
     check_own_root(out, "reward-shaping", _older_root)  # and results, plots and evaluation/ only in its own folder
     prepare_out_dir(out, name="out")
+    # the previous results describe the previous options: removed with the mark they went with, so an interrupted or
+    # failed run leaves none beside the new experiment.json
+    clear_outputs(out, OUTPUT_FILES)
     write_root_mark(out, "reward-shaping", dataclasses.asdict(cfg))
     runs = []
     for system, mode, seed, tc, folder, todo in plan:
@@ -412,11 +447,20 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def write_outputs(cfg: ExperimentConfig, results: dict[str, Any]) -> list[str]:
-    """Write results.md, results.json, learning_curves.png and hands.png into the experiment folder."""
+    """Write results.md, results.json, learning_curves.png and hands.png into the experiment folder.  results.json is
+    strict JSON: an interval that cannot be computed (one seed) is ``null``.  Without matplotlib the plots are skipped
+    with a :class:`agents.evaluation.PlotsSkippedWarning` (the results are written)."""
+    from agents.evaluation import PlotsSkippedWarning, _jsonable
+
     out = Path(cfg.out)
     (out / "results.md").write_text(markdown(results))
-    (out / "results.json").write_text(json.dumps(results, indent=2, default=float) + "\n")
-    return [str(out / "results.md"), str(out / "results.json"), *plot(results, out)]
+    (out / "results.json").write_text(json.dumps(_jsonable(results), indent=2, default=float, allow_nan=False) + "\n")
+    written = [str(out / "results.md"), str(out / "results.json")]
+    try:
+        written += plot(results, out)
+    except ImportError as exc:  # the results are written: the plots are an extra
+        warnings.warn(PlotsSkippedWarning(f"learning_curves.png and hands.png not written: {exc}"), stacklevel=2)
+    return written
 
 
 def plot(results: dict[str, Any], out: Path) -> list[str]:

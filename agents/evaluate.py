@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 
 from pokersquares_env.cli import seed_arg
 
@@ -54,19 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; 0 on success, 1 if any game raised."""
-    from agents.evaluation import PlotsSkippedWarning
+    from agents.evaluation import plots_skipped_said_by
 
-    shown = warnings.showwarning
-
-    def show(message, category, filename, lineno, file=None, line=None):  # as warnings.showwarning
-        if issubclass(category, PlotsSkippedWarning):  # the plots skipped without matplotlib: one line on stderr
-            print(f"pokersquares evaluate: warning: {message}", file=sys.stderr)
-        else:
-            shown(message, category, filename, lineno, file, line)
-
-    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
-        warnings.simplefilter("always", PlotsSkippedWarning)
-        warnings.showwarning = show
+    with plots_skipped_said_by("pokersquares evaluate"):  # the plots skipped without matplotlib: one line on stderr
         return _run(args)
 
 

@@ -22,6 +22,7 @@ the agent goes on with the next deal and the other agents are unaffected.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib
 import inspect
@@ -376,6 +377,24 @@ def _mean_counting_failures(row: dict[str, Any], failed: float) -> float:
 
 class PlotsSkippedWarning(UserWarning):
     """:meth:`EvaluationResult.save` wrote every result but the plots, which need matplotlib (the ``plot`` extra)."""
+
+
+@contextlib.contextmanager
+def plots_skipped_said_by(command: str) -> Iterator[None]:
+    """Within it, a :class:`PlotsSkippedWarning` is one line on stderr, ``"{command}: warning: ..."`` (the command
+    line's way to say plots were skipped without matplotlib); other warnings show as usual."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # as warnings.showwarning
+        if issubclass(category, PlotsSkippedWarning):
+            print(f"{command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
+        warnings.simplefilter("always", PlotsSkippedWarning)
+        warnings.showwarning = show
+        yield
 
 
 @dataclass

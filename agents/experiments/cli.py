@@ -200,22 +200,10 @@ def _tune(args) -> int:
 def run(args) -> int:
     """Run ``pokersquares experiment ...``.  Plots skipped without matplotlib (the results are written) are said in one
     warning line on stderr, as ``pokersquares evaluate`` says them."""
-    import warnings
+    from agents.evaluation import plots_skipped_said_by
 
-    from agents.evaluation import PlotsSkippedWarning
-
-    shown = warnings.showwarning
     name = getattr(args, "experiment", None) or "experiment"
-
-    def show(message, category, filename, lineno, file=None, line=None):  # as warnings.showwarning
-        if issubclass(category, PlotsSkippedWarning):
-            print(f"pokersquares experiment {name}: warning: {message}", file=sys.stderr)
-        else:
-            shown(message, category, filename, lineno, file, line)
-
-    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
-        warnings.simplefilter("always", PlotsSkippedWarning)
-        warnings.showwarning = show
+    with plots_skipped_said_by(f"pokersquares experiment {name}"):
         return _run(args)
 
 

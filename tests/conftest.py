@@ -1,8 +1,23 @@
 import os
 import sys
 
+import pytest
+
 # Make tests/reference.py and tests/helpers.py importable as `reference` and `helpers`.
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_pytest_tmp(tmp_path_factory):
+    """SB3 models trained without a logger write an empty ``SB3-<date>`` folder to the system temp dir on every
+    ``learn``; point them (``SB3_LOGDIR``) into pytest's own temp dir, which pytest prunes, instead of /tmp."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
 
 
 def pytest_sessionfinish(session, exitstatus):

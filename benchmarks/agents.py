@@ -17,7 +17,6 @@ usage error (exit status 2) naming it, and nothing is played or written.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -99,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    from agents.evaluation import evaluate
+    from agents.evaluation import _jsonable, evaluate
+    from pokersquares_env._files import write_json
     from pokersquares_env.scoring import expected_random_score
 
     agents = args.agent or DEFAULT_AGENTS
@@ -124,9 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| player | mean | source |\n|---|---|---|")
     for name, mean, source in PUBLISHED:
         print(f"| {name} | {mean} | {source} |")
-    if args.out:
-        with open(os.path.join(args.out, "benchmark.json"), "w", encoding="utf-8") as fh:
-            json.dump({"games": args.games, "seed": args.seed, "jobs": args.jobs, "rows": rows}, fh, indent=2)
+    if args.out:  # whole (atomic) and strict JSON: NaN (the interval of one game) as null, as the harness writes it
+        write_json(os.path.join(args.out, "benchmark.json"),
+                   _jsonable({"games": args.games, "seed": args.seed, "jobs": args.jobs, "rows": rows}), indent=2)
     return 0
 
 

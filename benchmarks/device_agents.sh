@@ -10,6 +10,16 @@
 set -u
 out=${1:-agent_runs}; jobs=${2:-16}; shift $(( $# < 2 ? $# : 2 ))
 runs=("$@"); [ ${#runs[@]} -eq 0 ] && runs=(english american ply3)
+# everything checked before the first run (and before OUT_DIR is made): a misspelt last name is not found hours later
+if ! [[ $jobs =~ ^[0-9]+$ ]] || (( 10#$jobs < 1 )); then
+  echo "JOBS $jobs: expected a positive integer (processes; nothing run)" >&2; exit 2
+fi
+for r in "${runs[@]}"; do
+  case $r in
+    english|american|ply3) ;;
+    *) echo "unknown run $r: expected english, american or ply3 (nothing run)" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
 py=${PYTHON:-python3}
 run() {  # name, scoring, games, agents...
@@ -18,7 +28,7 @@ run() {  # name, scoring, games, agents...
   timeout "${LIMIT:-3600}" $py -m pokersquares_env.cli evaluate "${args[@]}" --games "$games" --seed 2024 \
     --scoring "$scoring" --jobs "$jobs" --no-progress --out "$out/$name" > "$out/$name.md" 2> "$out/$name.err"
   echo "$name rc=$? $(date +%T)"; tail -n 12 "$out/$name.md"
-  [ -n "${PACK:-}" ] && tar czf "$PACK/$name.tgz" -C "$out" "$name" "$name.md" "$name.err"
+  if [ -n "${PACK:-}" ]; then tar czf "$PACK/$name.tgz" -C "$out" "$name" "$name.md" "$name.err"; fi
 }
 for r in "${runs[@]}"; do
   case $r in

@@ -90,10 +90,14 @@ def load_run(path: str, system: str = "american") -> list[dict[str, Any]]:
         if missing:
             raise ValueError(f"{summary_path!r}, entry {i}: missing {missing}: expected the keys {list(keys)} "
                              f"(is {system!r} one of the systems every game is scored under?)")
-        rows.append({"agent": str(row["agent"]), "games": int(row["games"]), "seed": seed, "rules": rules,
-                     "played": str(row.get("scoring")),
-                     "mean": _number(row[f"mean_{system}"]), "ci95": _number(row[f"ci95_{system}"]),
-                     "seconds": _number(row["seconds_per_game"]), "run": folder})
+        try:
+            rows.append({"agent": str(row["agent"]), "games": int(row["games"]), "seed": seed, "rules": rules,
+                         "played": str(row.get("scoring")),
+                         "mean": _number(row[f"mean_{system}"]), "ci95": _number(row[f"ci95_{system}"]),
+                         "seconds": _number(row["seconds_per_game"]), "run": folder})
+        except (TypeError, ValueError) as exc:  # e.g. "games": null, a mean that is not a number
+            raise ValueError(f"{summary_path!r}, entry {i}: {exc}: expected a number of games and numbers (or null) "
+                             f"for {list(keys[2:])}") from None
     return rows
 
 
@@ -149,9 +153,26 @@ def table(rows: list[dict[str, Any]], system: str) -> str:
     return "\n".join(lines)
 
 
+#: The image formats ``--out`` may name (by its extension): the file is written under exactly that name.
+FORMATS = (".png", ".svg")
+
+
+def out_name_problem(out: str) -> str | None:
+    """Why ``out`` cannot name the plot (a folder, or not ending in one of :data:`FORMATS`: matplotlib would add
+    ``.png`` or refuse the format), or ``None``."""
+    if os.path.isdir(out):
+        return f"--out {out!r} is a folder: expected the path of the image to write ({' or '.join(FORMATS)})"
+    if os.path.splitext(out)[1].lower() not in FORMATS:
+        return f"--out {out!r}: expected the path of a {' or '.join(FORMATS)} image"
+    return None
+
+
 def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float | None = None,
          anchors: bool = True) -> list[str]:
-    """Draw the mean ± CI of each row against seconds per game; the agents below ``min_mean`` are listed, not drawn."""
+    """Draw the mean ± CI of each row against seconds per game; the agents below ``min_mean`` are listed, not drawn.
+    ``out`` ends in one of :data:`FORMATS` (a ``ValueError`` otherwise); returns the path written."""
+    if os.path.splitext(out)[1].lower() not in FORMATS:  # matplotlib would write another name, or refuse it
+        raise ValueError(f"out={out!r}: expected the path of a {' or '.join(FORMATS)} image")
     import numpy as np
 
     from agents.evaluation import pyplot
@@ -206,18 +227,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="output folders of 'pokersquares evaluate --out DIR'")
     parser.add_argument("--scoring", default="american", choices=["american", "english"],
                         help="which of the two scores every game has to plot (default american)")
-    parser.add_argument("--out", default="runs/frontier.png", help="the PNG to write (default runs/frontier.png)")
+    parser.add_argument("--out", default="runs/frontier.png",
+                        help="the image to write, .png or .svg (default runs/frontier.png)")
     parser.add_argument("--min-mean", type=float, default=None,
                         help="agents with a lower mean are listed in the title instead of drawn")
     parser.add_argument("--drop", action="append", default=[], metavar="AGENT",
                         help="leave this agent out (repeatable; the spec as the run wrote it)")
     parser.add_argument("--no-anchors", action="store_true", help="leave out the published players and the target")
     args = parser.parse_args(argv)
+    from pokersquares_env._files import output_file_problem
+
+    problem = out_name_problem(args.out)
+    if problem:
+        parser.error(problem)
     try:
         rows, notes = collect(args.runs, args.scoring, args.drop)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    problem = output_file_problem(args.out, "--out")  # its folder made (or refused) before the table is printed
+    if problem:
+        parser.error(problem)
     print(table(rows, args.scoring))
     for note in notes:
         print(f"note: {note}")

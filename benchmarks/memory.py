@@ -44,17 +44,28 @@ def state_bytes(env: PokerSquaresVectorEnv) -> int:
     return sum(value.nbytes for value in vars(env).values() if isinstance(value, np.ndarray))
 
 
+def mebibytes(text: str) -> float:
+    """An ``argparse`` type: a finite number >= 0 (MiB); a bad value is a usage error naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number >= 0 (MiB)") from None
+    if not (np.isfinite(value) and value >= 0):  # NaN too: a NaN tolerance would never fail
+        raise argparse.ArgumentTypeError(f"{text}: expected a finite number >= 0 (MiB)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print; exit status 1 if RSS grew by more than ``--tolerance`` after the warm-up."""
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, positive_float, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--num-envs", type=int, default=1024, help="sub-envs (default 1024)")
-    parser.add_argument("--steps", type=float, default=None, help="sub-env steps in all (default 1e7, or 1e6 with "
-                        "--quick)")
-    parser.add_argument("--every", type=float, default=None,
+    parser.add_argument("--num-envs", type=int_at_least(1), default=1024, help="sub-envs (default 1024)")
+    parser.add_argument("--steps", type=positive_float, default=None, help="sub-env steps in all (default 1e7, or "
+                        "1e6 with --quick)")
+    parser.add_argument("--every", type=positive_float, default=None,
                         help="print RSS every this many sub-env steps (default 1e6, or 1e5 with --quick)")
-    parser.add_argument("--tolerance", type=float, default=4.0, help="allowed growth after warm-up, MiB")
+    parser.add_argument("--tolerance", type=mebibytes, default=4.0, help="allowed growth after warm-up, MiB (>= 0)")
     parser.add_argument("--quick", action="store_true",
                         help="defaults of 1e6 steps and RSS every 1e5 (for what --steps and --every do not give)")
     parser.add_argument("--seed", type=seed_arg, default=0)

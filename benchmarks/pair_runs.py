@@ -91,6 +91,9 @@ def _harness_problem(data: Any) -> str | None:
         value = meta.get(key)
         if isinstance(value, bool) or not isinstance(value, kind):
             return f"meta.{key} is {value!r}: the harness writes the deal index, the deal seed and the seconds"
+    for key in ("rules", "point_system"):  # every record the harness writes holds both, a game that raised too
+        if not isinstance(data.get(key), dict):
+            return f"{key} is {data.get(key)!r}: the harness writes the rules and the point system as objects"
     if "error" in meta:
         return None
     if data.get("finished") is not True:

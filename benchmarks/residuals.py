@@ -39,7 +39,7 @@ from agents.batch import _SUIT_OF, COL, IS_COL, ROW, Batch, phase_of  # noqa: E4
 from agents.expectimax import DEFAULT_GAMES, DEFAULT_PHASES  # noqa: E402
 from agents.lines import KEY_FLUSH, KEY_K, KEY_PAIRS, KEY_T, KEY_WINDOW  # noqa: E402
 from agents.tables import load_or_train  # noqa: E402
-from pokersquares_env.scoring import WINDOW  # noqa: E402
+from pokersquares_env.scoring import WINDOW, point_system  # noqa: E402
 
 
 def board_features(b: Batch) -> np.ndarray:
@@ -93,20 +93,28 @@ def fit_mlp(x: np.ndarray, y: np.ndarray, train: np.ndarray, epochs: int, seed: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=20000)
     p.add_argument("--seed", type=seed_arg, default=0)
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--scoring", default="american")
-    p.add_argument("--mlp", type=int, default=0, metavar="EPOCHS", help="also fit a small network (torch)")
-    p.add_argument("--table-games", type=int, default=DEFAULT_GAMES,
+    p.add_argument("--mlp", type=int_at_least(0), default=0, metavar="EPOCHS",
+                   help="also fit a small network for this many epochs (torch; 0: none)")
+    p.add_argument("--table-games", type=int_at_least(1), default=DEFAULT_GAMES,
                    help="self-play games of the tables (the agents' default; cached after the first run)")
     a = p.parse_args(argv)
     if a.games < 10 or not 0 <= a.epsilon <= 1:
         p.error(f"--games {a.games}, --epsilon {a.epsilon}: expected at least 10 games and 0 <= epsilon <= 1")
-    vt = load_or_train(a.scoring, None, games=a.table_games, phases=DEFAULT_PHASES, features="outs")
+    try:
+        point_system(a.scoring)
+    except (OSError, ValueError) as exc:
+        p.error(f"--scoring {a.scoring!r}: {exc}")
+    try:
+        vt = load_or_train(a.scoring, None, games=a.table_games, phases=DEFAULT_PHASES, features="outs")
+    except (OSError, ValueError) as exc:
+        p.error(f"the tables of --table-games {a.table_games}: {exc}")
     values, phases = vt.values, vt.values.shape[2]
     rng = np.random.default_rng(a.seed)
     n = a.games

@@ -113,16 +113,16 @@ class EnsembleAgent(Agent):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--games", type=int_at_least(1), default=2000)
     parser.add_argument("--seed", type=seed_arg, default=2024)
     parser.add_argument("--scoring", default="american")
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--candidates", type=int, default=4)
-    parser.add_argument("--rollouts", type=int, default=512)
+    parser.add_argument("--jobs", type=int_at_least(1), default=1)
+    parser.add_argument("--depth", type=int_at_least(0), default=8)
+    parser.add_argument("--candidates", type=int_at_least(1), default=4)
+    parser.add_argument("--rollouts", type=int_at_least(1), default=512)
     parser.add_argument("--weights", default="1,1,1,1", help="E_first,E_second,M_first,M_second")
     parser.add_argument("--second", default="tuned", help="'tuned' or a tables .npz")
     parser.add_argument("--options", default="", help="table options for both sides, e.g. games=2000,phases=4")
@@ -130,9 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
-    from agents.evaluation import evaluate
-    from agents.registry import check_spec, register_agent
+    from agents.evaluation import check_out_dir, evaluate
+    from agents.registry import check_spec, make_agent, register_agent
 
+    if args.out:  # before the tables are made and any game is played
+        try:
+            check_out_dir(args.out, foreign=False, name="--out")
+        except ValueError as exc:
+            parser.error(str(exc))
     register_agent("ensemble", EnsembleAgent, kind="params")
     opts = f"depth={args.depth},candidates={args.candidates},rollouts={args.rollouts}"
     opts += f",{args.options}" if args.options else ""
@@ -142,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         _weights(args.weights)
         for spec in (base, ensemble):
             check_spec(spec)
-    except ValueError as exc:
+            make_agent(spec, system=args.scoring)  # every option, the point system and both tables, checked now
+    except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     res = evaluate([base, ensemble], games=args.games, seed=args.seed, scoring=args.scoring, jobs=args.jobs,

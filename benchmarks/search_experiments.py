@@ -50,6 +50,7 @@ import numpy as np  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.batch import COL, IS_COL, ROW, Batch, _keys, phase_of  # noqa: E402
 from agents.expectimax import DEFAULT_GAMES, DEFAULT_PHASES, expectimax_values  # noqa: E402
+from agents.stats import mean_ci95  # noqa: E402
 from agents.tables import load_or_train  # noqa: E402
 from pokersquares_env.cards import NUM_STANDARD  # noqa: E402
 from pokersquares_env.core import Rules  # noqa: E402
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         base, base_s = _scores("expectimax:ply=2", deals, a.seed, a.scoring)
         var, var_s = _scores(spec, deals, a.seed, a.scoring)
     d = var - base
-    ci = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
+    ci = mean_ci95(d)  # the t interval, as everywhere else
     print(f"{spec} | deals {a.start}..{a.start + a.games - 1} of seed {a.seed}, {a.scoring} | "
           f"mean {var.mean():.2f} ({var_s:.3f} s/game) vs ply=2 {base.mean():.2f} ({base_s:.3f} s/game) | "
           f"paired {d.mean():+.2f} +- {ci:.2f} | better {int((d > 0).sum())}, worse {int((d < 0).sum())}")

@@ -131,9 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--temps {' '.join(f'{t:g}' for t in args.temps)}: expected each temperature once (as the "
                      f"agents name it, to 6 significant digits)")
 
-    from agents.evaluation import evaluate
+    from agents.evaluation import check_out_dir, evaluate
     from agents.registry import check_spec, make_agent, register_agent
 
+    if args.out:  # before the tables are made and any game is played
+        try:
+            check_out_dir(args.out, foreign=False, name="--out")
+        except ValueError as exc:
+            parser.error(str(exc))
     register_agent("noisy-search", NoisySearchAgent, kind="params")
     extra = f":{args.options}" if args.options else ""
     base = f"search{extra}"

@@ -8,7 +8,8 @@ Run (nice it on a shared machine)::
 Each round trains ``agents.train.train(algo="fast-ppo", timesteps=T, shaping=S, eval_every=20000, eval_games=200,
 checkpoint_every=0, final_eval_games=0)`` once per shaping of ``--shapings`` (default ``none`` and ``tables``), in
 turn, into a temporary folder; a warm-up run of each comes first (the ``tables`` potential's value tables are trained
-or loaded then, and numba's kernels compiled), so no timed run pays for them.  The table gives the median seconds of
+then, and numba's kernels compiled), and each run is timed by its own clock (``TrainResult.seconds``), which starts
+after the potential's tables are loaded, so no timed run pays for them.  The table gives the median seconds of
 each shaping and its ratio to the first shaping's; its heading gives the steps a run takes (fast-ppo trains whole
 updates of ``num_envs * num_steps`` = 12,800 steps, so ``T`` is rounded up to them: 100,000 asked, 102,400 run).
 """
@@ -20,7 +21,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 # Run as a script, this file's folder comes first on sys.path and benchmarks/agents.py would hide the agents package.
@@ -30,13 +30,14 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 
 def timed_run(shaping: str, timesteps: int, folder: Path, seed: int = 0) -> float:
-    """Seconds of one fast-ppo training run of ``timesteps`` steps with ``shaping``."""
+    """Seconds of one fast-ppo training run of ``timesteps`` steps with ``shaping``: the run's own clock
+    (``TrainResult.seconds``), which starts after the shaping potential is built (its tables loaded), so that no
+    timed run pays for them."""
     from agents.train import train
 
-    start = time.perf_counter()
-    train(algo="fast-ppo", timesteps=timesteps, shaping=shaping, eval_every=20_000, eval_games=200,
-          checkpoint_every=0, final_eval_games=0, progress=False, seed=seed, out=str(folder), overwrite=True)
-    return time.perf_counter() - start
+    result = train(algo="fast-ppo", timesteps=timesteps, shaping=shaping, eval_every=20_000, eval_games=200,
+                   checkpoint_every=0, final_eval_games=0, progress=False, seed=seed, out=str(folder), overwrite=True)
+    return float(result.seconds)
 
 
 def main(argv: list[str] | None = None) -> int:

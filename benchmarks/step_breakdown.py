@@ -9,8 +9,9 @@ The whole step is ``env.step`` under the speed benchmark's policy (the first leg
 ``argmax`` over the masks), timed over whole games.  The pieces, each timed alone on the same env size:
 
 * ``policy``: the ``argmax`` over the masks that picks the cells;
-* ``update``: the board update alone (``_advance``: the compiled kernel under numba), over the 25 placements of a
-  game from an empty board;
+* ``update``: the board update alone (``_advance``: the compiled kernel under numba), timed over the 25 placements
+  of a game from an empty board and scaled by 25/26 per sub-env step (``step`` updates the boards on the 25 placing
+  steps of a game's 26, not on the reset step);
 * ``observation copy``: copying the ``(N, 522)`` observation buffer, which ``step`` returns (``copy=True``);
 * ``info``: building the info dict (masks, cards);
 * ``dealing``: dealing the decks of the games that end, exactly as the single env deals them (one deal per 26 sub-env
@@ -80,7 +81,8 @@ def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
             t = time.perf_counter()
             env._advance(ids, cells)
             update += time.perf_counter() - t
-    update /= games * MOVES
+    update /= games * MOVES  # per placement
+    update *= MOVES / (MOVES + 1)  # per step: the reset step of every game's MOVES + 1 updates no board
     copy = _timed(env._obs.copy, steps)
     make_info = _timed(env._info, steps)
     batch = max(1, round(num_envs / (MOVES + 1)))  # the decks a step deals, on average
@@ -105,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("num_envs", "games", "repeats"):
         if getattr(ns, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(ns, name)}: expected a positive integer")
-    backend = PokerSquaresVectorEnv(1, backend=ns.backend).backend
+    try:
+        backend = PokerSquaresVectorEnv(1, backend=ns.backend).backend  # what --backend resolves to here
+    except (ImportError, ValueError) as exc:
+        parser.error(f"--backend {ns.backend}: {exc}")
     measure(ns.num_envs, 1, backend)  # warm-up: kernels loaded, buffers touched
     time_frozenlake = _speed_module().time_frozenlake
     rounds, reference = [], []

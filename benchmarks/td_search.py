@@ -121,10 +121,10 @@ def local_tables(vf: np.ndarray, phases: int, nout: int, points: np.ndarray, sta
 def _local_options(local, epsilon, prior):
     if isinstance(local, bool) or not isinstance(local, (int, np.integer)) or local < 0:
         raise ValueError(f"local={local!r}: expected an integer >= 0 (games re-played before each move)")
-    if not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:  # NaN too
         raise ValueError(f"epsilon={epsilon!r}: expected a number from 0 to 1")
-    if not isinstance(prior, (int, float)) or not prior > 0:
-        raise ValueError(f"prior={prior!r}: expected a number > 0 (games)")
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not (np.isfinite(prior) and prior > 0):
+        raise ValueError(f"prior={prior!r}: expected a finite number > 0 (games)")
     return int(local), float(epsilon), float(prior)
 
 
@@ -201,8 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
-    from agents.evaluation import evaluate
+    from agents.evaluation import check_out_dir, evaluate
     from agents.registry import make_agent, register_agent
+
+    if args.out:  # before the tables are made and any game is played
+        try:
+            check_out_dir(args.out, foreign=False, name="--out")
+        except ValueError as exc:
+            parser.error(str(exc))
 
     register_agent("td-expectimax", TDExpectimaxAgent, kind="params")
     register_agent("td-search", TDSearchAgent, kind="params")

@@ -51,6 +51,7 @@ from agents._fast import (  # noqa: E402
 )
 from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES  # noqa: E402
 from agents.tables import ValueTables, load_or_train  # noqa: E402
+from pokersquares_env._files import output_file_problem  # noqa: E402
 from pokersquares_env.core import Rules  # noqa: E402
 from pokersquares_env.scoring import point_system  # noqa: E402
 
@@ -186,6 +187,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if os.path.isdir(args.out):
         p.error(f"--out {args.out!r} is a folder: expected the path of the .npz file to write")
+    problem = output_file_problem(args.out, "--out")  # its folder made now, before the tables load and the games
+    if problem:
+        p.error(problem)
     if args.tables:
         try:
             base = ValueTables.load(args.tables)

@@ -20,7 +20,6 @@ Needs the compiled kernels (numba).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -33,7 +32,7 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pokersquares_env.cli import seed_arg
+    from pokersquares_env.cli import int_at_least, seed_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--init", required=True, help="theta.json of a one-ply tune-tables run (the start)")
@@ -43,19 +42,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--elite", type=int, default=5)
     parser.add_argument("--games", type=int, default=3000, help="deals per generation")
     parser.add_argument("--sigma", type=float, default=0.1, help="starting spread around the one-ply theta")
-    parser.add_argument("--eval-games", type=int, default=6000)
+    parser.add_argument("--eval-games", type=int_at_least(2), default=6000,
+                        help="held-out deals (at least 2: the paired differences' intervals need two)")
     parser.add_argument("--seed", type=seed_arg, default=11)
-    parser.add_argument("--table-games", type=int, default=None, help="size of the tables' training (tests)")
-    parser.add_argument("--out", default="runs/tune_tables_ply2")
+    parser.add_argument("--table-games", type=int_at_least(1), default=None,
+                        help="size of the tables' training (tests; default: the agents' default tables)")
+    parser.add_argument("--out", default="runs/tune_tables_ply2", help="the folder of tables.npz and result.json")
     args = parser.parse_args(argv)
 
+    from agents.evaluation import _jsonable, check_out_dir
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.experiments.reward_shaping import _stats
     from agents.tables import load_or_train
     from agents.tuning import check_options, load_theta, play_scores, random_decks, scale_values, tune_tables
+    from pokersquares_env._files import write_json
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import point_system
 
+    try:  # before the tables are made and the tuning runs
+        check_out_dir(args.out, name="--out")
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         init = load_theta(args.init)
         check_options(ply=2, generations=args.generations, population=args.population, elite=args.elite,
@@ -64,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    base = load_or_train(system, Rules(), games=args.table_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
+    base = load_or_train(system, Rules(), games=DEFAULT_GAMES if args.table_games is None else args.table_games, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
           f"one-ply-tuned {one.mean():.2f}, two-ply-tuned {two.mean():.2f}")
     for key in ("ply1_tuned_vs_untuned", "ply2_tuned_vs_untuned", "ply2_tuned_vs_ply1_tuned"):
         print(f"  {key}: {evaluation[key]['mean']:+.2f} +- {evaluation[key]['ci95']:.2f}")
-    (out / "result.json").write_text(json.dumps({"theta": result.theta.tolist(), "history": result.history,
-                                                 "evaluation": evaluation, "args": vars(args)}, indent=1))
+    write_json(str(out / "result.json"), _jsonable({"theta": result.theta.tolist(), "history": result.history,
+                                                   "evaluation": evaluation, "args": vars(args)}))
     return 0
 
 

@@ -303,7 +303,7 @@ def test_td_search_without_local_games_is_search_and_with_them_plays_legal_repro
     assert state.card not in unseen and len(state.placements) == 6  # state and inputs untouched
     for bad, match in (({"local": -1}, "local=-1: expected an integer >= 0"),
                        ({"epsilon": 2}, "epsilon=2: expected a number from 0 to 1"),
-                       ({"prior": 0}, "prior=0: expected a number > 0")):
+                       ({"prior": 0}, "prior=0: expected a finite number > 0")):
         with pytest.raises(ValueError, match=match):
             td.TDSearchAgent(**opts, **bad)
     with pytest.raises(ValueError, match=r"td-search options \['rollout'\]"):
@@ -856,3 +856,311 @@ def test_step_breakdown_the_rest_is_the_whole_median_less_the_pieces_medians(mon
     assert rows["whole step"] == 283.0  # the median of 280, 300 and 283; the pieces' medians: 12, 76, 61, 2, 36
     assert rows["the rest (step's own Python, resets, checks)"] == 283.0 - (12 + 76 + 61 + 2 + 36)  # not 99, the
     assert sum(rows.values()) == 2 * rows["whole step"]  # median of the rounds' remainders 92, 113 and 99
+
+
+def _never(*args, **kwargs):
+    raise AssertionError("ran before the options were checked")
+
+
+def _theta_file(tmp_path) -> str:
+    """A one-bin ``theta.json`` as ``pokersquares experiment tune-tables`` writes it (every multiplier 1)."""
+    from agents.tuning import CLASS_NAMES
+
+    path = tmp_path / "theta.json"
+    path.write_text(json.dumps({name: {"row": [1.0], "column": [1.0]} for name in CLASS_NAMES}))
+    return str(path)
+
+
+@pytest.mark.parametrize(("script", "under"), [(name, under) for name in ("search_noisy", "search_ensemble",
+                                                                          "td_search", "tune_ply2")
+                                               for under in (False, True)] + [("td_tables", True)])
+def test_out_is_checked_before_any_table_or_game(script, under, tmp_path, monkeypatch, capsys):
+    """Before, an ``--out`` that is a file (or lies under one) was found only after every game had been played, the
+    tables refined or the tuning run: NotADirectoryError or FileExistsError, the run lost."""
+    pytest.importorskip("numba")
+    import agents.evaluation
+    import agents.tables
+    import agents.tuning
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.evaluation, "evaluate", _never)
+    monkeypatch.setattr(agents.tables, "load_or_train", _never)
+    monkeypatch.setattr(agents.tuning, "tune_tables", _never)
+    bench = load(script)
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    out = str(blocker / ("x.npz" if script == "td_tables" else "x") if under else blocker)
+    if script == "td_tables":  # --out names the tables file (an existing file is replaced): only under a file
+        monkeypatch.setattr(bench, "refine", _never)
+        argv = ["--tables", _small_tables(tmp_path, 0), "--games", "2", "--batch", "2"]
+    else:
+        argv = {"search_noisy": ["--temps", "0", "--games", "1", "--options", "games=2000,phases=4", "--no-progress"],
+                "search_ensemble": ["--games", "1", "--options", "games=2000,phases=4", "--no-progress"],
+                "td_search": ["--agents", "expectimax:games=2000,phases=4", "--games", "1", "--no-progress"],
+                "tune_ply2": ["--init", _theta_file(tmp_path), "--table-games", "2000"]}[script]
+    err = _usage_error(bench.main, argv + ["--out", out], capsys)
+    assert f"--out {out!r}" in err and ("is a file" in err or "cannot create" in err)
+    assert blocker.read_text() == "not a folder"
+    assert not (tmp_path / "cache").exists()  # no table made either
+
+
+def test_search_ensemble_checks_its_counts_scoring_and_second_tables_before_playing(tmp_path, monkeypatch, capsys):
+    """Before, ``--games 0``, ``--jobs 0``, ``--depth -1``, ``--rollouts 0``, ``--scoring foo`` and a missing
+    ``--second`` file ended in tracebacks once the evaluation began."""
+    pytest.importorskip("numba")
+    import agents.evaluation
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.evaluation, "evaluate", _never)
+    ens = load("search_ensemble")
+    for flag, bad, low in (("--games", "0", 1), ("--jobs", "0", 1), ("--depth", "-1", 0), ("--rollouts", "0", 1),
+                           ("--candidates", "0", 1)):
+        assert f"argument {flag}: {bad}: expected an integer >= {low}" in _usage_error(ens.main, [flag, bad], capsys)
+    args = ["--games", "1", "--options", f"tables={_small_tables(tmp_path, 0)}", "--no-progress"]
+    assert ens.main(args + ["--scoring", "foo"]) == 2
+    assert "'foo'" in capsys.readouterr().err
+    missing = tmp_path / "nothere.npz"
+    assert ens.main(args + ["--second", str(missing)]) == 2
+    assert str(missing) in capsys.readouterr().err
+
+
+def test_tune_ply2_checks_its_counts_before_the_tables_and_writes_strict_json(tmp_path, monkeypatch, capsys):
+    """Before, ``--eval-games 0`` wrote bare NaN into result.json, ``--eval-games -3`` raised after the whole tuning
+    and ``--table-games 0`` was silently replaced by the default."""
+    pytest.importorskip("numba")
+    import agents.tables
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    tune = load("tune_ply2")
+    theta = _theta_file(tmp_path)
+    out = tmp_path / "tuned"
+    with monkeypatch.context() as m:
+        m.setattr(agents.tables, "load_or_train", _never)
+        for flag, bad, low in (("--eval-games", "0", 2), ("--eval-games", "1", 2), ("--eval-games", "-3", 2),
+                               ("--table-games", "0", 1)):
+            err = _usage_error(tune.main, ["--init", theta, flag, bad, "--out", str(out)], capsys)
+            assert f"argument {flag}: {bad}: expected an integer >= {low}" in err
+    assert not out.exists()
+    argv = ["--init", theta, "--generations", "1", "--population", "2", "--elite", "1", "--games", "4",
+            "--eval-games", "2", "--table-games", "2000", "--out", str(out)]
+    assert tune.main(argv) == 0
+
+    def refuse(name):
+        raise ValueError(f"bare {name} in result.json")
+
+    result = json.loads((out / "result.json").read_text(), parse_constant=refuse)
+    assert result["evaluation"]["games"] == 2 and result["args"]["table_games"] == 2000
+    assert sorted(os.listdir(out)) == ["result.json", "tables.npz"]
+
+
+def test_pair_runs_refuses_a_record_without_rules_or_point_system(tmp_path, capsys):
+    """Before, a record lacking ``rules`` or ``point_system`` ended in a KeyError traceback."""
+    from agents.evaluation import evaluate
+
+    pair = load("pair_runs")
+    evaluate(["random"], games=1, seed=3, out_dir=tmp_path / "a", progress=False)
+    rec = json.loads((tmp_path / "a" / "games.jsonl").read_text().splitlines()[0])
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for key in ("rules", "point_system"):
+        (bad / "games.jsonl").write_text(json.dumps({k: v for k, v in rec.items() if k != key}) + "\n")
+        assert pair.main([str(bad), "--agent", "random"]) == 2
+        err = capsys.readouterr().err
+        assert f"'{bad}' is not an evaluation run" in err and f"({key} is None:" in err
+
+
+def test_td_search_prior_must_be_finite_and_options_not_bools():
+    """Before, ``prior=inf`` was taken (every local table entry then NaN), and so were ``True`` and ``False``."""
+    import math
+
+    pytest.importorskip("numba")
+    td = load("td_search")
+    assert td._local_options(5, 0.1, 20) == (5, 0.1, 20.0)
+    for args, match in (((5, 0.1, math.inf), "prior=inf: expected a finite number > 0"),
+                        ((5, 0.1, math.nan), "prior=nan: expected a finite number > 0"),
+                        ((5, 0.1, True), "prior=True: expected"), ((5, True, 20), "epsilon=True: expected")):
+        with pytest.raises(ValueError, match=match):
+            td._local_options(*args)
+
+
+def test_device_agents_checks_every_run_name_and_jobs_before_running_any(tmp_path):
+    """Before, each run name was checked as its turn came: ``english american amercan`` ran the first two (hours on
+    the device) before refusing the third; a JOBS of 0 or ``x`` was passed on to every run."""
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None or shutil.which("timeout") is None:
+        pytest.skip("needs bash and timeout")
+    script = str(ROOT / "benchmarks" / "device_agents.sh")
+    env = {**os.environ, "PYTHON": "true"}  # a run then plays nothing and succeeds
+    out = tmp_path / "dev"
+    for argv, expected in ((["1", "english", "american", "amercan"], "unknown run amercan: expected english, "
+                                                                     "american or ply3"),
+                           (["0", "english"], "JOBS 0: expected a positive integer"),
+                           (["x2", "english"], "JOBS x2: expected a positive integer")):
+        proc = subprocess.run(["bash", script, str(out), *argv], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and expected in proc.stderr, proc.stderr
+        assert "rc=" not in proc.stdout and not out.exists()
+    proc = subprocess.run(["bash", script, str(out), "2", "american"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("american rc=0 "), proc.stdout + proc.stderr
+
+
+def test_search_experiments_prints_the_t_interval_of_the_paired_difference(monkeypatch, capsys):
+    """Before, the paired difference's interval was the normal one (1.96 standard errors), narrower than the t
+    interval every other figure uses, most so on few deals."""
+    import numpy as np
+
+    from agents.stats import mean_ci95
+
+    bench = load("search_experiments")
+    base = np.array([100.0, 110.0, 90.0, 120.0])
+    var = base + np.array([1.0, 2.0, 3.0, 4.0])
+    monkeypatch.setattr(bench, "_scores", lambda spec, *args: (var, 0.5) if spec.startswith("probe") else (base, 0.25))
+    assert bench.main(["--probe", "k=2", "--games", "4"]) == 0
+    out = capsys.readouterr().out
+    assert f"paired +2.50 +- {mean_ci95(var - base):.2f} |" in out and "+- 2.05 |" in out  # z: 1.27
+
+
+def test_speed_refuses_seconds_that_are_not_finite_and_times_only_the_sync_steps(monkeypatch, capsys):
+    """Before, ``--seconds nan`` / ``inf`` ended in tracebacks, and the SyncVectorEnv row timed ``env.close()``
+    with the steps."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    speed = load("speed")
+    for bad in ("nan", "inf", "0"):
+        err = _usage_error(speed.main, ["--quick", "--seconds", bad], capsys)
+        assert f"argument --seconds: {bad}: expected a number > 0" in err
+    assert "argument --repeats: 0: expected an integer >= 1" in _usage_error(speed.main, ["--repeats", "0"], capsys)
+
+    now = [0.0]
+
+    class FakeVec:  # each step takes 1 s of the fake clock, closing 1000 s
+        def reset(self, seed=None):
+            return None, {"action_mask": np.ones((4, 25), dtype=np.int8)}
+
+        def step(self, actions):
+            now[0] += 1.0
+            return None, None, None, None, {"action_mask": np.ones((4, 25), dtype=np.int8)}
+
+        def close(self):
+            now[0] += 1000.0
+
+    monkeypatch.setattr(speed, "gym", SimpleNamespace(make_vec=lambda *args, **kwargs: FakeVec()))
+    monkeypatch.setattr(speed, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    assert speed.time_sync(4, 10) == 4.0  # 40 sub-env steps in 10 s, not in 1010 s
+
+
+def test_memory_refuses_counts_and_a_tolerance_that_are_not_finite(capsys):
+    """Before, ``--steps nan`` / ``--every inf`` ended in tracebacks and ``--tolerance nan`` never failed."""
+    memory = load("memory")
+    base = ["--num-envs", "64", "--steps", "640", "--every", "320", "--backend", "numpy"]
+    for flag, bad, expected in (("--steps", "nan", "expected a number > 0"), ("--every", "inf", "expected a number > 0"),
+                                ("--tolerance", "nan", "expected a finite number >= 0"),
+                                ("--tolerance", "-1", "expected a finite number >= 0"),
+                                ("--num-envs", "0", "expected an integer >= 1")):
+        assert f"argument {flag}: {bad}: {expected}" in _usage_error(memory.main, base + [flag, bad], capsys)
+
+
+def test_step_breakdown_counts_the_update_on_placing_steps_and_reports_a_missing_backend(monkeypatch, capsys):
+    """``step`` updates the boards on 25 steps of a game's 26 (not on the reset step): before, the update piece was
+    its time per placement, 1/25 too high per step; and ``--backend numba`` without numba was a raw ImportError."""
+    from types import SimpleNamespace
+
+    breakdown = load("step_breakdown")
+    clock = iter(range(1_000_000))  # every reading one second after the last: each placement takes 1 s
+    monkeypatch.setattr(breakdown, "time", SimpleNamespace(perf_counter=lambda: float(next(clock))))
+    per_step = breakdown.measure(2, 1, "numpy")
+    assert per_step["update (board, lines, observation)"] == pytest.approx(25 / 26 / 2)
+
+    def no_numba(num_envs, backend="auto", **kwargs):
+        raise ImportError("backend='numba' needs numba")
+
+    monkeypatch.setattr(breakdown, "PokerSquaresVectorEnv", no_numba)
+    assert "--backend numba: backend='numba' needs numba" in _usage_error(breakdown.main, ["--backend", "numba"],
+                                                                          capsys)
+
+
+def test_frontier_checks_out_before_the_table_and_reports_a_damaged_entry(tmp_path, capsys):
+    """Before, ``--out x`` wrote x.png but printed "wrote x", ``--out x.txt`` or an --out under a file raised after
+    the table was printed, and a summary entry with ``"games": null`` was a TypeError traceback."""
+    pytest.importorskip("matplotlib")
+    from agents.evaluation import evaluate
+
+    frontier = load("frontier")
+    run = tmp_path / "a"
+    evaluate(["random"], games=2, seed=3, out_dir=run, progress=False)
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    for out, expected in ((tmp_path / "plot", "expected the path of a .png or .svg image"),
+                          (tmp_path / "plot.txt", "expected the path of a .png or .svg image"),
+                          (tmp_path, "is a folder"), (blocker / "plot.png", "cannot create its folder")):
+        with pytest.raises(SystemExit) as exc:
+            frontier.main([str(run), "--out", str(out)])
+        captured = capsys.readouterr()
+        assert exc.value.code == 2 and f"--out {str(out)!r}" in captured.err and expected in captured.err
+        assert "| agent" not in captured.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "afile"]
+    out = tmp_path / "plots" / "frontier.SVG"
+    assert frontier.main([str(run), "--out", str(out)]) == 0
+    assert f"wrote {out}\n" in capsys.readouterr().out and out.stat().st_size > 0
+    with pytest.raises(ValueError, match="expected the path of a .png or .svg image"):
+        frontier.plot(frontier.load_run(str(run)), str(tmp_path / "plot"), "american")
+
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps([{**summary[0], "games": None}]))
+    assert frontier.main([str(run), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "summary.json', entry 0:" in err and "expected a number of games" in err
+
+
+def test_shaping_cost_times_a_run_by_its_own_clock(tmp_path, monkeypatch):
+    """Before, a run was timed from outside ``train()``, so each timed ``tables`` run paid for loading the tables."""
+    import time
+    from types import SimpleNamespace
+
+    import agents.train
+
+    shaping_cost = load("shaping_cost")
+    calls = []
+
+    def fake_train(**kwargs):
+        calls.append(kwargs)
+        time.sleep(0.05)  # loading the potential's tables: before the run's own clock starts
+        return SimpleNamespace(seconds=1.25)
+
+    monkeypatch.setattr(agents.train, "train", fake_train)
+    assert shaping_cost.timed_run("tables", 1000, tmp_path / "run") == 1.25
+    assert calls[0]["shaping"] == "tables" and calls[0]["timesteps"] == 1000
+
+
+def test_residuals_refuses_bad_options_with_a_usage_error(tmp_path, monkeypatch, capsys):
+    """Before, ``--scoring foo`` and ``--table-games 0`` ended in ValueError tracebacks and ``--mlp -2`` fitted
+    nothing, silently."""
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path))
+    residuals = load("residuals")
+    base = ["--games", "10", "--table-games", "2000"]
+    assert "--scoring 'foo': unknown point system" in _usage_error(residuals.main, base + ["--scoring", "foo"], capsys)
+    for flag, bad, expected in (("--table-games", "0", "an integer >= 1"), ("--table-games", "-5", "an integer >= 1"),
+                                ("--mlp", "-2", "an integer >= 0")):
+        assert f"argument {flag}: {bad}: expected {expected}" in _usage_error(residuals.main, base + [flag, bad], capsys)
+    assert not any(tmp_path.iterdir())  # no tables trained
+
+
+def test_agents_benchmark_writes_strict_json(tmp_path, capsys):
+    """Before, benchmark.json was written with a plain ``json.dump``: the NaN interval of a one-game run as bare
+    ``NaN``, which strict JSON readers refuse."""
+    bench = load("agents")
+    out = tmp_path / "ag"
+    assert bench.main(["--agent", "random", "--games", "1", "--systems", "english", "--no-progress",
+                       "--out", str(out)]) == 0
+
+    def refuse(name):
+        raise ValueError(f"bare {name} in benchmark.json")
+
+    data = json.loads((out / "benchmark.json").read_text(), parse_constant=refuse)
+    row = data["rows"][0]
+    assert (data["games"], row["agent"], row["system"], row["ci95"]) == (1, "random", "english", None)
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left

@@ -8,6 +8,19 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _table_cache_in_pytest_tmp(tmp_path_factory):
+    """Tables that tests train with the default cache go to a cache of this session (each xdist worker its own), not
+    to the user's ``~/.cache/pokersquares``: a test run leaves no files there.  A ``POKERSQUARES_CACHE`` set before
+    the run is kept (to reuse a warm cache on purpose); tests that need their own still set it."""
+    if os.environ.get("POKERSQUARES_CACHE"):
+        yield
+        return
+    os.environ["POKERSQUARES_CACHE"] = str(tmp_path_factory.mktemp("table_cache"))
+    yield
+    os.environ.pop("POKERSQUARES_CACHE", None)
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _sb3_logs_in_pytest_tmp(tmp_path_factory):
     """SB3 models trained without a logger write an empty ``SB3-<date>`` folder to the system temp dir on every
     ``learn``; point them (``SB3_LOGDIR``) into pytest's own temp dir, which pytest prunes, instead of /tmp."""

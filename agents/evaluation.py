@@ -196,7 +196,9 @@ def _call_chunk(task: ChunkTask) -> list[dict[str, Any]]:
 def _local(tasks: list[ChunkTask], *, jobs: int = 1) -> Iterator[list[dict[str, Any]]]:
     if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:
-            yield _call_chunk(task)
+            with _one_torch_thread():  # as a pool worker plays (_one_thread_each): seconds per game are one core's
+                records = _call_chunk(task)
+            yield records
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed, wait
@@ -273,6 +275,26 @@ def _one_thread_each() -> None:
         torch.set_num_threads(1)
     else:  # a spawned worker (Windows): torch, if an agent loads it, reads these when it is imported
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Play in this process on one torch thread, as a pool worker does (:func:`_one_thread_each`), and give torch its
+    thread count back after (an error too).
+
+    Torch's default, one thread per core, makes a learned agent's small forward passes many times slower once the
+    cores are busy, so ``jobs=1`` timed more than one core's work.  Torch is not imported here: where no agent has
+    loaded it there is nothing to set.
+    """
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None and hasattr(torch, "set_num_threads") else 1
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
 
 
 def _backend(name: str) -> Backend:

@@ -507,6 +507,15 @@ def _builtin(name: str) -> PointSystem:
 _WRAPPED_KEYS = {"name", "points", "win_threshold"}
 
 
+def _is_category(key: Any) -> bool:
+    """Whether ``key`` names a hand category (as a key of a plain table may)."""
+    try:
+        HandCategory.from_key(key)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) -> PointSystem:
     """A :class:`PointSystem` from a name, a mapping, a JSON file or a ``PointSystem``.
 
@@ -533,6 +542,14 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
         system = _builtin(spec.strip().lower())
     elif isinstance(spec, Mapping):
         if _WRAPPED_KEYS & set(spec):
+            categories = [key for key in spec if key not in _WRAPPED_KEYS and _is_category(key)]
+            if categories:  # a plain table with a wrapped key beside its categories: say where they go
+                wrapped = [key for key in ("name", "points", "win_threshold") if key in spec]
+                raise ValueError(
+                    f"point system: {' and '.join(map(repr, wrapped))} beside hand categories "
+                    f"({', '.join(map(str, categories))}): a table with 'name' or 'win_threshold' puts its categories "
+                    f"under 'points': {{\"name\": ..., \"points\": {{...}}, \"win_threshold\": ...}}"
+                )
             extra = sorted(map(str, set(spec) - _WRAPPED_KEYS))
             if extra:
                 raise ValueError(f"point system: unknown key {extra[0]!r}: expected 'name', 'points' and "

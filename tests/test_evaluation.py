@@ -964,3 +964,58 @@ def test_scores_and_paired_read_the_system_in_any_case_and_name_the_choices():
     pps = evaluate_pps(["random", "greedy"], systems=[random_1], games=2, seed=0, progress=False)
     played = pps.results["random-1"]
     assert played.paired("random-1") == played.paired() and played.paired("Random-1")[0]["scoring"] == "random-1"
+
+
+class _StopEvaluation(BaseException):
+    """Not an ``Exception``: the harness does not record it as a game's error, so it stops the evaluation (as
+    Ctrl-C does)."""
+
+
+class _ThreadCounter(Agent):
+    """Records torch's thread count at every move; ``fail="game"`` raises in every game (recorded as an error),
+    ``fail="stop"`` stops the whole evaluation."""
+
+    name = "threads"
+    uses_obs = False
+    seen: list[int] = []
+
+    def __init__(self, seed=None, fail="none"):
+        super().__init__(seed)
+        self.fail = fail
+
+    def act(self, obs, info, game, state):
+        import torch
+
+        _ThreadCounter.seen.append(torch.get_num_threads())
+        if self.fail == "game":
+            raise RuntimeError("boom")
+        if self.fail == "stop":
+            raise _StopEvaluation
+        return game.legal_cells(state)[0]
+
+
+register_agent("threads", lambda system=None, rules=None, seed=None, fail="none": _ThreadCounter(seed, fail),
+               kind="params")
+
+
+def test_jobs_1_plays_on_one_torch_thread_and_gives_torch_its_threads_back():
+    """A pool worker plays on one torch thread (``_one_thread_each``); before, ``jobs=1`` played in this process with
+    torch's default of a thread per core, which made learned agents many times slower on a busy machine (their
+    seconds per game were not one core's)."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        for fail in ("none", "game"):
+            _ThreadCounter.seen = []
+            res = evaluate([f"threads:fail={fail}"], games=3, seed=0, progress=False, chunk_size=2)
+            assert len(res.errors) == (3 if fail == "game" else 0)
+            assert _ThreadCounter.seen and set(_ThreadCounter.seen) == {1}
+            assert torch.get_num_threads() == 3
+        _ThreadCounter.seen = []
+        with pytest.raises(_StopEvaluation):
+            evaluate(["threads:fail=stop"], games=2, seed=0, progress=False)
+        assert _ThreadCounter.seen == [1]
+        assert torch.get_num_threads() == 3  # given back when the evaluation stops too
+    finally:
+        torch.set_num_threads(before)

@@ -304,6 +304,27 @@ def test_a_wrapped_table_with_a_misspelt_key_is_refused():
     assert point_system({"name": "x", "points": table, "win_threshold": 5}).win_threshold == 5
 
 
+@pytest.mark.parametrize("wrapper", [{"win_threshold": 70}, {"name": "mine"}, {"name": "mine", "win_threshold": 70}])
+def test_a_plain_table_with_a_wrapper_key_is_told_to_put_its_categories_under_points(tmp_path, wrapper):
+    """Before, a plain table with ``win_threshold`` or ``name`` beside its categories was refused as having an
+    "unknown key 'flush'", a valid category; the error now says the categories go under ``'points'``."""
+    table = dict(POINT_SYSTEMS["english"])
+    keys = " and ".join(repr(k) for k in ("name", "win_threshold") if k in wrapper)
+    expected = (rf"point system: {keys} beside hand categories \(.*flush.*\): a table with 'name' or 'win_threshold' "
+                r"puts its categories under 'points': \{\"name\": \.\.\., \"points\": \{\.\.\.\}, ")
+    with pytest.raises(ValueError, match=expected) as caught:
+        point_system({**table, **wrapper})
+    assert "unknown key" not in str(caught.value)
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps({**table, **wrapper}))
+    with pytest.raises(ValueError, match=rf"point system file '.*mixed.json': {expected}"):
+        point_system(str(path))
+    wrapped = point_system({"points": table, **wrapper})  # the wrapped form is read as before
+    assert wrapped.as_dict() == point_system(table).as_dict()
+    assert wrapped.win_threshold == (70 if "win_threshold" in wrapper else None)
+    assert wrapped.name == wrapper.get("name", "custom")
+
+
 def test_bad_grids_raise():
     with pytest.raises(ValueError, match="expected 25"):
         score_grid(list(range(24)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -1082,10 +1083,12 @@ def test_every_frame_of_an_env_has_the_same_size(variant, kw, seed):
     assert env.render().shape == shape
 
 
-@pytest.mark.filterwarnings("ignore:.*HumanRendering wrapper is being applied")
 def test_human_render_mode_shows_a_whole_episode(monkeypatch):
-    """``gym.make(render_mode="human")`` wraps the env in HumanRendering, which asserts that every frame has the
-    first frame's size; before, the first build onto the deepest column failed it."""
+    """``render_mode="human"`` shows every frame in one window; before, ``gym.make`` wrapped the env in
+    HumanRendering, which asserted that every frame had the first frame's size, and the first build onto the deepest
+    column failed it."""
+    from pokersquares_env.soliter.viewer import frame_size
+
     pytest.importorskip("PIL")
     pytest.importorskip("pygame")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
@@ -1105,8 +1108,24 @@ def test_human_render_mode_shows_a_whole_episode(monkeypatch):
             _, _, term, trunc, info = env.step(int(rng.choice(legal)))
             if term or trunc:
                 break
+        assert env.render() is None  # shown, not returned
+        height, width = frame_size(env.unwrapped.game)
+        assert env.unwrapped._renderer._window.get_size() == (width, height)
     finally:
         env.close()
+    assert env.unwrapped._renderer is None  # the window is closed
+
+
+@pytest.mark.parametrize("how", ["gym.make", "SoliterEnv"])
+def test_human_render_mode_without_pygame_names_the_extra(monkeypatch, how):
+    """Without pygame, ``gym.make("Soliter-v0", render_mode="human")`` raised Gymnasium's DependencyNotInstalled,
+    which told to install ``gymnasium[classic-control]`` (at the first reset), and ``SoliterEnv`` refused the mode;
+    both now name the package's extra when the env is made, as ``PokerSquares-v0`` does."""
+    pytest.importorskip("PIL")
+    monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` fail
+    with pytest.raises(ImportError, match=r'^render_mode="human" needs pygame: pip install "pokersquares_env\[human\]"$'):
+        env = gym.make("Soliter-v0", render_mode="human") if how == "gym.make" else SoliterEnv(render_mode="human")
+        env.reset(seed=0)
 
 
 def test_check_state_refuses_cards_in_a_column_out_of_play_and_columns_that_do_not_match_the_stage():

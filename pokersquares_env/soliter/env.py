@@ -169,9 +169,10 @@ class SoliterEnv(gym.Env):
     * ``illegal_action``: ``"raise"`` (default: raise ``IllegalMoveError`` naming the
       move and why; the state is untouched) or ``"penalty"`` (end with ``illegal_penalty``,
       default -10; makes random actions safe, e.g. for ``check_env``).
-    * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (needs Pillow:
+    * ``render_mode``: ``None``, ``"ansi"`` (text), ``"rgb_array"`` (needs Pillow:
       ``pip install "pokersquares_env[render]"``; every frame of an env has the same size, a deep column is drawn
-      squeezed; ``gym.make(..., render_mode="human")`` shows the frames through Gymnasium's ``HumanRendering``).
+      squeezed) or ``"human"`` (those frames in a pygame window, shown at every reset and step; needs pygame too:
+      ``pip install "pokersquares_env[human]"``, named when the env is made without it).
 
     ## Version History
     * v0: first release.  2026-12-01 (same id): ``max_depth`` became a true bound on a column's length, which
@@ -185,9 +186,12 @@ class SoliterEnv(gym.Env):
       Also 2026-12-02: the observation space bounds each entry (``observation_high``) instead of 54 for all, which
       the stage of a game of more than 55 stages and the columns in play of a ``columns=None`` deal of more than 54
       columns exceeded; ``stages`` is at most 32767 and a ``columns=None`` deal at most 20 columns.
+      Also 2026-12-02: ``render_mode="human"`` is the env's own (a window, as ``PokerSquares-v0`` opens), so a
+      missing pygame is named with the extra to install; before, ``gym.make`` wrapped the env in Gymnasium's
+      ``HumanRendering``, whose error told to install ``gymnasium[classic-control]``, and ``SoliterEnv`` refused it.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
 
     def __init__(
         self,
@@ -215,6 +219,9 @@ class SoliterEnv(gym.Env):
         self.max_steps = int(max_steps)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._renderer = None
+        if self.render_mode == "human":  # now, so that a missing Pillow or pygame is named before any game
+            self._renderer = self._new_renderer()
         self.action_space = spaces.Discrete(self.game.num_actions)
         size = observation_size(self.game)
         self.observation_space = spaces.Box(-1, observation_high(self.game), shape=(size,), dtype=np.int16)
@@ -267,6 +274,8 @@ class SoliterEnv(gym.Env):
         self._mask = mask
         info = self._info()
         info["skipped_deals"] = skipped
+        if self.render_mode == "human":
+            self.render()
         return encode_observation(self.game, state), info
 
     def step(self, action: Any):
@@ -286,6 +295,8 @@ class SoliterEnv(gym.Env):
             info = self._info()
             info["illegal_action"] = reason
             info["action_mask"] = np.zeros(game.num_actions, dtype=np.int8)
+            if self.render_mode == "human":
+                self.render()
             return encode_observation(game, self.state), self.illegal_penalty, True, False, info
         state, home = game.apply(self.state, action, check=False)
         self.state = state
@@ -300,6 +311,8 @@ class SoliterEnv(gym.Env):
         info = self._info()
         if terminated:  # a truncated game keeps the moves it still had
             info["action_mask"] = np.zeros(game.num_actions, dtype=np.int8)
+        if self.render_mode == "human":
+            self.render()
         return encode_observation(game, state), reward, terminated, truncated, info
 
     def _info(self) -> dict[str, Any]:
@@ -321,11 +334,29 @@ class SoliterEnv(gym.Env):
         return self._mask.astype(bool)
 
     def render(self):
-        """The position as text (``"ansi"``) or an RGB array (``"rgb_array"``)."""
+        """The position as text (``"ansi"``), an RGB array (``"rgb_array"``) or in a window (``"human"``)."""
         if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
         if self.render_mode == "ansi":
             return self.game.text(self.state) + "\n"
         from pokersquares_env.soliter.viewer import draw
 
-        return draw(self.game, self.state)
+        frame = draw(self.game, self.state)
+        if self.render_mode != "human":
+            return frame
+        if self._renderer is None:  # closed, and shown again
+            self._renderer = self._new_renderer()
+        return self._renderer.show(frame)
+
+    def _new_renderer(self):
+        """The pygame window of ``render_mode="human"`` (opened at its first frame); an ``ImportError`` naming the
+        extra to install where Pillow or pygame is missing."""
+        from pokersquares_env import render as _render
+
+        return _render.Renderer("human", title="Soliter-v0", fps=self.metadata["render_fps"])
+
+    def close(self) -> None:
+        """Close the render window, if one is open (the env itself holds nothing else to release)."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

@@ -19,10 +19,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from pokersquares_env.cli import int_between
+from pokersquares_env.cli import EXTRAS, int_between
 
 __all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED",
-           "check_dqn_budget", "read_json", "scoring_path_near", "train_seed_arg", "unused_options"]
+           "MissingExtraError", "PACKAGES", "TRAINER_MODULES", "check_dqn_budget", "check_installed",
+           "check_trainer_installed", "dqn_min_timesteps", "installed", "read_json", "scoring_path_near",
+           "train_seed_arg", "unused_options"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {
@@ -42,6 +44,57 @@ class ConfigError(ValueError):
 
 class UnusedOptionWarning(UserWarning):
     """An option given for a training run that its algorithm does not use (:func:`unused_options`)."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """A package of an optional extra that a job needs is not installed (:func:`check_installed`): raised before the
+    job writes anything, naming the package and the ``pip install`` that adds it.  A :class:`ConfigError` (the command
+    line says it in one line, exit status 2) and an ``ImportError`` (what importing the package would raise)."""
+
+
+#: the pip name of each optional module the jobs check for (:data:`pokersquares_env.cli.EXTRAS`: the extra that
+#: installs it)
+PACKAGES: dict[str, str] = {"torch": "torch", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib",
+                            "numba": "numba"}
+
+#: the modules each trainer (and the agent that plays its model) imports: all in the ``train`` extra
+TRAINER_MODULES: dict[str, tuple[str, ...]] = {
+    "maskable-ppo": ("torch", "stable_baselines3", "sb3_contrib"),
+    "dqn": ("torch",),
+    "fast-ppo": ("torch",),
+}
+
+
+def installed(module: str) -> bool:
+    """Whether the top-level ``module`` can be imported, as far as finding it tells (it is not imported)."""
+    import importlib.util
+    import sys
+
+    if module in sys.modules:  # imported already, or None: an import of it fails
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a finder refusing it, a broken entry
+        return False
+
+
+def check_installed(what: str, modules: tuple[str, ...] | list[str]) -> None:
+    """Raise :class:`MissingExtraError` if one of ``modules`` (top-level names of :data:`PACKAGES`) is not installed:
+    ``'<what> needs sb3-contrib: pip install "pokersquares_env[train]"'``.  Called before a job writes anything, so a
+    missing extra leaves no half-made folder behind."""
+    missing = [m for m in modules if not installed(m)]
+    if not missing:
+        return
+    extras = ",".join(dict.fromkeys(EXTRAS[m] for m in missing))
+    error = MissingExtraError(f"{what} needs {', '.join(PACKAGES.get(m, m) for m in missing)}: "
+                              f'pip install "pokersquares_env[{extras}]"')
+    error.name = missing[0]
+    raise error
+
+
+def check_trainer_installed(algo: str) -> None:
+    """Raise :class:`MissingExtraError` if the trainer of ``algo`` cannot be imported (:data:`TRAINER_MODULES`)."""
+    check_installed(algo, TRAINER_MODULES.get(algo, ()))
 
 
 #: the largest training seed: SB3 seeds NumPy's legacy generator, which takes 32 bits
@@ -80,30 +133,47 @@ ALGO_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_dqn_budget(cfg: "TrainConfig") -> None:
+def _dqn_iterations(cfg: "TrainConfig") -> tuple[int, int]:
+    """A dqn config's ``num_envs`` and ``num_steps``, its own or the algorithm's defaults."""
+    n = cfg.num_envs if cfg.num_envs is not None else ALGO_DEFAULTS["dqn"]["num_envs"]
+    every = cfg.num_steps if cfg.num_steps is not None else ALGO_DEFAULTS["dqn"]["num_steps"]
+    return n, every
+
+
+def dqn_min_timesteps(cfg: "TrainConfig") -> int:
+    """The fewest steps a dqn run of ``cfg`` (validated) must take to train: past ``learning_starts`` and through the
+    first iteration after them that trains (what :func:`check_dqn_budget` asks of ``timesteps``), in whole iterations
+    of ``num_envs`` steps."""
+    n, every = _dqn_iterations(cfg)
+    first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every
+    return max(first, cfg.learning_starts // n + 1) * n
+
+
+def check_dqn_budget(cfg: "TrainConfig", advice: str | None = None) -> None:
     """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps, or before the first iteration
     after them that trains (every ``num_steps`` iterations of ``num_envs`` steps): it would take no gradient step.
     Checked by :func:`agents.train.train` before anything is written (not by :meth:`TrainConfig.validate`, so that a
-    config validated for something else than training it -- an experiment's, a sweep's -- is not refused)."""
+    config validated for something else than training it -- an experiment's, a sweep's -- is not refused).
+    ``advice`` replaces the message's closing advice (the options of ``pokersquares train``), for a command with
+    other options."""
     if cfg.algo != "dqn":
         return
-    n = cfg.num_envs if cfg.num_envs is not None else ALGO_DEFAULTS["dqn"]["num_envs"]
+    n, every = _dqn_iterations(cfg)
     steps = max(1, -(-cfg.timesteps // n)) * n  # whole iterations of num_envs (agents.train.planned_steps)
     if cfg.learning_starts >= steps:
         raise ConfigError(
             f"learning_starts={cfg.learning_starts}: dqn learns only after learning_starts steps, and the run takes "
             f"{steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts below the "
-            f"steps of the run (lower --learning-starts or raise --timesteps)")
+            f"steps of the run ({advice or 'lower --learning-starts or raise --timesteps'})")
     # agents.dqn trains after its iteration k (1, 2, ...; k * num_envs steps taken) when k * num_envs >= learning_starts
     # and k % num_steps == 0: the first such k must come within the run's iterations
-    every = cfg.num_steps if cfg.num_steps is not None else ALGO_DEFAULTS["dqn"]["num_steps"]
     first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every
     if first > steps // n:
         raise ConfigError(
             f"num_steps={every}: dqn trains every num_steps iterations of num_envs={n} steps once learning_starts="
             f"{cfg.learning_starts} steps are taken, first after {first * n:,} steps, and the run takes {steps:,} "
             f"(timesteps={cfg.timesteps}), so it would train nothing: expected a run of at least {first * n:,} steps "
-            f"(lower --num-steps or --learning-starts, or raise --timesteps)")
+            f"({advice or 'lower --num-steps or --learning-starts, or raise --timesteps'})")
 
 
 def unused_options(algo: str, given: dict[str, Any]) -> list[str]:

@@ -106,7 +106,7 @@ def _check_demo_folder(out: Path) -> None:
 
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
-    from agents.config import ConfigError, TrainConfig
+    from agents.config import ConfigError, TrainConfig, check_trainer_installed
     from agents.evaluation import evaluate, prepare_out_dir, usable_cpus
     from agents.train import train
     from pokersquares_env.scoring import point_system
@@ -140,6 +140,7 @@ def run(args) -> int:
     try:
         point_system(args.scoring)  # a bad system is named now, not after the training
         resolved = TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
+        check_trainer_installed("fast-ppo")  # and torch missing, before --out is made or marked
         prepare_out_dir(out, name="--out")  # and an --out that is a file
         _check_demo_folder(out)  # and one that holds a training run the demo did not write
     except ValueError as exc:  # ConfigError is a ValueError

@@ -677,7 +677,9 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     ``overwrite=True``, which removes them first.  ``resume=True`` continues the run in ``out`` from its latest
     checkpoint with its stored config; the options given (keyword ``options``, and the fields of ``config`` that
     differ from :class:`TrainConfig`'s defaults) may change only :data:`RESUME_OPTIONS` (``timesteps`` raised to
-    train longer), and any other given option that differs from the stored one is a ConfigError.
+    train longer), and any other given option that differs from the stored one is a ConfigError.  A trainer whose
+    packages are not installed (torch; sb3-contrib for maskable-ppo) is a :class:`~agents.config.MissingExtraError`
+    (a ConfigError naming the extra), raised before anything is written.
     """
     given = dict(options)
     if config is None:
@@ -693,9 +695,10 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     if resume:
         config, saved = resumed_config(config, given)
     cfg = config.resolved()  # validates every option before anything starts
-    from agents.config import check_dqn_budget
+    from agents.config import check_dqn_budget, check_trainer_installed
 
     check_dqn_budget(cfg)  # a dqn run too short to learn anything
+    check_trainer_installed(cfg.algo)  # torch (and sb3-contrib) missing: said before the run folder is made
     if not resume:  # a resume's options are the stored run's, warned about when it started
         from agents.config import UnusedOptionWarning, unused_options
 

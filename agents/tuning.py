@@ -36,7 +36,8 @@ from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW
 from agents.tables import ValueTables
 from pokersquares_env._progress import progress_bar
 
-__all__ = ["CLASS_NAMES", "TuneResult", "check_options", "line_classes", "load_theta", "play_scores", "random_decks",
+__all__ = ["CLASS_NAMES", "TuneResult", "check_compiled", "check_options", "line_classes", "load_theta", "play_scores",
+           "random_decks",
            "scale_values", "tune_tables", "tuned_tables", "TUNED_SYSTEMS"]
 
 CLASS_NAMES = ("one card", "flush+straight draw", "flush draw", "straight draw", "one pair", "two pair",
@@ -114,6 +115,14 @@ def random_decks(rules, n: int, seed: Any) -> np.ndarray:
     """``n`` shuffled decks of ``rules``' deck (each row a permutation of its card codes)."""
     rng = np.random.default_rng(seed)
     return np.argsort(rng.random((n, rules.deck_size)), axis=1).astype(np.int64)
+
+
+def check_compiled(what: str = "tune_tables") -> None:
+    """Raise a ValueError (:class:`agents.config.MissingExtraError`) saying ``what`` needs numba and how to install it,
+    if numba is not installed: the search plays every candidate in the compiled kernels (:mod:`agents._fast`)."""
+    from agents.config import check_installed
+
+    check_installed(what, ("numba",))
 
 
 def check_options(*, ply: int, generations: int, population: int, elite: int, games: int, sigma: float,
@@ -245,10 +254,11 @@ def tune_tables(
     to the ``elite`` best (plus a small floor that shrinks over the generations, against early collapse).  A
     generation's record has ``generation``, ``base`` (the untuned tables' mean on its deals), ``mean_theta`` (the
     current mean's), ``best``, ``elite`` and ``sigma``.  ``init`` starts from a previous ``theta`` (a one-bin
-    ``theta`` is spread over ``bins``).  Deterministic for a ``seed``.
+    ``theta`` is spread over ``bins``).  Deterministic for a ``seed``.  Needs numba (:func:`check_compiled`).
     """
     check_options(ply=ply, generations=generations, population=population, elite=elite, games=games, sigma=sigma,
                   bins=bins)
+    check_compiled()  # numba missing: said before any work
     from agents import _fast
     from agents.evaluation import check_seed
 

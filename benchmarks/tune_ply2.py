@@ -54,12 +54,21 @@ def main(argv: list[str] | None = None) -> int:
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.experiments.reward_shaping import _stats
     from agents.tables import load_or_train
-    from agents.tuning import check_options, load_theta, play_scores, random_decks, scale_values, tune_tables
+    from agents.tuning import (
+        check_compiled,
+        check_options,
+        load_theta,
+        play_scores,
+        random_decks,
+        scale_values,
+        tune_tables,
+    )
     from pokersquares_env._files import write_json
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import point_system
 
     try:  # before the tables are made and the tuning runs
+        check_compiled("benchmarks/tune_ply2.py")  # the tuning plays in the compiled kernels: numba
         check_out_dir(args.out, name="--out")
     except ValueError as exc:
         parser.error(str(exc))

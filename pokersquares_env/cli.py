@@ -14,6 +14,13 @@ import math
 import os
 import sys
 
+#: optional module -> the extra of ``pyproject.toml`` that installs it (named when a command finds it missing)
+EXTRAS: dict[str, str] = {
+    "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train", "tensorboard": "train", "yaml": "train",
+    "numba": "fast", "matplotlib": "plot", "pettingzoo": "multiplayer", "PIL": "render", "pygame": "human",
+    "moviepy": "video", "ray": "distributed", "scipy": "bounds", "tqdm": "play",
+}
+
 #: sub-command -> module implementing it
 COMMANDS: dict[str, str] = {
     "demo": "agents.demo",
@@ -142,6 +149,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if not argv else 2
     try:
         return int(args._module.run(args) or 0)
+    except ImportError as exc:  # an optional extra not installed that no check caught first: one line, not a traceback
+        top = (exc.name or "").split(".")[0]
+        if top in ("agents", "pokersquares_env", "benchmarks"):  # the package's own module: a bug, with its traceback
+            raise
+        command = " ".join(part for part in (args.command, getattr(args, "experiment", None)) if part)
+        said = top not in EXTRAS or "pip install" in str(exc)  # the project's own messages name the install
+        hint = "" if said else f': pip install "pokersquares_env[{EXTRAS[top]}]"'
+        print(f"pokersquares {command}: {exc}{hint}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

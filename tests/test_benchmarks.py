@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import statistics
+import sys
 from pathlib import Path
 
 import pytest
@@ -951,6 +952,19 @@ def test_tune_ply2_checks_its_counts_before_the_tables_and_writes_strict_json(tm
     result = json.loads((out / "result.json").read_text(), parse_constant=refuse)
     assert result["evaluation"]["games"] == 2 and result["args"]["table_games"] == 2000
     assert sorted(os.listdir(out)) == ["result.json", "tables.npz"]
+
+
+def test_tune_ply2_without_numba_says_so_before_the_tables(tmp_path, monkeypatch, capsys):
+    """Without numba the base tables trained (tens of seconds) before tune_tables raised; now a usage error first."""
+    import agents.tables
+
+    tune = load("tune_ply2")
+    monkeypatch.setitem(sys.modules, "numba", None)  # an import of numba fails, as on an install without the extra
+    monkeypatch.setattr(agents.tables, "load_or_train", _never)
+    out = tmp_path / "tuned"
+    err = _usage_error(tune.main, ["--init", _theta_file(tmp_path), "--out", str(out)], capsys)
+    assert 'benchmarks/tune_ply2.py needs numba: pip install "pokersquares_env[fast]"' in err
+    assert not out.exists()
 
 
 def test_pair_runs_refuses_a_record_without_rules_or_point_system(tmp_path, capsys):

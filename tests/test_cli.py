@@ -308,3 +308,70 @@ def test_demo_no_progress_reaches_the_training_and_the_evaluation(tmp_path, monk
     assert seen == {"train": False, "evaluate": False}
     assert main(base) == 0
     assert seen == {"train": True, "evaluate": True}
+
+
+#: a command that needs the train extra -> (the module made missing, the trainer named): on the core install these
+#: crashed with an ImportError traceback and left a half-made --out (checkpoints/, config.json, a mark) that then
+#: blocked a retry ("already holds a run"; --resume: "no checkpoint")
+MISSING_EXTRA = [
+    (["train", "--timesteps", "1000"], "sb3_contrib", "maskable-ppo"),
+    (["train", "--algo", "fast-ppo", "--timesteps", "1000"], "torch", "fast-ppo"),
+    (["train", "--algo", "dqn", "--timesteps", "10000"], "torch", "dqn"),
+    (["demo", "--games", "2"], "torch", "fast-ppo"),
+    (["experiment", "reward-shaping", "--timesteps", "100", "--games", "2"], "torch", "fast-ppo"),
+    (["experiment", "potential-shaping", "--timesteps", "100", "--games", "2"], "torch", "fast-ppo"),
+    (["experiment", "compare-trainers", "--algos", "fast-ppo", "maskable-ppo", "--timesteps", "100", "--games", "2"],
+     "sb3_contrib", "maskable-ppo"),
+]
+
+
+@pytest.mark.parametrize("argv, module, trainer", MISSING_EXTRA, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_a_missing_train_extra_is_one_line_with_exit_2_and_writes_nothing(argv, module, trainer, tmp_path, monkeypatch,
+                                                                           capsys):
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(sys.modules, module, None)  # what the core install finds: `import sb3_contrib` fails
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    command = " ".join(argv[:2] if argv[0] == "experiment" else argv[:1])
+    assert err.startswith(f"pokersquares {command}: {trainer} needs ") and err.count("\n") == 1, err
+    assert {"sb3_contrib": "sb3-contrib", "torch": "torch"}[module] in err
+    assert err.endswith(': pip install "pokersquares_env[train]"\n'), err
+    assert not out.exists()  # nothing half-made: installing the extra and running the same command again works
+    assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["cache"])
+
+
+def test_an_import_error_no_check_caught_is_one_line_naming_the_extra(monkeypatch, capsys):
+    """Before, an optional package missing at run time ended any command with a traceback."""
+    import agents.demo
+    import agents.experiments.cli
+
+    def missing(name):
+        def run(*args, **kwargs):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+        return run
+
+    monkeypatch.setattr(agents.demo, "run", missing("numba"))
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == ("pokersquares demo: No module named 'numba': "
+                                       'pip install "pokersquares_env[fast]"\n')
+    monkeypatch.setattr(agents.experiments.cli, "_tune", missing("numba.core"))
+    assert main(["experiment", "tune-tables"]) == 2
+    assert capsys.readouterr().err == ("pokersquares experiment tune-tables: No module named 'numba.core': "
+                                       'pip install "pokersquares_env[fast]"\n')
+
+    def hinted(*args, **kwargs):  # a message that names its install already is not given a second one
+        raise ImportError('maskable-ppo needs sb3-contrib: pip install "pokersquares_env[train]"')
+
+    monkeypatch.setattr(agents.demo, "run", hinted)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == ('pokersquares demo: maskable-ppo needs sb3-contrib: '
+                                       'pip install "pokersquares_env[train]"\n')
+    # a module of the package's own that fails to import is a bug: its traceback is kept
+    monkeypatch.setattr(agents.demo, "run", missing("agents.nowhere"))
+    with pytest.raises(ModuleNotFoundError, match="agents.nowhere"):
+        main(["demo"])

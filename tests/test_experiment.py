@@ -386,6 +386,34 @@ def test_compare_trainers_refuses_a_dqn_budget_too_short_to_learn_before_any_run
     assert not out.exists() or not any(out.iterdir())
 
 
+def test_compare_trainers_advises_the_budget_dqn_needs_not_an_option_it_lacks(tmp_path, monkeypatch, capsys):
+    """Before, compare-trainers refused a short dqn budget with "lower --learning-starts or raise --timesteps", and
+    it has no --learning-starts option: it now names the --timesteps that would do."""
+    import agents.train
+    from agents.config import ConfigError, TrainConfig, check_dqn_budget, dqn_min_timesteps
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr(agents.train, "train", lambda *a, **k: pytest.fail("trained before refusing dqn's budget"))
+    out = tmp_path / "ct"
+    assert main(["experiment", "compare-trainers", "--algos", "dqn", "fast-ppo", "--timesteps", "2000", "--games", "5",
+                 "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--learning-starts" not in err and err.count("\n") == 1, err
+    # dqn's defaults: learning_starts 5000 in whole iterations of 64 steps -> 79 iterations, 5,056 steps
+    assert "(raise --timesteps to at least 5,056, past dqn's learning_starts (5,000))" in err, err
+    assert not out.exists()
+    check_dqn_budget(TrainConfig(algo="dqn", timesteps=5056).resolved())  # that budget does train
+    with pytest.raises(ConfigError):
+        check_dqn_budget(TrainConfig(algo="dqn", timesteps=5056 - 64).resolved())  # one iteration less does not
+    # the advised budget is the least that passes, whichever check refuses (learning_starts, or num_steps)
+    for n, every, starts in [(64, 1, 5000), (16, 1, 1600), (64, 20, 0), (16, 3, 49), (7, 4, 100), (1, 1, 3)]:
+        cfg = TrainConfig(algo="dqn", num_envs=n, num_steps=every, learning_starts=starts).resolved()
+        least = dqn_min_timesteps(cfg)
+        check_dqn_budget(TrainConfig(**{**cfg.to_dict(), "timesteps": least}))
+        with pytest.raises(ConfigError, match="would train nothing"):
+            check_dqn_budget(TrainConfig(**{**cfg.to_dict(), "timesteps": least - n}))
+
+
 def test_compare_trainers_refuses_a_repeated_algorithm_before_training(tmp_path, monkeypatch, capsys):
     from agents.experiments.compare_trainers import compare_trainers
     from pokersquares_env.cli import main

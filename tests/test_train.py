@@ -1525,6 +1525,33 @@ def test_dqn_learning_starts_at_or_past_the_run_is_refused(tmp_path):
     assert _files(out) == before
 
 
+@pytest.mark.parametrize("algo, module, package", [("maskable-ppo", "sb3_contrib", "sb3-contrib"),
+                                                    ("maskable-ppo", "stable_baselines3", "stable-baselines3"),
+                                                    ("fast-ppo", "torch", "torch"), ("dqn", "torch", "torch")])
+def test_a_trainer_whose_extra_is_missing_is_refused_before_anything_is_written(algo, module, package, tmp_path,
+                                                                                 monkeypatch):
+    """Before, RunFolder.open() wrote config.json, point_system.json and checkpoints/ and only then did the trainer
+    import torch or sb3-contrib: the ImportError left a half-made folder that refused the retry."""
+    import sys
+
+    from agents.config import MissingExtraError
+
+    out = tmp_path / "run"
+    trained = tmp_path / "trained"
+    train(_cfg(algo, trained))  # a run to resume
+    before = _files(trained)
+    monkeypatch.setitem(sys.modules, module, None)  # what an install without the train extra finds
+    message = f'{algo} needs {package}: pip install "pokersquares_env[train]"'
+    with pytest.raises(MissingExtraError, match=re.escape(message)) as caught:
+        train(_cfg(algo, out))
+    assert isinstance(caught.value, ConfigError) and isinstance(caught.value, ImportError)
+    assert caught.value.name == module
+    assert not out.exists()
+    with pytest.raises(MissingExtraError, match=re.escape(message)):
+        train(TrainConfig(out=str(trained), progress=False), resume=True)
+    assert _files(trained) == before
+
+
 def test_dqn_run_ending_before_its_first_training_iteration_is_refused(tmp_path, monkeypatch):
     """Before, only learning_starts was compared with the run: ``num_envs=64, num_steps=20, learning_starts=0,
     timesteps=640`` ran 10 iterations and trained every 20th, so it took no gradient step and said nothing."""

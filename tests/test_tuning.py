@@ -277,6 +277,7 @@ def test_tune_tables_with_a_scoring_file_prints_a_command_that_plays_it(tmp_path
     assert "tune/tables.npz" in capsys.readouterr().out
 
 
+@needs_numba  # without numba the experiment stops before the tables (test below)
 def test_a_failed_tune_tables_rerun_leaves_no_results_of_the_earlier_options(tmp_path, monkeypatch):
     """The mark of the new options was written before training, beside the earlier run's results: a rerun that
     failed left a folder whose experiment.json contradicted its results.json."""
@@ -300,6 +301,34 @@ def test_a_failed_tune_tables_rerun_leaves_no_results_of_the_earlier_options(tmp
                                eval_games=10, progress=False)
     assert sorted(p.name for p in out.iterdir()) == ["experiment.json", "notes.txt"]
     assert json.loads((out / "experiment.json").read_text())["seed"] == 7
+
+
+def test_tune_tables_without_numba_says_so_before_any_work(small, tmp_path, monkeypatch, capsys):
+    """Before, ``pokersquares experiment tune-tables`` without numba wrote experiment.json, trained the base tables
+    (tens of seconds), then died with a ModuleNotFoundError traceback from ``agents.tuning``."""
+    import sys
+
+    import agents.tables
+    from agents.experiments.tune_tables import tune_tables_experiment
+    from agents.tuning import tune_tables
+    from pokersquares_env.cli import main
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("trained the tables before checking for numba")
+
+    monkeypatch.setattr(agents.tables, "load_or_train", no_work)
+    monkeypatch.setitem(sys.modules, "numba", None)  # what an install without the fast extra finds
+    out = tmp_path / "tune"
+    assert main(["experiment", "tune-tables", "--out", str(out), "--no-progress"]) == 2
+    assert capsys.readouterr().err == ('pokersquares experiment tune-tables: tune-tables needs numba: '
+                                       'pip install "pokersquares_env[fast]"\n')
+    assert not out.exists()
+    with pytest.raises(ValueError, match=re.escape('tune-tables needs numba: pip install "pokersquares_env[fast]"')):
+        tune_tables_experiment(str(out), progress=False)
+    assert not out.exists()
+    # the search itself, called directly: the same one line before any game is played
+    with pytest.raises(ImportError, match=re.escape('tune_tables needs numba: pip install "pokersquares_env[fast]"')):
+        tune_tables(small, generations=1, population=4, elite=2, games=10)
 
 
 def test_tune_tables_help_gives_the_measured_time(capsys):

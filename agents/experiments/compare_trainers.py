@@ -39,7 +39,7 @@ def compare_trainers(
     ``rules``: the rule options of every run and of the common deals (a ``Rules`` or a spec of ``Rules.parse``
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     """
-    from agents.config import ALGOS, TrainConfig, check_dqn_budget
+    from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
@@ -69,7 +69,12 @@ def compare_trainers(
             progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
-        check_dqn_budget(configs[-1])  # a dqn budget too short to learn is refused now, not after the other runs
+        # a dqn budget too short to learn is refused now, not after the other runs (the experiment has no
+        # --learning-starts: the advice is the budget that would do)
+        check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, past dqn's "
+                                      f"learning_starts ({configs[-1].learning_starts:,})")
+    for cfg in configs:  # and a trainer whose packages are missing (sb3-contrib, torch), before anything is written
+        check_trainer_installed(cfg.algo)
     check_out_dir(root, name="out")  # an out that is a file is named before any training
     check_own_runs([cfg.out for cfg in configs], "compare-trainers")  # never replace a run it did not write
     check_own_root(root, "compare-trainers", _older_root)  # nor results in a folder of another's (a run folder)

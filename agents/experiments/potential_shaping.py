@@ -74,7 +74,7 @@ def potential_shaping(
     extra TrainConfig options of every run (e.g. hidden, learning_rate, num_envs; not the experiment's own, nor the
     rule options).  Without matplotlib ``curves.png`` is skipped with a :class:`agents.evaluation.PlotsSkippedWarning`.
     """
-    from agents.config import TrainConfig
+    from agents.config import TrainConfig, check_trainer_installed
     from agents.evaluation import (
         PlotsSkippedWarning,
         _jsonable,
@@ -114,6 +114,7 @@ def potential_shaping(
             )
             options.update(train_options or {})
             configs[(shaping, seed)] = TrainConfig(**options).resolved()
+    check_trainer_installed("fast-ppo")  # torch missing: said before the experiment folder is made or marked
     from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
 
     check_out_dir(root, name="out")  # an out that is a file is named before the tables or any run are trained

@@ -240,6 +240,9 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
     cfg.validate()
+    from agents.config import check_trainer_installed
+
+    check_trainer_installed("fast-ppo")  # torch missing: said before the experiment folder is made or marked
     if any(isinstance(s, os.PathLike) for s in cfg.systems):  # file paths as text in experiment.json and results
         cfg = dataclasses.replace(cfg, systems=[os.fspath(s) for s in cfg.systems])
     cfg = dataclasses.replace(cfg, rules=rules_options(cfg.rules))  # JSON-ready in experiment.json and results

@@ -82,14 +82,15 @@ def tune_tables_experiment(
     game (spread ``sigma / 3``).  ``eval_games`` held-out deals (two-ply on half of them) give the paired
     differences.  ``rules`` (a :class:`~pokersquares_env.core.Rules` or a spec of ``Rules.parse``, such as
     ``"jokers=2,placement=adjacent"``; default the plain rules) are the rules tables, tuning and held-out deals
-    use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).
+    use.  ``tables_games`` overrides the size of the tables' training (tests; default: the agent's).  Needs numba
+    (the ``fast`` extra): without it a ValueError says so before anything is written or trained.
     """
     from agents.evaluation import check_out_dir, check_positive_int, check_seed, prepare_out_dir, pyplot
     from agents.expectimax import DEFAULT_FEATURES, DEFAULT_GAMES, DEFAULT_PHASES
     from agents.experiments.marks import check_own_root, write_root_mark
     from agents.experiments.reward_shaping import rules_note
     from agents.tables import load_or_train
-    from agents.tuning import CLASS_NAMES, check_options, play_scores, random_decks, tune_tables
+    from agents.tuning import CLASS_NAMES, check_compiled, check_options, play_scores, random_decks, tune_tables
     from pokersquares_env.core import Rules
     from pokersquares_env.scoring import point_system
 
@@ -105,6 +106,7 @@ def tune_tables_experiment(
         tables_games = check_positive_int(tables_games, "tables_games")
     folder = Path(check_out_dir(out, name="out"))
     check_own_root(folder, "tune-tables", _older_root)  # never results in another's folder (an evaluation, a run)
+    check_compiled("tune-tables")  # numba missing: said before the folder is made or marked and the tables trained
     folder = Path(prepare_out_dir(folder, name="out"))  # before the tables are trained, not after
     for name in OUTPUTS:  # an earlier run's results: gone before the mark names the new options (if this run fails,
         (folder / name).unlink(missing_ok=True)  # the folder holds no results of other options than its mark's)

@@ -225,7 +225,8 @@ def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str =
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{where}[{i}]: {exc}") from None
         if c in seen:
-            raise ValueError(f"{where}[{i}]: card {format_card(c)} (code {c}) appears twice")
+            name = f"JK{c - NUM_STANDARD + 1}" if is_joker(c) else format_card(c)  # the joker named as written
+            raise ValueError(f"{where}[{i}]: card {name} (code {c}) appears twice")
         seen.add(c)
         out.append(c)
     return out

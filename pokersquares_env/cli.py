@@ -107,6 +107,35 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "parsers", _SubCommands)
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A plain one-value option that refuses a second value: argparse keeps the last silently, so ``solve --seed 3
+    --seed 4`` would solve deal 4 with no word about 3.  Every such option of every sub-command is one
+    (:func:`_once_each`); the options given are kept in the namespace's ``_given``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = getattr(namespace, "_given", None)
+        if given is None:
+            given = {}
+            setattr(namespace, "_given", given)
+        if self.dest in given:
+            first, now = given[self.dest]
+            parser.error(f"{option_string} given twice ({first} {now!r} and {option_string} {values!r}): expected "
+                         f"one value")
+        given[self.dest] = (option_string, values)
+        setattr(namespace, self.dest, values)
+
+
+def _once_each(parser: argparse.ArgumentParser) -> None:
+    """Make every plain one-value option of ``parser`` and of its sub-commands refuse a repeat (:class:`_StoreOnce`);
+    options that take several values, append or count keep argparse's behaviour."""
+    for action in parser._actions:
+        if type(action) is argparse._StoreAction and action.option_strings and action.nargs is None:
+            action.__class__ = _StoreOnce
+        elif isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases share one parser
+                _once_each(sub)
+
+
 def _load(name: str):
     try:
         return importlib.import_module(COMMANDS[name])
@@ -132,6 +161,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
+        _once_each(p)
         p.set_defaults(_module=module)
     return parser
 

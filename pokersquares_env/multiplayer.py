@@ -60,7 +60,11 @@ def _require_pettingzoo() -> None:
 def rank_points(scores: dict[str, float]) -> dict[str, float]:
     """Match points of one round by rank: the lowest score 0, the next 1, and so on; tied players share their places' points.
 
-    Scores equal to 9 decimals tie (float sums of a table such as 0.1, 0.2, ... differ in their last bits)."""
+    Scores equal to 9 decimals tie (float sums of a table such as 0.1, 0.2, ... differ in their last bits).
+    ``scores``: a mapping of player -> score (a list is refused: its scores would be read as players)."""
+    if not isinstance(scores, Mapping):
+        raise TypeError(f"rank_points(scores={scores!r}): expected a mapping of player -> score, e.g. "
+                        f"{{'player_0': 120, 'player_1': 95}}")
     order = sorted(scores, key=lambda a: points_level(scores[a]))
     points: dict[str, float] = {}
     i = 0

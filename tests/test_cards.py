@@ -81,7 +81,7 @@ def test_check_codes_rejects_duplicates_and_range():
 def test_check_codes_numbers_plain_jokers_as_parse_cards_does():
     assert check_codes(["JK", "JK", "2c"]) == parse_cards("JK JK 2c") == [52, 53, 0]
     assert check_codes(["JK2", "JK"]) == [53, 52] and check_codes([52, "JK"]) == [52, 53]
-    with pytest.raises(ValueError, match=r"cards\[2\]: card JK \(code 52\) appears twice"):
+    with pytest.raises(ValueError, match=r"cards\[2\]: card JK1 \(code 52\) appears twice"):
         check_codes(["JK", "JK", "JK"])
 
 
@@ -95,8 +95,10 @@ def test_plain_jokers_take_the_jokers_no_named_joker_takes():
     assert check_codes(["JK", 52]) == [53, 52]  # an integer code names its joker too
     with pytest.raises(ValueError, match="more than 2 jokers"):
         parse_cards("JK JK JK")
-    with pytest.raises(ValueError, match=r"cards\[1\]: card JK \(code 52\) appears twice"):
+    with pytest.raises(ValueError, match=r"cards\[1\]: card JK1 \(code 52\) appears twice"):
         check_codes(["JK1", "JK1"])
+    with pytest.raises(ValueError, match=r"cards\[1\]: card JK2 \(code 53\) appears twice"):  # named as written
+        check_codes(["JK2", 53])
 
 
 @pytest.mark.parametrize("rank, suit, message", [(3.7, 1, "rank index 3.7"), (True, 1, "rank index True"),

@@ -375,3 +375,26 @@ def test_an_import_error_no_check_caught_is_one_line_naming_the_extra(monkeypatc
     monkeypatch.setattr(agents.demo, "run", missing("agents.nowhere"))
     with pytest.raises(ModuleNotFoundError, match="agents.nowhere"):
         main(["demo"])
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["solve", "--seed", "3", "--seed", "4", "--restarts", "2"], "--seed"),
+    (["evaluate", "--agent", "random", "--games", "2", "--games", "3"], "--games"),
+    (["train", "--timesteps", "100", "--timesteps", "200", "--print-config"], "--timesteps"),
+    (["experiment", "reward-shaping", "--timesteps", "10", "--timesteps", "20"], "--timesteps"),
+    (["soliter", "show", "--seed", "1", "--seed", "2"], "--seed"),
+])
+def test_a_one_value_option_given_twice_is_refused_naming_both(argv, option, capsys):
+    """argparse kept the last value silently (``solve --seed 3 --seed 4`` solved deal 4); only ``play`` refused."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} given twice" in err and "expected one value" in err, err
+
+
+def test_options_that_take_several_values_may_still_repeat(capsys):
+    assert main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "1", "--no-progress",
+                 "--format", "json"]) == 0
+    assert [line.split('"agent": ')[1].split(",")[0] for line in capsys.readouterr().out.splitlines()] == [
+        '"random"', '"greedy"']

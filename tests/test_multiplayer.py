@@ -519,3 +519,13 @@ def test_equal_scores_of_a_float_table_are_a_tie():
 
 #: a deck whose cards laid row by row make every row and column one pair (and nothing more)
 TEN_PAIRS = "8c 5h Ad Ah 4c 6d 6c 7d 3d 2s 8s 6h 3h 4h 8d 3s 2c 2h 6s As 4s 8h Ac 3c 4d"
+
+
+def test_rank_points_refuses_a_list_of_scores():
+    """Before, rank_points([1, 1, 1]) read the scores as players and returned {1: 1.0}; [5, 3, 3] raised IndexError."""
+    from pokersquares_env.multiplayer import rank_points
+
+    for scores in ([1, 1, 1], [5, 3, 3], (0.3, 0.3)):
+        with pytest.raises(TypeError, match=r"rank_points\(scores=.*expected a mapping of player -> score"):
+            rank_points(scores)
+    assert rank_points({"a": 5, "b": 3, "c": 3}) == {"b": 0.5, "c": 0.5, "a": 2.0}

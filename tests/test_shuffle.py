@@ -336,3 +336,12 @@ def test_solver_arguments_are_checked_and_named():
     assert solve(cards, time_limit=np.float32(5), **fast)[1] == solve(cards, time_limit=float("inf"), **fast)[1]
     assert solve(cards, seed=None, **fast)[1] >= 0 and anneal(cards, seed=None, steps=10)[1] >= 0
     assert anneal(cards, steps=10, t_start=0.5, t_end=0.5)[1] >= 0
+
+
+def test_swap_pairs_imports_from_the_package_beside_swap_action():
+    """docs/variants.md names SWAP_PAIRS beside arrange_action and swap_action; it was importable only from .solver."""
+    from pokersquares_env.shuffle import SWAP_PAIRS, solver, swap_action
+
+    assert SWAP_PAIRS is solver.SWAP_PAIRS and len(SWAP_PAIRS) == 300
+    i, j = SWAP_PAIRS[7]
+    assert swap_action(i, j) == 7

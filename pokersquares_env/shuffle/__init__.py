@@ -6,6 +6,6 @@
 """
 
 from pokersquares_env.shuffle.env import PokerShuffleEnv, arrange_action, swap_action, swap_cells
-from pokersquares_env.shuffle.solver import anneal, solve
+from pokersquares_env.shuffle.solver import SWAP_PAIRS, anneal, solve
 
-__all__ = ["PokerShuffleEnv", "anneal", "arrange_action", "solve", "swap_action", "swap_cells"]
+__all__ = ["SWAP_PAIRS", "PokerShuffleEnv", "anneal", "arrange_action", "solve", "swap_action", "swap_cells"]

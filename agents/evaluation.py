@@ -938,7 +938,9 @@ class PPSResult:
         * ``normalized = (mean - random) / (best - random)`` anchors 0 at the
           exact expected score of random play under that system instead of at
           the field's weakest agent, so it does not move when weaker agents
-          join the field.
+          join the field.  It is NaN on a system where no agent's mean beats
+          random play's expectation (``best <= random``), and the overall
+          figure averages the systems where it is defined.
 
         Both are computed from ``pps_mean``: the mean over every deal, a game
         that raised counted at ``failed_score``, the lowest score a grid can

@@ -37,8 +37,7 @@ from agents.tables import ValueTables
 from pokersquares_env._progress import progress_bar
 
 __all__ = ["CLASS_NAMES", "TuneResult", "check_compiled", "check_options", "line_classes", "load_theta", "play_scores",
-           "random_decks",
-           "scale_values", "tune_tables", "tuned_tables", "TUNED_SYSTEMS"]
+           "random_decks", "scale_values", "tune_tables", "tuned_tables", "TUNED_SYSTEMS"]
 
 CLASS_NAMES = ("one card", "flush+straight draw", "flush draw", "straight draw", "one pair", "two pair",
                "three of a kind", "full house/four draw", "dead")

@@ -157,12 +157,16 @@ def table(rows: list[dict[str, Any]], system: str) -> str:
 FORMATS = (".png", ".svg")
 
 
+def _image_path(out: str) -> bool:
+    """Whether ``out`` ends in one of :data:`FORMATS` (else matplotlib would add ``.png`` or refuse the format)."""
+    return os.path.splitext(out)[1].lower() in FORMATS
+
+
 def out_name_problem(out: str) -> str | None:
-    """Why ``out`` cannot name the plot (a folder, or not ending in one of :data:`FORMATS`: matplotlib would add
-    ``.png`` or refuse the format), or ``None``."""
+    """Why ``out`` cannot name the plot (a folder, or not ending in one of :data:`FORMATS`), or ``None``."""
     if os.path.isdir(out):
         return f"--out {out!r} is a folder: expected the path of the image to write ({' or '.join(FORMATS)})"
-    if os.path.splitext(out)[1].lower() not in FORMATS:
+    if not _image_path(out):
         return f"--out {out!r}: expected the path of a {' or '.join(FORMATS)} image"
     return None
 
@@ -171,7 +175,7 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
          anchors: bool = True) -> list[str]:
     """Draw the mean ± CI of each row against seconds per game; the agents below ``min_mean`` are listed, not drawn.
     ``out`` ends in one of :data:`FORMATS` (a ``ValueError`` otherwise); returns the path written."""
-    if os.path.splitext(out)[1].lower() not in FORMATS:  # matplotlib would write another name, or refuse it
+    if not _image_path(out):  # matplotlib would write another name, or refuse it
         raise ValueError(f"out={out!r}: expected the path of a {' or '.join(FORMATS)} image")
     import numpy as np
 

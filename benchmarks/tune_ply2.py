@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    base = load_or_train(system, Rules(), games=DEFAULT_GAMES if args.table_games is None else args.table_games, phases=DEFAULT_PHASES,
+    base = load_or_train(system, Rules(), games=args.table_games or DEFAULT_GAMES, phases=DEFAULT_PHASES,
                          features=DEFAULT_FEATURES)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ __all__ = [
     "assign_jokers",
     "card",
     "format_card",
+    "format_card_numbered",
     "format_cards",
     "full_deck",
     "is_joker",
@@ -194,6 +195,13 @@ def format_card(code: int) -> str:
     return RANKS[rank_of(code)] + SUITS[suit_of(code)]
 
 
+def format_card_numbered(code: int) -> str:
+    """The text of a card code with each joker numbered, ``'JK1'``/``'JK2'`` (what a record writes, so that a deck
+    round-trips exactly); other cards and an empty cell as :func:`format_card`."""
+    text = format_card(code)  # the code checked
+    return f"JK{int(code) - NUM_STANDARD + 1}" if text == "JK" else text
+
+
 def format_cards(codes: Iterable[int], sep: str = " ") -> str:
     """The text of several card codes joined by ``sep``."""
     return sep.join(format_card(c) for c in codes)
@@ -225,8 +233,7 @@ def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str =
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{where}[{i}]: {exc}") from None
         if c in seen:
-            name = f"JK{c - NUM_STANDARD + 1}" if is_joker(c) else format_card(c)  # the joker named as written
-            raise ValueError(f"{where}[{i}]: card {name} (code {c}) appears twice")
+            raise ValueError(f"{where}[{i}]: card {format_card_numbered(c)} (code {c}) appears twice")
         seen.add(c)
         out.append(c)
     return out

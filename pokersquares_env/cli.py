@@ -107,10 +107,14 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "parsers", _SubCommands)
 
 
-class _StoreOnce(argparse._StoreAction):
+class StoreOnce(argparse._StoreAction):
     """A plain one-value option that refuses a second value: argparse keeps the last silently, so ``solve --seed 3
     --seed 4`` would solve deal 4 with no word about 3.  Every such option of every sub-command is one
-    (:func:`_once_each`); the options given are kept in the namespace's ``_given``."""
+    (:func:`_once_each`); the values given are kept in the namespace's ``_given``.  :meth:`what` names one value in
+    the refusal (a subclass may say ``agent`` or ``file``)."""
+
+    def what(self) -> str:
+        return "value"
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         given = getattr(namespace, "_given", None)
@@ -118,19 +122,18 @@ class _StoreOnce(argparse._StoreAction):
             given = {}
             setattr(namespace, "_given", given)
         if self.dest in given:
-            first, now = given[self.dest]
-            parser.error(f"{option_string} given twice ({first} {now!r} and {option_string} {values!r}): expected "
-                         f"one value")
-        given[self.dest] = (option_string, values)
+            parser.error(f"{option_string} given twice ({given[self.dest]!r} and {values!r}): expected one "
+                         f"{self.what()}")
+        given[self.dest] = values
         setattr(namespace, self.dest, values)
 
 
 def _once_each(parser: argparse.ArgumentParser) -> None:
-    """Make every plain one-value option of ``parser`` and of its sub-commands refuse a repeat (:class:`_StoreOnce`);
+    """Make every plain one-value option of ``parser`` and of its sub-commands refuse a repeat (:class:`StoreOnce`);
     options that take several values, append or count keep argparse's behaviour."""
     for action in parser._actions:
         if type(action) is argparse._StoreAction and action.option_strings and action.nargs is None:
-            action.__class__ = _StoreOnce
+            action.__class__ = StoreOnce
         elif isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):  # aliases share one parser
                 _once_each(sub)

@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from pokersquares_env.cli import seed_arg
+from pokersquares_env.cli import StoreOnce, seed_arg
 from pokersquares_env.scoring import points_level
 from pokersquares_env.text import fmt_points as _fmt
 from pokersquares_env.text import signed_points as _signed
@@ -85,16 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="colours: auto (only on a terminal without NO_COLOR), always or never (default auto)")
 
 
-class _Once(argparse._StoreAction):  # a plain store, that refuses a second value
-    """Store the option's value, refusing a second one: argparse keeps the last silently, so ``--vs greedy --vs
-    random`` would play against random with no word about greedy (and ``--seed 1 --seed 2`` deal seed 2)."""
+class _Once(StoreOnce):
+    """The shared refusal of a repeated option (``--vs greedy --vs random`` would play against random with no word
+    about greedy), naming what the option takes: one agent, one file, one seed."""
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        before = getattr(namespace, self.dest, None)
-        if before is not None:
-            what = {"hint": "agent", "vs": "agent", "record": "file"}.get(self.dest, self.dest)
-            parser.error(f"{option_string} given twice ({before!r} and {values!r}): expected one {what}")
-        setattr(namespace, self.dest, values)
+    def what(self) -> str:
+        return {"hint": "agent", "vs": "agent", "record": "file"}.get(self.dest, self.dest)
 
 
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from pokersquares_env._files import plain_temp_file
-from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, parse_card
+from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, format_card_numbered, parse_card
 from pokersquares_env.core import (
     NUM_CELLS,
     GameState,
@@ -84,11 +84,6 @@ def _record_card(value: Any) -> int:
     if not 0 <= value < NUM_CODES:
         raise ValueError(f"card code {value} out of range: expected 0..{NUM_CODES - 1}")
     return value
-
-
-def _card_text(code: int) -> str:
-    """A card as text; the two jokers as ``JK1``/``JK2`` so that a deck round-trips exactly."""
-    return f"JK{code - 51}" if code >= 52 else format_card(code)
 
 
 def _jsonable_number(x: float) -> float | int:
@@ -239,12 +234,12 @@ class GameRecord:
             "point_system": self.system.to_json(),
             "seed": self.seed,
             "agent": self.agent,
-            "deck": [_card_text(c) for c in self.deck],
+            "deck": [format_card_numbered(c) for c in self.deck],
             "placements": [
-                {"card": _card_text(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
+                {"card": format_card_numbered(self.deck[i]), "cell": cell_name(c)} for i, c in enumerate(self.placements)
             ],
             "finished": state.terminal,
-            "board": [_card_text(c) for c in state.board],
+            "board": [format_card_numbered(c) for c in state.board],
             "hands": game.hands(state, partial=partial),
             "scores": {
                 "american": _jsonable_number(game.score(state, "american", partial=partial)),

@@ -8,29 +8,16 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _table_cache_in_pytest_tmp(tmp_path_factory):
-    """Tables that tests train with the default cache go to a cache of this session (each xdist worker its own), not
-    to the user's ``~/.cache/pokersquares``: a test run leaves no files there.  A ``POKERSQUARES_CACHE`` set before
-    the run is kept (to reuse a warm cache on purpose); tests that need their own still set it."""
-    if os.environ.get("POKERSQUARES_CACHE"):
+def _nothing_written_outside_pytest_tmp(tmp_path_factory):
+    """Folders the code writes by default point into pytest's own temp dir (each xdist worker its own), so a test run
+    leaves nothing in the user's folders: tables trained with the default cache (``POKERSQUARES_CACHE``, kept if set
+    before the run, to reuse a warm cache on purpose; tests that need their own still set it) and the empty
+    ``SB3-<date>`` folder that SB3 writes on every ``learn`` without a logger (``SB3_LOGDIR``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not os.environ.get("POKERSQUARES_CACHE"):
+            patch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.mktemp("table_cache")))
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
         yield
-        return
-    os.environ["POKERSQUARES_CACHE"] = str(tmp_path_factory.mktemp("table_cache"))
-    yield
-    os.environ.pop("POKERSQUARES_CACHE", None)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _sb3_logs_in_pytest_tmp(tmp_path_factory):
-    """SB3 models trained without a logger write an empty ``SB3-<date>`` folder to the system temp dir on every
-    ``learn``; point them (``SB3_LOGDIR``) into pytest's own temp dir, which pytest prunes, instead of /tmp."""
-    before = os.environ.get("SB3_LOGDIR")
-    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
-    yield
-    if before is None:
-        os.environ.pop("SB3_LOGDIR", None)
-    else:
-        os.environ["SB3_LOGDIR"] = before
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -429,7 +429,8 @@ class PokerShuffleEnv(gym.Env):
         of :attr:`record_meta_keys` is a ``ValueError`` (it would replace what
         the env records).
         """
-        from pokersquares_env.records import GameRecord, _card_text
+        from pokersquares_env.cards import format_card_numbered
+        from pokersquares_env.records import GameRecord
 
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before game_record()")
@@ -438,7 +439,7 @@ class PokerShuffleEnv(gym.Env):
             raise ValueError(f"meta keys {clash}: a Poker Shuffle record writes {list(self.record_meta_keys)} itself; "
                              f"expected meta without them")
         extra: dict[str, Any] = {"mode": self.mode, "budget": self.budget,
-                                 "dealt": [_card_text(c) for c in self.cards]}
+                                 "dealt": [format_card_numbered(c) for c in self.cards]}
         if self.mode == "swap":
             extra["swaps"] = [[int(i), int(j)] for i, j in self._swaps]
             extra["dealt_score"] = self._dealt_score

@@ -22,7 +22,7 @@ import numpy as np
 
 from pokersquares_env.core import GameState, PokerSquaresGame
 
-__all__ = ["Agent", "RatingAgent", "check_not_over", "legal_cells", "visible_view"]
+__all__ = ["Agent", "RatingAgent", "check_not_over", "legal_cells", "visible_view", "warn_if_other_points"]
 
 
 def _generator(seed: int | None) -> np.random.Generator:
@@ -78,9 +78,9 @@ class Agent(ABC):
         both).  This default calls the two with the same random state; agents that rate cells by sampling
         (:class:`RatingAgent`) return both from one evaluation."""
         rng = copy.deepcopy(self.rng)
-        cell = self.act(obs, info, game, state.copy())
+        cell = self.act(obs, info, game, None if state is None else state.copy())
         after, self.rng = self.rng, rng
-        values = self.action_values(obs, info, game, state.copy())
+        values = self.action_values(obs, info, game, None if state is None else state.copy())
         self.rng = after
         return cell, values
 
@@ -113,6 +113,54 @@ class RatingAgent(Agent):
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
         """The best rated cell."""
         return self.act_with_values(obs, info, game, state)[0]
+
+
+def warn_if_other_points(agent: Agent, game: PokerSquaresGame | None) -> None:
+    """A ``RuntimeWarning`` (once an agent) when ``game`` is scored by other point values than the agent was built
+    for (``agent.system``): a table-driven agent values lines by the points it was built for, so it plays the other
+    game legally but for its own points.  Five of a kind counts only in a game with jokers.  Cheap on every move: a
+    point system already checked (the same object) is not compared again."""
+    import warnings
+
+    from pokersquares_env.scoring import HandCategory
+
+    built = getattr(agent, "system", None)
+    if game is None or built is None or game.system is built or game.system is agent.__dict__.get("_points_seen"):
+        return
+    agent._points_seen = game.system  # type: ignore[attr-defined]
+    if agent.__dict__.get("_points_warned"):
+        return
+    here = game.system
+    other = [f"{c.name.lower().replace('_', ' ')} {here.points[c]:g} (built for {built.points[c]:g})"
+             for c in HandCategory if built.points[c] != here.points[c]
+             and (c != HandCategory.FIVE_OF_A_KIND or game.rules.jokers)]
+    if other:
+        agent._points_warned = True  # type: ignore[attr-defined]
+        warnings.warn(f"{agent.name} was built for point system {built.name!r} but plays a game scored by "
+                      f"{here.name!r} ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}): it plays for the "
+                      f"points it was built for; build it with the game's point system to play this game's "
+                      f"(make_agent(spec, system=game.system))", RuntimeWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that reports a warning raised in :func:`warn_if_other_points` or :func:`agents.learned.warn_if_other_game` at the first caller outside this
+    library (``agents`` and ``pokersquares_env``), e.g. the user's ``make_agent("ppo:...")`` line, rather than at the
+    registry's; when every caller is the library's (the command line), at the outermost library frame."""
+    import os
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    roots = (str(here) + os.sep, str(here.parent / "pokersquares_env") + os.sep)
+    frame, level = sys._getframe(2), 2  # warn_if_other_game's caller is level 2 from warnings.warn's point of view
+    outermost = level
+    while frame is not None:
+        name = str(Path(frame.f_code.co_filename).resolve())
+        if not name.startswith(roots):
+            return level
+        outermost = level
+        frame, level = frame.f_back, level + 1
+    return outermost
 
 
 def check_not_over(state: GameState) -> None:

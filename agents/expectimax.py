@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.base import Agent, check_not_over
+from agents.base import Agent, check_not_over, warn_if_other_points
 from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, Batch, phase_of
 from agents.tables import tables_for
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
@@ -208,6 +208,7 @@ class ExpectimaxAgent(Agent):
         """Expected gain in board value of each cell (NaN where illegal, by ``game.rules``)."""
         check_not_over(state)
         check_game_rules(self.rules, game.rules)
+        warn_if_other_points(self, game)
         if self._compiled is not None:
             return self._compiled(game, state, self.ply, self.top)
         return expectimax_values(self._values, game, state, self.ply)

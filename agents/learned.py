@@ -18,7 +18,7 @@ __all__ = ["MaskablePPOAgent", "TorchPolicyAgent", "best_cells", "load_ppo", "lo
            "policy_fn", "trained_game", "warn_if_other_game"]
 
 from agents.base import Agent as _AgentBase
-from agents.base import check_not_over
+from agents.base import _caller_level, check_not_over
 
 _PREFIX_ALGO = {"fastppo": "fast-ppo", "dqn": "dqn"}  # agent spec prefix -> the algo a torch model file records
 
@@ -226,27 +226,6 @@ def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, 
         warnings.warn(f"{name} was trained for {' and '.join(other)}: it plays this game with the policy it learned "
                       f"for that one (give it the training's rules and point system to play its own game)",
                       RuntimeWarning, stacklevel=_caller_level())
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` that reports a warning raised in :func:`warn_if_other_game` at the first caller outside this
-    library (``agents`` and ``pokersquares_env``), e.g. the user's ``make_agent("ppo:...")`` line, rather than at the
-    registry's; when every caller is the library's (the command line), at the outermost library frame."""
-    import os
-    import sys
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parent
-    roots = (str(here) + os.sep, str(here.parent / "pokersquares_env") + os.sep)
-    frame, level = sys._getframe(2), 2  # warn_if_other_game's caller is level 2 from warnings.warn's point of view
-    outermost = level
-    while frame is not None:
-        name = str(Path(frame.f_code.co_filename).resolve())
-        if not name.startswith(roots):
-            return level
-        outermost = level
-        frame, level = frame.f_back, level + 1
-    return outermost
 
 
 def load_ppo(path: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> MaskablePPOAgent:

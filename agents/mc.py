@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import RatingAgent
+from agents.base import RatingAgent, warn_if_other_points
 from agents.batch import Batch
+from agents.expectimax import check_game_rules
 from agents.lines import heuristic_values
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
 from pokersquares_env.scoring import add_lines, point_system
@@ -103,7 +104,8 @@ class MonteCarloAgent(RatingAgent):
                                  f"cache choose the learned tables of rollout='tables' (the heuristic rollout uses "
                                  f"none): drop them or use rollout=tables")
         self.system = point_system("american" if system is None else system)
-        self.rules = rules or Rules()
+        self.rules = Rules.parse(rules) if rules is not None else Rules()
+        self._uses_tables = rollout != "heuristic"
         if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
             raise ValueError(f"candidates={candidates!r}: expected a positive integer")
         self.rollouts, self.seconds, self.round = rollouts, seconds, round
@@ -149,6 +151,9 @@ class MonteCarloAgent(RatingAgent):
         from agents.batch import phase_of
 
         rules = game.rules
+        if self._uses_tables:  # the learned tables value lines of the deck they were trained on
+            check_game_rules(self.rules, rules)
+        warn_if_other_points(self, game)
         base = Batch.from_state(state, 1, placement=rules.placement, first_cell=rules.first_cell)
         legal = np.flatnonzero(base.legal()[0])
         out = np.full(25, np.nan)

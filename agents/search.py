@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import RatingAgent
+from agents.base import RatingAgent, warn_if_other_points
 from agents.batch import Batch
 from agents.expectimax import (
     DEFAULT_FEATURES,
@@ -163,6 +163,7 @@ class RolloutSearchAgent(RatingAgent):
         played."""
         rules = game.rules
         check_game_rules(self.rules, rules)
+        warn_if_other_points(self, game)
         if 25 - len(state.placements) <= self.endgame:  # exact expectimax to the end of the game
             from agents._fast import exact_values
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, legal_cells
+from agents.base import Agent, legal_cells, warn_if_other_points
 from agents.lines import COL_OF, ROW_OF, key_after, line_key_now
 from pokersquares_env.cards import NUM_STANDARD
 from pokersquares_env.core import GameState, PokerSquaresGame, Rules
@@ -45,6 +45,7 @@ class _ScoredAgent(Agent):
     def act(self, obs, info, game: PokerSquaresGame, state: GameState) -> int:
         """The legal cell of highest value."""
         cells = legal_cells(info, game, state)
+        warn_if_other_points(self, game)
         values = self._values(game, state, cells)
         return int(cells[self._choose(game, state, cells, values)])
 
@@ -52,6 +53,7 @@ class _ScoredAgent(Agent):
         """Per-cell values (NaN for illegal cells)."""
         out = np.full(25, np.nan)
         cells = legal_cells(info, game, state)
+        warn_if_other_points(self, game)
         out[cells] = self._values(game, state, cells)
         return out
 

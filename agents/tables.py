@@ -493,9 +493,8 @@ def load_or_train(
         kept = None if why else _TRAINED.get(key)
     if kept is not None:  # no cache file holds them, but this process trained them already
         tables = _copy_tables(kept)
-        if path and _save_or_warn(tables, path, folder):
-            with _TRAINED_LOCK:
-                _TRAINED.pop(key, None)  # a file holds them now
+        if path:  # a file holds them now too; the kept copy stays for later calls without a cache
+            _save_or_warn(tables, path, folder)
         return tables
 
     print(f"training value tables for point system {ps.name!r}, rules {rules.to_json()}, features {features!r}, "

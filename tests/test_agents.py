@@ -512,3 +512,71 @@ def test_an_agent_without_values_may_be_asked_for_them_without_a_state():
     env = gym.make("PokerSquares-v0")
     obs, info = env.reset(seed=0)
     assert FirstLegal().action_values(obs, info, None, None) is None
+
+
+POINT_SPECS = ["greedy", "rules", "expectimax:ply=1,games=2000,phases=4", "mc:rollouts=2,rollout=heuristic",
+               "mc:rollouts=2,candidates=2,games=2000,phases=4", "search:rollouts=4,candidates=2,games=2000,phases=4"]
+
+
+@pytest.mark.parametrize("spec", POINT_SPECS)
+def test_an_agent_handed_a_game_of_other_points_says_so_once_and_still_plays(spec):
+    """Before, an agent built for American points played an English game for American points without a word."""
+    import warnings
+
+    game = PokerSquaresGame(Rules(), "english")
+    agent = make_agent(spec, seed=1)  # built for American
+    with pytest.warns(RuntimeWarning, match="built for point system 'american' but plays a game scored by "
+                                            "'english' .*one pair 1 \\(built for 2\\)") as caught:
+        placements, _ = play(agent, game, game.deal(np.random.default_rng(7)))
+    assert len(placements) == 25
+    assert sum(issubclass(w.category, RuntimeWarning) for w in caught) == 1  # once per agent, not once per move
+    with warnings.catch_warnings():  # the same values in another object, or the game's own system: no warning
+        warnings.simplefilter("error")
+        same = make_agent(spec, system=point_system("english"), seed=1)
+        play(same, game, game.deal(np.random.default_rng(7)))
+        play(make_agent(spec, seed=1), PokerSquaresGame(Rules(), point_system("american")),
+             game.deal(np.random.default_rng(7)))
+
+
+def test_five_of_a_kind_points_matter_only_in_games_with_jokers():
+    import warnings
+
+    american = point_system("american")
+    from pokersquares_env.scoring import HandCategory
+
+    other = point_system({**{c.name.lower(): american.points[c] for c in HandCategory}, "five_of_a_kind": 99})
+    agent = make_agent("greedy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent.act(None, None, PokerSquaresGame(Rules(), other), PokerSquaresGame().init(
+            PokerSquaresGame().deal(np.random.default_rng(0))))
+    joker_game = PokerSquaresGame(Rules(jokers=1), other)
+    with pytest.warns(RuntimeWarning, match="five of a kind 99 \\(built for 60\\)"):
+        make_agent("greedy", rules=Rules(jokers=1)).act(None, None, joker_game,
+                                                         joker_game.init(joker_game.deal(np.random.default_rng(0))))
+
+
+def test_mc_on_learned_tables_refuses_a_game_of_other_jokers_as_expectimax_does():
+    """mc played a two-joker game on tables of the 52-card deck silently, where expectimax and search refuse it."""
+    game = PokerSquaresGame(Rules(jokers=2))
+    state = game.init(game.deal(np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="have jokers=2, but the agent was built for rules .*jokers=0"):
+        make_agent("mc:rollouts=2,games=2000,phases=4").act(None, None, game, state)
+    assert make_agent("mc:rollouts=2,rollout=heuristic").act(None, None, game, state) in game.legal_cells(state)
+    from agents.mc import MonteCarloAgent
+
+    assert MonteCarloAgent(rules={"jokers": 2}, rollouts=2, rollout="heuristic").rules == Rules(jokers=2)
+
+
+def test_act_with_values_works_without_a_state_for_an_agent_that_reads_only_obs_and_info():
+    """The default act_with_values copied the state first: AttributeError on None."""
+
+    class FirstLegal(Agent):
+        name = "first-legal"
+
+        def act(self, obs, info, game, state):
+            return int(np.flatnonzero(info["action_mask"])[0])
+
+    mask = np.zeros(25, dtype=np.int8)
+    mask[[3, 9]] = 1
+    assert FirstLegal().act_with_values(None, {"action_mask": mask}, None, None) == (3, None)

@@ -210,6 +210,16 @@ def test_uncached_tables_are_trained_once_per_process_not_once_per_evaluation_ch
     assert uncached.summary[0]["mean"] == cached.summary[0]["mean"]  # the same tables, the same games
 
 
+def test_uncached_tables_offered_to_a_cache_folder_stay_kept_for_later_calls_without_one(trainings, tmp_path):
+    """Saving kept tables to a folder dropped them from memory: the next ``cache=False`` call trained them again."""
+    first = load_or_train("american", games=300, phases=2, seed=4, cache=False)
+    load_or_train("american", games=300, phases=2, seed=4, cache=tmp_path)  # offered to the folder
+    assert len(os.listdir(tmp_path)) == 1
+    again = load_or_train("american", games=300, phases=2, seed=4, cache=False)
+    assert trainings == [300]
+    np.testing.assert_array_equal(again.values, first.values)
+
+
 def test_tables_an_unwritable_cache_cannot_take_are_trained_once(trainings, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("not a folder")

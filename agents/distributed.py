@@ -48,6 +48,12 @@ EXTRA_HINT = 'pip install "pokersquares_env[distributed]"'
 
 log = logging.getLogger(__name__)
 
+#: The address this process joined Ray at (None: not joined by :func:`ensure_ray`, or an embedded Ray), and the
+#: ``cpus_per_task`` warnings already given (the harness checks its backend before the games and again as it sends
+#: them, and ``--pps`` once per point system: a warning a process, not one per check).
+_JOINED: dict[str, Any] = {"address": None, "node": None}
+_WARNED_CPUS: set[tuple[float, str]] = set()
+
 
 class RayConnectionError(ConnectionError, ValueError):
     """``--address`` names no Ray cluster this process can join (a bad value, so the CLI reports it plainly)."""
@@ -70,7 +76,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
     """
     ray = import_ray(what)
     if ray.is_initialized():
-        if address:
+        joined_here = address == _JOINED["address"] and _global_node(ray) is _JOINED["node"]
+        if address and not joined_here:  # the session this process joined at this very address: nothing to say
             log.warning("Ray is already initialised in this process: using that session, not address %r", address)
         return False
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -81,6 +88,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
         _check_reachable(address)
         try:
             ray.init(address=address, **kwargs)
+            _JOINED.update(address=address, node=_global_node(ray))
         except (ConnectionError, RuntimeError, ValueError) as exc:
             cause = f"{exc} {exc.__cause__ or ''}"
             hint = (" The cluster wants an auth token: copy the head's ~/.ray/auth_token here (or set "
@@ -91,6 +99,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
             ) from exc
     else:
         ray.init(num_cpus=num_cpus, **kwargs)
+        _JOINED.update(address=None, node=None)
     return True
 
 
@@ -266,6 +275,9 @@ def _check_task_cpus(ray: Any, cpus_per_task: float, jobs: int, *, started: bool
         return
     if joined is not None or (not started and not _session_is_local(ray)):
         where = f"at address {joined!r}" if joined is not None else "this process is connected to"
+        if (cpus_per_task, where) in _WARNED_CPUS:
+            return
+        _WARNED_CPUS.add((cpus_per_task, where))
         log.warning("cpus_per_task=%g is more than the %g CPUs the Ray cluster %s has now: its chunks wait until "
                     "the cluster grows (an autoscaling cluster), else forever", cpus_per_task, have, where)
         return
@@ -279,6 +291,12 @@ def _check_task_cpus(ray: Any, cpus_per_task: float, jobs: int, *, started: bool
         fix = "lower it, or call ray.shutdown() first so that the evaluation starts its own Ray"
     raise ValueError(f"cpus_per_task={cpus_per_task:g} is more than {what}: no chunk could ever start; expected "
                      f"cpus_per_task <= {have:g} ({fix})")
+
+
+def _global_node(ray: Any) -> Any:
+    """The node object of the Ray session open in this process (None for Ray Client or when Ray does not say): a
+    session shut down and opened again has another."""
+    return getattr(getattr(getattr(ray, "_private", None), "worker", None), "_global_node", None)
 
 
 def _session_is_local(ray: Any) -> bool:

@@ -190,10 +190,12 @@ class SweepConfig:
                 continue
             seen.add(key)
             options = {**self.train, **combo, "out": "_", "progress": False}
+            trial = f"{where}: trial {combo}"  # the varied values that make the bad option (it may be a default)
             try:
-                TrainConfig.from_dict(options, where=f"{where}: trial {combo}").resolved()
+                TrainConfig.from_dict(options, where=trial).resolved()
             except ConfigError as exc:
-                raise ValueError(f"{where}: {exc}") from None
+                text = str(exc)
+                raise ValueError(text if text.startswith(trial) else f"{trial}: {text}") from None
 
 
 def _grid_values(spec: Any) -> list | None:

@@ -351,8 +351,55 @@ def _fake_ray(monkeypatch, *, cpus: float, open_: bool, local: bool = True):
     monkeypatch.setattr(dist, "import_ray", lambda what: ray)
     monkeypatch.setattr(dist, "ensure_ray", ensure_ray)
     monkeypatch.setattr(dist, "_session_is_local", lambda ray: local, raising=False)
+    monkeypatch.setattr(dist, "_WARNED_CPUS", set(), raising=False)  # no warning given by an earlier test
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     return asked
+
+
+def test_the_session_joined_at_an_address_is_not_warned_about_when_the_same_address_is_asked_again(monkeypatch,
+                                                                                                     caplog):
+    """The harness connects before the games and again as it sends them (``--pps``: per point system): every
+    ``--backend ray --address X`` run said 'already initialised ... not address X' of the session it had just joined
+    at X."""
+    import types
+
+    import agents.distributed as dist
+
+    node = object()
+    up = {"on": False, "inits": []}
+
+    def init(**kwargs):
+        up["on"] = True
+        up["inits"].append(kwargs.get("address"))
+
+    ray = types.SimpleNamespace(is_initialized=lambda: up["on"], init=init,
+                                _private=types.SimpleNamespace(worker=types.SimpleNamespace(_global_node=node)))
+    monkeypatch.setattr(dist, "import_ray", lambda what: ray)
+    monkeypatch.setattr(dist, "_check_reachable", lambda address: None)
+    monkeypatch.setattr(dist, "_JOINED", {"address": None, "node": None}, raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with caplog.at_level(logging.WARNING, logger="agents.distributed"):
+        assert dist.ensure_ray("10.0.0.1:6379") is True
+        assert dist.ensure_ray("10.0.0.1:6379") is False and dist.ensure_ray(None) is False
+        assert not caplog.records and up["inits"] == ["10.0.0.1:6379"]
+        dist.ensure_ray("10.0.0.2:6379")  # another address: the open session is used, and that is said
+        assert "using that session, not address '10.0.0.2:6379'" in caplog.text
+        caplog.clear()
+        ray._private.worker._global_node = object()  # shut down and opened again by the user, elsewhere
+        dist.ensure_ray("10.0.0.1:6379")
+        assert "not address '10.0.0.1:6379'" in caplog.text
+
+
+def test_a_growing_clusters_cpus_per_task_warning_comes_once_a_process(monkeypatch, caplog):
+    from agents.distributed import prepare
+
+    _fake_ray(monkeypatch, cpus=2.0, open_=False)
+    with caplog.at_level(logging.WARNING, logger="agents.distributed"):
+        for _ in range(3):  # before the games, as they are sent, and per point system with --pps: it was 2 to 18 lines
+            prepare(["greedy"], address="10.0.0.1:6379", cpus_per_task=3)
+        prepare(["greedy"], address="10.0.0.1:6379", cpus_per_task=4)
+    assert len(re.findall("cpus_per_task=3 is more than", caplog.text)) == 1
+    assert len(re.findall("cpus_per_task=4 is more than", caplog.text)) == 1
 
 
 def test_task_cpus_beyond_the_ray_session_are_refused(monkeypatch, caplog):

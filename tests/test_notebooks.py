@@ -23,6 +23,9 @@ def test_the_three_notebooks_exist():
 def test_notebook_runs_with_tiny_budgets(path, tmp_path, monkeypatch):
     monkeypatch.setenv("POKERSQUARES_TINY", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    scratch = tmp_path / "tmp"  # the kernel's temporary folder: the notebooks' tiny runs (tempfile.mkdtemp) go here,
+    scratch.mkdir()  # not into the system's /tmp, where every test run left some megabytes
+    monkeypatch.setenv("TMPDIR", str(scratch))
     book = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
@@ -31,6 +34,8 @@ def test_notebook_runs_with_tiny_budgets(path, tmp_path, monkeypatch):
     errors = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     assert not list(tmp_path.glob("runs")), "tiny runs must write to temporary folders, not ./runs"
+    if path.stem != "01_quickstart":  # the two that train write their tiny runs to the temporary folder
+        assert list(scratch.glob("ps_*")), sorted(p.name for p in scratch.iterdir())
 
 
 # ---- runs/ is the repository root's, wherever the kernel starts ------------------------------------------------

@@ -220,6 +220,18 @@ def test_random_dimensions_are_checked_at_every_value(space, message):
         SweepConfig.from_dict({"name": "r", "train": _fixed(space), "space": {**space, "seed": [0]}})
 
 
+def test_a_bad_trial_is_named_by_its_varied_values():
+    """The error named only the option (here fast-ppo's default minibatch_size, which the user never set), not the
+    varied value that made it bad (num_steps=4)."""
+    with pytest.raises(ValueError, match=re.escape("sweep config: trial {'num_steps': 4, 'seed': 0}: minibatch_size="
+                                                   "1600: expected at most num_envs * num_steps = 1024")):
+        SweepConfig.from_dict({"name": "t", "train": {"algo": "fast-ppo"},
+                               "space": {"num_steps": [50, 4], "seed": [0, 1]}})
+    with pytest.raises(ValueError, match=re.escape("trial {'learning_rate': -1.0}: learning_rate=-1.0: expected a "
+                                                   "positive number")):
+        SweepConfig.from_dict({"name": "t", "train": {"algo": "fast-ppo"}, "space": {"learning_rate": [0.1, -1.0]}})
+
+
 def test_good_random_dimensions_still_pass():
     space = {"jokers": {"randint": [0, 3]}, "num_steps": {"choice": [25, 50]}, "gamma": {"uniform": [0.9, 1.0]},
              "learning_rate": {"loguniform": [1e-4, 3e-3]}, "seed": [0, 1]}

@@ -59,6 +59,15 @@ def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
     return render_mode
 
 
+def new_renderer(render_mode: str, title: str, fps: float):
+    """The :class:`pokersquares_env.render.Renderer` of ``render_mode`` (``"rgb_array"`` or ``"human"``): an
+    ``ImportError`` naming the extra to install when Pillow (or, for ``"human"``, pygame) is missing.  The envs make
+    the ``"human"`` one when they are made, so that a missing extra is named then, not at the first reset."""
+    from pokersquares_env import render as _render
+
+    return _render.Renderer(render_mode, title=title, fps=fps)
+
+
 def check_reset_options(options: Any, allowed: Sequence[str], *, unknown: str = "error") -> Mapping[str, Any]:
     """``reset(options=...)`` as a mapping (``{}`` for ``None``); a ``TypeError`` unless it is one, a ``ValueError``
     that names every key not in ``allowed`` (``unknown="warn"``: a warning naming them, and the mapping without

@@ -17,6 +17,7 @@ from pokersquares_env._adapter import (
     check_render_mode,
     check_reset_options,
     check_seed,
+    new_renderer,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
@@ -208,6 +209,8 @@ class PokerSquaresEnv(gym.Env):
             self.point_system.line_category_table.tolist(),
         )
         self._renderer = None
+        if self.render_mode == "human":  # now: a missing Pillow or pygame is named when the env is made
+            self._renderer = new_renderer("human", "PokerSquares-v0", self.metadata["render_fps"])
 
     def _resolve_scale(self, reward_scale: float | str) -> float:
         return reward_scale_factor(reward_scale, self.point_system, self.rules.jokers)
@@ -342,11 +345,8 @@ class PokerSquaresEnv(gym.Env):
         ended_early = self._done and not self.state.terminal
         if self.render_mode == "ansi":
             return render_game(self.game, self.state, "ansi", ended_early=ended_early)
-        from pokersquares_env import render as _render
-
         if self._renderer is None:
-            self._renderer = _render.Renderer(self.render_mode, title="PokerSquares-v0",
-                                              fps=self.metadata["render_fps"])
+            self._renderer = new_renderer(self.render_mode, "PokerSquares-v0", self.metadata["render_fps"])
         return self._renderer.show(render_game(self.game, self.state, "rgb_array", ended_early=ended_early))
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ from pokersquares_env._adapter import (
     check_render_mode,
     check_reset_options,
     check_seed,
+    new_renderer,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES
@@ -110,6 +111,14 @@ def env(*args: Any, **kwargs: Any):
 
     return OrderEnforcingWrapper(PokerSquaresAECEnv(parallel_env(*args, **kwargs)))
 
+
+
+def _as_float(value: Any) -> float:
+    """``float(value)``, infinite for an int beyond a float's range (which ``float`` refuses with an OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 class PokerSquaresAECEnv(_ParallelToAEC):
     """The AEC form of :class:`PokerSquaresParallelEnv`: the agents move in turn, and the cycle's last move plays the
@@ -259,7 +268,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1):
             raise ValueError(f"rounds={rounds!r}: expected a positive integer, or None for no limit with a target")
         if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating))
-                                   or not 0 < target < math.inf):
+                                   or not 0 < target < math.inf or not math.isfinite(_as_float(target))):
             raise ValueError(f"target={target!r}: expected a positive finite number such as 100, 200 or 500, or None")
         if rounds is None and target is None:
             raise ValueError("rounds=None (no limit) needs a target: pass target=100, 200 or 500, or a number of rounds")
@@ -299,6 +308,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.match_scoring = match_scoring
         self.target = target
         self.render_mode = render_mode
+        if render_mode == "human":  # now: a missing Pillow or pygame is named when the env is made
+            self._renderer = new_renderer("human", self.metadata["name"], self.metadata["render_fps"])
         self.illegal_action = illegal_action
         self.illegal_penalty = check_number("illegal_penalty", illegal_penalty)
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
@@ -536,8 +547,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             from pokersquares_env import render as _render
 
             if getattr(self, "_renderer", None) is None:
-                self._renderer = _render.Renderer(self.render_mode, title=self.metadata["name"],
-                                                 fps=self.metadata["render_fps"])
+                self._renderer = new_renderer(self.render_mode, self.metadata["name"], self.metadata["render_fps"])
             frame = _render.draw_multiplayer(
                 self.game, {a: self.states[a] for a in self.possible_agents}, totals=self.totals,
                 match_points=self.match_points, round=self.round,

@@ -816,7 +816,13 @@ def reward_scale_factor(reward_scale: float | str, system: SystemSpec, jokers: i
                 f"{expected:.3f} under {ps.name!r}: pass a positive number instead"
             )
         return 1.0 / expected
-    if (isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating))
-            or not 0 < reward_scale < math.inf):
+    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating)):
+        factor = math.nan
+    else:
+        try:
+            factor = float(reward_scale)
+        except OverflowError:  # an int beyond a float's range
+            factor = math.inf
+    if not 0 < factor < math.inf:
         raise ValueError(f"reward_scale={reward_scale!r}: expected a positive finite number or 'normalized'")
-    return float(reward_scale)
+    return factor

@@ -343,3 +343,11 @@ def test_a_score_equal_to_the_threshold_to_9_decimals_wins_on_every_path():
     assert sinfo["score"] == 0.9999999999999999 and sinfo["won"] is True
     res = evaluate(["random"], games=3, seed=0, scoring=system, progress=False)
     assert res.summary[0]["win_rate"] == 1.0
+
+
+@pytest.mark.parametrize("env_id", ["PokerSquares-v0", "PokerShuffle-v0"])
+def test_a_reward_scale_too_large_for_a_float_is_named(env_id):
+    """Before, an int beyond a float's range passed the range check and ``float()`` raised a bare OverflowError."""
+    with pytest.raises(ValueError, match=r"reward_scale=1000+: expected a positive finite number or 'normalized'"):
+        gym.make(env_id, reward_scale=10**400)
+    assert gym.make(env_id, reward_scale=10**6).unwrapped.reward_scale == 1e6

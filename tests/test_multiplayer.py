@@ -529,3 +529,10 @@ def test_rank_points_refuses_a_list_of_scores():
         with pytest.raises(TypeError, match=r"rank_points\(scores=.*expected a mapping of player -> score"):
             rank_points(scores)
     assert rank_points({"a": 5, "b": 3, "c": 3}) == {"b": 0.5, "c": 0.5, "a": 2.0}
+
+
+def test_a_target_too_large_for_a_float_is_refused_when_the_env_is_made():
+    """Before, ``target=10**400`` was accepted and the match crashed with a bare OverflowError at the end of round 1."""
+    with pytest.raises(ValueError, match=r"target=1000+: expected a positive finite number such as 100, 200 or 500"):
+        parallel_env(num_players=2, rounds=2, target=10**400)
+    parallel_env(num_players=2, rounds=2, target=10**6)

@@ -474,3 +474,18 @@ def test_gif_frame_rates_are_the_documented_range_exactly(tmp_path):
     with pytest.raises(ValueError, match=r"^fps=101: a frame delay of 9.901 ms: expected .* to 100 "):
         save_gif(GameRecord.from_game(game, state), str(tmp_path / "x.gif"), 101)
     assert not (tmp_path / "x.gif").exists()
+
+
+@pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "multiplayer"])
+def test_human_mode_without_pygame_names_the_extra_when_the_env_is_made(monkeypatch, name):
+    """The README says so; before, these three were made without a word and named the extra at the first reset
+    (Soliter-v0 already did it when made)."""
+    pytest.importorskip("PIL")
+    from pokersquares_env.multiplayer import parallel_env
+
+    monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` fail
+    with pytest.raises(ImportError, match=r'^render_mode="human" needs pygame: pip install "pokersquares_env\[human\]"$'):
+        if name == "multiplayer":
+            parallel_env(num_players=2, render_mode="human")
+        else:
+            gym.make(name, render_mode="human")

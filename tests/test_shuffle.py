@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import pokersquares_env  # noqa: F401  (registers the envs)
 from pokersquares_env.cards import parse_card, parse_cards
 from pokersquares_env.core import IllegalActionError
-from pokersquares_env.scoring import grid_hands, score_grid
+from pokersquares_env.scoring import HandCategory, grid_hands, point_system, score_grid
 from pokersquares_env.shuffle import arrange_action, solve, swap_action, swap_cells
 from pokersquares_env.shuffle.env import ARRANGE_OBS_SIZE, STOP, SWAP_OBS_SIZE
 
@@ -345,3 +345,19 @@ def test_swap_pairs_imports_from_the_package_beside_swap_action():
     assert SWAP_PAIRS is solver.SWAP_PAIRS and len(SWAP_PAIRS) == 300
     i, j = SWAP_PAIRS[7]
     assert swap_action(i, j) == 7
+
+
+@pytest.mark.parametrize("scoring, threshold", [
+    ("american", 200.0),  # PySol's, in place of Poker Squares' 100
+    ("english", None),  # in place of Poker Squares' 70
+    (point_system("english", win_threshold=80), 80.0),
+    (point_system("american", win_threshold=150), 150.0),
+    ({"name": "pairs", "points": {**{c.name.lower(): 0 for c in HandCategory if c.name not in ("HIGH_CARD",)},
+                                  "one_pair": 1}, "win_threshold": 20}, 20.0),
+])
+def test_a_threshold_of_the_point_systems_own_is_kept(scoring, threshold):
+    """Before, every system's threshold was replaced: 200 if named American, else none (80, 150 and a table file's
+    20 were dropped without a word, and info['won'] ignored them)."""
+    env = gym.make("PokerShuffle-v0", scoring=scoring)
+    assert env.unwrapped.point_system.win_threshold == threshold
+    assert env.unwrapped.game.system.win_threshold == threshold

@@ -1237,3 +1237,25 @@ def test_check_env_needs_the_penalty_mode_as_the_docs_say():
     check_env(gym.make("Soliter-v0", illegal_action="penalty").unwrapped)  # default variant, steps and render check
     doc = (Path(__file__).resolve().parents[1] / "docs" / "soliter.md").read_text(encoding="utf-8")
     assert 'with the default `"raise"`, `gymnasium.utils.env_checker.check_env` fails' in doc
+
+
+@pytest.mark.parametrize("mode", ["raise", "penalty"])
+def test_an_int_subclass_action_plays_its_move_and_a_bool_stays_refused(mode):
+    """Before, an IntEnum member naming a legal move was refused as illegal (PokerSquares-v0 had been mended, Soliter-v0
+    not): under the penalty a legal move ended the episode with the penalty."""
+    import enum
+
+    env = gym.make("Soliter-v0", illegal_action=mode)
+    _, info = env.reset(seed=0)
+    legal = int(np.flatnonzero(info["action_mask"])[0])
+    move = enum.IntEnum("Move", {"FIRST": legal}).FIRST
+    _, reward, terminated, _, info = env.step(move)
+    assert not terminated and "illegal_action" not in info
+    assert env.unwrapped.steps == 1
+    env.reset(seed=0)
+    if mode == "raise":
+        with pytest.raises(IllegalMoveError, match=r"action True is not an integer: expected an integer 0\.\.255"):
+            env.step(True)
+    else:
+        _, reward, terminated, _, info = env.step(True)
+        assert terminated and "illegal_action" in info

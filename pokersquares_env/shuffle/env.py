@@ -16,6 +16,7 @@ from pokersquares_env._adapter import (
     check_render_mode,
     check_reset_options,
     check_seed,
+    new_renderer,
     render_ready,
 )
 from pokersquares_env.cards import EMPTY, check_index, format_card, format_cards
@@ -47,6 +48,16 @@ SWAP_BITS = 16
 SWAP_OBS_SIZE = BOARD_SIZE + SWAP_BITS  # 466: board, swaps left in binary
 MAX_SWAP_BUDGET = (1 << SWAP_BITS) - 1
 PYSOL_WIN = 200  # PySol's Poker Shuffle threshold, American points
+
+
+def _shuffle_threshold(system: Any) -> float | None:
+    """The default Poker Shuffle threshold of ``system``: 200 for the American points with their Poker Squares
+    threshold, none for the English with theirs, else the system's own (a threshold its maker chose)."""
+    for name, shuffle in (("american", PYSOL_WIN), ("english", None)):
+        builtin = point_system(name)
+        if system.points == builtin.points and system.win_threshold == builtin.win_threshold:
+            return shuffle
+    return system.win_threshold
 _PAIR_INDEX = {(int(i), int(j)): a for a, (i, j) in enumerate(SWAP_PAIRS)}
 
 
@@ -174,8 +185,12 @@ class PokerShuffleEnv(gym.Env):
     * ``reward_mode``: ``"line"`` or ``"terminal"``; ``reward_scale``: float or ``"normalized"``.
     * ``illegal_action``: ``"raise"`` (default, raises ``IllegalActionError``
       naming the action and why) or ``"penalty"``; ``illegal_penalty`` (default -10).
-    * ``win_threshold``: score that wins; default 200 under American (PySol's
-      Poker Shuffle) and none under other systems.
+    * ``win_threshold``: score that wins; by default 200 under the American
+      points (PySol's Poker Shuffle) and none under the English (their Poker
+      Squares thresholds, 100 and 70, are too low when every card is known); a
+      point system given with a threshold of its own (a table file's
+      ``win_threshold``, or ``point_system(..., win_threshold=...)`` other than
+      those two) keeps it.
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (frames show the cards still to place).
 
     ## Version History
@@ -210,8 +225,8 @@ class PokerShuffleEnv(gym.Env):
             )
         self.mode = mode
         system = point_system(scoring)
-        if win_threshold == "default":
-            system = point_system(system, win_threshold=PYSOL_WIN if system.name == "american" else None)
+        if win_threshold == "default":  # the built-in systems' Poker Squares thresholds give way to Poker Shuffle's
+            system = point_system(system, win_threshold=_shuffle_threshold(system))
         else:
             system = point_system(system, win_threshold=win_threshold)
         self.point_system = system
@@ -237,6 +252,8 @@ class PokerShuffleEnv(gym.Env):
         self._score = 0.0
         self._dealt_score = 0.0
         self._renderer = None
+        if self.render_mode == "human":  # now: a missing Pillow or pygame is named when the env is made
+            self._renderer = new_renderer("human", "PokerShuffle-v0", self.metadata["render_fps"])
 
     def _check_budget(self, budget: Any) -> int:
         limit = NUM_CELLS if self.mode == "arrange" else MAX_SWAP_BUDGET
@@ -473,8 +490,7 @@ class PokerShuffleEnv(gym.Env):
         from pokersquares_env import render as _render
 
         if self._renderer is None:
-            self._renderer = _render.Renderer(self.render_mode, title="PokerShuffle-v0",
-                                                fps=self.metadata["render_fps"])
+            self._renderer = new_renderer(self.render_mode, "PokerShuffle-v0", self.metadata["render_fps"])
         frame = _render.draw_poker_shuffle(
             self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode, budget_left=self._left,
             dealt_score=self._dealt_score if self.mode == "swap" else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import gymnasium as gym
@@ -15,6 +16,7 @@ from pokersquares_env._adapter import (
     check_render_mode,
     check_reset_options,
     check_seed,
+    new_renderer,
     render_ready,
 )
 from pokersquares_env.cards import NUM_STANDARD
@@ -279,13 +281,14 @@ class SoliterEnv(gym.Env):
         return encode_observation(self.game, state), info
 
     def step(self, action: Any):
-        """Play one action: a move ``source * N + destination``, or the redeal."""
+        """Play one action: a move ``source * N + destination``, or the redeal.  An int (an ``IntEnum`` member too), a
+        numpy integer or a one-element integer array; a bool is no action and is refused as an illegal one."""
         if self.state is None or self._done:
             raise gym.error.ResetNeeded("call reset() before step(): the episode is over or has not started")
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
             action = action.reshape(-1)[0]
-        if isinstance(action, np.integer):
-            action = int(action)
+        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+            action = operator.index(action)  # an int subclass (an IntEnum member) or a numpy integer: a plain int
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_actions or not self._mask[action]:
             reason = game.why_illegal(self.state, action) or f"action {action!r} is not legal here"
@@ -351,9 +354,7 @@ class SoliterEnv(gym.Env):
     def _new_renderer(self):
         """The pygame window of ``render_mode="human"`` (opened at its first frame); an ``ImportError`` naming the
         extra to install where Pillow or pygame is missing."""
-        from pokersquares_env import render as _render
-
-        return _render.Renderer("human", title="Soliter-v0", fps=self.metadata["render_fps"])
+        return new_renderer("human", "Soliter-v0", self.metadata["render_fps"])
 
     def close(self) -> None:
         """Close the render window, if one is open (the env itself holds nothing else to release)."""

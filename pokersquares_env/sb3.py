@@ -13,12 +13,13 @@ Stable-Baselines3 is the optional extra ``train``: ``pip install "pokersquares_e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from pokersquares_env._adapter import check_seed
-from pokersquares_env.vector import PokerSquaresVectorEnv
+from pokersquares_env.vector import PokerSquaresVectorEnv, _check_action_items
 
 __all__ = ["PokerSquaresSB3VecEnv", "make_sb3_vec_env"]
 
@@ -91,6 +92,8 @@ class _Adapter:
             if not isinstance(venv, PokerSquaresVectorEnv):
                 raise TypeError(f"venv={venv!r}: expected a PokerSquaresVectorEnv (or None to make one from num_envs "
                                 f"and the rules)")
+            if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer))):
+                raise ValueError(f"num_envs={num_envs!r}: expected a positive integer (or None: the venv's)")
             if num_envs is not None and num_envs != venv.num_envs:
                 raise ValueError(f"num_envs={num_envs!r} but venv has {venv.num_envs} sub-envs: pass one or the "
                                  f"other, or the same number")
@@ -121,7 +124,12 @@ class _Adapter:
 
     def _deck_options(self) -> dict[str, Any] | None:
         """The vector env's reset options from SB3's ``set_options`` (per sub-env dicts; only ``deck`` is taken)."""
-        given = [dict(o or {}) for o in self._options]
+        given = []
+        for i, o in enumerate(self._options):
+            if o is not None and not isinstance(o, Mapping):
+                raise TypeError(f"set_options: sub-env {i}'s options are {o!r}: expected None or a dict with the key "
+                                f"'deck' (a list of one dict per sub-env, or one dict for all)")
+            given.append(dict(o or {}))
         if not any(given):
             return None
         unknown = sorted(set().union(*given) - {"deck"}, key=str)  # keys of any type: an int and a str do not sort
@@ -140,7 +148,8 @@ class _Adapter:
         return {"deck": decks}
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store the actions for ``step_wait``."""
+        """Store the actions for ``step_wait`` (a bool or an int beyond int64 in a list is refused here, naming it)."""
+        _check_action_items(actions)
         self._actions = np.asarray(actions)
 
     def step_wait(self):

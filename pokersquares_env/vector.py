@@ -120,6 +120,29 @@ def _holds_text(row: Any) -> bool:
     return isinstance(row, (list, tuple)) and any(isinstance(c, str) for c in row)
 
 
+def _holds_odd_codes(row: Any) -> bool:
+    """Whether a list or tuple row of the ``deck`` option holds a bool or an int beyond int64, which ``np.asarray``
+    would read as a code (``True`` as 1) or as a float or object: such rows are checked card by card instead."""
+    return isinstance(row, (list, tuple)) and any(
+        isinstance(c, (bool, np.bool_)) or (isinstance(c, int) and not _INT64_MIN <= c <= _INT64_MAX) for c in row)
+
+
+def _check_action_items(actions: Any) -> None:
+    """Refuse, by index, a bool or an int beyond int64 in a list or tuple of actions, before ``np.asarray`` reads a
+    bool as cell 0 or 1 and a huge int as a float or an object (the single env refuses both, naming them)."""
+    if not isinstance(actions, (list, tuple)):
+        return
+    for i, a in enumerate(actions):
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"actions[{i}] = {a!r}: a bool is no cell: expected integer cell indices 0..24")
+        if isinstance(a, int) and not _INT64_MIN <= a <= _INT64_MAX:
+            raise ValueError(f"actions[{i}] = {a}: expected integer cell indices 0..24 (a value this large does not "
+                             f"fit an int64)")
+
+
+_INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+
+
 class PokerSquaresVectorEnv(VectorEnv):
     """N games of Poker Squares stepped together in numpy (``PokerSquares-v0``'s ``vector_entry_point``).
 
@@ -424,8 +447,10 @@ class PokerSquaresVectorEnv(VectorEnv):
         """
         if isinstance(decks, np.ndarray) and decks.ndim == 2 and decks.dtype.kind in "UO":
             decks = list(decks)  # rows of card text, parsed row by row below
-        if isinstance(decks, (list, tuple)) and len(decks) == self.num_envs and any(map(_holds_text, decks)):
-            decks = [self._parse_deck(i, row) if _holds_text(row) else row for i, row in enumerate(decks)]
+        if isinstance(decks, (list, tuple)) and len(decks) == self.num_envs and any(
+                _holds_text(row) or _holds_odd_codes(row) for row in decks):
+            decks = [self._parse_deck(i, row) if _holds_text(row) or _holds_odd_codes(row) else row
+                     for i, row in enumerate(decks)]
         try:
             arr = np.asarray(decks)
         except ValueError:  # rows of different lengths: each row is checked alone
@@ -603,6 +628,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         return legal
 
     def _check_actions(self, actions: Any) -> np.ndarray:
+        _check_action_items(actions)
         arr = np.asarray(actions)
         if arr.shape != (self.num_envs,):
             if arr.size == self.num_envs:

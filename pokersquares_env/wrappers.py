@@ -165,7 +165,13 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._active = False
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Reset the env and start a new episode."""
+        """Reset the env and start a new episode.  A seed longer than a record holds (``records.MAX_SEED_BITS``) is a
+        ``ValueError`` here, before the env is reset, rather than at the episode's last step."""
+        from pokersquares_env.records import MAX_SEED_BITS
+
+        if isinstance(seed, int) and not isinstance(seed, bool) and seed.bit_length() > MAX_SEED_BITS:
+            raise ValueError(f"seed: an integer of {seed.bit_length():,} bits, but a game record holds seeds of at most "
+                             f"{MAX_SEED_BITS} bits: expected a smaller seed (any size deals; RecordGames records it)")
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode_id += 1
         self.episode_count += 1

@@ -1162,3 +1162,20 @@ def test_record_games_refuses_meta_keys_poker_shuffle_writes_itself(tmp_path):
         _, _, done, _, info = rec.step(int(np.flatnonzero(rec.unwrapped.action_masks())[0]))
     record = load_record(next((tmp_path / "games").glob("*.json")))
     assert record.meta["note"] == "x" and record.meta["mode"] == "swap" and len(record.meta["swaps"]) == 3
+
+
+def test_record_games_refuses_a_seed_longer_than_a_record_holds_before_the_episode(tmp_path):
+    """Before, ``reset(seed=2**1100)`` was taken and the episode's last step raised RecordError: the final transition
+    was lost and no record written (``pokersquares play --record`` refuses such a seed up front)."""
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path)
+    counts = (env.episode_id, env.episode_count)
+    with pytest.raises(ValueError, match=r"seed: an integer of 1,101 bits, but a game record holds seeds of at most "
+                                         r"1024 bits"):
+        env.reset(seed=2**1100)
+    assert (env.episode_id, env.episode_count) == counts  # no episode started
+    _, info = env.reset(seed=2**1000)
+    while True:
+        _, _, terminated, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if terminated:
+            break
+    assert load_record(info["record_path"]).seed == 2**1000

@@ -283,3 +283,35 @@ def test_env_method_masks_keep_the_order_and_repeats_of_indices_and_set_attr_nee
         venv.env_method("render", indices=[1, 1, 0])
     venv.set_attr("reward_scale", 2.0, indices=[2, 1, 0])  # every sub-env, in any order
     assert venv.get_attr("reward_scale") == [2.0] * 3
+
+
+def test_a_bool_in_the_actions_is_refused_as_the_single_env_refuses_it():
+    """Before, ``step_async([True, 5])`` played cell 1 (np.asarray read the bool as 1), without a penalty."""
+    venv = make_sb3_vec_env(2, seed=0, illegal_action="penalty")
+    venv.reset()
+    with pytest.raises(TypeError, match=r"actions\[0\] = True: a bool is no cell"):
+        venv.step_async([True, 5])
+    venv.step_async([1, 5])
+    _, rewards, dones, _ = venv.step_wait()
+    assert not dones.any() and venv.venv._placed.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("options", [[1, 2], ["deck", "deck"]])
+def test_set_options_entries_that_are_not_dicts_are_named_at_reset(options):
+    """Before: ``TypeError: 'int' object is not iterable`` / "dictionary update sequence element #0 has length 1"."""
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.set_options(options)
+    with pytest.raises(TypeError, match=rf"set_options: sub-env 0's options are {options[0]!r}: expected None or a dict "
+                                        rf"with the key 'deck'"):
+        venv.reset()
+
+
+@pytest.mark.parametrize("num_envs", [True, 2.0])
+def test_num_envs_beside_a_venv_must_be_an_integer_as_without_one(num_envs):
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    with pytest.raises(ValueError, match=rf"num_envs={num_envs!r}: expected a positive integer"):
+        PokerSquaresSB3VecEnv(num_envs=num_envs, venv=PokerSquaresVectorEnv(2))
+    with pytest.raises(ValueError, match=rf"num_envs={num_envs!r}: expected a positive integer"):
+        PokerSquaresSB3VecEnv(num_envs=num_envs)
+    assert PokerSquaresSB3VecEnv(num_envs=np.int64(2), venv=PokerSquaresVectorEnv(2)).num_envs == 2

@@ -361,3 +361,13 @@ def test_a_threshold_of_the_point_systems_own_is_kept(scoring, threshold):
     env = gym.make("PokerShuffle-v0", scoring=scoring)
     assert env.unwrapped.point_system.win_threshold == threshold
     assert env.unwrapped.game.system.win_threshold == threshold
+
+
+@pytest.mark.parametrize("cards, kind", [({1: 2}, "dict"), ({1, 2, 3}, "set"), (b"abc", "bytes")])
+def test_cards_of_a_container_that_is_no_sequence_are_refused_by_type(cards, kind):
+    """Before, the whole container was named as its first card: "cards[0]: card code {1: 2} is not an integer"."""
+    env = gym.make("PokerShuffle-v0")
+    with pytest.raises(TypeError, match=rf"cards .*: expected 25 card codes or names .*, got {kind}"):
+        env.reset(options={"cards": cards})
+    with pytest.raises(ValueError, match=r"cards: got 24 cards: expected exactly 25 distinct cards"):
+        env.reset(options={"cards": list(range(24))})

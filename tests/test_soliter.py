@@ -1259,3 +1259,10 @@ def test_an_int_subclass_action_plays_its_move_and_a_bool_stays_refused(mode):
     else:
         _, reward, terminated, _, info = env.step(True)
         assert terminated and "illegal_action" in info
+
+
+def test_a_deal_given_as_bytes_is_refused_as_the_poker_squares_deck_is():
+    """Before, ``bytes(range(52))`` was read as the codes 0..51."""
+    env = gym.make("Soliter-v0")
+    with pytest.raises(TypeError, match=r"deal b'.*: expected the deck in dealing order .*, got bytes"):
+        env.reset(options={"deal": bytes(range(52))})

@@ -626,3 +626,37 @@ def test_unknown_reset_option_keys_of_mixed_types_are_named():
     venv = PokerSquaresVectorEnv(2)
     with pytest.raises(ValueError, match=r"unknown reset options \[1, 'foo'\]"):
         venv.reset(options={1: 0, "foo": 1})
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_bool_or_an_int_beyond_int64_in_a_list_of_actions_is_named(backend):
+    """Before, np.asarray read ``[True, 5]`` as cells 1 and 5 (a silent move; the single env refuses a bool) and
+    ``[2**63, 5]`` as floats ("actions have dtype float64", though only ints were given)."""
+    if backend == "numba" and not numba_available():
+        pytest.skip("numba is not installed")
+    env = PokerSquaresVectorEnv(2, backend=backend, illegal_action="penalty")
+    env.reset(seed=0)
+    before = env._placed.copy()
+    with pytest.raises(TypeError, match=r"actions\[0\] = True: a bool is no cell: expected integer cell indices 0\.\.24"):
+        env.step([True, 5])
+    with pytest.raises(TypeError, match=r"actions\[1\] = np.False_: a bool is no cell"):
+        env.step((3, np.bool_(False)))
+    with pytest.raises(ValueError, match=r"actions\[0\] = 9223372036854775808: expected integer cell indices 0\.\.24 "
+                                         r"\(a value this large does not fit an int64\)"):
+        env.step([2**63, 5])
+    np.testing.assert_array_equal(env._placed, before)  # nothing was played
+    env.step([1, 5])
+    assert (env._placed == before + 1).all()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_bool_or_a_huge_int_in_a_deck_row_is_named(backend):
+    """Before, a deck row ``[True, 2, 3, ...]`` dealt card 1 first (the single env refuses a bool as a card code)."""
+    if backend == "numba" and not numba_available():
+        pytest.skip("numba is not installed")
+    env = PokerSquaresVectorEnv(2, backend=backend)
+    with pytest.raises(TypeError, match=r"options\['deck'\]\[0\]\[0\]: card code True is not an integer"):
+        env.reset(options={"deck": [[True] + list(range(2, 26))] * 2})
+    with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\]: card code 1180591620717411303424 out of range"):
+        env.reset(options={"deck": [list(range(1, 26)), [2**70] + list(range(1, 25))]})
+    env.reset(options={"deck": [list(range(1, 26))] * 2})

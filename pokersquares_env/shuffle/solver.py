@@ -23,7 +23,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -56,12 +57,15 @@ def check_cards(cards25: Any) -> list[int]:
     (``'As Kd ...'``) or a 5x5 array."""
     if isinstance(cards25, str):
         codes = parse_cards(cards25)
+    elif isinstance(cards25, (Mapping, AbstractSet, bytes, bytearray)) or not isinstance(cards25, (Sequence, np.ndarray)):
+        raise TypeError(f"cards {cards25!r}: expected 25 card codes or names (a list, a 5x5 array) or a card string, "
+                        f"got {type(cards25).__name__}")
     else:
         arr = cards25 if isinstance(cards25, np.ndarray) else np.asarray(cards25, dtype=object)
         codes = arr.reshape(-1).tolist()  # each entry a code or a name: check_codes names the first bad one
     codes = check_codes(codes, where="cards")
     if len(codes) != NUM_CELLS:
-        raise ValueError(f"got {len(codes)} cards: expected exactly 25 distinct cards")
+        raise ValueError(f"cards: got {len(codes)} cards: expected exactly 25 distinct cards")
     return codes
 
 

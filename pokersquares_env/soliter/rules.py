@@ -385,9 +385,9 @@ class SoliterGame:
             raise ValueError(f"seed={seed!r}: expected a non-negative integer (the seed of later stages' shuffles)")
         if isinstance(deal, str):
             deal = deal.replace(",", " ").split()
-        if isinstance(deal, Mapping) or not isinstance(deal, (Sequence, np.ndarray)):
+        if isinstance(deal, (Mapping, bytes, bytearray)) or not isinstance(deal, (Sequence, np.ndarray)):
             raise TypeError(f"deal {deal!r}: expected the deck in dealing order (a list of cards, or text) or a list "
-                            f"of columns")
+                            f"of columns, got {type(deal).__name__}")
         deal = list(deal)
         nested = bool(deal) and all(isinstance(c, (list, tuple, np.ndarray)) for c in deal)
         if nested:

@@ -354,6 +354,9 @@ class TrainConfig:
                 or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in self.hidden)
             ):
                 raise ConfigError(f"hidden={self.hidden!r}: expected a non-empty list of positive layer sizes")
+            if len(self.hidden) > MAX_LAYERS or max(self.hidden) > MAX_LAYER_SIZE:
+                raise ConfigError(f"hidden={self.hidden!r}: expected at most {MAX_LAYERS} layers of at most "
+                                  f"{MAX_LAYER_SIZE} units each")
         for name in ("learning_rate", "gamma", "ent_coef"):
             value = getattr(self, name)
             if value is None:
@@ -368,7 +371,7 @@ class TrainConfig:
                 raise ConfigError(f"{name}={value!r}: expected {_EXPECT[name]}")
         for name in ("num_envs", "num_steps", "minibatch_size", "update_epochs"):
             if getattr(self, name) is not None:
-                _int(self, name, 1)
+                _int(self, name, 1, MAX_SIZES.get(name))
         if not (_number(self.gae_lambda) and 0 <= self.gae_lambda <= 1):
             raise ConfigError(f"gae_lambda={self.gae_lambda!r}: expected a number in [0, 1]")
         for name in ("clip_coef", "vf_coef", "max_grad_norm"):
@@ -376,16 +379,18 @@ class TrainConfig:
                 continue
             if not _positive(getattr(self, name)):
                 raise ConfigError(f"{name}={getattr(self, name)!r}: expected a positive number")
-        _int(self, "buffer_size", 1)
+        _int(self, "buffer_size", 1, MAX_SIZES["buffer_size"])
         _int(self, "learning_starts", 0)
         for name in ("target_tau", "epsilon_start", "epsilon_end", "exploration_fraction"):
             value = getattr(self, name)
             if not (_number(value) and 0 <= value <= 1):
                 raise ConfigError(f"{name}={value!r}: expected a number in [0, 1]")
+        from agents.evaluation import MAX_GAMES  # an evaluation keeps every game's record in memory
+
         for name in ("eval_every", "checkpoint_every", "final_eval_games", "eval_seed", "final_eval_seed"):
-            _int(self, name, 0)
-        _int(self, "eval_games", 1)
-        _int(self, "torch_threads", 1)
+            _int(self, name, 0, MAX_GAMES if name.endswith("games") else None)
+        _int(self, "eval_games", 1, MAX_GAMES)
+        _int(self, "torch_threads", 1, MAX_TORCH_THREADS)
         if not (_number(self.time_limit) and self.time_limit >= 0):
             raise ConfigError(f"time_limit={self.time_limit!r}: expected a number of seconds >= 0 (0: no limit)")
         if self.anneal_by not in ANNEAL_BY:
@@ -484,6 +489,15 @@ def _positive(value: Any) -> bool:
     return _number(value) and value > 0
 
 
+#: Sanity bounds on sizes (far beyond any machine's use, below the values at which numpy or torch fail with an
+#: overflow or dimension error, or the thread library crashes), so that an absurd value is named before a run folder is
+#: made rather than failing inside the run.
+MAX_SIZES = {"num_envs": 2**20, "num_steps": 2**20, "minibatch_size": 2**30, "update_epochs": 10**6,
+             "buffer_size": 2**30}
+MAX_LAYERS, MAX_LAYER_SIZE = 64, 2**16
+MAX_TORCH_THREADS = 256
+
+
 def _int(cfg: TrainConfig, name: str, minimum: int, maximum: int | None = None) -> None:
     value = getattr(cfg, name)
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum or (maximum is not None
@@ -532,6 +546,8 @@ def _check_scoring(spec: Any) -> None:
 def read_config_file(path: str | os.PathLike, label: str, error: type[Exception] = ConfigError) -> Any:
     """The parsed content of a JSON or YAML file (by extension), or ``error`` naming ``label`` and the file when it is
     missing, a folder, not UTF-8 text or malformed.  An ``ImportError`` says when YAML needs PyYAML."""
+    if not os.fspath(path).strip():  # Path('') is the current folder: name what was given
+        raise error(f"{label} {os.fspath(path)!r}: expected the path of a JSON or YAML file")
     path = Path(path)
     if not path.is_file():
         what = "is not a file" if path.exists() else "does not exist"

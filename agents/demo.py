@@ -107,7 +107,7 @@ def _check_demo_folder(out: Path) -> None:
 def run(args) -> int:
     """Train, evaluate, print; returns the exit status."""
     from agents.config import ConfigError, TrainConfig, check_trainer_installed
-    from agents.evaluation import evaluate, prepare_out_dir, usable_cpus
+    from agents.evaluation import check_out_dir, evaluate, prepare_out_dir, usable_cpus
     from agents.train import train
     from pokersquares_env.scoring import point_system
 
@@ -141,9 +141,10 @@ def run(args) -> int:
         point_system(args.scoring)  # a bad system is named now, not after the training
         resolved = TrainConfig(**options).resolved()  # and so is any training option (the seed: at most 2**32 - 1)
         check_trainer_installed("fast-ppo")  # and torch missing, before --out is made or marked
+        check_out_dir(args.out, name="--out")  # and an empty --out (Path('') would be the current folder)
         prepare_out_dir(out, name="--out")  # and an --out that is a file
         _check_demo_folder(out)  # and one that holds a training run the demo did not write
-    except ValueError as exc:  # ConfigError is a ValueError
+    except (ValueError, TypeError) as exc:  # ConfigError is a ValueError; a point file's non-number is a TypeError
         print(f"pokersquares demo: {exc}", file=sys.stderr)
         return 2
     from agents.train import planned_steps

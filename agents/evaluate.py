@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(result.table(), end="")
             errors = [{**e, "system": name} for name, r in result.results.items() for e in r.errors]
         else:
-            result = evaluate(args.agent, scoring=args.scoring or "american", **common)
+            result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring, **common)
             if args.format == "json":
                 print(result.json_lines(), end="")
             else:

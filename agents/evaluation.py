@@ -663,6 +663,21 @@ def _jsonable(x: Any) -> Any:
 # --------------------------------------------------------------------------- entry point
 
 
+#: The most games one evaluation plays: it keeps every game's record in memory (about a kilobyte each), so more would
+#: exhaust any machine's memory long before it finished; asked for more, it would sit silent while its deal indices
+#: filled the memory.
+MAX_GAMES = 10**8
+
+
+def check_games(games: Any) -> int:
+    """``games`` as an int: a positive integer up to :data:`MAX_GAMES`, else a ValueError naming it."""
+    games = check_positive_int(games, "games")
+    if games > MAX_GAMES:
+        raise ValueError(f"games={games}: expected at most {MAX_GAMES:,} (an evaluation keeps every game's record in "
+                         f"memory)")
+    return games
+
+
 def check_positive_int(value: Any, name: str) -> int:
     """``value`` as an int, or a ValueError naming it: a count such as ``games`` or ``jobs`` (>= 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -824,7 +839,7 @@ def _evaluate(
     """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game; ``build=False``
     when the caller has built every agent for this system already (:func:`evaluate_pps`)."""
     specs = _check_specs(agent_specs)
-    games, jobs, seed = check_positive_int(games, "games"), check_positive_int(jobs, "jobs"), check_seed(seed)
+    games, jobs, seed = check_games(games), check_positive_int(jobs, "jobs"), check_seed(seed)
     progress = check_progress(progress)
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
@@ -1132,6 +1147,8 @@ def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str
         raise TypeError(f"{what} ({type(out_dir).__name__}): expected the path of a folder (a str or os.PathLike)")
     path = os.fspath(out_dir)
     what_ = _named(name, path)
+    if not path.strip():  # '' is no folder: not the current one (a run would spill its files there)
+        raise ValueError(f"{what_}: expected a folder path (an empty one names no folder; '.' is the current folder)")
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{what_} is a file: expected a folder for the outputs (new or existing)")
     existing = os.path.abspath(path)
@@ -1243,7 +1260,7 @@ def evaluate_pps(
     """
     seed = check_seed(seed)
     specs = _check_specs(agent_specs)  # the agents, deals and folder are checked before the folder is made
-    check_positive_int(games, "games")
+    check_games(games)
     if out_dir is not None:
         check_out_dir(out_dir)
     resolved = _pps_list(systems, seed)  # every system named before the first game

@@ -36,7 +36,9 @@ config; a changed ``train:`` option trains the trial again) -- and an unfinished
 same config continues from it.  The sweep folder
 receives ``summary.md``/``summary.csv``/``summary.json`` (one row per trial, and
 means over seeds per configuration), ``curves.png`` and ``final.png``; Tune's own
-records go to ``<out>/tune/``.
+records go to ``<out>/tune/``.  The sweep folder must be new, empty or a sweep's own (holding the ``sweep.json``
+record of its config that every sweep writes first): any other folder is refused before Ray starts, as its files
+would be replaced.
 
 Ray runs embedded on this machine (``--cpus``), or on a cluster with ``--address``
 (or ``$RAY_ADDRESS``); on a cluster, ``out`` must be a folder every node can
@@ -64,8 +66,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_trial_cpus", "load_sweep", "run", "run_sweep",
-           "trial_folder"]
+__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_sweep_root", "check_trial_cpus", "load_sweep",
+           "run", "run_sweep", "trial_folder"]
 
 HELP = "run training grids and hyperparameter searches on Ray Tune (resumable; summary table and plots)"
 
@@ -76,6 +78,8 @@ METRICS = ("mean", "ci95", "mean_american", "mean_english", "win_rate", "eval_sc
 #: the metrics a sweep may rank trials by (higher is better)
 RANK_METRICS = ("mean", "mean_american", "mean_english", "win_rate", "eval_score")
 DONE_FILE = "sweep_trial.json"
+#: the sweep's record of its config, written into its folder before any trial: a folder holding it is a sweep's own
+SWEEP_FILE = "sweep.json"
 
 
 # --------------------------------------------------------------------------- config
@@ -267,6 +271,10 @@ def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
     """Read a sweep config (YAML or JSON by extension); ``overrides`` replace top-level keys (``out``, ...)."""
     from agents.config import read_config_file
 
+    out = overrides.get("out")
+    if isinstance(out, str) and not out.strip():  # given, but no folder: not the config's (or the default) folder
+        raise ValueError(f"out={out!r}: expected a folder path (an empty one names no folder; '.' is the current "
+                         f"folder)")
     path = Path(path)
     data = read_config_file(path, "sweep config", ValueError)
     if isinstance(data, dict):
@@ -666,6 +674,43 @@ def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool,
                          f"cpus_per_trial <= {have:g} ({fix})")
 
 
+def _is_sweep_record(data: Any) -> bool:
+    """Whether ``data`` (a folder's :data:`SWEEP_FILE`) is the record a sweep writes: a config mapping of the sweep's
+    own keys, with its name, folder, training options and space."""
+    return isinstance(data, dict) and {"name", "out", "train", "space"} <= set(data) <= set(
+        SweepConfig.__dataclass_fields__)
+
+
+def check_sweep_root(out: str | os.PathLike, *, name: str = "out") -> None:
+    """Raise ValueError unless the sweep folder ``out`` may take a sweep's outputs (its summary, plots, ``trials/`` and
+    ``tune/``, which replace what is there): it is new, empty, or a sweep's own -- it holds the :data:`SWEEP_FILE` a
+    sweep writes before any trial (a sweep run into it again reuses its finished trials).  ``name``: what the
+    message calls the folder (``"--out"`` for the option)."""
+    from agents.config import read_json
+
+    root = Path(out)
+    if not root.is_dir():
+        return  # new (a file is named by check_out_dir)
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError as exc:
+        raise ValueError(f"{_named(name, os.fspath(out))}: cannot list it ({exc.strerror or exc})") from None
+    if not entries or _is_sweep_record(read_json(root / SWEEP_FILE)):
+        return
+    others = [e + ("/" if (root / e).is_dir() else "") for e in entries if e != SWEEP_FILE] or [SWEEP_FILE]
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    whose = (f"its {SWEEP_FILE} is not a sweep's record" if (root / SWEEP_FILE).exists()
+             else f"no {SWEEP_FILE} of a sweep")
+    raise ValueError(f"{_named(name, os.fspath(out))} is not a sweep's folder ({whose}; it holds {shown}): expected "
+                     f"a new or empty folder, or the folder of an earlier sweep (its summary is replaced, its finished "
+                     f"trials reused); choose another folder")
+
+
+def _named(name: str, value: str) -> str:
+    """``--out 'x'`` for the option, ``out='x'`` for the config key or parameter."""
+    return f"{name} {value!r}" if name.startswith("-") else f"{name}={value!r}"
+
+
 def run_sweep(
     config: SweepConfig | dict[str, Any] | str | os.PathLike,
     *,
@@ -697,6 +742,7 @@ def run_sweep(
     from agents.evaluation import check_out_dir
 
     check_out_dir(config.out, name="out")  # an out that is a file is named before Ray starts
+    check_sweep_root(config.out, name="out")  # and one holding what no sweep wrote (its files would be replaced)
 
     import_ray("pokersquares sweep")
     try:
@@ -714,7 +760,7 @@ def run_sweep(
 
     out = Path(prepare_out_dir(Path(config.out).resolve(), name="out"))  # ValueError naming an out that is a file
     config.out = str(out)
-    (out / "sweep.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    (out / SWEEP_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
     trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
                                     {"cpu": config.cpus_per_trial})
     tuner = tune.Tuner(
@@ -766,7 +812,9 @@ def run_sweep(
 def add_arguments(parser) -> None:
     """The ``pokersquares sweep`` options."""
     parser.add_argument("config", metavar="CONFIG", help="sweep config, YAML or JSON (train, space, samples, ...)")
-    parser.add_argument("--out", default=None, help="sweep folder (default: the config's out, or runs/sweeps/NAME)")
+    parser.add_argument("--out", default=None,
+                        help="sweep folder: new, empty or an earlier sweep's (default: the config's out, or "
+                             "runs/sweeps/NAME)")
     parser.add_argument("--address", default=None,
                         help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
     parser.add_argument("--cpus", type=int, default=None, help="CPUs of the embedded local Ray (default: all cores)")
@@ -781,6 +829,7 @@ def run(args) -> int:
             from agents.evaluation import check_out_dir
 
             check_out_dir(args.out, name="--out")
+            check_sweep_root(args.out, name="--out")
         config = load_sweep(args.config, out=args.out)
         if args.cpus is not None and args.cpus < 1:
             raise ValueError(f"--cpus {args.cpus}: expected a positive integer")

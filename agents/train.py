@@ -1160,7 +1160,7 @@ def config_from_args(args, given: dict[str, Any] | None = None) -> TrainConfig:
 def given_options(args) -> dict[str, Any]:
     """The options parsed ``pokersquares train`` arguments set: the config file's, then the flags'."""
     base = {}
-    if args.config:  # the options the file sets (validated by loading it), not the defaults of the others
+    if args.config is not None:  # the options the file sets (validated by loading it), not the defaults of the others
         from agents.config import read_config_file, scoring_path_near
 
         written = read_config_file(args.config, "config file")  # read once: validated, then only its own keys kept

@@ -122,17 +122,20 @@ class StoreOnce(argparse._StoreAction):
             given = {}
             setattr(namespace, "_given", given)
         if self.dest in given:
-            parser.error(f"{option_string} given twice ({given[self.dest]!r} and {values!r}): expected one "
-                         f"{self.what()}")
+            expected = (f"one {self.what()}" if self.nargs in (None, "?") else
+                        f"it once, followed by all its values ({option_string} {' '.join(map(str, given[self.dest]))} "
+                        f"{' '.join(map(str, values))})")
+            parser.error(f"{option_string} given twice ({given[self.dest]!r} and {values!r}): expected {expected}")
         given[self.dest] = values
         setattr(namespace, self.dest, values)
 
 
 def _once_each(parser: argparse.ArgumentParser) -> None:
-    """Make every plain one-value option of ``parser`` and of its sub-commands refuse a repeat (:class:`StoreOnce`);
-    options that take several values, append or count keep argparse's behaviour."""
+    """Make every plain store option of ``parser`` and of its sub-commands refuse a repeat (:class:`StoreOnce`):
+    one-value options, optional-value ones (``--pps [SET]``) and those that take several values at once (``--seeds 0
+    1``), which argparse would replace with the last occurrence's values; append and count options keep adding."""
     for action in parser._actions:
-        if type(action) is argparse._StoreAction and action.option_strings and action.nargs is None:
+        if type(action) is argparse._StoreAction and action.option_strings:
             action.__class__ = StoreOnce
         elif isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):  # aliases share one parser

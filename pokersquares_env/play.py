@@ -468,7 +468,7 @@ def _agent_error(flag: str, spec: str, message: str) -> str:
     """``FLAG SPEC: MESSAGE``, the spec said once: a loader's message may start with the spec itself."""
     from agents.registry import without_spec  # only called once the agents package imported
 
-    return f"{flag} {spec.strip()}: {without_spec(spec, message)}"
+    return f"{flag} {spec.strip() or repr(spec)}: {without_spec(spec, message)}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -521,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     deck = game.deal(np.random.default_rng(seed))
     hint = vs = None
-    if args.hint or args.vs:
+    if args.hint is not None or args.vs is not None:  # '' too: refused below as the spec it is, not skipped
         try:
             from agents import make_agent
         except ImportError as exc:
@@ -530,7 +530,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         agents = {}
         for stream, (flag, spec) in enumerate((("--hint", args.hint), ("--vs", args.vs)), start=1):
-            if not spec:
+            if spec is None:
                 continue
             # A stream of the agent's own, as the evaluation harness seeds its agents (SeedSequence([S, i, 1])): given
             # the deal seed itself, mc's rollouts would shuffle from the very stream that dealt the real deck, and so

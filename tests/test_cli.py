@@ -393,6 +393,36 @@ def test_a_one_value_option_given_twice_is_refused_naming_both(argv, option, cap
     assert f"{option} given twice" in err and "expected one value" in err, err
 
 
+@pytest.mark.parametrize("argv, option, expected", [
+    (["experiment", "reward-shaping", "--seeds", "0", "1", "--seeds", "2"], "--seeds",
+     "([0, 1] and [2]): expected it once, followed by all its values (--seeds 0 1 2)"),
+    (["train", "--hidden", "32", "32", "--hidden", "8", "--print-config"], "--hidden", "([32, 32] and [8])"),
+    (["experiment", "potential-shaping", "--shapings", "none", "--shapings", "tables"], "--shapings",
+     "(['none'] and ['tables'])"),
+    (["experiment", "compare-trainers", "--algos", "dqn", "--algos", "fast-ppo"], "--algos", "(['dqn'] and ['fast-ppo'])"),
+    (["evaluate", "--agent", "random", "--pps", "english", "--pps", "american"], "--pps",
+     "('english' and 'american'): expected one value"),
+])
+def test_an_option_of_several_values_given_twice_is_refused_naming_both(argv, option, expected, capsys):
+    """argparse replaced the first occurrence's values with the last's: ``--seeds 0 1 --seeds 2`` trained seed 2 only,
+    ``evaluate --pps english --pps american`` evaluated American only."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert f"{option} given twice {expected}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evaluate", "--agent", "random", "--games", "1", "--scoring", ""], "unknown point system ''"),
+    (["train", "--config", "", "--print-config"], "config file '': expected the path of a JSON or YAML file"),
+])
+def test_empty_text_is_refused_not_taken_as_not_given(argv, message, capsys):
+    """``evaluate --scoring ''`` played American and ``train --config ''`` read no config, where every other command
+    refuses an empty --scoring."""
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_options_that_take_several_values_may_still_repeat(capsys):
     assert main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "1", "--no-progress",
                  "--format", "json"]) == 0

@@ -240,3 +240,33 @@ def test_demo_stops_with_status_130_when_ctrl_c_stopped_the_training(tmp_path, m
     assert main(["demo", "--out", str(out), "--no-search", "--no-progress", "--shaping", "none"]) == 130
     err = capsys.readouterr().err
     assert "Ctrl-C stopped the training at step 64" in err and "kept in" in err and "--resume" in err
+
+
+def test_demo_refuses_an_empty_out_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Before, ``--out ''`` trained into the current folder (Path('') is '.'): model.pt, config.json, checkpoints/,
+    tb/, evaluation/ and demo.json beside whatever was there."""
+    import agents.train
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setattr(agents.train, "train", lambda *a, **k: pytest.fail("trained into --out ''"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["demo", "--out", "", "--no-search", "--no-progress", "--shaping", "none"]) == 2
+    assert capsys.readouterr().err == ("pokersquares demo: --out '': expected a folder path (an empty one names no "
+                                       "folder; '.' is the current folder)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_demo_names_a_point_file_with_a_non_number_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """Before, exit 1 with a TypeError traceback (the demo caught only ValueError); evaluate, train, ... say it."""
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    bad = tmp_path / "badval.json"
+    bad.write_text(json.dumps({"points": {"flush": "x"}}))
+    out = tmp_path / "demo"
+    assert main(["demo", "--scoring", str(bad), "--out", str(out), "--no-search", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares demo: point system file {str(bad)!r}: ") and err.count("\n") == 1, err
+    assert "'x' is not a number" in err and not out.exists()

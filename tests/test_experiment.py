@@ -983,3 +983,199 @@ def test_potential_shaping_train_options_may_set_the_evaluation_options(tmp_path
         potential_shaping(str(tmp_path / "ps"), shapings=("none",), seeds=(0,), timesteps=416, games=2,
                           progress=False, train_options={**TINY_TRAIN, "eval_games": 7})
     assert seen[0].eval_games == 7 and seen[0].hidden == [8, 8]
+
+
+# --------------------------------------------------------------------------- audit b2: --out '', point files, bounds
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping", "tune-tables"])
+def test_an_empty_out_is_refused_and_nothing_is_written(tmp_path, monkeypatch, capsys, experiment):
+    """Before, ``--out ''`` (and ``out=''`` from Python) wrote the experiment's files into the current folder:
+    Path('') is '.'."""
+    from agents.experiments.compare_trainers import compare_trainers
+    from agents.experiments.potential_shaping import potential_shaping
+    from agents.experiments.tune_tables import tune_tables_experiment
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    assert main(_cli(experiment, "")) == 2
+    assert capsys.readouterr().err == (f"pokersquares experiment {experiment}: --out '': expected a folder path (an "
+                                       f"empty one names no folder; '.' is the current folder)\n")
+    call = {"compare-trainers": lambda: compare_trainers("", algos=("fast-ppo",), timesteps=100, games=2),
+            "potential-shaping": lambda: potential_shaping("", shapings=("none",), seeds=(0,), timesteps=100,
+                                                           games=2, progress=False),
+            "reward-shaping": lambda: run_experiment(out="", systems=["american"], reward_modes=["line"], seeds=[0],
+                                                     timesteps=100, games=2, progress=False),
+            "tune-tables": lambda: tune_tables_experiment("", generations=1, refine=0, population=4, elite=2,
+                                                          games=2, eval_games=2, progress=False)}[experiment]
+    with pytest.raises(ValueError, match=re.escape("out='': expected a folder path")):  # Python: the parameter
+        call()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("experiment", ["compare-trainers", "potential-shaping", "reward-shaping", "tune-tables"])
+def test_a_point_file_with_a_non_number_is_a_usage_error(tmp_path, monkeypatch, capsys, experiment):
+    """Before, tune-tables exited 1 with a TypeError traceback (it caught ValueError only); the others said it."""
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    bad = tmp_path / "badval.json"
+    bad.write_text(json.dumps({"points": {"flush": "x"}}))
+    out = tmp_path / "out"
+    args = _cli(experiment, out)
+    if experiment == "reward-shaping":
+        args[args.index("--systems") + 1] = str(bad)
+    else:
+        args += ["--scoring", str(bad)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares experiment {experiment}: ") and err.count("\n") == 1, err
+    assert f"{str(bad)!r}" in err and "'x' is not a number" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+TUNE_ARGS = {"--generations": "1", "--refine": "0", "--population": "4", "--elite": "2", "--games": "2",
+             "--eval-games": "2", "--tables-games": "10"}
+
+
+@pytest.mark.parametrize(("option", "value", "needle"), [
+    ("--games", 10**24, f"games={10**24}: expected an integer from 1 to 10,000,000 (deals per generation"),
+    ("--games", 10**13, f"games={10**13}: expected an integer from 1 to 10,000,000"),
+    ("--eval-games", 10**24, f"eval_games={10**24}: expected an integer from 2 to 10,000,000 (held-out deals"),
+    ("--population", 10**20, f"population={10**20}: expected an integer from 1 to 100,000 (candidates per generation)"),
+    ("--tables-games", 10**13, f"tables_games={10**13}: expected an integer from 1 to 1,000,000,000 (self-play games"),
+])
+def test_tune_tables_refuses_sizes_beyond_its_bounds_before_writing(tmp_path, monkeypatch, capsys, option, value,
+                                                                    needle):
+    """Before, these gave numpy's "Maximum allowed dimension exceeded" (exit 2) or a MemoryError traceback (exit 1)
+    after the tables were trained, leaving experiment.json (and tables.npz) behind."""
+    from agents.experiments.tune_tables import tune_tables_experiment
+    from pokersquares_env.cli import build_parser, main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "tt"
+    args = {**TUNE_ARGS, option: str(value)}
+    assert main(["experiment", "tune-tables", "--out", str(out), "--no-progress",
+                 *[x for kv in args.items() for x in kv]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares experiment tune-tables: {needle}") and err.count("\n") == 1, err
+    assert not out.exists()
+    keyword = option[2:].replace("-", "_")
+    options = {k[2:].replace("-", "_"): int(v) for k, v in TUNE_ARGS.items()}
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        tune_tables_experiment(str(out), **{**options, keyword: value}, progress=False)
+    assert not out.exists()
+    # the bounds are stated in --help
+    parser = build_parser("experiment")
+    experiment = next(a for a in parser._actions if a.dest == "command").choices["experiment"]
+    tune = next(a for a in experiment._actions if a.dest == "experiment").choices["tune-tables"]
+    help_text = next(a.help for a in tune._actions if option in a.option_strings)
+    bound = {"--games": "at most 10,000,000", "--eval-games": "2 to 10,000,000", "--population": "at most 100,000",
+             "--tables-games": "at most 1,000,000,000"}[option]
+    assert bound in help_text, help_text
+
+
+def test_potential_shaping_refuses_absurd_jobs_before_writing(tmp_path, monkeypatch, capsys):
+    """Before, --jobs 10**24 gave an OverflowError traceback from the process pool, after experiment.json and the run
+    folders were written."""
+    from agents.experiments.potential_shaping import potential_shaping
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ps"
+    assert main(["experiment", "potential-shaping", "--out", str(out), "--timesteps", "64", "--seeds", "0",
+                 "--shapings", "none", "--games", "1", "--no-progress", "--jobs", str(10**24)]) == 2
+    assert capsys.readouterr().err == (f"pokersquares experiment potential-shaping: jobs={10**24}: expected an "
+                                       f"integer from 1 to 4,096 (training runs at once)\n")
+    assert not out.exists()
+    with pytest.raises(ValueError, match=re.escape("jobs=4097: expected an integer from 1 to 4,096")):
+        potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=64, games=1, jobs=4097, progress=False)
+    assert not out.exists()
+
+
+class _PoolStarted(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("jobs", "seeds", "cpus", "workers", "warned"), [
+    (5, (0, 1, 2), 2, 2, True),  # capped at the CPUs: said on stderr
+    (6, (0,), 2, None, False),  # one run: trained in this process, no pool (before: 6 processes for one run)
+    (2, (0, 1, 2), 4, 2, False),  # as asked
+    (8, (0, 1), 4, 4, False),  # capped at the runs (2 shapings x 2 seeds): nothing to say
+])
+def test_potential_shaping_caps_its_processes_at_the_runs_and_the_cpus(tmp_path, monkeypatch, capsys, jobs, seeds,
+                                                                       cpus, workers, warned):
+    """Before, --jobs N started N worker processes whatever the runs and the CPUs (--jobs 6 with one run forked 6 on
+    a 2-CPU machine); evaluate caps its --jobs at the usable CPUs and says so."""
+    import agents.evaluation
+    import agents.experiments.potential_shaping as ps
+    import agents.train
+
+    pools = []
+
+    class Pool:
+        def __init__(self, max_workers=None, **kwargs):
+            pools.append(max_workers)
+            raise _PoolStarted
+
+    def in_process(cfg, **kwargs):
+        raise _PoolStarted
+
+    monkeypatch.setattr(ps, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(agents.train, "train", in_process)
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: cpus)
+    with pytest.raises(_PoolStarted):
+        ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic") if len(seeds) != 1 else ("none",),
+                             seeds=seeds, timesteps=64, games=1, jobs=jobs, progress=False)
+    assert pools == ([] if workers is None else [workers])
+    err = capsys.readouterr().err
+    if warned:
+        assert err == (f"potential-shaping: warning: jobs={jobs} is more than the {cpus} CPUs this process may use: "
+                       f"training {workers} runs at once (the results are the same)\n")
+    else:
+        assert "warning" not in err
+
+
+def test_potential_shaping_refuses_a_repeated_shaping(tmp_path, monkeypatch, capsys):
+    """Before, ``--shapings none none`` trained one run and said nothing; a repeated --seeds value was refused."""
+    from agents.experiments.potential_shaping import potential_shaping
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ps"
+    assert main(["experiment", "potential-shaping", "--out", str(out), "--timesteps", "64", "--seeds", "0",
+                 "--shapings", "none", "heuristic", "none", "--games", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        "pokersquares experiment potential-shaping: shapings=['none', 'heuristic', 'none']: 'none' given more than "
+        "once: expected distinct shapings, some of ['none', 'heuristic', 'tables']\n")
+    assert not out.exists()
+    with pytest.raises(ValueError, match=re.escape("'none' given more than once")):
+        potential_shaping(str(out), shapings=("none", "none"), seeds=(0,), timesteps=64, games=1, progress=False)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("option", "needle"), [
+    (["--num-envs", str(10**7)], f"num_envs={10**7}"),
+    (["--num-envs", str(10**20)], f"num_envs={10**20}"),
+    (["--hidden", "64", str(10**20)], f"{10**20}"),
+])
+def test_reward_shaping_refuses_training_sizes_beyond_train_configs_bounds_before_writing(tmp_path, monkeypatch,
+                                                                                          capsys, option, needle):
+    """Before, --num-envs 10**20 gave numpy's "Maximum allowed dimension exceeded" and --hidden 10**20 a torch
+    traceback, after experiment.json and runs/ were written.  (Relies on TrainConfig's upper bounds of
+    agents/config.py: num_envs at most 2**20.)"""
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "rs"
+    assert main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "64", "--games", "1",
+                 "--systems", "american", "--reward-modes", "line", "terminal", "--seeds", "0", "--no-progress",
+                 *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pokersquares experiment reward-shaping: ") and needle in err and err.count("\n") == 1, err
+    assert not out.exists()
+    with pytest.raises(ValueError, match=re.escape(f"num_envs={10**7}")):
+        run_experiment(out=str(out), systems=["american"], reward_modes=["line"], seeds=[0], timesteps=64, games=1,
+                       progress=False, train_options={"num_envs": 10**7})
+    assert not out.exists()

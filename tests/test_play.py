@@ -238,6 +238,9 @@ def test_bad_models_and_record_paths_are_refused_before_the_game(tmp_path, capsy
     for args, message in [(["--vs", f"fastppo:{tmp_path / 'none'}"], "--vs fastppo:"),
                           (["--hint", f"dqn:{damaged}"], "--hint dqn:"),
                           (["--hint", "mc:rollouts=-1"], "--hint mc:rollouts=-1: rollouts=-1"),
+                          # an empty spec was taken as no --hint / --vs and the game started without one
+                          (["--hint", ""], "--hint '': agent spec '': expected a name such as"),
+                          (["--vs", ""], "--vs '': agent spec '': expected a name such as"),
                           (["--record", str(tmp_path / "folder")], "is a folder"),
                           (["--record", str(tmp_path / "none" / "game.json")], "cannot be written in")]:
         assert cli.main(["play", "--seed", "1", *args]) == 2, args

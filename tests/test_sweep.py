@@ -95,12 +95,14 @@ def test_every_seed_of_a_sample_trains_the_same_random_draws(tmp_path, monkeypat
 
 
 def _stale_record(tmp_path, sweep, **changed):
-    """A finished record in the trial's folder, of the same trial trained with other fixed options (``changed``)."""
+    """A finished record in the trial's folder, of the same trial trained with other fixed options (``changed``), in
+    the folder of an earlier sweep (its ``sweep.json``)."""
     from agents.config import TrainConfig
 
     cfg = SweepConfig(**sweep)
     folder = trial_folder(cfg, {"seed": 0})
     folder.mkdir(parents=True)
+    (Path(cfg.out) / "sweep.json").write_text(json.dumps(cfg.to_dict()))
     old = TrainConfig.from_dict({**cfg.train, **changed, "seed": 0, "out": str(folder), "progress": False})
     record = {"status": "done", "params": {"seed": 0}, "metrics": {"mean": 123.0}, "config": old.resolved().to_dict()}
     (folder / DONE_FILE).write_text(json.dumps(record))
@@ -207,7 +209,7 @@ def test_duplicate_trials_are_refused(space, samples, message):
     ({"timesteps": {"loguniform": [100, 1000]}}, "timesteps takes whole numbers"),
     ({"gamma": {"uniform": [0.9, 1.5]}}, "gamma=1.5: expected a number in (0, 1]"),  # the upper bound
     ({"jokers": {"randint": [0, 4]}}, "jokers=3: expected 0, 1 or 2"),  # randint's highest value (high excluded)
-    ({"num_steps": {"choice": [25, 0]}}, "num_steps=0: expected an integer >= 1"),  # a later choice value
+    ({"num_steps": {"choice": [25, 0]}}, "num_steps=0: expected an integer "),  # a later choice value
     ({"hidden": {"choice": [[16], [0]]}}, "hidden=[0]: expected a non-empty list"),
     ({"learning_rate": {"uniform": [1e-4, math.inf]}}, "learning_rate: uniform=[0.0001, inf]: expected [low, high] of "
                                                        "finite numbers"),
@@ -303,3 +305,100 @@ def test_a_sweep_ranked_by_win_rate_ranks_its_means_over_seeds_by_win_rate(tmp_p
     result.trials.append(trial("none", 0, 75.0, None))
     cfg.space["reward_mode"] = ["line", "terminal", "none"]
     assert [g["reward_mode"] for g in result.groups()] == ["terminal", "line", "none"]
+
+
+# --------------------------------------------------------------------------- the sweep folder
+
+
+def _no_ray_start(monkeypatch):
+    """Fail the test if the sweep gets as far as starting Ray: the folder checks come first."""
+    import agents.distributed
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started before the sweep folder was checked")
+
+    monkeypatch.setattr(agents.distributed, "import_ray", no_ray)
+    monkeypatch.setattr(agents.distributed, "ensure_ray", no_ray)
+
+
+def _sweep_file(tmp_path, **extra):
+    path = tmp_path / "sweep_config.json"
+    path.write_text(json.dumps({"name": "t", "train": _fixed({"seed": 0}), "space": {"seed": [0]}, **extra}))
+    return path
+
+
+def _files(folder):
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_sweep_refuses_a_folder_no_sweep_wrote_before_ray_starts(tmp_path, monkeypatch, capsys):
+    """Before, ``sweep --out DIR`` wrote summary.md (over the user's own summary.md), sweep.json, trials/ and tune/
+    into any folder; evaluate and every experiment refuse a folder they did not write."""
+    from pokersquares_env.cli import main
+
+    _no_ray_start(monkeypatch)
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "user.txt").write_text("hi\n")
+    (mine / "summary.md").write_text("my notes\n")
+    before = _files(mine)
+    config = _sweep_file(tmp_path)
+    assert main(["sweep", str(config), "--quiet", "--no-plots", "--cpus", "1", "--out", str(mine)]) == 2
+    assert capsys.readouterr().err == (
+        f"pokersquares sweep: --out {str(mine)!r} is not a sweep's folder (no sweep.json of a sweep; it holds sub/, "
+        f"summary.md, user.txt): expected a new or empty folder, or the folder of an earlier sweep (its summary is "
+        f"replaced, its finished trials reused); choose another folder\n")
+    assert _files(mine) == before and sorted(p.name for p in mine.iterdir()) == ["sub", "summary.md", "user.txt"]
+    # the config's own out is named as such; more than five entries: the first five and a count
+    for i in range(5):
+        (mine / f"n{i}.txt").write_text("x")
+    before = _files(mine)
+    assert main(["sweep", str(_sweep_file(tmp_path, out=str(mine))), "--quiet", "--cpus", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares sweep: out={str(mine)!r} is not a sweep's folder (no sweep.json of a sweep; "
+                          f"it holds n0.txt, n1.txt, n2.txt, n3.txt, n4.txt and 3 more)") and err.count("\n") == 1, err
+    # a sweep.json that is not a sweep's record (here: a list) makes no sweep folder either
+    (mine / "sweep.json").write_text("[1, 2]")
+    assert main(["sweep", str(config), "--quiet", "--cpus", "1", "--out", str(mine)]) == 2
+    assert "(its sweep.json is not a sweep's record; it holds n0.txt" in capsys.readouterr().err
+    assert _files(mine) == {**before, mine / "sweep.json": b"[1, 2]"}
+
+
+def test_sweep_takes_a_new_or_empty_folder_and_its_own_again(tmp_path, monkeypatch):
+    """A new folder, an empty one and an earlier sweep's (its sweep.json; the files it wrote, trials and someone's
+    notes beside them) pass the check, and run_sweep gets as far as Ray Tune's Tuner."""
+    pytest.importorskip("ray.tune")
+    from agents.sweep import check_sweep_root, run_sweep
+
+    check_sweep_root(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    check_sweep_root(tmp_path / "empty", name="--out")
+    _capture_tuner(monkeypatch)
+    config = {"name": "t", "out": str(tmp_path / "sw"), "train": _fixed({"seed": 0}), "space": {"seed": [0]}}
+    with pytest.raises(_Stop):
+        run_sweep(config, verbose=0)  # a new folder: sweep.json written before the Tuner
+    own = tmp_path / "sw"
+    for name in ("summary.md", "summary.csv", "summary.json", "notes.txt"):
+        (own / name).write_text("x")
+    (own / "trials" / "seed=0-abc").mkdir(parents=True)
+    with pytest.raises(_Stop):
+        run_sweep({**config, "name": "renamed"}, verbose=0)  # another sweep's config into it: still a sweep's folder
+    assert json.loads((own / "sweep.json").read_text())["name"] == "renamed"
+
+
+def test_sweep_refuses_an_empty_out(tmp_path, monkeypatch, capsys):
+    """Before, ``--out ''`` was taken for no --out: the sweep wrote the config's folder (runs/sweeps/<name>)."""
+    from agents.sweep import load_sweep
+    from pokersquares_env.cli import main
+
+    _no_ray_start(monkeypatch)
+    config = _sweep_file(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["sweep", str(config), "--quiet", "--cpus", "1", "--out", ""]) == 2
+    assert capsys.readouterr().err == ("pokersquares sweep: --out '': expected a folder path (an empty one names no "
+                                       "folder; '.' is the current folder)\n")
+    assert list(work.iterdir()) == []
+    with pytest.raises(ValueError, match=re.escape("out='': expected a folder path")):
+        load_sweep(config, out="")

@@ -104,6 +104,7 @@ def test_bad_values_fail_before_training_starts(tmp_path, field, value, needle):
         dict(learning_starts=0), dict(eval_every=0, checkpoint_every=0, final_eval_games=0), dict(eval_games=1),
         dict(num_envs=4, num_steps=5, minibatch_size=20),  # a minibatch may be the whole rollout
         dict(epsilon_start=0.0, epsilon_end=1.0, target_tau=1.0, exploration_fraction=0.0), dict(time_limit=0),
+        dict(torch_threads=256), dict(num_envs=2**20, num_steps=1, minibatch_size=2**20), dict(hidden=[2**16] * 64),
     ],
 )
 def test_boundary_values_are_accepted(over):
@@ -118,10 +119,18 @@ def test_boundary_values_are_accepted(over):
         (dict(gae_lambda=1.01), "gae_lambda=1.01"),
         (dict(ent_coef=-0.001), "ent_coef=-0.001"),
         (dict(learning_starts=-1), "learning_starts=-1"),
-        (dict(eval_games=0), "eval_games=0: expected an integer >= 1"),
+        (dict(eval_games=0), "eval_games=0: expected an integer 1..100000000"),
         (dict(num_envs=4, num_steps=5, minibatch_size=21), "minibatch_size=21: expected at most num_envs * num_steps = 20"),
         (dict(target_tau=1.5), "target_tau=1.5"),
         (dict(seed=2**32), "seed=4294967296: expected an integer 0..4294967295"),  # SB3 would fail mid-setup
+        # sanity bounds: before, torch failed inside the run ("Overflow when unpacking long") or the thread library
+        # crashed the process (--torch-threads 100000), after the run folder was made
+        (dict(torch_threads=257), "torch_threads=257: expected an integer 1..256"),
+        (dict(num_envs=2**20 + 1), "num_envs=1048577: expected an integer 1..1048576"),
+        (dict(num_steps=2**20 + 1), "num_steps=1048577: expected an integer 1..1048576"),
+        (dict(hidden=[2**16 + 1]), "hidden=[65537]: expected at most 64 layers of at most 65536 units each"),
+        (dict(hidden=[8] * 65), "expected at most 64 layers"),
+        (dict(buffer_size=2**30 + 1), "buffer_size=1073741825: expected an integer 1..1073741824"),
     ],
 )
 def test_values_just_past_a_bound_are_refused(over, needle):

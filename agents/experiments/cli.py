@@ -23,6 +23,8 @@ RULES_HELP = ("rule options of every training run and of the common deals, as "
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
     from agents.config import ALGO_DEFAULTS, ALGOS
+    from agents.experiments.potential_shaping import MAX_JOBS
+    from agents.experiments.tune_tables import MAX_GAMES, MAX_POPULATION, MAX_TABLES_GAMES
     from agents.shaping import SHAPINGS
 
     fast = ALGO_DEFAULTS["fast-ppo"]  # the reward-shaping runs' algorithm
@@ -100,7 +102,9 @@ def add_arguments(parser) -> None:
     q.add_argument("--scoring", default="american",
                    help="reward and evaluation point system: american, english or a JSON file (default american)")
     q.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
-    q.add_argument("--jobs", type=int, default=1, help="training runs at once (processes; default 1)")
+    q.add_argument("--jobs", type=int, default=1,
+                   help=f"training runs at once (processes), 1 to {MAX_JOBS:,}; at most one per run and per CPU this "
+                        f"process may use (default 1)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     t = sub.add_parser(
@@ -124,19 +128,21 @@ def add_arguments(parser) -> None:
                    help="generations of stage 1 (one multiplier per class; default 25)")
     t.add_argument("--refine", type=int, default=20,
                    help="generations of stage 2 (per third of the game; 0: skip; default 20)")
-    t.add_argument("--population", type=int, default=60, help="candidates per generation (default 60)")
+    t.add_argument("--population", type=int, default=60,
+                   help=f"candidates per generation, at most {MAX_POPULATION:,} (default 60)")
     t.add_argument("--elite", type=int, default=12,
                    help="best candidates the next generation is fitted to (default 12)")
     t.add_argument("--games", type=int, default=20_000,
-                   help="deals every candidate of a generation plays (default 20,000)")
+                   help=f"deals every candidate of a generation plays, at most {MAX_GAMES:,} (default 20,000)")
     t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers (default 0.3)")
     t.add_argument("--eval-games", type=int, default=20_000,
-                   help="held-out deals (two-ply plays half of them; default 20,000)")
+                   help=f"held-out deals, 2 to {MAX_GAMES:,} (two-ply plays half of them; default 20,000)")
     t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals (default 99)")
     t.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of the search: its candidates and its tuning deals (default 0)")
     t.add_argument("--tables-games", type=int,
-                   help="self-play games of the tables if they are not cached yet (default: the agent's 400,000)")
+                   help=f"self-play games of the tables if they are not cached yet, at most {MAX_TABLES_GAMES:,} "
+                        f"(default: the agent's 400,000)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -159,7 +165,7 @@ def _run_and_print(name: str, call: Any, outputs: str, out: str) -> int:
         return 2
     try:
         result = call()
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # TypeError: a point file's non-number, as pokersquares evaluate says it
         print(f"pokersquares experiment {name}: {exc}", file=sys.stderr)
         return 2
     print(result["table"])
@@ -241,7 +247,7 @@ def _run(args) -> int:
         return 2
     try:
         results = run_experiment(cfg)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         print(f"pokersquares experiment reward-shaping: {exc}", file=sys.stderr)
         return 2
     from agents.experiments.reward_shaping import markdown

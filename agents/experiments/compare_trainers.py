@@ -46,6 +46,7 @@ def compare_trainers(
     from agents.train import AGENT_PREFIX, train
     from pokersquares_env.scoring import point_system
 
+    out = check_out_dir(out, name="out")  # an empty out is no folder (Path('') would be the current one)
     check_positive_int(games, "games")  # before any training, not after it
     if isinstance(algos, str) or not algos:
         raise ValueError(f"algos={algos!r}: expected a non-empty list of algorithms, of {sorted(ALGOS)}")

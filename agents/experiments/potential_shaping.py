@@ -23,12 +23,14 @@ import numpy as np
 
 from agents.stats import fmt
 
-__all__ = ["potential_shaping"]
+__all__ = ["MAX_JOBS", "potential_shaping"]
 
 #: the files the experiment writes into its folder beside ``runs/`` and ``evaluation/`` (a new run removes the old)
 OUTPUT_FILES = ("results.md", "results.json", "curves.png")
 #: the TrainConfig options the experiment sets itself (with the rule options): ``train_options`` may not set them
 RESERVED = ("algo", "scoring", "shaping", "timesteps", "seed", "out")
+#: the most ``jobs`` taken (more is a mistake: the runs at once are capped at the runs and the usable CPUs anyway)
+MAX_JOBS = 4096
 
 
 def _train(cfg: Any) -> dict[str, Any]:
@@ -68,7 +70,9 @@ def potential_shaping(
 
     ``rules``: the rule options of every run, of the ``tables`` potential and of the common deals (a ``Rules`` or a
     spec of ``Rules.parse`` such as ``"jokers=2,placement=adjacent"``; default the plain rules).
-    ``jobs``: training runs at once (separate processes, one torch thread each).  Every config is checked before
+    ``jobs``: training runs at once (separate processes, one torch thread each), 1 to :data:`MAX_JOBS`; no more
+    processes start than there are runs or usable CPUs (:func:`agents.evaluation.usable_cpus`), and a warning on
+    stderr says when the CPUs capped them.  Every config is checked before
     the first run starts; the ``tables`` potential's self-play tables are trained (or loaded) once, up front.
     ``eval_points``: in-training evaluations per run (every ``timesteps // eval_points`` steps).  ``train_options``:
     extra TrainConfig options of every run (e.g. hidden, learning_rate, num_envs; not the experiment's own, nor the
@@ -83,17 +87,25 @@ def potential_shaping(
         check_seed,
         evaluate,
         prepare_out_dir,
+        usable_cpus,
     )
     from agents.experiments.reward_shaping import _stats, read_curve, rules_options, seed_ci95, welch_ci95
     from agents.shaping import SHAPINGS, LinePotential
     from pokersquares_env.core import Rules
 
+    out = check_out_dir(out, name="out")  # an empty out is no folder (Path('') would be the current one)
     if not shapings or any(s not in SHAPINGS for s in shapings):
         raise ValueError(f"shapings={list(shapings)!r}: expected some of {list(SHAPINGS)}")
+    repeated = [s for i, s in enumerate(shapings) if s in shapings[:i]]
+    if repeated:  # one run folder per shaping and seed: a repeat would train (and count) nothing more
+        raise ValueError(f"shapings={list(shapings)!r}: {', '.join(map(repr, dict.fromkeys(repeated)))} given more "
+                         f"than once: expected distinct shapings, some of {list(SHAPINGS)}")
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds={list(seeds)!r}: expected distinct seeds")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs={jobs!r}: expected a positive integer")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"jobs={jobs!r}: expected an integer from 1 to {MAX_JOBS:,} (training runs at once)")
+    cpus = usable_cpus()
+    workers = min(jobs, len(shapings) * len(seeds), cpus)  # processes beyond the runs or the CPUs only compete
     check_positive_int(games, "games")  # the evaluation's options, before any training rather than after it
     check_seed(eval_seed, "eval_seed")
     check_positive_int(eval_points, "eval_points")
@@ -110,16 +122,19 @@ def potential_shaping(
             options = dict(
                 algo="fast-ppo", scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed,
                 out=str(root / "runs" / f"{shaping}_s{seed}"), eval_every=max(1, timesteps // eval_points),
-                eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and jobs == 1, **rules,
+                eval_games=200, checkpoint_every=0, final_eval_games=0, progress=progress and workers == 1, **rules,
             )
             options.update(train_options or {})
             configs[(shaping, seed)] = TrainConfig(**options).resolved()
     check_trainer_installed("fast-ppo")  # torch missing: said before the experiment folder is made or marked
     from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
 
-    check_out_dir(root, name="out")  # an out that is a file is named before the tables or any run are trained
     check_own_runs([cfg.out for cfg in configs.values()], "potential-shaping")  # never replace a run it did not write
     check_own_root(root, "potential-shaping", _older_root)  # nor results in a folder of another's
+    if workers < min(jobs, len(configs)):  # said once every option is known good (as pokersquares evaluate says it)
+        print(f"potential-shaping: warning: jobs={jobs} is more than the {cpus} CPUs this process may use: training "
+              f"{workers} run{'s' if workers > 1 else ''} at once (the results are the same)", file=sys.stderr,
+              flush=True)
     prepare_out_dir(root, name="out")
     clear_outputs(root, OUTPUT_FILES)  # the previous results went with the previous options: none left beside these
     write_root_mark(root, "potential-shaping", {
@@ -129,13 +144,13 @@ def potential_shaping(
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
     for cfg in configs.values():
         mark_run(cfg.out, "potential-shaping")
-    if jobs == 1:
+    if workers == 1:
         trained = {}
         for key, cfg in configs.items():
             trained[key] = _train(cfg)
             _stop_if_interrupted(trained, configs)  # the next runs do not start
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {key: pool.submit(_train, cfg) for key, cfg in configs.items()}
             trained = {key: f.result() for key, f in futures.items()}
         _stop_if_interrupted(trained, configs)

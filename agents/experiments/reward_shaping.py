@@ -103,9 +103,10 @@ class ExperimentConfig:
         if not isinstance(self.train_options, dict) or set(self.train_options) & reserved:
             raise ValueError(f"train_options={self.train_options!r}: may not set {', '.join(sorted(reserved))} "
                              "(the experiment's own options, and `rules` for the rule options)")
-        for system in self.systems:
-            for seed in self.seeds:
-                self.train_config(system, self.reward_modes[0], seed).resolved()  # validates every option
+        for system in self.systems:  # every run's TrainConfig (its bounds too: num_envs, hidden, ...), before the
+            for mode in self.reward_modes:  # experiment folder is made or marked
+                for seed in self.seeds:
+                    self.train_config(system, mode, seed).resolved()  # validates every option
         slugs: dict[str, str] = {}
         for system in self.systems:  # each system's runs need folders (and table rows) of their own; folder names
             # differing only in case are one folder on a case-insensitive file system (and 'American' is American)
@@ -239,6 +240,7 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
     from agents.train import _read_progress, train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
+    check_out_dir(cfg.out, name="out")  # an empty out is no folder (Path('') would be the current one)
     cfg.validate()
     from agents.config import check_trainer_installed
 

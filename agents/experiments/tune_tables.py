@@ -25,10 +25,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OUTPUTS", "tune_tables_experiment"]
+__all__ = ["MAX_GAMES", "MAX_POPULATION", "MAX_TABLES_GAMES", "OUTPUTS", "tune_tables_experiment"]
 
 #: the files a run writes into its folder (besides experiment.json); a rerun removes them before it starts
 OUTPUTS = ("tables.npz", "theta.json", "history.json", "results.md", "results.json", "curve.png", "scoring.json")
+#: most deals of a generation (``games``) and held-out deals (``eval_games``): every deal of them is held in memory
+#: at once (about 1.3 KB each: 13 GB at the bound), 500 times the default 20,000
+MAX_GAMES = 10**7
+#: most candidates per generation (``population``): each plays every deal of the generation
+MAX_POPULATION = 10**5
+#: most self-play games of the tables (``tables_games``): 2,500 times the agent's 400,000
+MAX_TABLES_GAMES = 10**9
 
 
 def _scoring_arg(scoring: Any, system: Any, folder: Path) -> str:
@@ -104,6 +111,15 @@ def tune_tables_experiment(
     check_seed(eval_seed, "eval_seed")
     if tables_games is not None:
         tables_games = check_positive_int(tables_games, "tables_games")
+    # sizes beyond what memory (the deals of a generation, the held-out deals) or time could hold: named here, not
+    # by numpy ("Maximum allowed dimension exceeded", a MemoryError) after the tables were trained and files written
+    for name, value, low, high, what in (
+            ("games", games, 1, MAX_GAMES, "deals per generation, all held in memory"),
+            ("eval_games", eval_games, 2, MAX_GAMES, "held-out deals, all held in memory"),
+            ("population", population, 1, MAX_POPULATION, "candidates per generation"),
+            ("tables_games", tables_games, 1, MAX_TABLES_GAMES, "self-play games of the tables")):
+        if value is not None and value > high:
+            raise ValueError(f"{name}={value!r}: expected an integer from {low} to {high:,} ({what})")
     folder = Path(check_out_dir(out, name="out"))
     check_own_root(folder, "tune-tables", _older_root)  # never results in another's folder (an evaluation, a run)
     check_compiled("tune-tables")  # numba missing: said before the folder is made or marked and the tables trained

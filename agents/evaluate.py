@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from pokersquares_env.cli import seed_arg
+from pokersquares_env.cli import int_at_least, int_between, seed_arg
 
 HELP = "evaluate agents on common seeded deals (summary, per-game records, hand frequencies, paired comparisons)"
 
@@ -16,7 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", action="append", required=True, metavar="SPEC",
                         help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
                              "ppo:PATH, ...")
-    parser.add_argument("--games", type=int, default=100, help="number of deals (default 100)")
+    from agents.evaluation import MAX_GAMES
+
+    parser.add_argument("--games", type=int_between(1, MAX_GAMES), default=100,
+                        help=f"number of deals, 1 to {MAX_GAMES:,} (default 100)")
     parser.add_argument("--seed", type=seed_arg, default=0,
                         help="deal seed: deal i of seed S is the same for every agent (default 0)")
     parser.add_argument("--scoring", default=None,
@@ -34,14 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jokers", type=int, default=None, choices=(0, 1, 2), help="wild jokers in the deck (0)")
     parser.add_argument("--placement", default=None, choices=("free", "adjacent"), help="placement rule (free)")
     parser.add_argument("--first-cell", default=None, help="where the first card goes: center, top-left or a cell")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=int_at_least(1), default=1,
                         help="worker processes (default 1; the local backend runs at most one per CPU); the results "
                              "are the same for any --jobs")
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
     parser.add_argument("--address", default=None,
                         help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
                              "embedded local Ray with --jobs CPUs, or all cores when --jobs is 1)")
-    parser.add_argument("--chunk-size", type=int, default=None, help="deals per work unit (default: automatic)")
+    parser.add_argument("--chunk-size", type=int_at_least(1), default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "
                              "paired.json, errors.json, PNG plots (with matplotlib); DIR must be new, empty or an "

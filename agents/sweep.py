@@ -811,13 +811,15 @@ def run_sweep(
 
 def add_arguments(parser) -> None:
     """The ``pokersquares sweep`` options."""
+    from pokersquares_env.cli import int_at_least
+
     parser.add_argument("config", metavar="CONFIG", help="sweep config, YAML or JSON (train, space, samples, ...)")
     parser.add_argument("--out", default=None,
                         help="sweep folder: new, empty or an earlier sweep's (default: the config's out, or "
                              "runs/sweeps/NAME)")
     parser.add_argument("--address", default=None,
                         help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
-    parser.add_argument("--cpus", type=int, default=None, help="CPUs of the embedded local Ray (default: all cores)")
+    parser.add_argument("--cpus", type=int_at_least(1), default=None, help="CPUs of the embedded local Ray (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no Tune progress output")
     parser.add_argument("--no-plots", action="store_true", help="skip curves.png and final.png")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agents.config import train_seed_arg
 from agents.demo import _steps as steps_arg
-from pokersquares_env.cli import seed_arg
+from pokersquares_env.cli import int_at_least, int_between, seed_arg
 
 HELP = ("run an experiment: reward-shaping (English vs American reward x line vs terminal), potential-shaping "
         "(fast-ppo with and without line-value reward shaping), compare-trainers or tune-tables (direct policy "
@@ -22,7 +22,8 @@ RULES_HELP = ("rule options of every training run and of the common deals, as "
 
 def add_arguments(parser) -> None:
     """The ``pokersquares experiment`` sub-commands and options."""
-    from agents.config import ALGO_DEFAULTS, ALGOS
+    from agents.config import ALGO_DEFAULTS, ALGOS, MAX_SIZES
+    from agents.evaluation import MAX_GAMES as MAX_EVAL_GAMES
     from agents.experiments.potential_shaping import MAX_JOBS
     from agents.experiments.tune_tables import MAX_GAMES, MAX_POPULATION, MAX_TABLES_GAMES
     from agents.shaping import SHAPINGS
@@ -44,14 +45,14 @@ def add_arguments(parser) -> None:
     p.add_argument("--timesteps", type=steps_arg, help="training steps per run (default 150,000)")
     p.add_argument("--seeds", type=train_seed_arg, nargs="+", metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1 2)")
-    p.add_argument("--games", type=int, help="common evaluation deals (default 500)")
+    p.add_argument("--games", type=int_between(1, MAX_EVAL_GAMES), help="common evaluation deals (default 500)")
     p.add_argument("--eval-seed", type=seed_arg, help="seed of the common deals (default 20260)")
     p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="training point systems (default american english)")
     p.add_argument("--reward-modes", nargs="+", choices=["line", "terminal"], help="default: line terminal")
     p.add_argument("--hidden", type=int, nargs="+", metavar="N",
                    help="hidden layer sizes of every run (default fast-ppo's, "
                         f"{' '.join(map(str, fast['hidden']))})")
-    p.add_argument("--num-envs", type=int,
+    p.add_argument("--num-envs", type=int_between(1, MAX_SIZES["num_envs"]),
                    help=f"parallel games per run (default fast-ppo's, {fast['num_envs']}); below "
                         f"{fast['minibatch_size'] // fast['num_steps']} the minibatch is capped at the rollout, "
                         f"N x {fast['num_steps']} steps")
@@ -60,7 +61,7 @@ def add_arguments(parser) -> None:
     p.add_argument("--shaping", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (agents/shaping.py; default none)")
     p.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
-    p.add_argument("--jobs", type=int, help="evaluation processes (default 1)")
+    p.add_argument("--jobs", type=int_at_least(1), help="evaluation processes (default 1)")
     p.add_argument("--retrain", action="store_true", help="train again even where a finished run exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -74,7 +75,7 @@ def add_arguments(parser) -> None:
     c.add_argument("--timesteps", type=steps_arg, default=200_000, help="training steps per algorithm (default 200,000)")
     c.add_argument("--seed", type=train_seed_arg, default=0,
                    help="training seed of every algorithm, 0..4294967295; the common deals use seed+1 (default 0)")
-    c.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
+    c.add_argument("--games", type=int_between(1, MAX_EVAL_GAMES), default=500, help="common evaluation deals (default 500)")
     c.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn", "fast-ppo"], metavar="ALGO",
                    help=f"algorithms to train, of {', '.join(sorted(ALGOS))} (default maskable-ppo dqn fast-ppo)")
     c.add_argument("--scoring", default="american",
@@ -97,12 +98,12 @@ def add_arguments(parser) -> None:
     q.add_argument("--seeds", type=train_seed_arg, nargs="+", default=[0, 1], metavar="S",
                    help="training seeds, each 0..4294967295 (default 0 1)")
     q.add_argument("--timesteps", type=steps_arg, default=2_000_000, help="training steps per run (default 2,000,000)")
-    q.add_argument("--games", type=int, default=500, help="common evaluation deals (default 500)")
+    q.add_argument("--games", type=int_between(1, MAX_EVAL_GAMES), default=500, help="common evaluation deals (default 500)")
     q.add_argument("--eval-seed", type=seed_arg, default=0, help="seed of the common deals (default 0)")
     q.add_argument("--scoring", default="american",
                    help="reward and evaluation point system: american, english or a JSON file (default american)")
     q.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
-    q.add_argument("--jobs", type=int, default=1,
+    q.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=1,
                    help=f"training runs at once (processes), 1 to {MAX_JOBS:,}; at most one per run and per CPU this "
                         f"process may use (default 1)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -124,23 +125,23 @@ def add_arguments(parser) -> None:
                         "'jokers=2,placement=adjacent,first_cell=center', a JSON object or a .json file "
                         "(default: the plain rules)")
     t.add_argument("--ply", type=int, default=1, choices=[1, 2], help="the expectimax depth tuned for (default 1)")
-    t.add_argument("--generations", type=int, default=25,
+    t.add_argument("--generations", type=int_at_least(1), default=25,
                    help="generations of stage 1 (one multiplier per class; default 25)")
-    t.add_argument("--refine", type=int, default=20,
+    t.add_argument("--refine", type=int_at_least(0), default=20,
                    help="generations of stage 2 (per third of the game; 0: skip; default 20)")
-    t.add_argument("--population", type=int, default=60,
+    t.add_argument("--population", type=int_between(1, MAX_POPULATION), default=60,
                    help=f"candidates per generation, at most {MAX_POPULATION:,} (default 60)")
-    t.add_argument("--elite", type=int, default=12,
+    t.add_argument("--elite", type=int_at_least(1), default=12,
                    help="best candidates the next generation is fitted to (default 12)")
-    t.add_argument("--games", type=int, default=20_000,
+    t.add_argument("--games", type=int_between(1, MAX_GAMES), default=20_000,
                    help=f"deals every candidate of a generation plays, at most {MAX_GAMES:,} (default 20,000)")
     t.add_argument("--sigma", type=float, default=0.3, help="starting spread of the log-multipliers (default 0.3)")
-    t.add_argument("--eval-games", type=int, default=20_000,
+    t.add_argument("--eval-games", type=int_between(2, MAX_GAMES), default=20_000,
                    help=f"held-out deals, 2 to {MAX_GAMES:,} (two-ply plays half of them; default 20,000)")
     t.add_argument("--eval-seed", type=seed_arg, default=99, help="seed of the held-out deals (default 99)")
     t.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of the search: its candidates and its tuning deals (default 0)")
-    t.add_argument("--tables-games", type=int,
+    t.add_argument("--tables-games", type=int_between(1, MAX_TABLES_GAMES),
                    help=f"self-play games of the tables if they are not cached yet, at most {MAX_TABLES_GAMES:,} "
                         f"(default: the agent's 400,000)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")

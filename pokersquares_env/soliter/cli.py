@@ -13,14 +13,14 @@ import math
 import sys
 import time
 
-from pokersquares_env.cli import int_at_least, positive_float, seed_arg
+from pokersquares_env.cli import int_at_least, int_between, positive_float, seed_arg
 
 HELP = "Soliter (Baker's Game) and its variants: show a deal, solve it, benchmark the solver, or play"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``soliter`` sub-commands and their options."""
-    from pokersquares_env.soliter.rules import VARIANTS
+    from pokersquares_env.soliter.rules import MAX_COLUMNS, VARIANTS
 
     sub = parser.add_subparsers(dest="soliter_command", metavar="ACTION", required=True)
 
@@ -30,12 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--variant", default="classic", choices=sorted(VARIANTS), help="rules variant (default classic)")
-        p.add_argument("--free-cells", type=int, default=None,
+        p.add_argument("--free-cells", type=int_between(0, 16), default=None,
                        help=f"free cells, 0..16 (default: the variant's: {each('free_cells')})")
-        p.add_argument("--columns", type=int, default=None,
+        p.add_argument("--columns", type=int_between(1, MAX_COLUMNS), default=None,
                        help=f"columns of the first deal, 1..20 and enough to hold the cards (default: the variant's: "
                             f"{each('columns')})")
-        p.add_argument("--jokers", type=int, default=None,
+        p.add_argument("--jokers", type=int_between(0, 3), default=None,
                        help=f"wild jokers in the deck, 0..3 (default: the variant's: {each('jokers')})")
 
     def action(name: str, text: str) -> argparse.ArgumentParser:

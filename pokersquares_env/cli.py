@@ -130,13 +130,33 @@ class StoreOnce(argparse._StoreAction):
         setattr(namespace, self.dest, values)
 
 
+class BoolOnce(argparse.BooleanOptionalAction):
+    """A ``--flag/--no-flag`` pair that refuses a second mention: argparse keeps the last, so ``demo --search
+    --no-search`` skipped the search with no word about the first (2026-12-03).  Either spelling once, or neither."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = getattr(namespace, "_given", None)
+        if given is None:
+            given = {}
+            setattr(namespace, "_given", given)
+        if self.dest in given:
+            first = given[self.dest]
+            said = f"{option_string} given twice" if first == option_string else f"{first} and {option_string} given together"
+            parser.error(f"{said}: expected one of {' or '.join(self.option_strings)}, once")
+        given[self.dest] = option_string
+        super().__call__(parser, namespace, values, option_string)
+
+
 def _once_each(parser: argparse.ArgumentParser) -> None:
     """Make every plain store option of ``parser`` and of its sub-commands refuse a repeat (:class:`StoreOnce`):
     one-value options, optional-value ones (``--pps [SET]``) and those that take several values at once (``--seeds 0
-    1``), which argparse would replace with the last occurrence's values; append and count options keep adding."""
+    1``), which argparse would replace with the last occurrence's values, and ``--flag/--no-flag`` pairs
+    (:class:`BoolOnce`); append and count options keep adding."""
     for action in parser._actions:
         if type(action) is argparse._StoreAction and action.option_strings:
             action.__class__ = StoreOnce
+        elif type(action) is argparse.BooleanOptionalAction:
+            action.__class__ = BoolOnce
         elif isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):  # aliases share one parser
                 _once_each(sub)

@@ -430,6 +430,26 @@ def test_an_option_of_several_values_given_twice_is_refused_naming_both(argv, op
     assert f"{option} given twice {expected}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["demo", "--search", "--no-search"], "--search and --no-search given together"),
+    (["demo", "--no-search", "--search"], "--no-search and --search given together"),
+    (["demo", "--no-search", "--no-search"], "--no-search given twice"),
+    (["train", "--anneal-lr", "--no-anneal-lr", "--print-config"], "--anneal-lr and --no-anneal-lr given together"),
+])
+def test_a_flag_and_its_negation_are_refused_together(argv, said, capsys):
+    """argparse kept the last of ``--search --no-search`` silently, as it kept the last of a repeated value."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    flag = argv[1].replace("--no-", "--")
+    assert f"{said}: expected one of {flag} or --no-{flag[2:]}, once" in capsys.readouterr().err
+
+
+def test_a_flag_pair_given_once_still_sets_its_value(capsys):
+    assert main(["train", "--no-anneal-lr", "--print-config"]) == 0
+    assert '"anneal_lr": false' in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["evaluate", "--agent", "random", "--games", "1", "--scoring", ""], "unknown point system ''"),
     (["train", "--config", "", "--print-config"], "config file '': expected the path of a JSON or YAML file"),

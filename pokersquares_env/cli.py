@@ -107,6 +107,16 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "parsers", _SubCommands)
 
 
+def _given(namespace: argparse.Namespace) -> dict:
+    """The options seen so far in this parse, ``dest -> value`` (:class:`StoreOnce`) or ``dest -> spelling``
+    (:class:`BoolOnce`), kept on the namespace as ``_given``."""
+    given = getattr(namespace, "_given", None)
+    if given is None:
+        given = {}
+        setattr(namespace, "_given", given)
+    return given
+
+
 class StoreOnce(argparse._StoreAction):
     """A plain one-value option that refuses a second value: argparse keeps the last silently, so ``solve --seed 3
     --seed 4`` would solve deal 4 with no word about 3.  Every such option of every sub-command is one
@@ -117,10 +127,7 @@ class StoreOnce(argparse._StoreAction):
         return "value"
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = getattr(namespace, "_given", None)
-        if given is None:
-            given = {}
-            setattr(namespace, "_given", given)
+        given = _given(namespace)
         if self.dest in given:
             expected = (f"one {self.what()}" if self.nargs in (None, "?") else
                         f"it once, followed by all its values ({option_string} {' '.join(map(str, given[self.dest]))} "
@@ -135,10 +142,7 @@ class BoolOnce(argparse.BooleanOptionalAction):
     --no-search`` skipped the search with no word about the first (2026-12-03).  Either spelling once, or neither."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = getattr(namespace, "_given", None)
-        if given is None:
-            given = {}
-            setattr(namespace, "_given", given)
+        given = _given(namespace)
         if self.dest in given:
             first = given[self.dest]
             said = f"{option_string} given twice" if first == option_string else f"{first} and {option_string} given together"

@@ -124,6 +124,10 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     ),
 }
 
+#: defaults that depend on the network as well: maskable-ppo's MLP default ([256, 256]) would make a slow lines net, so
+#: ``--net lines`` alone gets fast-ppo's lines sizes
+NET_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {("maskable-ppo", "lines"): dict(hidden=[64, 64])}
+
 
 #: the options only some algorithms use: option -> the algorithms that use it (every other option is used by all)
 ALGO_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -301,7 +305,8 @@ class TrainConfig:
         """A validated copy with every ``None`` option set to the algorithm's default, and ``first_cell`` in one
         spelling (a cell index or None: ``'center'``, ``'c3'`` and ``12`` are the same rule)."""
         self.validate_algo()
-        defaults = ALGO_DEFAULTS[self.algo]
+        defaults = {**ALGO_DEFAULTS[self.algo],
+                    **NET_DEFAULTS.get((self.algo, self.net if isinstance(self.net, str) else None), {})}
         cfg = dataclasses.replace(self, hidden=list(self.hidden) if isinstance(self.hidden, (list, tuple)) else self.hidden)
         for name, value in defaults.items():
             if getattr(cfg, name) is None:
@@ -345,8 +350,6 @@ class TrainConfig:
             raise ConfigError(f"out={self.out!r}: expected a folder path")
         if self.net is not None and self.net not in NETS:
             raise ConfigError(f"net={self.net!r}: expected one of {list(NETS)}")
-        if self.algo == "maskable-ppo" and self.net not in (None, "mlp"):
-            raise ConfigError(f"net={self.net!r}: maskable-ppo (SB3) supports only 'mlp'")
         if self.hidden is not None:
             if (
                 not isinstance(self.hidden, (list, tuple))

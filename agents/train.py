@@ -928,11 +928,17 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             eval_cb.n_calls = int(model.num_timesteps) // cfg.num_envs
             _keep_sb3_evaluations(eval_cb, run.dir / "sb3_eval" / "evaluations.npz", int(model.num_timesteps))
     else:
+        if cfg.net == "lines":  # fast-ppo's network as SB3's actor-critic (agents/sb3_policy.py)
+            from agents.sb3_policy import LinesPolicy
+
+            policy, policy_kwargs = LinesPolicy, {"lines_hidden": list(cfg.hidden)}
+        else:
+            policy, policy_kwargs = "MlpPolicy", {"net_arch": list(cfg.hidden)}
         model = MaskablePPO(
-            "MlpPolicy", venv, learning_rate=_linear(cfg.learning_rate) if cfg.anneal_lr else cfg.learning_rate,
+            policy, venv, learning_rate=_linear(cfg.learning_rate) if cfg.anneal_lr else cfg.learning_rate,
             n_steps=cfg.num_steps, batch_size=cfg.minibatch_size, n_epochs=cfg.update_epochs, gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_coef, ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef,
-            max_grad_norm=cfg.max_grad_norm, policy_kwargs={"net_arch": list(cfg.hidden)},
+            max_grad_norm=cfg.max_grad_norm, policy_kwargs=policy_kwargs,
             tensorboard_log=str(run.dir / "tb"), seed=cfg.seed, device="cpu", verbose=0,
         )
     done = int(model.num_timesteps)

@@ -901,8 +901,9 @@ def test_an_interrupted_and_resumed_run_is_the_uninterrupted_run(tmp_path, monke
         assert said in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("shaping", ["none", "heuristic"])
-def test_an_interrupted_and_resumed_maskable_ppo_run_is_the_uninterrupted_run(tmp_path, monkeypatch, capsys, shaping):
+@pytest.mark.parametrize("shaping, net", [("none", "mlp"), ("heuristic", "mlp"), ("none", "lines")])
+def test_an_interrupted_and_resumed_maskable_ppo_run_is_the_uninterrupted_run(tmp_path, monkeypatch, capsys, shaping,
+                                                                              net):
     """maskable-ppo checkpoints between rollouts with the games in progress, SB3's last observation and the
     generators, and a stop waits for the rollout's end: stopped halfway through its second rollout (as Ctrl-C stops
     it) and resumed, it ends with exactly the weights of the run never stopped.  Before, the resumed part started
@@ -913,7 +914,7 @@ def test_an_interrupted_and_resumed_maskable_ppo_run_is_the_uninterrupted_run(tm
 
     from agents import train as train_module
 
-    over = dict(timesteps=768, shaping=shaping)  # three rollouts of 256 steps; the stop comes at 384
+    over = dict(timesteps=768, shaping=shaping, net=net)  # three rollouts of 256 steps; the stop comes at 384
     straight = train(_cfg("maskable-ppo", tmp_path / "straight", **over))
     real_step = train_module.RunFolder.step
 
@@ -1635,3 +1636,50 @@ def test_dqn_resume_under_sync_vectorization_goes_on_with_the_iteration_and_gene
     assert first["games"] is None and first["iteration"] == 100
     train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=3200)
     assert torch.load(out / "checkpoints" / "latest.pt", weights_only=False)["iteration"] == 200
+
+
+# ---------------------------------------------------------------------------- maskable-ppo on the lines net
+
+
+def test_maskable_ppo_lines_net_defaults_to_the_lines_sizes_and_was_refused_before():
+    """Before 2026-12-03 ``--algo maskable-ppo --net lines`` was a ConfigError ("supports only 'mlp'")."""
+    cfg = TrainConfig(algo="maskable-ppo", net="lines").resolved()
+    assert (cfg.net, cfg.hidden) == ("lines", [64, 64])  # not the MLP's [256, 256]
+    assert TrainConfig(algo="maskable-ppo").resolved().hidden == [256, 256]  # the MLP default is unchanged
+    assert TrainConfig(algo="maskable-ppo", net="lines", hidden=[8]).resolved().hidden == [8]
+
+
+def test_maskable_ppo_trains_the_lines_net_whose_logits_follow_permuted_rows_and_loads_as_an_agent(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.evaluation import evaluate
+    from agents.sb3_policy import LinesPolicy
+    from pokersquares_env.env import PokerSquaresEnv
+
+    train(_cfg("maskable-ppo", tmp_path / "run", net="lines"))
+    model = MaskablePPO.load(tmp_path / "run" / "model.zip", device="cpu")
+    policy = model.policy
+    assert isinstance(policy, LinesPolicy) and isinstance(policy.action_net, torch.nn.Identity)
+    assert sum(p.numel() for p in policy.parameters()) == sum(p.numel() for p in policy.mlp_extractor.parameters())
+
+    env = PokerSquaresEnv()
+    obs, _ = env.reset(seed=5)
+    for cell in (0, 7, 13, 21):
+        obs, *_ = env.step(cell)
+    order = [3, 0, 4, 1, 2]  # new row i holds old row order[i]
+    cells = [5 * order[r] + c for r in range(5) for c in range(5)]
+    permuted = obs.copy()
+    permuted[: 25 * 18] = obs[: 25 * 18].reshape(25, 18)[cells].reshape(-1)
+
+    def logits(o):
+        with torch.no_grad():
+            tensor = policy.obs_to_tensor(o)[0]
+            return policy.get_distribution(tensor).distribution.logits[0].numpy(), policy.predict_values(tensor).item()
+
+    (a, value_a), (b, value_b) = logits(obs), logits(permuted)
+    np.testing.assert_allclose(b, a[cells], rtol=1e-5, atol=1e-5)  # an MLP's logits would not follow the rows
+    assert abs(value_a - value_b) < 1e-5
+
+    result = evaluate([f"ppo:{tmp_path / 'run'}"], games=3, seed=0, progress=False)
+    assert result.summary[0]["errors"] == 0 and result.summary[0]["games"] == 3

@@ -90,3 +90,42 @@ def test_notebook_03_loads_the_experiment_made_at_the_repository_root(tmp_path, 
     printed = "".join(o.get("text", "") for o in book.cells[2].outputs)
     assert printed.startswith(f"experiment folder: {folder.resolve()} | steps per run: 416"), printed
     assert list(notebooks.iterdir()) == []
+
+
+# ---- the notebooks are stored executed, so that they read on GitHub without running --------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_stored_notebooks_were_run_top_to_bottom_at_full_budget_without_errors(path):
+    """Stored outputs are what a reader sees on GitHub: every code cell ran, in order, in one kernel, none raised,
+    and the figures are there.  Tiny (CI) budgets are not stored: their numbers would mislead.  To refresh them after
+    a change: docs/testing.md, "Notebook outputs"."""
+    book = nbformat.read(path, as_version=4)
+    code = [c for c in book.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), "not run top to bottom in one kernel"
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs), "no figure stored"
+    text = "".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "") for o in outputs)
+    assert "Traceback" not in text
+    tiny_marks = {"01_quickstart": "| random | 20 |", "02_train_maskable_ppo": "budget: 2048 steps",
+                  "03_english_vs_american": "steps per run: 416"}
+    assert tiny_marks[path.stem] not in text, "outputs of a POKERSQUARES_TINY run were stored"
+
+
+def test_storing_keeps_the_last_state_of_each_progress_bar_line():
+    """scripts/run_notebooks.py stores progress bars as a terminal leaves them, not as hundreds of rewrites."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", NOTEBOOK_DIR.parent / "scripts" / "run_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.settle("\rtrain:  0%| 0/9\rtrain: 50%| 4/9\rtrain: 100%| 9/9\nnext line\n") == \
+        "train: 100%| 9/9\nnext line\n"
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    book.cells[0].outputs = [nbformat.v4.new_output("stream", name="stderr", text="\rbar 1"),
+                             nbformat.v4.new_output("stream", name="stderr", text="\rbar 2\n"),
+                             nbformat.v4.new_output("stream", name="stdout", text="result 3\n"),
+                             nbformat.v4.new_output("stream", name="stdout", text="result 4\n")]
+    module.collapse_streams(book)
+    assert [(o.name, o.text) for o in book.cells[0].outputs] == [("stderr", "bar 2\n"), ("stdout", "result 3\nresult 4\n")]

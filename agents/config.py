@@ -225,7 +225,8 @@ class TrainConfig:
 
     # --- network and optimiser (None: the algorithm's default) ------------------
     net: str | None = None
-    """network: 'mlp' (flat observation) or 'lines' (row/column-structured, shared across cells); SB3 uses mlp"""
+    """network: 'mlp' (flat observation) or 'lines' (row/column-structured, shared across cells; maskable-ppo: as an SB3
+    policy, hidden 64 64 unless given)"""
     hidden: list[int] | None = None
     """hidden layer sizes"""
     learning_rate: float | None = None

@@ -13,11 +13,11 @@ HELP = "evaluate agents on common seeded deals (summary, per-game records, hand 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the command's options to ``parser``."""
+    from agents.evaluation import MAX_GAMES
+
     parser.add_argument("--agent", action="append", required=True, metavar="SPEC",
                         help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
                              "ppo:PATH, ...")
-    from agents.evaluation import MAX_GAMES
-
     parser.add_argument("--games", type=int_between(1, MAX_GAMES), default=100,
                         help=f"number of deals, 1 to {MAX_GAMES:,} (default 100)")
     parser.add_argument("--seed", type=seed_arg, default=0,

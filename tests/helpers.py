@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 
+def cli_status(argv: list[str]) -> int:
+    """The exit status of ``pokersquares ARGV``: what ``main`` returns, or the code of argparse's usage error
+    (``SystemExit``), so a test need not know which of the two refuses a bad value."""
+    from pokersquares_env.cli import main
+
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
 def play_game(agent, game, deck):
     """Play ``deck`` to the end with ``agent`` (checking every cell is legal): ``(placements, score)``."""
     state = game.init(deck, validate=False)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from helpers import cli_status
 from pokersquares_env.cli import COMMANDS, build_parser, main, seed_arg
 
 
@@ -120,11 +121,7 @@ def _refused(argv, value, expected, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     if argv[0] in ("evaluate", "demo", "experiment", "train"):
         argv = [*argv, "--out", str(out)]
-    try:
-        status = main(argv)
-    except SystemExit as exc:  # argparse's usage errors
-        status = exc.code
-    assert status == 2
+    assert cli_status(argv) == 2  # main's status or argparse's usage error
     err = capsys.readouterr().err
     assert value in err and expected in err and "Traceback" not in err
     assert not out.exists() and not any(tmp_path.iterdir())

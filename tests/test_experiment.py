@@ -1172,17 +1172,14 @@ def test_reward_shaping_refuses_training_sizes_beyond_train_configs_bounds_befor
     """Before, --num-envs 10**20 gave numpy's "Maximum allowed dimension exceeded" and --hidden 10**20 a torch
     traceback, after experiment.json and runs/ were written.  (Relies on TrainConfig's upper bounds of
     agents/config.py: num_envs at most 2**20.)"""
-    from pokersquares_env.cli import main
+    from helpers import cli_status
 
     _no_work(monkeypatch)
     out = tmp_path / "rs"
-    try:  # --num-envs is bounded by argparse (a usage error, SystemExit), --hidden by TrainConfig (exit status 2)
-        status = main(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "64", "--games", "1",
+    # --num-envs is bounded by argparse (a usage error, SystemExit), --hidden by TrainConfig (exit status 2)
+    assert cli_status(["experiment", "reward-shaping", "--out", str(out), "--timesteps", "64", "--games", "1",
                        "--systems", "american", "--reward-modes", "line", "terminal", "--seeds", "0", "--no-progress",
-                       *option])
-    except SystemExit as exc:
-        status = exc.code
-    assert status == 2
+                       *option]) == 2
     err = capsys.readouterr().err
     last = err.splitlines()[-1]
     assert last.startswith("pokersquares experiment reward-shaping: ") and needle in last and "Traceback" not in err

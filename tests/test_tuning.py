@@ -244,14 +244,11 @@ def test_tune_tables_experiment_takes_rules(tmp_path):
                                          (["--population", "2", "--elite", "3"], "elite=3 is larger"),
                                          (["--refine", "-1"], "--refine: -1")])
 def test_tune_tables_experiment_rejects_bad_options_before_any_work(tmp_path, capsys, args, match):
-    from pokersquares_env.cli import main
+    from helpers import cli_status
 
     out = tmp_path / "tune"
-    try:  # a bad value of one option is argparse's usage error (SystemExit); a bad combination, run's exit status
-        status = main(["experiment", "tune-tables", "--out", str(out), "--no-progress", *args])
-    except SystemExit as exc:
-        status = exc.code
-    assert status == 2
+    # a bad value of one option is argparse's usage error (SystemExit); a bad combination, run's exit status
+    assert cli_status(["experiment", "tune-tables", "--out", str(out), "--no-progress", *args]) == 2
     assert match in capsys.readouterr().err
     assert not out.exists()  # checked before tables are trained or the folder is made
 

@@ -53,10 +53,10 @@ class LinesPolicy(MaskableActorCriticPolicy):
     """
 
     def __init__(self, *args: Any, lines_hidden: list[int] | tuple[int, ...] = (64, 64), **kwargs: Any):
-        hidden = [int(h) for h in lines_hidden]
-        if not hidden or any(h < 1 for h in hidden):
-            raise ValueError(f"lines_hidden={lines_hidden!r}: expected one or more positive layer sizes")
-        self._lines_hidden = hidden
+        if (not isinstance(lines_hidden, (list, tuple)) or not lines_hidden
+                or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in lines_hidden)):
+            raise ValueError(f"lines_hidden={lines_hidden!r}: expected a list of one or more positive layer sizes")
+        self._lines_hidden = [int(h) for h in lines_hidden]
         kwargs.setdefault("ortho_init", False)
         super().__init__(*args, **kwargs)
 

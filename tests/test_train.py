@@ -1683,3 +1683,17 @@ def test_maskable_ppo_trains_the_lines_net_whose_logits_follow_permuted_rows_and
 
     result = evaluate([f"ppo:{tmp_path / 'run'}"], games=3, seed=0, progress=False)
     assert result.summary[0]["errors"] == 0 and result.summary[0]["games"] == 3
+
+
+@pytest.mark.parametrize("bad", ["64", [], [0], [True, 8], [8.5], None])
+def test_lines_policy_names_bad_layer_sizes(bad):
+    """A string was read character by character ("64" -> layers of 6 and 4)."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    import pokersquares_env  # noqa: F401
+    from agents.sb3_policy import LinesPolicy
+
+    with pytest.raises(ValueError, match=re.escape(f"lines_hidden={bad!r}: expected a list of one or more positive")):
+        MaskablePPO(LinesPolicy, gym.make("PokerSquares-v0"), n_steps=64, batch_size=32, device="cpu",
+                    policy_kwargs={"lines_hidden": bad})

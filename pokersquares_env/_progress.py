@@ -6,6 +6,7 @@ from a core install (``pokersquares evaluate``, training tables) goes on without
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,19 +20,33 @@ def check_progress(progress: Any) -> bool:
     return bool(progress)
 
 
-def progress_bar(enabled: bool = True, **options: Any) -> Any:
-    """A ``tqdm.auto`` bar made with ``options`` if ``enabled`` and tqdm is installed, else ``None``.
+def _tqdm_class() -> Any:
+    """tqdm's bar class: ``tqdm.auto``'s (a widget in Jupyter) when ipywidgets is installed, else the text bar.
 
-    Callers update and close the bar only when it is not ``None``.  ``enabled`` must be a bool (numpy's too), so
-    that ``progress="no"`` is refused instead of read as true.
+    Without ipywidgets, ``tqdm.auto`` in a Jupyter kernel warns "IProgress not found" and falls back to the text bar
+    anyway; taking the text bar directly gives the same bar without the warning.  ``None`` without tqdm.
+    """
+    try:
+        if importlib.util.find_spec("ipywidgets") is not None:
+            from tqdm.auto import tqdm
+        else:
+            from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def progress_bar(enabled: bool = True, **options: Any) -> Any:
+    """A tqdm bar made with ``options`` if ``enabled`` and tqdm is installed, else ``None``.
+
+    The bar is ``tqdm.auto``'s when ipywidgets is installed (a widget in Jupyter), else tqdm's text bar, which
+    Jupyter shows as text.  Callers update and close the bar only when it is not ``None``.  ``enabled`` must be a bool
+    (numpy's too), so that ``progress="no"`` is refused instead of read as true.
     """
     if not check_progress(enabled):
         return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(**options)
+    tqdm = _tqdm_class()
+    return None if tqdm is None else tqdm(**options)
 
 
 def progress_iter(items: Iterable[Any], **options: Any) -> Iterable[Any]:

@@ -467,6 +467,30 @@ def test_progress_bars_need_no_tqdm(monkeypatch):
     assert res.summary[0]["games"] == 2
 
 
+def test_without_ipywidgets_the_bar_is_tqdms_text_bar(monkeypatch):
+    """tqdm.auto in a Jupyter kernel without ipywidgets warns "IProgress not found" (the warning stored in a
+    notebook's outputs, before) and falls back to the text bar; the text bar is taken directly instead."""
+    import importlib.util
+    import warnings
+
+    import tqdm
+    import tqdm.std
+
+    from pokersquares_env import _progress
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ipywidgets" else real_find_spec(name, *a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bar = _progress.progress_bar(True, total=3, disable=True)
+    assert type(bar) is tqdm.std.tqdm
+    bar.close()
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "ipywidgets" else real_find_spec(name, *a))
+    assert _progress._tqdm_class() is __import__("tqdm.auto", fromlist=["tqdm"]).tqdm
+
+
 @pytest.mark.parametrize("scoring, blocks", [("american", ["american", "english"]),
                                              ("english", ["english", "american"])])
 def test_paired_json_holds_each_comparison_once_per_system(tmp_path, scoring, blocks):

@@ -42,6 +42,7 @@ from agents.fast_ppo import (
     torch,
 )
 from agents.shaping import shaped_rewards
+from agents.train import planned_steps
 from pokersquares_env.env import OBS_SIZE
 
 __all__ = ["BUFFER_FILE", "ReplayBuffer", "train"]
@@ -198,7 +199,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         phi = potential(obs) if potential is not None else None
         reset_step = np.zeros(N, dtype=bool)
     explore_steps = max(1, int(cfg.exploration_fraction * cfg.timesteps))
-    run.start(total=cfg.timesteps, done=global_step)
+    run.start(total=planned_steps(cfg), done=global_step)  # iterations of N steps: the budget rounded up
     losses: list[float] = []
     try:
         spent = run.spent_before()  # a resumed run whose time limit earlier sessions spent trains nothing

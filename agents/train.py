@@ -942,7 +942,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
             tensorboard_log=str(run.dir / "tb"), seed=cfg.seed, device="cpu", verbose=0,
         )
     done = int(model.num_timesteps)
-    run.start(total=cfg.timesteps, done=done)
+    run.start(total=planned_steps(cfg), done=done)  # SB3 rounds the budget up to whole rollouts
     callbacks = [RunCallback(eval_cb)]
     if eval_cb is not None:
         callbacks.insert(0, eval_cb)

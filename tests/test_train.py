@@ -1215,6 +1215,29 @@ def test_the_budget_is_rounded_up_to_whole_updates_and_said_so(tmp_path, capsys)
     assert "trains whole" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("algo, asked", [("fast-ppo", 500), ("dqn", 1000), ("maskable-ppo", 300)])
+def test_the_progress_bar_counts_to_the_steps_the_run_takes(algo, asked, tmp_path, monkeypatch):
+    """The bar's total is the budget rounded up to whole updates, and it ends full.  maskable-ppo's and dqn's bars
+    had the asked budget as their total: tqdm drops a total the count passes, so a finished maskable-ppo run showed
+    "201kstep" with no total and no percentage."""
+    import agents.train as train_module
+
+    bars = []
+
+    def recording_bar(enabled, **options):
+        import io
+
+        from tqdm import tqdm
+
+        bars.append(tqdm(**options, file=io.StringIO()))
+        return bars[-1]
+
+    monkeypatch.setattr(train_module, "progress_bar", recording_bar)
+    result = train(_cfg(algo, tmp_path / algo, timesteps=asked, progress=True))
+    assert result.steps > asked  # rounded up
+    assert [(bar.total, bar.n) for bar in bars] == [(result.steps, result.steps)]
+
+
 def test_resume_into_a_file_names_it(tmp_path):
     path = tmp_path / "afile.txt"
     path.write_text("x")

@@ -75,17 +75,18 @@ def render_game(game: PokerSquaresGame, state: GameState, mode: str, *, ended_ea
     """One game as ``render_mode`` ``mode`` draws it: the board text (``"ansi"``) or an RGB frame (``"rgb_array"``).
 
     ``ended_early`` (the game ended on an illegal action) adds a line saying so, since the board still shows the
-    card that was to be placed.
+    card that was to be placed, and marks no cell as playable (no cell is: the action mask is all zeros).
     """
     note = "game over: ended by an illegal action"
     if mode == "ansi":
         from pokersquares_env.text import board_text
 
-        text = board_text(game, state, legal=game.rules.placement == "adjacent")
+        text = board_text(game, state, legal=game.rules.placement == "adjacent" and not ended_early)
         return f"{text}\n{note}" if ended_early else text
     from pokersquares_env import render as _render
 
-    return _render.draw_poker_squares(game, state, notes=(note,) if ended_early else ())
+    return _render.draw_poker_squares(game, state, notes=(note,) if ended_early else (),
+                                      legal=False if ended_early else None)
 
 
 class PokerSquaresEnv(gym.Env):

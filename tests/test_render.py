@@ -106,6 +106,27 @@ def test_adjacency_marks_playable_cells():
         assert differs == bool(legal >> cell & 1), cell
 
 
+@pytest.mark.parametrize("first_move", [12, 0])  # one placement then an illegal one; an illegal first move
+def test_a_game_ended_by_an_illegal_action_marks_no_cell_playable(first_move):
+    """Once an illegal action ends the game the action mask is all zeros; the text and the frame used to mark the
+    cells that were playable before it (8 cells "()" in the text)."""
+    kwargs = dict(placement="adjacent", first_cell="center", illegal_action="penalty")
+    text_env = gym.make("PokerSquares-v0", render_mode="ansi", **kwargs)
+    frame_env = gym.make("PokerSquares-v0", render_mode="rgb_array", **kwargs)
+    for env in (text_env, frame_env):
+        env.reset(seed=0)
+        if first_move == 12:
+            env.step(12)
+        *_, terminated, _, info = env.step(0)  # a1: not next to the centre
+        assert terminated and not info["action_mask"].any()
+    text = text_env.render()
+    assert text.endswith("game over: ended by an illegal action") and "()" not in text
+    game = text_env.unwrapped.game
+    plain = render.draw_poker_squares(game, text_env.unwrapped.state, legal=False,
+                                      notes=("game over: ended by an illegal action",))
+    assert np.array_equal(frame_env.render(), plain)
+
+
 def test_poker_shuffle_frame_shows_remaining_cards():
     game = PokerSquaresGame()
     cards = parse_cards(EXAMPLE)

@@ -460,17 +460,18 @@ def _fmt_points(value: Any) -> str:
     return str(int(number)) if number.is_integer() else repr(number)
 
 
-def _number(value: Any, where: str, *, bound: float | None = None) -> float:
+def _number(value: Any, where: str, *, bound: float | None = None, what: str = "points") -> float:
+    """``value`` as a float, or an error naming ``where`` and the value (``what``: the kind of value, as worded)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{where}: points {value!r} is not a number")
+        raise TypeError(f"{where}: {what} {value!r} is not a number")
     try:
         number = float(value)
     except OverflowError:
-        raise ValueError(f"{where}: points {value!r} is too large for a float") from None
+        raise ValueError(f"{where}: {what} {value!r} is too large for a float") from None
     if not math.isfinite(number):
-        raise ValueError(f"{where}: points {value!r} is not finite")
+        raise ValueError(f"{where}: {what} {value!r} is not finite")
     if bound is not None and abs(number) > bound:
-        raise ValueError(f"{where}: points {value!r} is too large: expected at most {bound:g} either way (so that "
+        raise ValueError(f"{where}: {what} {value!r} is too large: expected at most {bound:g} either way (so that "
                          f"10 lines of it add up without overflow, and exactly in whole numbers)")
     return number
 
@@ -565,7 +566,7 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
             if "win_threshold" in spec:
                 threshold = spec["win_threshold"]
                 if threshold is not None:
-                    threshold = _number(threshold, f"point system {name!r} win_threshold")
+                    threshold = _number(threshold, f"point system {name!r}", what="win_threshold")
             else:  # a built-in's name (any case) must come with its points, and then has its threshold
                 threshold = WIN_THRESHOLDS.get(name.strip().lower())
             system = PointSystem(name, _from_mapping(spec["points"], name, f"point system {name!r}"), threshold)
@@ -612,7 +613,7 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
             f"point system {spec!r} ({type(spec).__name__}): expected a name, a mapping, a JSON path or a PointSystem"
         )
     if win_threshold is not _UNSET:
-        threshold = None if win_threshold is None else _number(win_threshold, "win_threshold")
+        threshold = None if win_threshold is None else _number(win_threshold, "win_threshold", what="value")
         system = PointSystem(system.name, system.points, threshold)
     return system
 

@@ -111,6 +111,12 @@ def _complete_points(system) -> np.ndarray:
     return table
 
 
+def _brief(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters: for error messages that name a bad value."""
+    text = " ".join(repr(value).split())  # an array's repr spans lines
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _holds_text(row: Any) -> bool:
     """Whether a row of the ``deck`` option gives its cards as text: a string, or a list or array holding strings."""
     if isinstance(row, str):
@@ -232,7 +238,10 @@ class PokerSquaresVectorEnv(VectorEnv):
     core :class:`~pokersquares_env.core.GameState` for search agents and
     records.  ``max_episode_steps`` (passed by
     ``make_vec``) is accepted and must be ``None`` or at least 25: games end by
-    themselves after 25 steps.
+    themselves after 25 steps, and the native env has no truncation (the single
+    env under ``gym.make(..., max_episode_steps=n)`` with ``n < 25`` is cut off
+    by Gymnasium's ``TimeLimit`` wrapper, ``truncated=True``; cut games are not
+    Poker Squares games, so the vector env refuses them).
 
     ``reset(options=...)`` takes ``deck`` (``(N, >=25)`` codes, N rows of
     codes whose lengths may differ, or N card strings: each row a deck of at
@@ -458,8 +467,9 @@ class PokerSquaresVectorEnv(VectorEnv):
         if arr is None or (arr.dtype == object and arr.ndim == 1 and isinstance(decks, (list, tuple))):
             return self._check_ragged_decks(decks)
         if arr.ndim != 2 or arr.shape[0] != self.num_envs or arr.shape[1] < NUM_CELLS:
-            raise ValueError(f"options['deck'] has shape {arr.shape}: expected ({self.num_envs}, >=25), or "
-                             f"{self.num_envs} rows of >=25 codes each")
+            given = f" {_brief(decks)}" if arr.ndim < 2 else ""  # a string or a flat list: show what it was
+            raise ValueError(f"options['deck']{given} has shape {arr.shape}: expected ({self.num_envs}, >=25), or "
+                             f"{self.num_envs} rows of >=25 codes each (a row may be card text: one deck per sub-env)")
         return self._check_deck_rows(arr)
 
     def _parse_deck(self, i: int, row: Any) -> list[int]:
@@ -634,7 +644,9 @@ class PokerSquaresVectorEnv(VectorEnv):
             if arr.size == self.num_envs:
                 arr = arr.reshape(self.num_envs)
             else:
-                raise ValueError(f"actions have shape {arr.shape}: expected ({self.num_envs},), one cell per sub-env")
+                given = "" if isinstance(actions, np.ndarray) else f" {_brief(actions)}"  # an array: its shape says it
+                raise ValueError(f"actions{given} have shape {arr.shape}: expected ({self.num_envs},), one cell per "
+                                 f"sub-env")
         if not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"actions have dtype {arr.dtype}: expected integer cell indices 0..24")
         if arr.dtype.itemsize == 8 and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.size \

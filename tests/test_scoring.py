@@ -383,6 +383,17 @@ def test_point_table_values_are_bounded_so_that_scores_stay_finite_and_exact(tmp
         PointSystem("x", ("a",) * len(CATEGORY_KEYS), None)
 
 
+def test_a_bad_win_threshold_is_called_a_threshold_not_points():
+    """Before, ``point_system("american", win_threshold="abc")`` (and so ``gym.make(..., win_threshold="abc")``) said
+    "win_threshold: points 'abc' is not a number", and a table's threshold "win_threshold: points ..." likewise."""
+    with pytest.raises(TypeError, match=r"^win_threshold: value 'abc' is not a number$"):
+        point_system("american", win_threshold="abc")
+    with pytest.raises(ValueError, match=r"^win_threshold: value inf is not finite$"):
+        point_system("english", win_threshold=float("inf"))
+    with pytest.raises(TypeError, match=r"^point system 'm': win_threshold 'x' is not a number$"):
+        point_system({"name": "m", "points": {"one_pair": 1}, "win_threshold": "x"})
+
+
 def test_a_point_system_built_directly_checks_its_name_points_and_threshold():
     """Before, PointSystem("m", pts, "100") was accepted and the 25th step failed comparing a float with a str; a NaN
     threshold made every game lost; PointSystem("m", 5) failed with "object of type 'int' has no len()"."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -310,6 +312,15 @@ def test_bad_inputs_are_named():
         venv.step(np.zeros(2))
     with pytest.raises(ValueError, match=r"options\['deck'\] has shape \(1, 52\)"):
         venv.reset(options={"deck": np.arange(52)[None]})
+    # a value that is not an array is shown, not only its shape (a string, a dict and None all had "shape ()")
+    for bad, shown in (("123", "'123'"), ({"a": 1}, "{'a': 1}"), (None, "None"), ([1, 2, 3], "[1, 2, 3]")):
+        with pytest.raises(ValueError, match=re.escape(f"actions {shown} have shape ")):
+            venv.step(bad)
+    with pytest.raises(ValueError, match=re.escape("options['deck'] 'As Ks Qs' has shape (): expected (2, >=25)")):
+        venv.reset(options={"deck": "As Ks Qs"})  # one deck for two sub-envs: the single env's form
+    long = list(range(60))
+    with pytest.raises(ValueError, match=r"options\['deck'\] \[0, 1, 2, .*\.\.\. has shape \(60,\)"):
+        venv.reset(options={"deck": long})
     with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\] = 52"):
         venv.reset(options={"deck": np.stack([np.arange(52), np.r_[52, np.arange(51)]])})
     with pytest.raises(ValueError, match="twice"):

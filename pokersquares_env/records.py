@@ -431,17 +431,49 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
 def append_record(record: GameRecord, path: str | os.PathLike) -> None:
     """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line).
 
-    The record is checked to load back first, as by :func:`save_record`.  If the file ends in a partial line
-    (a write cut short), the record starts a new line, so that line alone stays damaged: ``load_records`` names
-    it (``skip_bad=True`` reads the others) and :func:`read_record` reads any other line.
+    The record is checked to load back first, as by :func:`save_record`.  An existing non-empty file must be JSONL
+    of records: its first non-blank line must be a game record, else a :class:`RecordError` names the file and it is
+    left as it was (appending a line to a pretty-printed ``.json`` record or to another file would make it unreadable).
+    If the file ends in a partial line (a write cut short), the record starts a new line, so that line alone stays
+    damaged: ``load_records`` names it (``skip_bad=True`` reads the others) and :func:`read_record` reads any other
+    line.
     """
     line = _record_json(record) + "\n"
+    _check_append_target(os.fspath(path))
     with open(path, "a+b") as fh:
         if fh.tell() > 0:
             fh.seek(-1, os.SEEK_END)
             if fh.read(1) != b"\n":
                 line = "\n" + line
         fh.write(line.encode("utf-8"))
+
+
+def _check_append_target(path: str) -> None:
+    """A :class:`RecordError` unless ``path`` is missing, empty (blank lines only) or starts with a JSONL game record
+    (its first non-blank line; only that line is read, so appending stays cheap in a long file)."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        lineno = 0
+        for lineno, raw in enumerate(fh, start=1):  # noqa: B007 -- lineno names the line below
+            if raw.strip():
+                break
+        else:
+            return
+    expected = "expected a JSONL file of game records, one per line (or a new or empty file)"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: line {lineno} is not UTF-8 text: {expected}; the file is left as it was") from None
+    try:
+        _record_of_line(path, text, lineno, text.rstrip("\r\n"))
+    except RecordError as exc:
+        problem = str(exc)  # "PATH:LINE: what" -> "line LINE: what"
+        problem = f"line {problem[len(path) + 1:]}" if problem.startswith(f"{path}:") else problem
+        raise RecordError(f"{path}: not JSONL of game records ({problem}): {expected}; the file is left as it "
+                          f"was") from None
 
 
 def load_record(path: str | os.PathLike) -> GameRecord:

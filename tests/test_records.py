@@ -287,12 +287,14 @@ def test_gif_frame_rate_must_be_finite(tmp_path):
         (["--png", "{tmp}/out.jpg"], "--png '{tmp}/out.jpg' does not end in .png"),
         (["--fps", "5"], "--fps needs --gif"),
         (["--png", "{tmp}/out.png", "--fps", "5"], "--fps needs --gif"),
+        (["--png", "{tmp}/out.png", "--boards"], "--boards prints the board after every move in the text replay"),
+        (["--gif", "{tmp}/out.gif", "--boards"], "--boards prints the board after every move in the text replay"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
 def test_replay_refuses_a_bad_output_path_before_any_work(tmp_path, capsys, options, message):
     """Before, a missing folder was created, a folder gave an error naming a temporary file, GIF data went into a
-    .png file (and PNG into .gif) and --fps without --gif was ignored."""
+    .png file (and PNG into .gif), and --fps without --gif and --boards with --gif or --png were ignored."""
     from pokersquares_env.cli import main
 
     game, state = play_random(4)
@@ -713,6 +715,33 @@ def test_a_record_takes_a_numpy_seed_as_an_int():
     game, state = play_random(3)
     record = GameRecord(game.rules, game.system, list(state.deck), list(state.placements), seed=np.int64(3))
     assert type(record.seed) is int and json.loads(json.dumps(record.to_dict()))["seed"] == 3
+
+
+@pytest.mark.parametrize("content, named", [
+    (None, "not valid JSON"),  # a pretty-printed single record (save_record's .json)
+    (b"\x00\xff\xfegarbage\n", "not UTF-8"),
+    (b"hello world\n", "not valid JSON"),
+    (b"\n\n[1, 2]\n", "line 3"),  # JSON, but not a record: named by its line
+])
+def test_append_record_refuses_a_file_that_is_not_jsonl_records_and_leaves_it(tmp_path, content, named):
+    """Before, append_record added a line to any file: to a .json record (which replay then refused: "Extra data")
+    or to binary garbage."""
+    record = GameRecord.from_game(*play_random(8), seed=8)
+    path = tmp_path / "target.json"
+    if content is None:
+        save_record(record, path)
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    with pytest.raises(RecordError, match=re.escape(named)) as caught:
+        append_record(record, path)
+    assert str(path) in str(caught.value) and "expected a JSONL file of game records" in str(caught.value)
+    assert path.read_bytes() == before
+    blank = tmp_path / "blank.jsonl"  # empty or blank lines only: a new JSONL file
+    blank.write_text("\n \n")
+    append_record(record, blank)
+    append_record(record, blank)
+    assert [r.seed for r in load_records(blank)] == [8, 8]
 
 
 def test_append_after_a_cut_short_line_starts_a_new_line(tmp_path):

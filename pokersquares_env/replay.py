@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fps", type=float, default=None,
                         help=f"GIF frames per second, {MIN_FPS:.4g} to {MAX_FPS:g} (a frame delay of 10 ms to 655.35 s, "
                              f"what a GIF holds; default 2; needs --gif)")
-    parser.add_argument("--boards", action="store_true", help="print the board after every move")
+    parser.add_argument("--boards", action="store_true",
+                        help="print the board after every move (text replay only: not with --gif or --png)")
 
 
 def load(path: str, index: int = 0) -> Any:
@@ -300,6 +301,10 @@ def run(args: argparse.Namespace) -> int:
     # Usage errors first, before the record is read or a frame drawn.
     if args.fps is not None and not args.gif:
         print("pokersquares replay: --fps needs --gif (it sets the GIF's frame rate)", file=sys.stderr)
+        return 2
+    if args.boards and (args.gif or args.png):
+        print("pokersquares replay: --boards prints the board after every move in the text replay; it does nothing "
+              "with --gif or --png, which write images instead of text", file=sys.stderr)
         return 2
     problem = args.fps is not None and _fps_problem(args.fps)
     if problem:

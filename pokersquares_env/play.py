@@ -224,7 +224,9 @@ class TerminalGame:
 
     ``read`` is called with a prompt and returns a line (``input`` by
     default; it raises ``EOFError`` at the end of the input), ``out`` is the
-    text stream written to.
+    text stream written to, and ``err`` (standard error by default) the one
+    that says why a game ended without a result (the input ended, Ctrl-C, the
+    record not written).
     """
 
     def __init__(
@@ -239,6 +241,7 @@ class TerminalGame:
         color: bool = False,
         read: Callable[[str], str] = input,
         out: TextIO | None = None,
+        err: TextIO | None = None,
     ) -> None:
         self.game = game
         self.state = game.init(deck)
@@ -250,11 +253,19 @@ class TerminalGame:
         self.style = _Style(color)
         self.read = read
         self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
 
     def say(self, text: str = "") -> None:
         """Write a line (or several)."""
         self.out.write(text + "\n")
         self.out.flush()
+
+    def complain(self, text: str) -> None:
+        """Write why the game ends without a result (exit status 1 or 130) to ``err``, so that a transcript
+        redirected to a file (``play > game.txt``) does not hide it."""
+        self.out.flush()
+        self.err.write(text + "\n")
+        self.err.flush()
 
     # -- agents
     def _agent_inputs(self, state: Any, agent: Any) -> tuple[Any, dict[str, Any]]:
@@ -385,10 +396,10 @@ class TerminalGame:
             self.say("Game abandoned; nothing recorded.")
             return 0
         except EOFError:
-            self.say("\nThe input ended before the game was over; nothing recorded.")
+            self.complain("\nThe input ended before the game was over; nothing recorded.")
             return 1
         except KeyboardInterrupt:
-            self.say("\nInterrupted; nothing recorded.")
+            self.complain("\nInterrupted; nothing recorded.")
             return 130
         return self.finish()
 
@@ -444,7 +455,7 @@ class TerminalGame:
                 (append_record if lines else save_record)(record, self.record_path)
             except (OSError, RecordError) as exc:  # a record refused (a seed too large) is reported as a failed write
                 why = str(exc).removeprefix("record: ")  # the field, named: "field 'seed': ..."
-                self.say(f"could not write the record {self.record_path!r}: {why}")
+                self.complain(f"could not write the record {self.record_path!r}: {why}")
                 return 1
             if lines:
                 from pokersquares_env.records import _jsonl_lines, _read_text

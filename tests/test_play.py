@@ -491,12 +491,14 @@ def test_a_record_that_cannot_be_saved_is_reported_without_losing_the_game(tmp_p
     game = PokerSquaresGame()
     record = tmp_path / "g.json"
     moves = iter(CELLS)
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     session = TerminalGame(game, game.deal(np.random.default_rng(0)), seed=2**1100, record=str(record),
-                           read=lambda _: next(moves), out=out)
+                           read=lambda _: next(moves), out=out, err=err)
     assert session.play() == 1
     lines = out.getvalue().splitlines()
-    assert lines[-1].startswith(f"could not write the record {str(record)!r}: field 'seed': an integer of 1,101 bits")
+    # on standard error, so that `play > transcript.txt` does not hide the failure inside the transcript
+    assert err.getvalue().startswith(f"could not write the record {str(record)!r}: field 'seed': an integer of "
+                                     f"1,101 bits") and "could not write" not in out.getvalue()
     assert any(line.startswith("Scores: american") for line in lines) and not record.exists()
 
 

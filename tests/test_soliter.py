@@ -615,9 +615,12 @@ def test_cli_play_asks_again_after_an_empty_line(monkeypatch, capsys):
 
 def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
     """As ``pokersquares play`` does; before, the end of the input was a silent exit 0."""
-    status, out = _soliter_play(monkeypatch, capsys, "c1 f\n")
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("c1 f\n"))
+    status = __import__("pokersquares_env.cli", fromlist=["main"]).main(["soliter", "play", "--seed", "7"])
+    captured = capsys.readouterr()
     assert status == 1
-    assert out.rstrip().endswith("The input ended before the game was over.")
+    assert captured.err.strip() == "The input ended before the game was over."  # stderr: not lost in a transcript
+    assert "input ended" not in captured.out
 
 
 def test_cli_play_hint_says_no_win_exists_only_for_a_proof(monkeypatch, capsys):

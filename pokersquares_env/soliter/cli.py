@@ -200,7 +200,7 @@ def _play(args: argparse.Namespace) -> int:
             while not line:  # an empty line asks again, as `pokersquares play` does
                 line = read("> ").strip()
         except EOFError:
-            print("\nThe input ended before the game was over.")
+            print("\nThe input ended before the game was over.", file=sys.stderr)
             return 1
         command = line.lower()  # 'Q', 'Hint', 'C3 C5' as well
         if command in _QUIT:

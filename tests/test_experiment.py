@@ -230,6 +230,35 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
 
 
+def test_compare_trainers_net_sets_every_runs_network(tmp_path, monkeypatch, capsys):
+    """--net lines gives MaskablePPO fast-ppo's row/column network too (it used to compare only SB3's MLP); the
+    table names each run's network, and a bad --net is a usage error before anything is written."""
+    from agents.experiments import compare_trainers as module
+    from pokersquares_env.cli import main
+
+    tiny_sb3 = dict(hidden=[8, 8], num_envs=2, num_steps=64, minibatch_size=64, update_epochs=1)
+    result = module.compare_trainers(str(tmp_path / "lines"), timesteps=128, algos=("maskable-ppo", "fast-ppo"),
+                                     games=3, eval_points=1, net="lines", progress=False,
+                                     train_options={"maskable-ppo": tiny_sb3, "fast-ppo": TINY_TRAIN})
+    assert [(r["algo"], r["net"]) for r in result["rows"]] == [("maskable-ppo", "lines"), ("fast-ppo", "lines")]
+    stored = json.loads((tmp_path / "lines" / "maskable-ppo" / "config.json").read_text())
+    assert stored["net"] == "lines"
+    assert "| maskable-ppo | lines |" in (tmp_path / "lines" / "comparison.md").read_text()
+    default = module.compare_trainers(str(tmp_path / "own"), timesteps=128, algos=("maskable-ppo",), games=3,
+                                      eval_points=1, progress=False, train_options={"maskable-ppo": tiny_sb3})
+    assert [r["net"] for r in default["rows"]] == ["mlp"]  # its own (SB3's MlpPolicy)
+    seen, real = {}, module.compare_trainers
+    monkeypatch.setattr(module, "compare_trainers", lambda out, **kw: seen.update(kw) or {"table": ""})
+    assert main(["experiment", "compare-trainers", "--net", "lines", "--out", str(tmp_path / "cli")]) == 0
+    assert seen["net"] == "lines"
+    with pytest.raises(SystemExit):
+        main(["experiment", "compare-trainers", "--net", "cnn", "--out", str(tmp_path / "bad")])
+    assert "invalid choice: 'cnn'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+    with pytest.raises(ValueError, match="net=.cnn."):
+        real(str(tmp_path / "bad"), net="cnn", progress=False)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_compare_trainers_on_a_custom_point_system_plots_that_system(tmp_path):
     """A JSON point system is the reward and the evaluation; the curves are the run's own eval_score."""
     from agents.experiments.compare_trainers import compare_trainers

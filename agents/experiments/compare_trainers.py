@@ -29,6 +29,7 @@ def compare_trainers(
     scoring: str = "american",
     shaping: str = "none",
     rules: Any = None,
+    net: str | None = None,
     train_options: dict[str, dict[str, Any]] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
@@ -38,6 +39,9 @@ def compare_trainers(
     ``shaping``: the potential-based reward shaping of every run (:mod:`agents.shaping`; default none).
     ``rules``: the rule options of every run and of the common deals (a ``Rules`` or a spec of ``Rules.parse``
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
+    ``net``: the network of every run, ``"mlp"`` or ``"lines"`` (default ``None``: each algorithm's own, MaskablePPO's
+    MLP and the lines network of dqn and fast-ppo); with ``"lines"`` MaskablePPO trains ``agents.sb3_policy``'s
+    ``LinesPolicy``.  ``train_options[algo]`` may still set one run's ``net``.
     """
     from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
@@ -58,6 +62,7 @@ def compare_trainers(
         raise ValueError(f"algos={list(algos)!r}: {', '.join(map(repr, repeated))} given more than once: expected "
                          f"each algorithm once")
     rules = rules_options(rules)
+    nets = {} if net is None else {"net": net}  # TrainConfig checks the value, naming it, before any run
     for algo, extra in (train_options or {}).items():
         if set(extra) & set(rules):
             raise ValueError(f"train_options[{algo!r}]={extra!r}: may not set {', '.join(rules)} (use rules)")
@@ -67,7 +72,7 @@ def compare_trainers(
         cfg = TrainConfig(
             algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
             eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
-            progress=progress, **{**rules, **(train_options or {}).get(algo, {})},
+            progress=progress, **{**rules, **nets, **(train_options or {}).get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
         # a dqn budget too short to learn is refused now, not after the other runs (the experiment has no
@@ -82,7 +87,7 @@ def compare_trainers(
     prepare_out_dir(root, name="out")
     write_root_mark(root, "compare-trainers", {"timesteps": timesteps, "seed": seed, "algos": list(algos),
                                                "games": games, "scoring": scoring, "shaping": shaping,
-                                               "rules": rules})
+                                               "rules": rules, "net": net})
     system = point_system(scoring).name
     if shaping == "tables":  # train (or load) the tables once, before the first run is timed (each run's clock
         from agents.shaping import LinePotential  # starts after its own potential is built, from this cache)
@@ -97,7 +102,7 @@ def compare_trainers(
             print(f"compare-trainers: Ctrl-C stopped the {cfg.algo} run at step {result.steps:,}; its checkpoint and "
                   f"model are kept in {cfg.out}; no comparison was written", file=sys.stderr, flush=True)
             raise KeyboardInterrupt
-        rows.append({"algo": cfg.algo, "steps": result.steps, "seconds": result.seconds,
+        rows.append({"algo": cfg.algo, "net": cfg.net, "steps": result.steps, "seconds": result.seconds,
                      "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
@@ -111,10 +116,10 @@ def compare_trainers(
          f"column; seed {seed}, {system} reward, shaping {shaping}"
          f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
-        "| algorithm | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|",
+        "| algorithm | network | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['algo']} | {r['steps']:,} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
+        lines.append(f"| {r['algo']} | {r['net']} | {r['steps']:,} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
                      f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
     (root / "comparison.md").write_text("\n".join(lines) + "\n")
     (root / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")

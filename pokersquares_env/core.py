@@ -11,6 +11,7 @@ lines it completes costs a few integer operations and one table look-up.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -110,6 +111,27 @@ def parse_cell(text: str | int) -> int:
     raise ValueError(f"bad cell {text!r}: expected a column a-e and a row 1-5 such as 'c3', or an index 0..24")
 
 
+
+def _rules_json_object(source: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of a rules spec or file, refusing a key given twice (``json`` would keep the last silently,
+    where ``jokers=1,jokers=2`` is refused)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"{source}: key {key!r} is given twice: expected each option once")
+        out[key] = value
+    return out
+
+
+def _check_record_version(source: str, data: dict[str, Any]) -> None:
+    """A game record read for its rules must be one this library reads (``replay`` refuses the others too)."""
+    from pokersquares_env.records import FORMAT, VERSION  # here: records imports this module
+
+    if data.get("format") != FORMAT or data.get("version") != VERSION or isinstance(data.get("version"), bool):
+        raise ValueError(f"{source}: a game record of format {data.get('format')!r} version {data.get('version')!r}: "
+                         f"expected format {FORMAT!r} version {VERSION} (the records this library reads), or a "
+                         f"rules object such as " '{"jokers": 2, "placement": "adjacent"}')
+
 @dataclass(frozen=True)
 class Rules:
     """Rule options of a Poker Squares game (point systems are separate: see ``PointSystem``).
@@ -203,15 +225,21 @@ class Rules:
         if isinstance(spec, str):
             text = spec.strip()
             if text.startswith("{") or text.lower().endswith(".json") or ("=" not in text and os.path.isfile(text)):
+                read_object = functools.partial(_rules_json_object, source)
                 try:
                     if text.startswith("{"):
-                        spec = json.loads(text)
+                        spec = json.loads(text, object_pairs_hook=read_object)
                     else:
                         source = f"rules file {text!r}"
+                        read_object = functools.partial(_rules_json_object, source)
                         with open(text, encoding="utf-8") as fh:
-                            spec = json.load(fh)
+                            spec = json.load(fh, object_pairs_hook=read_object)
                         if isinstance(spec, dict) and "deck" in spec and isinstance(spec.get("rules"), dict):
+                            _check_record_version(source, spec)
                             spec = spec["rules"]  # a saved game record: the rules it was played under
+                except RecursionError:
+                    raise ValueError(f"{source}: JSON nested too deeply to read: expected an object such as "
+                                     '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
                 except OSError as exc:
                     raise ValueError(f"{source}: cannot read it ({exc.strerror})") from None
                 except UnicodeDecodeError:
@@ -219,6 +247,11 @@ class Rules:
                                      '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{source}: not valid JSON ({exc.msg}): expected an object such as "
+                                     '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
+                except ValueError as exc:  # an integer of more digits than Python reads
+                    if str(exc).startswith(source):  # _rules_json_object's own, already naming the source
+                        raise
+                    raise ValueError(f"{source}: cannot be read as JSON ({exc}): expected an object such as "
                                      '{"jokers": 2, "placement": "adjacent", "first_cell": "center"}') from None
             else:
                 pairs: dict[str, Any] = {}

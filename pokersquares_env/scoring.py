@@ -587,6 +587,9 @@ def point_system(spec: SystemSpec = "american", *, win_threshold: Any = _UNSET) 
                                  parse_int=_json_int)
         except json.JSONDecodeError as exc:
             raise ValueError(f"point system file {path!r} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"point system file {path!r}: JSON nested too deeply to read: expected a JSON object of "
+                             f"category to points") from None
         except UnicodeDecodeError:
             raise ValueError(f"point system file {path!r} is not UTF-8 text: expected a JSON object of category "
                              f"to points") from None

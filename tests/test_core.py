@@ -127,6 +127,30 @@ def test_rules_parse_reads_the_rules_of_a_saved_record(tmp_path):
     path = tmp_path / "game.json"
     path.write_text(json.dumps(GameRecord.from_game(game, state).to_dict()))
     assert Rules.parse(str(path)) == rules
+    newer = tmp_path / "v2.json"  # a record version this library does not read (replay refuses it too)
+    newer.write_text(json.dumps({**GameRecord.from_game(game, state).to_dict(), "version": 2}))
+    with pytest.raises(ValueError, match=r"v2.json': a game record of format 'pokersquares-record' version 2: "
+                                         r"expected format 'pokersquares-record' version 1"):
+        Rules.parse(str(newer))
+
+
+def test_rules_json_that_cannot_be_read_is_named_not_a_traceback(tmp_path):
+    """Before, deep nesting raised RecursionError (a traceback from every command taking --rules), a 5,000-digit
+    integer said only "Exceeds the limit (4300 digits)..." without the file, and a key given twice kept its last
+    value silently (where ``jokers=1,jokers=2`` is refused)."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    big = tmp_path / "big.json"
+    big.write_text('{"jokers": ' + "9" * 5000 + "}")
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"jokers": 2, "jokers": 0}')
+    for bad, message in [(str(deep), r"rules file '.*deep.json': JSON nested too deeply to read"),
+                         (str(big), r"rules file '.*big.json': cannot be read as JSON \(Exceeds the limit"),
+                         (str(twice), r"rules file '.*twice.json': key 'jokers' is given twice"),
+                         ('{"jokers": 1, "jokers": 2}', r"""rules '\{"jokers": 1, "jokers": 2\}': key 'jokers' is """
+                                                        r"given twice")]:
+        with pytest.raises(ValueError, match=message):
+            Rules.parse(bad)
 
 
 def test_illegal_first_cell_message():

@@ -490,6 +490,19 @@ def test_a_point_file_naming_a_key_twice_is_refused(tmp_path):
         point_system(str(path))
 
 
+def test_a_point_file_nested_too_deeply_is_named_not_a_traceback(tmp_path, capsys):
+    """Before, RecursionError: a traceback and exit 1 from evaluate, play, solve, train, demo and experiment."""
+    from pokersquares_env.cli import main
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"point system file '.*deep.json': JSON nested too deeply to read"):
+        point_system(str(path))
+    assert main(["evaluate", "--agent", "random", "--games", "1", "--scoring", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err and "Traceback" not in err and err.count("\n") == 1
+
+
 def test_a_bad_value_in_a_point_file_names_the_file_and_the_key(tmp_path):
     """Before, a NaN said "point table['flush']: points nan is not finite" (which file?) and a 5,000-digit integer
     gave Python's bare "Exceeds the limit (4300 digits) for integer string conversion"."""

@@ -196,8 +196,43 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: suit symbols as the letters ``parse_card`` reads, for output streams whose encoding has no symbols
+_SUIT_LETTERS = {"\u2660": "s", "\u2665": "h", "\u2666": "d", "\u2663": "c"}
+
+
+def _suit_letters(exc: UnicodeError) -> tuple[str, int]:
+    """A codecs error handler: each suit symbol the stream cannot encode as its letter (``T♠`` -> ``Ts``), any other
+    character as ``?``."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start:exc.end]
+    return "".join(_SUIT_LETTERS.get(ch, "?") for ch in text), exc.end
+
+
+def _plain_text_streams() -> None:
+    """Let standard output and error whose encoding cannot write the suit symbols (a pipe or console in ASCII or
+    cp1252) write cards as ``Ts``, ``Ah`` instead of failing with ``UnicodeEncodeError`` mid-command."""
+    import codecs
+
+    try:
+        codecs.lookup_error("pokersquares-suits")
+    except LookupError:
+        codecs.register_error("pokersquares-suits", _suit_letters)
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if not encoding or not hasattr(stream, "reconfigure"):
+            continue  # a StringIO (tests) or a replaced stream: left alone
+        try:
+            "".join(_SUIT_LETTERS).encode(encoding)
+        except UnicodeEncodeError:
+            stream.reconfigure(errors="pokersquares-suits")
+        except LookupError:
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    _plain_text_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(only)

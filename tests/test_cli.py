@@ -463,3 +463,28 @@ def test_options_that_take_several_values_may_still_repeat(capsys):
                  "--format", "json"]) == 0
     assert [line.split('"agent": ')[1].split(",")[0] for line in capsys.readouterr().out.splitlines()] == [
         '"random"', '"greedy"']
+
+
+@pytest.mark.parametrize("argv", [["solve", "--seed", "3"], ["soliter", "show", "--seed", "3"]], ids=" ".join)
+def test_output_in_ascii_writes_suits_as_letters_instead_of_failing(argv, tmp_path):
+    """A pipe or console whose encoding has no suit symbols (PYTHONIOENCODING=ascii, a Windows cp1252 console) made
+    every command that prints cards fail with UnicodeEncodeError mid-output; the suits are now written as the letters
+    parse_card reads (T♠ -> Ts)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run([sys.executable, "-m", "pokersquares_env", *argv], capture_output=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr.decode("ascii", "replace")
+    text = done.stdout.decode("ascii")  # pure ASCII: no symbol was written
+    assert re.search(r"\b[2-9TJQKA][shdc]\b", text), text
+    assert b"UnicodeEncodeError" not in done.stderr
+    utf8 = subprocess.run([sys.executable, "-m", "pokersquares_env", *argv], capture_output=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=120)
+    def untimed(out: str) -> str:
+        return re.sub(r"\d+\.\d+ s\b", "N s", out)  # solve prints its seconds
+
+    # the same text, but for the suits
+    assert untimed(utf8.stdout.decode("utf-8").translate(str.maketrans("♠♥♦♣", "shdc"))) == untimed(text)

@@ -230,9 +230,23 @@ def _plain_text_streams() -> None:
             pass
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  line: str | None = None) -> str:
+    """A warning as the command prints it: one line, without the source file and line that raised it (for a command
+    line run those are the ``pokersquares`` script's ``sys.exit(main())``, which tells a user nothing)."""
+    return f"pokersquares: {category.__name__}: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    Run as the command (``argv`` None: the ``pokersquares`` script, ``python -m pokersquares_env``), warnings print
+    as one line each.  Called with ``argv`` from Python (tests, notebooks) the caller's warning format is kept."""
     _plain_text_streams()
+    if argv is None:
+        import warnings
+
+        warnings.formatwarning = _warning_line
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(only)

@@ -488,3 +488,21 @@ def test_output_in_ascii_writes_suits_as_letters_instead_of_failing(argv, tmp_pa
 
     # the same text, but for the suits
     assert untimed(utf8.stdout.decode("utf-8").translate(str.maketrans("♠♥♦♣", "shdc"))) == untimed(text)
+
+
+def test_run_as_the_command_a_warning_is_one_line_without_the_script_line(monkeypatch, capsys):
+    """Before, `pokersquares evaluate --agent fastppo:RUN --scoring english` printed the warning as
+    "/.../bin/pokersquares:6: RuntimeWarning: ..." followed by the script's "sys.exit(main())"."""
+    import sys
+    import warnings
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)  # restored after the test
+    before = warnings.formatwarning
+    assert main(["solve", "--seed", "1"]) == 0  # called from Python: the caller's format is kept
+    assert warnings.formatwarning is before
+    monkeypatch.setattr(sys, "argv", ["pokersquares", "solve", "--seed", "1"])
+    assert main() == 0  # as the command
+    capsys.readouterr()
+    line = warnings.formatwarning(RuntimeWarning("fastppo:run was trained for 'american' points"), RuntimeWarning,
+                                  "/venv/bin/pokersquares", 6, "sys.exit(main())")
+    assert line == "pokersquares: RuntimeWarning: fastppo:run was trained for 'american' points\n"

@@ -97,6 +97,9 @@ def _run(args: argparse.Namespace) -> int:
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)
     try:
+        from agents.evaluation import _check_specs
+
+        _check_specs(args.agent, name="--agent")  # first, so that its messages name the option
         if args.scoring_set is not None and args.scoring is not None:
             raise ValueError(f"--scoring {args.scoring!r} and --scoring-set/--pps {args.scoring_set!r} contradict each "
                              f"other: the set gives the point systems")

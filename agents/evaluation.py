@@ -741,9 +741,10 @@ def _connect_backend(run_tasks: Backend, specs: list[str], jobs: int, options: d
         prepare(list(specs), jobs=int(jobs), **options)
 
 
-def _check_specs(agent_specs: Any) -> list[str]:
+def _check_specs(agent_specs: Any, name: str = "agent_specs") -> list[str]:
     """The agent specs as a list, each naming an agent with known options and, for a saved model, an existing path:
-    a ``ValueError`` (``TypeError``) naming the first that does not (builds nothing)."""
+    a ``ValueError`` (``TypeError``) naming the first that does not (builds nothing).  ``name``: what the repeat
+    messages call the specs (``"--agent"`` for the command's option)."""
     from agents.registry import check_model_path, check_spec, spec_key
 
     if not isinstance(agent_specs, (str, Iterable)):
@@ -755,8 +756,11 @@ def _check_specs(agent_specs: Any) -> list[str]:
         if not isinstance(spec, str):
             raise TypeError(f"agent_specs: {spec!r} ({type(spec).__name__}) is not an agent spec: expected a string "
                             f"such as 'greedy' or 'mc:rollouts=64'")
+    cli = name.startswith("-")
     if len(set(specs)) != len(specs):
-        raise ValueError(f"agent_specs {specs} repeat a spec: each agent must be named once")
+        twice = next(spec for spec in specs if specs.count(spec) > 1)
+        raise ValueError(f"{name} {twice!r} is given twice: each agent must be named once" if cli else
+                         f"{name} {specs} repeat a spec: each agent must be named once")
     for spec in specs:
         check_spec(spec)  # fail early on unknown names and options
         check_model_path(spec)  # and on a saved model that is not there
@@ -764,8 +768,10 @@ def _check_specs(agent_specs: Any) -> list[str]:
     for spec in specs:  # 'greedy' and 'Greedy ' (names are read in lower case), or options in another order
         key = spec_key(spec)
         if key in seen:
-            raise ValueError(f"agent_specs {specs} repeat an agent: {seen[key]!r} and {spec!r} name the same agent "
-                             f"(names are read in lower case, options in any order): each agent must be named once")
+            where = f"{name} {seen[key]!r} and {name} {spec!r}" if cli else \
+                f"{name} {specs} repeat an agent: {seen[key]!r} and {spec!r}"
+            raise ValueError(f"{where} name the same agent (names are read in lower case, options in any order): "
+                             f"each agent must be named once")
         seen[key] = spec
     return specs
 

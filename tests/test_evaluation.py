@@ -827,7 +827,11 @@ def test_register_agent_refuses_names_not_in_lower_case_and_repeats_are_compared
         with pytest.raises(ValueError, match=rf"repeat an agent: {specs[0]!r} and {specs[1]!r} name the same agent"):
             evaluate(specs, games=1, progress=False)
     assert cli.main(["evaluate", "--agent", "greedy", "--agent", "Greedy", "--games", "1", "--no-progress"]) == 2
-    assert "'greedy' and 'Greedy' name the same agent" in capsys.readouterr().err
+    # the command's message names its option, not the Python parameter (it said "agent_specs [...] repeat an agent")
+    err = capsys.readouterr().err
+    assert "--agent 'greedy' and --agent 'Greedy' name the same agent" in err and "agent_specs" not in err
+    assert cli.main(["evaluate", "--agent", "greedy", "--agent", "greedy", "--games", "1", "--no-progress"]) == 2
+    assert "--agent 'greedy' is given twice: each agent must be named once" in capsys.readouterr().err
     assert len(evaluate(["mc:rollouts=2", "mc:rollouts=3"], games=1, progress=False).summary) == 2  # other options
 
 

@@ -77,9 +77,9 @@ def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number > 0") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number > 0") from None
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text}: expected a number > 0")
+        raise argparse.ArgumentTypeError(f"{text}: expected a finite number > 0")
     return value
 
 

@@ -621,7 +621,7 @@ def test_td_tables_refuses_bad_options_before_any_game_and_writes_only_finite_ta
     for bad, expected in ((["--games", "-5"], "argument --games: -5: expected an integer >= 1"),
                           (["--epsilon", "7"], "argument --epsilon: 7: expected a probability from 0 to 1"),
                           (["--epsilon", "nan"], "argument --epsilon: nan: expected a probability from 0 to 1"),
-                          (["--memory", "-3"], "argument --memory: -3: expected a number > 0"),
+                          (["--memory", "-3"], "argument --memory: -3: expected a finite number > 0"),
                           (["--batch", "0"], "argument --batch: 0: expected an integer >= 1")):
         assert expected in _usage_error(td.main, args + bad, capsys)
         assert out.read_bytes() == b"an earlier file"
@@ -1046,7 +1046,7 @@ def test_speed_refuses_seconds_that_are_not_finite_and_times_only_the_sync_steps
     speed = load("speed")
     for bad in ("nan", "inf", "0"):
         err = _usage_error(speed.main, ["--quick", "--seconds", bad], capsys)
-        assert f"argument --seconds: {bad}: expected a number > 0" in err
+        assert f"argument --seconds: {bad}: expected a finite number > 0" in err
     assert "argument --repeats: 0: expected an integer >= 1" in _usage_error(speed.main, ["--repeats", "0"], capsys)
 
     now = [0.0]
@@ -1071,7 +1071,7 @@ def test_memory_refuses_counts_and_a_tolerance_that_are_not_finite(capsys):
     """Before, ``--steps nan`` / ``--every inf`` ended in tracebacks and ``--tolerance nan`` never failed."""
     memory = load("memory")
     base = ["--num-envs", "64", "--steps", "640", "--every", "320", "--backend", "numpy"]
-    for flag, bad, expected in (("--steps", "nan", "expected a number > 0"), ("--every", "inf", "expected a number > 0"),
+    for flag, bad, expected in (("--steps", "nan", "expected a finite number > 0"), ("--every", "inf", "expected a finite number > 0"),
                                 ("--tolerance", "nan", "expected a finite number >= 0"),
                                 ("--tolerance", "-1", "expected a finite number >= 0"),
                                 ("--num-envs", "0", "expected an integer >= 1")):

@@ -5,21 +5,35 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from typing import Any
 
-__all__ = ["output_file_problem", "plain_temp_file", "write_json"]
+__all__ = ["final_path", "output_file_problem", "plain_temp_file", "write_json"]
 
 
-def plain_temp_file(folder: str, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new temporary file in ``folder`` (``tempfile.mkstemp``: its descriptor and path), given the mode of a file
-    opened plainly (0666 less the umask), since mkstemp makes it private (0600) and it is to be renamed into place.
-    Nothing is left behind if the mode cannot be set."""
+def final_path(path: str) -> str:
+    """The file an atomic write to ``path`` replaces: the target of a symbolic link (followed to the end), so that
+    the link stays a link to the new contents instead of being replaced by a file; else ``path`` itself."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def plain_temp_file(folder: str, prefix: str, suffix: str, replacing: str | None = None) -> tuple[int, str]:
+    """A new temporary file in ``folder`` (``tempfile.mkstemp``: its descriptor and path) that is to be renamed into
+    place: given the mode of the file it replaces (``replacing``, when that exists), else of a file opened plainly
+    (0666 less the umask), since mkstemp makes it private (0600).  Nothing is left behind if the mode cannot be
+    set."""
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
     try:
-        umask = os.umask(0)  # the only way to read it is to set it
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        try:
+            mode = stat.S_IMODE(os.stat(replacing).st_mode) if replacing is not None else None
+        except OSError:  # none there yet (or unreadable): a new file's mode
+            mode = None
+        if mode is None:
+            umask = os.umask(0)  # the only way to read it is to set it
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)
@@ -44,9 +58,11 @@ def output_file_problem(path: str, option: str) -> str | None:
 
 def write_json(path: str, data: Any, indent: int = 1) -> None:
     """Write ``data`` as JSON to ``path`` whole: a temporary file in the same folder, renamed into place (an
-    interrupted write leaves the earlier file, or none, and no temporary file)."""
+    interrupted write leaves the earlier file, or none, and no temporary file).  A file replaced keeps its mode,
+    and a symbolic link stays a link (its target is replaced)."""
+    path = final_path(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp")
+    fd, tmp = plain_temp_file(folder, f".{os.path.basename(path)}.", ".tmp", replacing=path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(data, indent=indent) + "\n")

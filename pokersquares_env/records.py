@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from pokersquares_env._files import plain_temp_file
+from pokersquares_env._files import final_path, plain_temp_file
 from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, format_card_numbered, parse_card
 from pokersquares_env.core import (
     NUM_CELLS,
@@ -409,15 +409,17 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
     """Write a record as JSON atomically (a temporary file renamed into place).
 
     The record is checked to load back first (:class:`RecordError` otherwise), so a file is never replaced by
-    one that ``load_record`` refuses.
+    one that ``load_record`` refuses.  A record replaced keeps its file mode, and a symbolic link stays a link
+    (the file it points to is replaced).
     """
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"record path {path!r} is a folder: expected the path of a JSON file to write")
     text = _record_json(record, indent=1)
+    path = final_path(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = plain_temp_file(directory, ".record-", ".tmp")  # a record is an ordinary file
+    fd, tmp = plain_temp_file(directory, ".record-", ".tmp", replacing=path)  # a record is an ordinary file
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

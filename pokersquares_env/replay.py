@@ -259,15 +259,16 @@ def save_png(record: Any, path: str) -> None:
 
 
 def _atomic_image_save(path: str, write: Any) -> None:
-    from pokersquares_env._files import plain_temp_file
+    from pokersquares_env._files import final_path, plain_temp_file
 
+    path = final_path(path)  # a link stays a link; a file replaced keeps its mode
     directory = os.path.dirname(os.path.abspath(path))
     # Named here: otherwise the error would name the temporary file, not the path asked for.
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a folder: expected a file path", path)
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, "no such folder", directory)
-    fd, tmp = plain_temp_file(directory, ".replay-", ".tmp")  # an image is for everyone who may read the folder
+    fd, tmp = plain_temp_file(directory, ".replay-", ".tmp", replacing=path)  # readable as a plain file would be
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -99,6 +99,30 @@ def test_saved_and_appended_records_are_ordinary_files(tmp_path):
     assert (tmp_path / "games.jsonl").stat().st_mode & 0o777 == 0o644
 
 
+def test_saving_over_a_record_keeps_its_mode_and_a_link_stays_a_link(tmp_path):
+    """Before, the atomic rename gave a replaced 0600 record the umask's 0644 and turned a symbolic link into a
+    plain file (its target kept the old game)."""
+    from pokersquares_env._files import write_json
+
+    first, second = (GameRecord.from_game(*play_random(seed), seed=seed) for seed in (1, 2))
+    private = tmp_path / "private.json"
+    save_record(first, private)
+    private.chmod(0o600)
+    save_record(second, private)
+    assert private.stat().st_mode & 0o777 == 0o600 and load_record(private).seed == 2
+    target, link = tmp_path / "target.json", tmp_path / "link.json"
+    save_record(first, target)
+    link.symlink_to(target.name)
+    save_record(second, link)
+    assert link.is_symlink() and load_record(target).seed == 2 and load_record(link).seed == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "private.json", "target.json"]
+    data = tmp_path / "data.json"  # the benchmarks' JSON outputs likewise
+    write_json(str(data), {"a": 1})
+    data.chmod(0o640)
+    write_json(str(data), {"a": 2})
+    assert data.stat().st_mode & 0o777 == 0o640 and json.loads(data.read_text()) == {"a": 2}
+
+
 def test_append_record_adds_lines_to_an_existing_jsonl(tmp_path):
     path = tmp_path / "games.jsonl"
     records = [GameRecord.from_game(*play_random(seed), seed=seed) for seed in (1, 2, 3)]

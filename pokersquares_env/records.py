@@ -261,6 +261,9 @@ class GameRecord:
 
         if not isinstance(data, dict):
             raise RecordError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        for key in ("format", "version"):
+            if key not in data:
+                raise fail(key, "missing")
         if data.get("format") != FORMAT:
             raise fail("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
         version = data.get("version")
@@ -450,6 +453,19 @@ def append_record(record: GameRecord, path: str | os.PathLike) -> None:
         fh.write(line.encode("utf-8"))
 
 
+class _KeyTwice(ValueError):
+    """A JSON object of a record naming a key twice (``json`` would keep the last value silently)."""
+
+
+def _record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(f"key {key!r} is given twice in one JSON object: expected each field once")
+        out[key] = value
+    return out
+
+
 def _check_append_target(path: str) -> None:
     """A :class:`RecordError` unless ``path`` is missing, empty (blank lines only) or starts with a JSONL game record
     (its first non-blank line; only that line is read, so appending stays cheap in a long file)."""
@@ -483,9 +499,11 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = json.load(fh, object_pairs_hook=_record_object)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except _KeyTwice as exc:
+        raise RecordError(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
     except RecursionError:
@@ -510,9 +528,11 @@ def _jsonl_lines(text: str) -> list[tuple[int, str]]:
 
 def _record_of_line(path: str, text: str, lineno: int, line: str) -> GameRecord:
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=_record_object)
     except json.JSONDecodeError as exc:
         raise _jsonl_error(path, text, lineno, line, exc) from None
+    except _KeyTwice as exc:
+        raise RecordError(f"{path}:{lineno}: {exc}") from None
     except RecursionError:
         raise RecordError(f"{path}:{lineno}: JSON nested too deeply to read: expected a game record object "
                           f"on each line") from None
@@ -558,7 +578,11 @@ def read_record(path: str | os.PathLike, index: int = 0) -> GameRecord:
         raise RecordError(f"{path}: index {index!r}: expected an integer")
     text = _read_text(path)
     try:
-        whole = json.loads(text)
+        whole = json.loads(text, object_pairs_hook=_record_object)
+    except _KeyTwice as exc:
+        if not path.lower().endswith(".jsonl"):  # a JSONL file's lines are each read (and named) alone, below
+            raise RecordError(f"{path}: {exc}") from None
+        whole = None
     except (ValueError, RecursionError):
         whole = None
     if isinstance(whole, dict):

@@ -22,6 +22,7 @@ from pokersquares_env.records import (
     append_record,
     load_record,
     load_records,
+    read_record,
     save_record,
 )
 from pokersquares_env.replay import print_replay
@@ -1232,3 +1233,27 @@ def test_record_games_refuses_a_seed_longer_than_a_record_holds_before_the_episo
         if terminated:
             break
     assert load_record(info["record_path"]).seed == 2**1000
+
+
+def test_a_record_naming_a_field_twice_or_missing_its_version_is_named(tmp_path):
+    """Before, a key given twice kept its last value silently (scoring and rules files refuse it), and a missing
+    "version" or "format" said "got None" where a missing "placements" said "missing"."""
+    record = GameRecord.from_game(*play_random(3), seed=3)
+    text = json.dumps(record.to_dict())
+    twice = text[:-1] + ', "seed": 4}'
+    (tmp_path / "twice.json").write_text(twice)
+    (tmp_path / "lines.jsonl").write_text(text + "\n" + twice + "\n")
+    with pytest.raises(RecordError, match=r"twice.json: key 'seed' is given twice in one JSON object"):
+        load_record(tmp_path / "twice.json")
+    with pytest.raises(RecordError, match=r"twice.json: key 'seed' is given twice"):
+        read_record(tmp_path / "twice.json")
+    assert read_record(tmp_path / "lines.jsonl", 0).seed == 3  # the good line reads; the other is named by its line
+    with pytest.raises(RecordError, match=r"lines.jsonl:2: key 'seed' is given twice"):
+        read_record(tmp_path / "lines.jsonl", 1)
+    with pytest.raises(RecordError, match=r"lines.jsonl:2: key 'seed' is given twice"):
+        load_records(tmp_path / "lines.jsonl")
+    for key in ("version", "format"):
+        data = record.to_dict()
+        del data[key]
+        with pytest.raises(RecordError, match=rf"field '{key}': missing$"):
+            GameRecord.from_dict(data)

@@ -7,9 +7,10 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["final_path", "output_file_problem", "plain_temp_file", "write_json"]
+__all__ = ["final_path", "object_without_repeats", "output_file_problem", "plain_temp_file", "write_json"]
 
 
 def final_path(path: str) -> str:
@@ -71,3 +72,14 @@ def write_json(path: str, data: Any, indent: int = 1) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def object_without_repeats(pairs: list[tuple[str, Any]], complain: Callable[[str], Exception]) -> dict[str, Any]:
+    """A JSON object from its ``(key, value)`` pairs (a ``json`` ``object_pairs_hook``), raising ``complain(key)``
+    for a key given twice, which ``json`` would otherwise read as its last value, silently."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise complain(key)
+        out[key] = value
+    return out

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pokersquares_env._files import object_without_repeats
 from pokersquares_env.cards import (
     EMPTY,
     JOKERS,
@@ -113,14 +114,9 @@ def parse_cell(text: str | int) -> int:
 
 
 def _rules_json_object(source: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object of a rules spec or file, refusing a key given twice (``json`` would keep the last silently,
-    where ``jokers=1,jokers=2`` is refused)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"{source}: key {key!r} is given twice: expected each option once")
-        out[key] = value
-    return out
+    """A JSON object of a rules spec or file, refusing a key given twice (as ``jokers=1,jokers=2`` is refused)."""
+    return object_without_repeats(
+        pairs, lambda key: ValueError(f"{source}: key {key!r} is given twice: expected each option once"))
 
 
 def _check_record_version(source: str, data: dict[str, Any]) -> None:

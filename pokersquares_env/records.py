@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from pokersquares_env._files import final_path, plain_temp_file
+from pokersquares_env._files import final_path, object_without_repeats, plain_temp_file
 from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, format_card_numbered, parse_card
 from pokersquares_env.core import (
     NUM_CELLS,
@@ -458,12 +458,8 @@ class _KeyTwice(ValueError):
 
 
 def _record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _KeyTwice(f"key {key!r} is given twice in one JSON object: expected each field once")
-        out[key] = value
-    return out
+    return object_without_repeats(
+        pairs, lambda key: _KeyTwice(f"key {key!r} is given twice in one JSON object: expected each field once"))
 
 
 def _check_append_target(path: str) -> None:

@@ -41,6 +41,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from pokersquares_env._files import object_without_repeats
 from pokersquares_env.cards import EMPTY, NUM_STANDARD, check_codes, format_card, parse_cards
 
 __all__ = [
@@ -640,14 +641,12 @@ def _json_int(text: str) -> int | _LongInteger:
 
 def _json_object(path: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object of a point system file, refusing a key given twice and an integer too long to read."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"point system file {path!r}: key {key!r} is given twice: expected each key once")
+    out = object_without_repeats(
+        pairs, lambda key: ValueError(f"point system file {path!r}: key {key!r} is given twice: expected each key once"))
+    for key, value in out.items():
         if isinstance(value, _LongInteger):
             raise ValueError(f"point system file {path!r}: {key!r} is a {value.digits}-digit integer: expected a "
                              f"number of at most {MAX_POINTS:g} either way")
-        out[key] = value
     return out
 
 

@@ -1269,3 +1269,13 @@ def test_a_deal_given_as_bytes_is_refused_as_the_poker_squares_deck_is():
     env = gym.make("Soliter-v0")
     with pytest.raises(TypeError, match=r"deal b'.*: expected the deck in dealing order .*, got bytes"):
         env.reset(options={"deal": bytes(range(52))})
+
+
+def test_cli_play_says_why_no_free_cell_or_foundation_takes_a_card(monkeypatch, capsys):
+    """Before, `c1 h` (any foundation) said only "no such move is legal now"; each place now gives its reason."""
+    status, out = _soliter_play(monkeypatch, capsys, "c1 h\nc1 f\nc2 f\nc3 f\nc4 f\nc5 f\nq\n")
+    assert status == 0
+    home = next(line for line in out.splitlines() if line.startswith("illegal: no foundation takes it now: "))
+    assert home.count("does not fit foundation") == 4 and "which takes A" in home
+    cells = next(line for line in out.splitlines() if line.startswith("illegal: no free cell takes it now: "))
+    assert cells.count("already holds") == 4

@@ -240,8 +240,14 @@ def _play(args: argparse.Namespace) -> int:
             if dst < 0:
                 legal = [d for s, d in game.legal_moves(env.state) if s == src
                          and (game.cell_base <= d < game.pile_base if dst == -1 else d >= game.pile_base)]
-                if not legal:
-                    print("no such move is legal now")
+                if not legal:  # say why each place of that kind refuses it
+                    places = range(game.cell_base, game.pile_base) if dst == -1 else \
+                        range(game.pile_base, game.pile_base + game.num_piles)
+                    reasons = [game.why_illegal(env.state, game.encode(src, d)) for d in places]
+                    # "action 12 (column 1 -> foundation 1 (♣ up)): T♥ does not fit ..." -> what follows the move
+                    shown = list(dict.fromkeys(r.split("): ", 1)[-1] for r in reasons if r))
+                    kind = "free cell" if dst == -1 else "foundation"
+                    print(f"illegal: no {kind} takes it now: {'; '.join(shown) or 'no such move is legal now'}")
                     continue
                 dst = legal[0]
             action = game.encode(src, dst)

@@ -1018,7 +1018,10 @@ def _keep_sb3_evaluations(eval_cb: Any, path: Path, steps: int) -> None:
 
 
 def _linear(lr: float) -> Callable[[float], float]:
-    return lambda progress_remaining: lr * progress_remaining
+    """SB3's linearly annealed learning rate, clamped at 0: SB3 computes ``progress_remaining`` as 1 - steps taken /
+    budget after each rollout, which falls below 0 in the last rollout of a budget rounded up to whole rollouts; a
+    negative rate would make that update climb the loss instead of descending it."""
+    return lambda progress_remaining: lr * max(progress_remaining, 0.0)
 
 
 def _sb3_policy(model) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

@@ -1720,3 +1720,19 @@ def test_lines_policy_names_bad_layer_sizes(bad):
     with pytest.raises(ValueError, match=re.escape(f"lines_hidden={bad!r}: expected a list of one or more positive")):
         MaskablePPO(LinesPolicy, gym.make("PokerSquares-v0"), n_steps=64, batch_size=32, device="cpu",
                     policy_kwargs={"lines_hidden": bad})
+
+
+def test_maskable_ppo_never_trains_with_a_negative_learning_rate(tmp_path):
+    """SB3's progress_remaining falls below 0 in the last rollout when the budget is rounded up (257 asked, 512
+    taken): the annealed rate was lr x (1 - 512/257) < 0, so the last update climbed the PPO loss (-2.98e-4 in the
+    saved optimizer).  It is clamped at 0, as an exact budget already ended."""
+    from sb3_contrib import MaskablePPO
+
+    out = tmp_path / "run"
+    result = train(_cfg("maskable-ppo", out, timesteps=257, num_envs=4, num_steps=64, minibatch_size=64,
+                        anneal_lr=True, learning_rate=3e-4))
+    assert result.steps == 512
+    model = MaskablePPO.load(result.model_path, device="cpu")
+    assert model.policy.optimizer.param_groups[0]["lr"] == 0.0
+    assert model.lr_schedule(-0.5) == 0.0 and model.lr_schedule(0.5) == pytest.approx(1.5e-4)
+

@@ -217,7 +217,9 @@ class TrainConfig:
     """potential-based reward shaping: 'none', 'heuristic' (hand-set line values) or 'tables' (self-play line
     values, trained on first use and cached); see agents.shaping"""
     timesteps: int = 100_000
-    """total environment steps (card placements) to train for"""
+    """total environment steps to train for: card placements, and for fast-ppo and dqn also the step that resets each
+    finished game (their vector env resets it on the next step, so a game takes 26 of their steps; maskable-ppo's SB3
+    adapter resets in the game's last step, 25)"""
     seed: int = 0
     """seed of the environments, the network initialisation and the sampling"""
     out: str = "runs/run"

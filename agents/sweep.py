@@ -47,6 +47,7 @@ write (a shared file system).  Needs ``pip install "pokersquares_env[distributed
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -132,7 +133,7 @@ class SweepConfig:
 
     def validate(self, where: str = "sweep config") -> None:
         """Raise ValueError naming the first bad option (every grid combination is checked as a TrainConfig)."""
-        from agents.config import ConfigError, TrainConfig
+        from agents.config import ConfigError, TrainConfig, check_dqn_budget, dqn_min_timesteps
 
         if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name or ""):
             raise ValueError(f"{where}: name={self.name!r}: expected letters, digits, '_', '.' or '-'")
@@ -196,7 +197,10 @@ class SweepConfig:
             options = {**self.train, **combo, "out": "_", "progress": False}
             trial = f"{where}: trial {combo}"  # the varied values that make the bad option (it may be a default)
             try:
-                TrainConfig.from_dict(options, where=trial).resolved()
+                resolved = TrainConfig.from_dict(options, where=trial).resolved()
+                # a dqn trial whose budget ends before it learns would fail inside Ray, after the others ran
+                check_dqn_budget(resolved, f"raise timesteps to at least {dqn_min_timesteps(resolved):,} or lower "
+                                           f"learning_starts, under train: or space:")
             except ConfigError as exc:
                 text = str(exc)
                 raise ValueError(text if text.startswith(trial) else f"{trial}: {text}") from None
@@ -210,14 +214,17 @@ def _grid_values(spec: Any) -> list | None:
     return None
 
 
-def _check_distinct(key: str, values: list, where: str) -> None:
-    """Refuse a grid value given twice: its trials would share one run folder (and one record)."""
+def _check_distinct(key: str, values: list, where: str, kind: str = "grid") -> None:
+    """Refuse a grid value given twice (its trials would share one run folder, and one record) and a choice value
+    given twice (drawn twice as often, to train the same trials)."""
     seen = set()
     for value in values:
         text = json.dumps(_plain(value), sort_keys=True, default=repr)
         if text in seen:
-            raise ValueError(f"{where}: space: {key}: value {value!r} given more than once: expected distinct grid "
-                             f"values (each grid value is one trial, with its own run folder)")
+            why = ("each grid value is one trial, with its own run folder" if kind == "grid" else
+                   "a value listed twice is drawn twice as often, and its trials are the same run")
+            raise ValueError(f"{where}: space: {key}: value {value!r} given more than once: expected distinct {kind} "
+                             f"values ({why})")
         seen.add(text)
 
 
@@ -238,8 +245,7 @@ def _check_dimension(key: str, spec: Any, where: str) -> None:
     if kind in ("choice", "grid"):
         if not isinstance(args, list) or not args:
             raise ValueError(f"{where}: space: {key}: {kind}={args!r}: expected a non-empty list")
-        if kind == "grid":
-            _check_distinct(key, args, where)
+        _check_distinct(key, args, where, kind)
         return
     if kind in ("uniform", "loguniform") and typing.get_type_hints(TrainConfig).get(key) in (int, int | None):
         raise ValueError(f"{where}: space: {key}: {kind}={args!r}: {key} takes whole numbers, and {kind} draws "
@@ -417,10 +423,35 @@ def _finished_record(folder: Path, wanted: dict[str, Any]) -> dict[str, Any] | N
 
 def run_trial(params: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     """Train one trial through :func:`agents.train.train` (or reuse its finished run folder); its metrics."""
-    from agents.train import MODEL_FILE, train
-
     cfg = SweepConfig(**sweep)
     folder = trial_folder(cfg, params)
+    # random draws of discrete options can give two trials the same options, so the same run folder: the second waits
+    # for the first and then reuses its finished run, instead of training the same folder at once
+    with _folder_lock(folder):
+        return _run_trial(cfg, params, folder)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> typing.Iterator[None]:
+    """Hold an exclusive lock on ``folder``'s trial (a lock file beside it) while the block runs (POSIX ``flock``;
+    elsewhere no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: trials of one folder are not serialised
+        yield
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run_trial(cfg: SweepConfig, params: dict[str, Any], folder: Path) -> dict[str, Any]:
+    from agents.train import MODEL_FILE, train
+
     train_cfg = _trial_config(cfg, params)
     wanted = _comparable(train_cfg.resolved().to_dict())
     # a finished trial is reused only when it was trained with exactly this trial's resolved config; any other is
@@ -800,6 +831,18 @@ def run_sweep(
         if res.error is not None:
             trial["error"] = str(res.error).strip().splitlines()[-1][:300]
         trials.append(trial)
+    # two random draws with the same options are one trial (one run folder, trained once): listed once, so that the
+    # tables and the means over seeds do not count it twice
+    unique: dict[str, dict[str, Any]] = {}
+    for trial in trials:
+        kept = unique.setdefault(trial["folder"], trial)
+        if kept is not trial:
+            kept["draws"] = kept.get("draws", 1) + 1
+    repeats = len(trials) - len(unique)
+    if repeats:
+        print(f"sweep: {repeats} random draw(s) repeated the options of another trial; each such trial is listed and "
+              f"counted once (its run folder trained once)", file=sys.stderr)
+    trials = list(unique.values())
     trials.sort(key=lambda t: json.dumps(list(t["params"].values())))
     result = SweepResult(config, trials)
     result.save(plots=plots)

@@ -189,6 +189,8 @@ def test_run_sweep_counts_only_a_record_of_the_trials_own_config_as_done(tmp_pat
     ({"seed": [0, 0]}, 1, "space: seed: value 0 given more than once: expected distinct grid values"),
     ({"reward_mode": {"grid": ["line", "terminal", "line"]}}, 1, "space: reward_mode: value 'line' given more than once"),
     ({"hidden": [[16], [16]]}, 1, "space: hidden: value [16] given more than once"),
+    ({"update_epochs": {"choice": [1, 1, 2]}}, 2, "space: update_epochs: value 1 given more than once: expected "
+                                                  "distinct choice values"),
     ({"reward_mode": ["line", "terminal"]}, 2,
      "samples=2: the space has no random dimension, so every sample would repeat the same grid trials"),
 ])
@@ -402,3 +404,86 @@ def test_sweep_refuses_an_empty_out(tmp_path, monkeypatch, capsys):
     assert list(work.iterdir()) == []
     with pytest.raises(ValueError, match=re.escape("out='': expected a folder path")):
         load_sweep(config, out="")
+
+
+# --------------------------------------------------------------------------- random draws that repeat a trial
+
+
+def test_draws_repeating_a_trials_options_are_one_trial_in_the_summary(tmp_path, monkeypatch, capsys):
+    """Discrete random draws can repeat: {choice: [1, 2]} with 4 samples drew update_epochs=2 three times, and the
+    summary listed that one run folder three times, counting it thrice in the means over seeds."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import run_sweep
+
+    config = {"name": "rep", "out": str(tmp_path / "sw"), "train": _fixed({"update_epochs": 0, "seed": 0}),
+              "space": {"update_epochs": {"choice": [1, 2]}, "seed": [0]}, "samples": 4}
+    cfg = SweepConfig.from_dict(config)
+    draws = [{"update_epochs": e, "seed": 0} for e in (2, 1, 2, 2)]
+    Path(cfg.out).mkdir(parents=True)
+    (Path(cfg.out) / "sweep.json").write_text(json.dumps(cfg.to_dict()))  # an earlier run of this sweep
+    for epochs in (1, 2):  # each distinct trial finished, as run_trial leaves it
+        params = {"update_epochs": epochs, "seed": 0}
+        folder = trial_folder(cfg, params)
+        folder.mkdir(parents=True)
+        from agents.sweep import _trial_config
+
+        train_cfg = _trial_config(cfg, params)
+        train_cfg.save(folder / "config.json")
+        record = {"status": "done", "params": params, "metrics": {"mean": 10.0 * epochs},
+                  "config": train_cfg.resolved().to_dict()}
+        (folder / DONE_FILE).write_text(json.dumps(record))
+
+    class FakeTuner:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):
+            return [types.SimpleNamespace(config=d, metrics={"reused": True}, error=None) for d in draws]
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", FakeTuner)
+    result = run_sweep(config, verbose=0, plots=False)
+    assert sorted(t["params"]["update_epochs"] for t in result.trials) == [1, 2]
+    assert {t["params"]["update_epochs"]: t.get("draws", 1) for t in result.trials} == {1: 1, 2: 3}
+    assert "2 random draw(s) repeated the options of another trial" in capsys.readouterr().err
+    assert [g["trials"] for g in result.groups()] == [1, 1]
+
+
+def test_trials_of_one_run_folder_take_turns(tmp_path):
+    """Two trials with the same options (and so one run folder) used to train it at once, both with overwrite=True:
+    the second now waits for the first, then reuses its finished run."""
+    import threading
+    import time
+
+    from agents.sweep import _folder_lock
+
+    folder = tmp_path / "trials" / "epochs=2"
+    entered = threading.Event()
+
+    def second():
+        with _folder_lock(folder):
+            entered.set()
+
+    with _folder_lock(folder):
+        worker = threading.Thread(target=second)
+        worker.start()
+        time.sleep(0.3)
+        assert not entered.is_set()  # held by the first
+    worker.join(timeout=10)
+    assert entered.is_set()
+    with _folder_lock(tmp_path / "trials" / "epochs=1"):  # another folder's lock is another lock
+        with _folder_lock(tmp_path / "trials" / "epochs=3"):
+            pass
+
+
+def test_a_dqn_budget_too_short_to_learn_is_refused_before_ray_starts():
+    """Before, `train: {algo: dqn, timesteps: 800}` passed validation and every trial failed inside Ray after 40 s
+    (exit 1), advising the CLI flags --learning-starts and --timesteps, which a sweep config does not have."""
+    with pytest.raises(ValueError, match=r"trial \{'seed': 0\}: learning_starts=.*raise timesteps to at least "
+                                         r"[\d,]+ or lower learning_starts, under train: or space:"):
+        SweepConfig.from_dict({"name": "d", "train": {"algo": "dqn", "timesteps": 800}, "space": {"seed": [0, 1]}})
+    SweepConfig.from_dict({"name": "d", "train": {"algo": "dqn", "timesteps": 800, "learning_starts": 100},
+                           "space": {"seed": [0, 1]}})  # learns after 100 steps: accepted
+

@@ -11,6 +11,7 @@ Configs round-trip through JSON and YAML (:meth:`TrainConfig.save`, :meth:`Train
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -19,6 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from pokersquares_env._files import object_without_repeats
 from pokersquares_env.cli import EXTRAS, int_between
 
 __all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED",
@@ -563,7 +565,8 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{label} {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
     is_yaml = path.suffix in (".yaml", ".yml")
-    parse = (lambda t: _yaml().load(t, Loader=_yaml_loader())) if is_yaml else json.loads
+    parse = (lambda t: _yaml().load(t, Loader=_yaml_loader())) if is_yaml else \
+        functools.partial(json.loads, object_pairs_hook=functools.partial(object_without_repeats, complain=_key_twice))
     try:
         return parse(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
@@ -576,13 +579,24 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
 _E_NUMBER = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
 
 
+def _key_twice(key: str) -> ValueError:
+    return ValueError(f"key {key!r} is given twice in one mapping: expected each option once (the last would win, "
+                      f"silently)")
+
+
 def _yaml_loader():
     """PyYAML's safe loader, reading e-notation numbers (``3e-4``, ``2e6``) as numbers rather than text: an integer
-    when the text has no dot and a non-negative exponent (``2e6`` is 2000000, exactly), else a float."""
+    when the text has no dot and a non-negative exponent (``2e6`` is 2000000, exactly), else a float; a key given
+    twice in one mapping is refused (PyYAML keeps the last)."""
     yaml = _yaml()
 
     class Loader(yaml.SafeLoader):
-        pass
+        def construct_mapping(self, node, deep=False):
+            keys = [self.construct_object(key_node, deep=deep) for key_node, _ in node.value]
+            for i, key in enumerate(keys):
+                if isinstance(key, str) and key in keys[:i]:
+                    raise _key_twice(key)
+            return super().construct_mapping(node, deep=deep)
 
     def construct(loader, node):
         text = loader.construct_scalar(node).replace("_", "")

@@ -1736,3 +1736,16 @@ def test_maskable_ppo_never_trains_with_a_negative_learning_rate(tmp_path):
     assert model.policy.optimizer.param_groups[0]["lr"] == 0.0
     assert model.lr_schedule(-0.5) == 0.0 and model.lr_schedule(0.5) == pytest.approx(1.5e-4)
 
+
+
+@pytest.mark.parametrize("name, text", [("c.json", '{"algo": "fast-ppo", "timesteps": 100, "algo": "dqn"}'),
+                                        ("c.yaml", "algo: fast-ppo\ntimesteps: 100\nalgo: dqn\n")])
+def test_a_config_file_naming_an_option_twice_is_refused(tmp_path, name, text):
+    """Before, the last of the two values won silently (dqn trained where fast-ppo was read first)."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"key 'algo' is given twice in one mapping: expected each option once"):
+        TrainConfig.load(path)
+    nested = tmp_path / "n.yaml"  # a list holding one value twice is no repeated key
+    nested.write_text("algo: fast-ppo\nhidden: [8, 8]\n")
+    assert TrainConfig.load(nested).hidden == [8, 8]

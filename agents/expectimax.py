@@ -47,6 +47,10 @@ def expectimax_values(table: np.ndarray, game: PokerSquaresGame, state: GameStat
     return out
 
 
+#: why the compiled kernels refuse straights tables
+_NUMBA_STRAIGHTS = "backend='numba' takes tables with features none, outs or claims, not straights"
+
+
 def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> Callable | None:
     """The compiled (numba) twin of :func:`expectimax_values` for ``values`` and ``rules``, or ``None``.
 
@@ -65,8 +69,7 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
         return None
     if values.ndim == 4 and values.shape[3] not in (NUM_OUTS, NUM_OUTS_CLAIMS):
         if backend == "numba":
-            raise ValueError(f"backend='numba' takes tables with features none or outs; these have shape "
-                             f"{values.shape} (features=straights): use backend='numpy'")
+            raise ValueError(_NUMBA_STRAIGHTS + f"; these have shape {values.shape}: use backend='numpy'")
         return None
     try:
         from agents import _fast
@@ -137,6 +140,8 @@ def tables_and_kernels(system: Any, rules: Rules, *, tables: str | None, games: 
         needs = ", ".join(filter(None, [needs_compiled, "features='claims'" if wanted == "claims" else ""]))
         if needs and (wanted == "straights" or resolved == "numpy"):
             raise _needs_compiled_error(needs, backend, wanted)
+        if wanted == "straights" and backend == "numba":  # before training tables the kernels would then refuse
+            raise ValueError(f"{_NUMBA_STRAIGHTS} (features=straights): use backend='numpy' or 'auto'")
     vt = tables_for(system, rules, tables=tables, games=games, phases=phases, features=features, cache=cache,
                     tuned=tuned)
     compiled = compiled_values(vt.values, rules, backend)

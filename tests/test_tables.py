@@ -350,3 +350,20 @@ def test_mc_checks_a_tables_file_like_expectimax(saved, tmp_path):
         warnings.simplefilter("error")
         make_agent(f"mc:tables={saved['outs']},rollouts=2")  # a fitting file: no warning
 
+
+
+@pytest.mark.parametrize("spec", ["expectimax:features=straights,backend=numba",
+                                  "search:features=straights,backend=numba"])
+def test_straights_tables_on_the_compiled_backend_are_refused_before_training(spec, tmp_path, monkeypatch):
+    """Before, 400,000 games of straights tables were trained and cached, and only then were they refused."""
+    pytest.importorskip("numba")
+    import agents.expectimax
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("tables were trained before the options were refused")
+
+    monkeypatch.setattr(agents.expectimax, "tables_for", no_training)
+    with pytest.raises(ValueError, match=r"backend='numba' takes tables with features none, outs or claims, not "
+                                         r"straights \(features=straights\): use backend='numpy' or 'auto'"):
+        make_agent(f"{spec},cache={tmp_path}")
+    assert os.listdir(tmp_path) == []

@@ -130,7 +130,10 @@ class RuleAgent(_ScoredAgent):
         self._table = self.system.line_points_table.tolist()
         self._flush = max(0.0, float(pts[HandCategory.FLUSH]))
         pair_like = [pts[HandCategory.ONE_PAIR], pts[HandCategory.TWO_PAIR], pts[HandCategory.THREE_OF_A_KIND]]
-        self._group = max(1e-6, float(np.mean(pair_like)))
+        # a small positive weight where rank groups score nothing: relative to the table's scale, so that a table
+        # multiplied by any positive factor plays the same moves (a fixed 1e-6 outweighed tables scaled below it)
+        scale = max((abs(float(p)) for p in pts), default=0.0) or 1.0
+        self._group = max(1e-6 * scale, float(np.mean(pair_like)))
 
     def _values(self, game, state, cells):
         code = state.card

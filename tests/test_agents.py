@@ -210,6 +210,25 @@ def test_greedy_breaks_ties_towards_a_column_that_keeps_a_flush_open():
     assert make_agent("greedy").act(None, None, game, state) == 3  # no spade column: the first empty one, d1
 
 
+@pytest.mark.parametrize("table", ["american", {"one_pair": -1, "two_pair": -1, "three_of_a_kind": -1, "flush": 1,
+                                   "straight": 1, "full_house": 0, "four_of_a_kind": 0, "straight_flush": 1,
+                                   "royal_flush": 1}])
+def test_rules_plays_the_same_games_when_every_point_value_is_scaled(table):
+    """Its weight for rank groups had a fixed floor of 1e-6, which outweighed a table scaled below it (American x
+    1e-9 changed 10 of 10 games); the floor now follows the table's scale."""
+    from pokersquares_env.scoring import HandCategory
+
+    base = point_system(table)
+    for factor in (1e-9, 1e6):
+        scaled = point_system({c.name.lower(): base.points[c] * factor for c in HandCategory
+                               if c is not HandCategory.FIVE_OF_A_KIND})
+        for deal in range(10):
+            deck = PokerSquaresGame().deal(np.random.default_rng(deal))
+            games = [PokerSquaresGame(Rules(), system) for system in (base, scaled)]
+            moves = [play(make_agent("rules", system=g.system), g, deck)[0] for g in games]
+            assert moves[0] == moves[1], (factor, deal)
+
+
 @pytest.mark.parametrize("factor", [1e-4, 1e4])
 def test_greedy_plays_the_same_games_when_every_point_value_is_scaled(factor):
     """The flush tie-break is a true tie-break.  Before: it added 1e-3 to the gain, which outweighed real gains once

@@ -920,7 +920,8 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     American and English tables (:func:`ameritish_points`).  Five of a kind
     (jokers only) scores as four of a kind.  Drawn from ``seed``; the counts
     say how many tables of each kind (the Ameritish ones are drawn last, so
-    the others do not depend on ``ameritish``).
+    the others do not depend on ``ameritish``).  Every table differs from the others: a draw that repeats an earlier
+    table's points is drawn again.
     """
     rng = np.random.default_rng([int(seed), 2016])
     out: list[Any] = [point_system("american"), point_system("english")]
@@ -929,10 +930,18 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
         pts = dict(zip(_PPS_HANDS, (float(v) for v in values), strict=True))
         return PointSystem(name, tuple(point_system(pts).points), None)
 
+    def distinct(name: str, draw: Callable[[], Any]) -> Any:
+        """A table of a fresh draw, drawn again while it repeats an earlier table's points (two hypercorner tables
+        are the same for about 1 seed in 750; a repeat would count one system twice in the tournament score)."""
+        while True:
+            system = table(name, draw())
+            if all(system.points != other.points for other in out):
+                return system
+
     for j in range(random_tables):
-        out.append(table(f"random-{j + 1}", rng.integers(-128, 128, len(_PPS_HANDS))))
+        out.append(distinct(f"random-{j + 1}", lambda: rng.integers(-128, 128, len(_PPS_HANDS))))
     for j in range(hypercorner):
-        out.append(table(f"hypercorner-{j + 1}", rng.choice([-1, 1], len(_PPS_HANDS))))
+        out.append(distinct(f"hypercorner-{j + 1}", lambda: rng.choice([-1, 1], len(_PPS_HANDS))))
     hands = rng.permutation(len(_PPS_HANDS))[:single_hand]
     for h in hands:
         out.append(table(f"single-{_PPS_HANDS[h]}", [1 if i == h else 0 for i in range(len(_PPS_HANDS))]))

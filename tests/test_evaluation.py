@@ -1047,3 +1047,13 @@ def test_jobs_1_plays_on_one_torch_thread_and_gives_torch_its_threads_back():
         assert torch.get_num_threads() == 3  # given back when the evaluation stops too
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_pps_set_never_holds_one_table_twice():
+    """Seed 274 (and 455, 573, 1584 below 3,000) drew two identical hypercorner tables: one system counted twice in
+    the tournament score, where the same list given explicitly is refused ("systems repeat a point system")."""
+    for seed in (274, 455, 573, 1584, *range(40)):
+        points = [s.points for s in pps_systems(seed)]
+        assert len(set(points)) == len(points), seed
+    hyper = [s for s in pps_systems(274) if s.name.startswith("hypercorner")]
+    assert len(hyper) == 2 and all(set(s.points) <= {-1.0, 1.0} for s in hyper)

@@ -44,6 +44,10 @@ class _LinesLatent(nn.Module):
         return self.net(features)[1][:, None]
 
 
+#: the ``net_arch`` SB3 gives an actor-critic policy built without one (and stores with a saved model)
+_SB3_DEFAULT_ARCH = {"pi": [64, 64], "vf": [64, 64]}
+
+
 class LinesPolicy(MaskableActorCriticPolicy):
     """MaskablePPO's policy on :class:`agents.fast_ppo.LinesNet` (``policy_kwargs={"lines_hidden": [64, 64]}``).
 
@@ -57,6 +61,10 @@ class LinesPolicy(MaskableActorCriticPolicy):
                 or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in lines_hidden)):
             raise ValueError(f"lines_hidden={lines_hidden!r}: expected a list of one or more positive layer sizes")
         self._lines_hidden = [int(h) for h in lines_hidden]
+        net_arch = kwargs.get("net_arch", args[3] if len(args) > 3 else None)
+        if net_arch is not None and net_arch != _SB3_DEFAULT_ARCH:  # SB3's default: what a saved policy stores
+            raise ValueError(f"net_arch={net_arch!r}: LinesPolicy's layers are lines_hidden (now "
+                             f"{self._lines_hidden}); net_arch sizes SB3's MLP extractor, which this policy does not use")
         kwargs.setdefault("ortho_init", False)
         super().__init__(*args, **kwargs)
 

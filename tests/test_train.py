@@ -1722,6 +1722,23 @@ def test_lines_policy_names_bad_layer_sizes(bad):
                     policy_kwargs={"lines_hidden": bad})
 
 
+def test_lines_policy_refuses_a_net_arch_it_would_ignore(tmp_path):
+    """net_arch sizes SB3's MLP extractor, which LinesPolicy replaces: it was silently ignored.  SB3's default, which
+    a saved model stores, still loads."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    import pokersquares_env  # noqa: F401
+    from agents.sb3_policy import LinesPolicy
+
+    env = gym.make("PokerSquares-v0")
+    with pytest.raises(ValueError, match=re.escape("net_arch=[32, 32]: LinesPolicy's layers are lines_hidden")):
+        MaskablePPO(LinesPolicy, env, n_steps=64, batch_size=32, device="cpu", policy_kwargs={"net_arch": [32, 32]})
+    model = MaskablePPO(LinesPolicy, env, n_steps=64, batch_size=32, device="cpu", policy_kwargs={"lines_hidden": [8]})
+    model.save(tmp_path / "m.zip")
+    assert MaskablePPO.load(tmp_path / "m.zip", device="cpu").policy._lines_hidden == [8]
+
+
 def test_maskable_ppo_never_trains_with_a_negative_learning_rate(tmp_path):
     """SB3's progress_remaining falls below 0 in the last rollout when the budget is rounded up (257 asked, 512
     taken): the annealed rate was lr x (1 - 512/257) < 0, so the last update climbed the PPO loss (-2.98e-4 in the

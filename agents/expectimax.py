@@ -69,7 +69,8 @@ def compiled_values(values: np.ndarray, rules: Rules, backend: Any = "auto") -> 
         return None
     if values.ndim == 4 and values.shape[3] not in (NUM_OUTS, NUM_OUTS_CLAIMS):
         if backend == "numba":
-            raise ValueError(_NUMBA_STRAIGHTS + f"; these have shape {values.shape}: use backend='numpy'")
+            raise ValueError(f"{_NUMBA_STRAIGHTS}; these have shape {values.shape} (features=straights): use "
+                             f"backend='numpy'")
         return None
     try:
         from agents import _fast

@@ -770,10 +770,14 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
     torch.set_num_threads(cfg.torch_threads)
     kwargs = cfg.rules_kwargs()
+    adapter = None  # the native vector env's SB3 adapter, whose games a checkpoint holds (sync envs cannot be pickled)
     if cfg.vectorization == "native":  # the batched vector env behind SB3's VecEnv interface
+        from stable_baselines3.common.vec_env import VecMonitor
+
         from pokersquares_env.sb3 import make_sb3_vec_env
 
-        venv = make_sb3_vec_env(num_envs=cfg.num_envs, seed=cfg.seed, **kwargs)
+        adapter = make_sb3_vec_env(num_envs=cfg.num_envs, seed=cfg.seed, **kwargs)
+        venv = VecMonitor(adapter)  # SB3's episode statistics (rollout/ep_rew_mean), as make_vec_env's Monitor gives
     else:
         venv = make_vec_env("PokerSquares-v0", n_envs=cfg.num_envs, seed=cfg.seed, env_kwargs=kwargs)
     from agents.shaping import shape_sb3_vec_env
@@ -803,10 +807,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
     eval_env = DummyVecEnv([lambda: Monitor(FixedDeals(gym.make("PokerSquares-v0", **kwargs)))])
 
-    adapter = None  # the native vector env's SB3 adapter, whose games a checkpoint holds (sync envs cannot be pickled)
     shaper = venv if potential is not None else None
-    if cfg.vectorization == "native":
-        adapter = venv.venv if shaper is not None else venv
 
     def snapshot(model) -> dict[str, Any]:
         """Where the run stands between two rollouts: the games in progress, SB3's last observation and episode

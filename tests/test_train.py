@@ -1766,3 +1766,21 @@ def test_a_config_file_naming_an_option_twice_is_refused(tmp_path, name, text):
     nested = tmp_path / "n.yaml"  # a list holding one value twice is no repeated key
     nested.write_text("algo: fast-ppo\nhidden: [8, 8]\n")
     assert TrainConfig.load(nested).hidden == [8, 8]
+
+
+def test_maskable_ppo_logs_sb3s_episode_statistics_on_the_native_env(tmp_path):
+    """SB3's own log (tb/maskable_ppo_1) had no rollout/ep_rew_mean on the native vector env (no Monitor, which
+    make_vec_env adds on the other path); a VecMonitor inside the shaping wrapper now records the games' rewards."""
+    import glob
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "run"
+    train(_cfg("maskable-ppo", out, timesteps=1024, num_envs=4, num_steps=128, shaping="heuristic",
+               reward_scale=1.0))
+    (events,) = glob.glob(str(out / "tb" / "maskable_ppo_1" / "events*"))
+    log = EventAccumulator(events)
+    log.Reload()
+    assert {"rollout/ep_rew_mean", "rollout/ep_len_mean"} <= set(log.Tags()["scalars"])
+    assert {e.value for e in log.Scalars("rollout/ep_len_mean")} == {25.0}  # whole games of 25 placements
+    assert all(0 <= e.value <= 725 for e in log.Scalars("rollout/ep_rew_mean"))  # a grid's points

@@ -107,7 +107,9 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     if kind == "path":  # spaces around the path dropped, as around options ("fastppo: runs/x" is runs/x)
         return name, (arg.strip() if sep else None), {}
     options: dict[str, Any] = {}
-    if sep and arg.strip():
+    if sep and not arg.strip():  # 'random:' was taken as 'random' under another label
+        raise ValueError(f"agent spec {spec!r}: nothing after ':': expected {name} alone or {name}:KEY=VALUE,...")
+    if sep:
         for item in arg.split(","):
             key, eq, val = item.partition("=")
             key = key.strip()

@@ -487,6 +487,11 @@ def test_spec_names_ignore_case_and_options_are_trimmed_identifiers():
     for bad in ("mc:2x=1", "mc:roll-outs=3", "mc:=3"):
         with pytest.raises(ValueError, match="is not of the form key=value"):
             parse_spec(bad)
+    for bad in ("random:", "mc: ", "Greedy : "):  # were taken as the agent alone, under another label
+        with pytest.raises(ValueError, match=r"nothing after ':': expected \w+ alone or \w+:KEY=VALUE"):
+            parse_spec(bad)
+    with pytest.raises(ValueError, match="is not of the form key=value"):  # an empty option between commas
+        parse_spec("mc:rollouts=2,,seconds=1")
     for reserved in ("seed", "system", "rules"):  # given by make_agent's own arguments, never by the spec
         with pytest.raises(ValueError, match=f"unknown option\\(s\\) {reserved}; 'mc' accepts rollouts"):
             make_agent(f"mc:{reserved}=3")

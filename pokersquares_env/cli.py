@@ -14,6 +14,8 @@ import math
 import os
 import sys
 
+from pokersquares_env.cards import SUIT_LETTERS, SUITS
+
 #: optional module -> the extra of ``pyproject.toml`` that installs it (named when a command finds it missing)
 EXTRAS: dict[str, str] = {
     "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train", "tensorboard": "train", "yaml": "train",
@@ -197,7 +199,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 #: suit symbols as the letters ``parse_card`` reads, for output streams whose encoding has no symbols
-_SUIT_LETTERS = {"\u2660": "s", "\u2665": "h", "\u2666": "d", "\u2663": "c"}
+_SUIT_LETTERS = dict(zip(SUITS, SUIT_LETTERS, strict=True))
 
 
 def _suit_letters(exc: UnicodeError) -> tuple[str, int]:

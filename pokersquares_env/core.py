@@ -221,13 +221,13 @@ class Rules:
         if isinstance(spec, str):
             text = spec.strip()
             if text.startswith("{") or text.lower().endswith(".json") or ("=" not in text and os.path.isfile(text)):
+                if not text.startswith("{"):
+                    source = f"rules file {text!r}"
                 read_object = functools.partial(_rules_json_object, source)
                 try:
                     if text.startswith("{"):
                         spec = json.loads(text, object_pairs_hook=read_object)
                     else:
-                        source = f"rules file {text!r}"
-                        read_object = functools.partial(_rules_json_object, source)
                         with open(text, encoding="utf-8") as fh:
                             spec = json.load(fh, object_pairs_hook=read_object)
                         if isinstance(spec, dict) and "deck" in spec and isinstance(spec.get("rules"), dict):

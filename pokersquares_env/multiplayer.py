@@ -66,6 +66,10 @@ def rank_points(scores: dict[str, float]) -> dict[str, float]:
     if not isinstance(scores, Mapping):
         raise TypeError(f"rank_points(scores={scores!r}): expected a mapping of player -> score, e.g. "
                         f"{{'player_0': 120, 'player_1': 95}}")
+    for agent, score in scores.items():
+        if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(_as_float(score)):
+            raise ValueError(f"rank_points: scores[{agent!r}]={score!r}: expected a finite number")
     order = sorted(scores, key=lambda a: points_level(scores[a]))
     points: dict[str, float] = {}
     i = 0
@@ -140,6 +144,10 @@ class PokerSquaresAECEnv(_ParallelToAEC):
         action plays the parallel step."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                # PettingZoo's wrapper drops the agent's buffer before it asserts None, which broke the env for good
+                raise ValueError(f"{agent} is {'terminated' if self.terminations[agent] else 'truncated'}: the only "
+                                 f"action it takes is None (env.step(None) removes it), got {action!r}")
             return super().step(action)
         par = self.env
         if par.illegal_action == "raise":

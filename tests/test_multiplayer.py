@@ -531,6 +531,33 @@ def test_rank_points_refuses_a_list_of_scores():
     assert rank_points({"a": 5, "b": 3, "c": 3}) == {"b": 0.5, "c": 0.5, "a": 2.0}
 
 
+def test_rank_points_refuses_a_score_that_is_not_a_finite_number():
+    """Before, a NaN score sorted anywhere (``{"a": 1, "b": nan, "c": 0}`` gave c, scoring 0, the most points), and a
+    string or None failed inside float() without naming the player."""
+    for bad in (float("nan"), float("inf"), "5", None, True, 10**400):
+        with pytest.raises(ValueError, match=r"scores\['b'\]=.*expected a finite number"):
+            rank_points({"a": 1, "b": bad, "c": 0})
+    assert rank_points({"a": np.int64(1), "b": np.float32(2.5), "c": 0}) == {"c": 0.0, "a": 1.0, "b": 2.0}
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+def test_aec_a_finished_agent_given_an_action_is_refused_and_the_env_goes_on(illegal_action):
+    """Before, PettingZoo's wrapper removed a finished agent's buffered action before it asserted the action was None:
+    a bare AssertionError, after which ``step(None)`` raised KeyError and the agents were never removed."""
+    a = aec_env(num_players=2, illegal_action=illegal_action)
+    a.reset(seed=0)
+    while not a.terminations[a.agent_selection]:
+        obs, *_ = a.last()
+        a.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    agent = a.agent_selection
+    with pytest.raises(ValueError, match=rf"{agent} is terminated: .*None.*got 0"):
+        a.step(0)
+    assert a.agent_selection == agent and a.terminations[agent]
+    for _ in range(2):
+        a.step(None)
+    assert a.agents == []
+
+
 def test_a_target_too_large_for_a_float_is_refused_when_the_env_is_made():
     """Before, ``target=10**400`` was accepted and the match crashed with a bare OverflowError at the end of round 1."""
     with pytest.raises(ValueError, match=r"target=1000+: expected a positive finite number such as 100, 200 or 500"):

@@ -327,6 +327,36 @@ def test_the_redeal_waits_until_the_game_has_stopped():
     assert "last of 8 stages" in game.why_illegal(last, game.redeal_action)
 
 
+def test_a_pass_between_foundations_does_not_hold_back_the_redeal():
+    """The source permits ("Допускается") the pass from an ace foundation to its king foundation; before, the redeal
+    waited until every pass was made, so ♣ A-8 up and K-9 down had to become 13 cards down before the redeal, and
+    the next stage's 9♣ could no longer go up."""
+    from collections import Counter
+
+    from pokersquares_env.soliter.rules import SoliterState
+
+    game = make("104-aces-kings").game
+    found = (8, 0, 0, 0, 5, 0, 0, 0)  # ♣: A..8 up, K..9 down
+    home = Counter(game._home_cards(SoliterState((), (), found, (), 0, 8, 0)))
+    rest = list((Counter(game.deck) - home).elements())
+    rng = np.random.default_rng(0)
+    for _ in range(50):  # a deal of the 91 other cards in which nothing but the pass can move
+        order = [rest[i] for i in rng.permutation(len(rest))]
+        cols = tuple(tuple(order[i * 13:(i + 1) * 13]) for i in range(7)) + ((),)
+        state = game.check_state(SoliterState(cols, (EMPTY,) * 8, found, (), 0, 8, 0))
+        moves = game.legal_moves(state)
+        if not game.has_build_move(state) and all(d < game.pile_base or s >= game.pile_base for s, d in moves):
+            break
+    else:
+        pytest.fail("no stopped position found")
+    pb = game.pile_base
+    assert (pb + 0, pb + 4) in moves  # the pass is there to make ...
+    assert not game.has_foundation_move(state)  # ... but not owed
+    assert game.can_redeal(state) and game.why_illegal(state, game.redeal_action) is None
+    nxt = game.redeal(state)
+    assert nxt.stage == 1 and nxt.foundations == found
+
+
 def test_a_joker_never_stands_for_a_card_already_home():
     game = make("joker").game
     state = game.deal(np.random.default_rng(0))
@@ -621,6 +651,14 @@ def test_cli_play_says_when_the_input_ends_and_exits_1(monkeypatch, capsys):
     assert status == 1
     assert captured.err.strip() == "The input ended before the game was over."  # stderr: not lost in a transcript
     assert "input ended" not in captured.out
+
+
+def test_cli_play_says_why_the_game_ended(monkeypatch, capsys):
+    """Before, a game cut off by the env's step limit, with moves left, ended on a bare "game over"."""
+    moves = "c1 f1\n" + "f1 f2\nf2 f1\n" * 600
+    status, out = _soliter_play(monkeypatch, capsys, moves)
+    assert status == 0
+    assert out.rstrip().endswith("game over: the step limit of 1040 moves was reached (moves were left)")
 
 
 def test_cli_play_hint_says_no_win_exists_only_for_a_proof(monkeypatch, capsys):

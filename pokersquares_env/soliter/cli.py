@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"free cells, 0..16 (default: the variant's: {each('free_cells')})")
         p.add_argument("--columns", type=int_between(1, MAX_COLUMNS), default=None,
                        help=f"columns of the first deal, 1..20 and enough to hold the cards (default: the variant's: "
-                            f"{each('columns')})")
+                            f"{each('columns')}; 104-aces-kings deals its cards in 13-card columns, so columns "
+                            f"beyond those are not in play)")
         p.add_argument("--jokers", type=int_between(0, 3), default=None,
                        help=f"wild jokers in the deck, 0..3 (default: the variant's: {each('jokers')})")
 
@@ -193,7 +194,12 @@ def _play(args: argparse.Namespace) -> int:
     while True:
         print(env.render())
         if env._done:
-            print("you won!" if game.is_won(env.state) else "game over")
+            if game.is_won(env.state):
+                print("you won!")
+            elif game.legal_actions(env.state):
+                print(f"game over: the step limit of {env.max_steps} moves was reached (moves were left)")
+            else:
+                print("game over: no legal move is left")
             return 0
         try:
             line = ""

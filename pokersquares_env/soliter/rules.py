@@ -777,8 +777,11 @@ class SoliterGame:
         return moves
 
     def has_foundation_move(self, state: SoliterState) -> bool:
-        """Whether some card can go to a foundation now."""
-        return any(dst >= self.pile_base for _src, dst in self.legal_moves(state))
+        """Whether some card can go to a foundation now from a column or a free cell.  (The pass of an ace
+        foundation's top card to its king foundation in ``104-aces-kings`` does not count: the source only permits
+        it -- "Допускается перекладка" -- so it never has to be made before a redeal, which it would cost the ace
+        foundation's cards.)"""
+        return any(dst >= self.pile_base and src < self.pile_base for src, dst in self.legal_moves(state))
 
     def _rests(self, state: SoliterState, col: tuple[int, ...]) -> bool:
         """Whether a column's playable card lies on a card that takes it (moving it would only shift a built run)."""

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from pokersquares_env._files import output_file_problem, write_json
 from pokersquares_env.core import Rules, shuffled_deck
-from pokersquares_env.scoring import point_system
+from pokersquares_env.scoring import point_system, points_level
 from pokersquares_env.shuffle import anneal, solve
 from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound
 
@@ -51,7 +51,7 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
         t1 = time.process_time()
         _, a_score = anneal(cards, system, seed=d, steps=args.anneal_steps)
         t2 = time.process_time()
-        at_best = sum(x == s_score for x in stats["chain_scores"]) / len(stats["chain_scores"])
+        at_best = sum(points_level(x) == points_level(s_score) for x in stats["chain_scores"]) / len(stats["chain_scores"])
         row = {"deal": d, "solver": float(s_score), "anneal": float(a_score), "solver_s": t1 - t0,
                "anneal_s": t2 - t1, "chains_at_best": at_best}
         if d < args.verify:

@@ -186,6 +186,32 @@ def test_seeding_options_and_render():
     assert "swaps left: 100" in swap.render()
 
 
+def test_a_finished_arrange_game_marks_no_playable_cell():
+    """Before, the text (and frame) of an adjacent-placement game checked when its budget ran out still outlined
+    the frontier cells as playable, though the action mask was all zeros."""
+    env = gym.make("PokerShuffle-v0", mode="arrange", render_mode="ansi", budget=3, placement="adjacent",
+                   first_cell="center").unwrapped
+    env.reset(seed=0)
+    assert "()" in env.render()
+    terminated = False
+    while not terminated:
+        mask = env.action_masks()
+        assert "()" in env.render()
+        _, _, terminated, _, _ = env.step(int(np.flatnonzero(mask)[0]))
+    assert not env.action_masks().any() and "()" not in env.render()
+    frames = gym.make("PokerShuffle-v0", mode="arrange", render_mode="rgb_array", budget=3, placement="adjacent",
+                      first_cell="center").unwrapped
+    frames.reset(seed=0)
+    for _ in range(3):
+        before = frames.render()
+        frames.step(int(np.flatnonzero(frames.action_masks())[0]))
+    from pokersquares_env import render
+
+    expected = render.draw_poker_shuffle(frames.game, frames.state, cards=frames.cards, placed=frames._placed,
+                                         budget_left=0, legal=False)
+    assert np.array_equal(frames.render(), expected) and before.shape == expected.shape
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="mode='deal'"):
         gym.make("PokerShuffle-v0", mode="deal")

@@ -198,3 +198,51 @@ def test_upper_bound_rounds_the_lp_value_down_for_integral_points():
     # the LP relaxation of the Russian example under English points is worth 145.5: no layout scores a half point
     bound = upper_bound(parse_cards(RU_EXAMPLE), "english")
     assert bound == 145 and isinstance(bound, int)
+
+
+def test_solve_cli_counts_the_chains_at_the_best_score_to_9_decimals(tmp_path, capsys):
+    """Before, the chains' running float totals were compared with ``==`` to the rescored grid, so under a table of
+    tenths the CLI printed "0/16 chains reached it" for the very chain it returned."""
+    import json
+
+    from pokersquares_env.cli import main
+
+    tenths = {"royal_flush": 1.1, "straight_flush": 0.7, "four_of_a_kind": 0.3, "full_house": 0.3, "flush": 0.2,
+              "straight": 0.1, "three_of_a_kind": 0.1, "two_pair": 0.1, "one_pair": 0.1, "high_card": 0.1}
+    table = tmp_path / "tenths.json"
+    table.write_text(json.dumps(tenths))
+    for seed in range(4):
+        assert main(["solve", "--seed", str(seed), "--scoring", str(table), "--restarts", "16", "--rounds", "5",
+                     "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert 1 <= out["chains_at_best"] <= out["chains"] == 16, (seed, out["chains_at_best"])
+
+
+def test_the_solver_climbs_on_a_table_of_tiny_values():
+    """Before, a gain had to exceed 1e-9 points, so the American table scaled by 1e-11 never improved a layout:
+    it scored 19 American points, as a random layout does.  Scaling a table does not change its best layouts."""
+    american = point_system("american")
+    cards = list(range(0, 50, 2))
+    _, full = solve(cards, "american", seed=0, restarts=8, rounds=5)
+    tiny = {name: value * 1e-11 for name, value in american.as_dict().items()}
+    grid, _ = solve(cards, tiny, seed=0, restarts=8, rounds=5)
+    # not the same walk (equal gains tie by float noise differently), but as good a climb (121 here; 19 before)
+    assert score_grid(grid, "american") >= 0.9 * full
+
+
+def test_upper_bound_refuses_a_bad_time_limit():
+    """Before, -1 or NaN ran without any limit (scipy only warned) and "x" failed inside float()."""
+    pytest.importorskip("scipy")
+    from pokersquares_env.shuffle.solver import upper_bound
+
+    cards = parse_cards(RU_EXAMPLE)
+    for bad in (-1, 0, float("nan")):
+        with pytest.raises(ValueError, match=r"time_limit=.*expected a positive number of seconds"):
+            upper_bound(cards, time_limit=bad)
+    for bad in ("x", None, True):
+        with pytest.raises(TypeError, match=r"time_limit=.*expected a positive number of seconds"):
+            upper_bound(cards, time_limit=bad)
+    only_royal = {name: 0 for name in point_system("american").as_dict()} | {"royal_flush": 1}
+    no_tens = [c for c in range(52) if c % 13 != 8][:25]  # no ten: no royal flush, so no hand scores
+    bound = upper_bound(no_tens, only_royal)
+    assert bound == 0 and isinstance(bound, int)  # was 0.0 under integral points

@@ -478,7 +478,8 @@ class PokerShuffleEnv(gym.Env):
         if self.render_mode == "ansi":
             from pokersquares_env.text import board_text
 
-            text = board_text(self.game, self.state, legal=self.mode == "arrange" and self.rules.placement == "adjacent")
+            text = board_text(self.game, self.state, legal=self.mode == "arrange" and self.rules.placement == "adjacent"
+                              and not self._done)  # a finished game has no playable cell
             lines = [ln for ln in text.splitlines() if not ln.startswith("card to place")]
             if self.mode == "arrange":
                 todo = [c for c, p in zip(self.cards, self._placed, strict=True) if not p]
@@ -493,7 +494,7 @@ class PokerShuffleEnv(gym.Env):
             self._renderer = new_renderer(self.render_mode, "PokerShuffle-v0", self.metadata["render_fps"])
         frame = _render.draw_poker_shuffle(
             self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode, budget_left=self._left,
-            dealt_score=self._dealt_score if self.mode == "swap" else None,
+            dealt_score=self._dealt_score if self.mode == "swap" else None, legal=False if self._done else None,
         )
         return self._renderer.show(frame)
 

@@ -167,6 +167,8 @@ def _descend(chains: _Chains, max_rounds: int = 200) -> None:
     n = len(chains.board)
     live = np.arange(n)
     pi, pj = SWAP_PAIRS[:, 0], SWAP_PAIRS[:, 1]
+    # a gain counts above float noise: 1e-9, or less for a table of tiny values (1e-10 a hand would else never climb)
+    tol = 1e-9 * min(1.0, float(np.abs(chains.table).max()) or 1.0)
     for _ in range(max_rounds):
         if not live.size:
             break
@@ -177,7 +179,7 @@ def _descend(chains: _Chains, max_rounds: int = 200) -> None:
         delta = delta.reshape(live.size, -1)
         best = delta.argmax(1)
         gain = delta[np.arange(live.size), best]
-        improving = gain > 1e-9
+        improving = gain > tol
         live = live[improving]
         if not live.size:
             break
@@ -256,11 +258,7 @@ def solve(
         raise ValueError(f"restarts={restarts!r}: expected an integer from 1 to {MAX_RESTARTS} (the most chains "
                          f"solve runs)")
     if time_limit is not None:
-        if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, (int, float, np.integer,
-                                                                                     np.floating)):
-            raise TypeError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
-        if not time_limit > 0:  # NaN too
-            raise ValueError(f"time_limit={time_limit!r}: expected a positive number of seconds or None")
+        _check_time_limit(time_limit, " or None")
 
     def out_of_time() -> bool:
         return time_limit is not None and time.perf_counter() - start > time_limit
@@ -305,6 +303,14 @@ def solve(
     return grid, score
 
 
+def _check_time_limit(time_limit: Any, alternatives: str = "") -> None:
+    """Refuse a ``time_limit`` that is not a positive number of seconds (NaN included), naming it."""
+    if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, (int, float, np.integer, np.floating)):
+        raise TypeError(f"time_limit={time_limit!r}: expected a positive number of seconds{alternatives}")
+    if not time_limit > 0:  # NaN too
+        raise ValueError(f"time_limit={time_limit!r}: expected a positive number of seconds{alternatives}")
+
+
 def upper_bound(cards25: Any, system: Any = "american", *, time_limit: float = 120.0) -> float:
     """A proven upper bound on the best score of 25 known cards (needs scipy, for the HiGHS MILP solver).
 
@@ -329,6 +335,7 @@ def upper_bound(cards25: Any, system: Any = "american", *, time_limit: float = 1
 
     codes = np.array(check_cards(cards25), dtype=np.int64)
     ps = point_system(system)
+    _check_time_limit(time_limit)
     if min(ps.points) < 0:
         raise ValueError(f"point system {ps.name!r} has negative points: upper_bound needs points >= 0")
     combos = np.array(list(itertools.combinations(range(NUM_CELLS), 5)), dtype=np.int64)
@@ -336,7 +343,7 @@ def upper_bound(cards25: Any, system: Any = "american", *, time_limit: float = 1
     combos, w = combos[w > 0], w[w > 0]
     h = len(w)
     if h == 0:
-        return 0.0
+        return 0 if ps.integral else 0.0
     pair_id = np.full((NUM_CELLS, NUM_CELLS), -1, dtype=np.int64)
     pair_id[SWAP_PAIRS[:, 0], SWAP_PAIRS[:, 1]] = np.arange(len(SWAP_PAIRS))
     pairs = np.stack([pair_id[combos[:, a], combos[:, b]] for a, b in itertools.combinations(range(5), 2)], axis=1)

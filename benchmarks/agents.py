@@ -76,9 +76,12 @@ def check_options(parser: argparse.ArgumentParser, agents: list[str], systems: s
                 make_agent(spec, system=ps)
             except Exception as exc:  # any failure to build: no game of it could be played
                 parser.error(f"--agent {spec!r} cannot be built for point system {name!r}: {exc}")
-        if out:
+        if out is not None:  # '' too: it names no folder
             try:
-                check_out_dir(os.path.join(out, name), name="--out")
+                check_out_dir(out, name="--out")
+                # each system's folder takes an evaluation's outputs: a folder of other files is refused, as by
+                # `pokersquares evaluate --out`, instead of having its games.jsonl replaced
+                check_out_dir(os.path.join(out, name), foreign=False, name="--out")
             except ValueError as exc:
                 parser.error(str(exc))
     return names

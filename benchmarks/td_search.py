@@ -196,15 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int_at_least(1), default=400)
     parser.add_argument("--seed", type=seed_arg, default=7)
     parser.add_argument("--scoring", default="american")
-    parser.add_argument("--jobs", type=int_at_least(1), default=1)
+    parser.add_argument("--jobs", type=int_at_least(1), default=1,
+                        help="processes (default 1; above 1 each worker compiles the kernels in its first game, "
+                             "which then counts in the seconds a game)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
     from agents.evaluation import check_out_dir, evaluate
-    from agents.registry import make_agent, register_agent
+    from agents.registry import make_agent, register_agent, spec_key
 
-    if args.out:  # before the tables are made and any game is played
+    if args.out is not None:  # before the tables are made and any game is played
         try:
             check_out_dir(args.out, foreign=False, name="--out")
         except ValueError as exc:
@@ -212,11 +214,21 @@ def main(argv: list[str] | None = None) -> int:
 
     register_agent("td-expectimax", TDExpectimaxAgent, kind="params")
     register_agent("td-search", TDSearchAgent, kind="params")
+    try:
+        keys = [spec_key(spec) for spec in args.agents]
+    except ValueError as exc:
+        parser.error(f"--agents: {exc}")
+    if len(set(keys)) != len(keys):
+        parser.error(f"--agents {' '.join(args.agents)}: expected each agent once")
     from pokersquares_env.core import PokerSquaresGame
 
     try:
         for spec in args.agents:
             agent = make_agent(spec, system=args.scoring)
+            if args.jobs > 1:
+                # no move here: the local play's compiled kernel starts OpenMP threads, and a process using GNU
+                # OpenMP must not fork the workers (they would die at once); each worker compiles on its first move
+                continue
             game = PokerSquaresGame()  # one move compiles the kernels here, not inside the first timed games
             state = game.init(game.deal(np.random.default_rng(0)))
             game.apply(state, agent.act(None, {"action_mask": game.action_mask(state)}, game, state))

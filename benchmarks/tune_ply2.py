@@ -30,6 +30,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 
+#: what the script writes into ``--out`` (a rerun replaces them)
+OUTPUTS = ("tables.npz", "result.json")
 
 def main(argv: list[str] | None = None) -> int:
     from pokersquares_env.cli import int_at_least, seed_arg
@@ -72,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         check_out_dir(args.out, name="--out")
     except ValueError as exc:
         parser.error(str(exc))
+    if os.path.isdir(args.out):  # its own two files are replaced; a folder holding anything else is someone's
+        others = sorted(set(os.listdir(args.out)) - set(OUTPUTS))
+        if others:
+            parser.error(f"--out {args.out!r} holds entries this script does not write ({', '.join(others[:5])}): "
+                         f"expected a new or empty folder, or one holding only {' and '.join(OUTPUTS)} (replaced)")
     try:
         init = load_theta(args.init)
         check_options(ply=2, generations=args.generations, population=args.population, elite=args.elite,

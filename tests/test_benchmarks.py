@@ -333,6 +333,9 @@ def test_td_search_script_reports_paired_differences(tmp_path, monkeypatch, caps
     assert td.main(["--agents", "td-search:local=-2", "--games", "1", "--no-progress"]) == 2
     assert "local=-2: expected an integer >= 0" in capsys.readouterr().err
     assert sorted((tmp_path / "cache" / "tables").iterdir()) == tables  # refused before any table was trained
+    # an agent named twice: a usage error (before, a ValueError traceback from the harness)
+    err = _usage_error(td.main, ["--agents", "expectimax", "expectimax", "--games", "1"], capsys)
+    assert "--agents expectimax expectimax: expected each agent once" in err
 
 
 def test_ppo_threads_benchmark_reports_every_run_and_the_ratio(tmp_path, capsys):
@@ -678,6 +681,19 @@ def test_agents_benchmark_checks_every_system_and_agent_before_the_first_game(tm
     assert bench.main(base + ["--systems", "english"]) == 0
     assert "## english: 2 common deals" in capsys.readouterr().out
     assert (out / "english" / "games.jsonl").is_file() and (out / "benchmark.json").is_file()
+    assert bench.main(base + ["--systems", "english"]) == 0  # its own folder: written again
+    capsys.readouterr()
+    # a system folder of someone else's files is refused before any game, as `pokersquares evaluate --out` does;
+    # before, its games.jsonl was replaced without a word
+    mine = out / "american"
+    mine.mkdir()
+    (mine / "games.jsonl").write_text("my data\n")
+    (mine / "notes.txt").write_text("notes\n")
+    err = _usage_error(bench.main, base + ["--systems", "american"], capsys)
+    assert "holds entries no evaluation writes (notes.txt)" in err
+    assert (mine / "games.jsonl").read_text() == "my data\n"
+    # an empty --out names no folder: before, the run played and wrote nothing, exit 0
+    assert "expected a folder path" in _usage_error(bench.main, base[:-1] + ["", "--systems", "english"], capsys)
 
 
 def test_search_experiments_checks_the_probe_options_before_the_baseline(monkeypatch, capsys):
@@ -952,6 +968,16 @@ def test_tune_ply2_checks_its_counts_before_the_tables_and_writes_strict_json(tm
     result = json.loads((out / "result.json").read_text(), parse_constant=refuse)
     assert result["evaluation"]["games"] == 2 and result["args"]["table_games"] == 2000
     assert sorted(os.listdir(out)) == ["result.json", "tables.npz"]
+    # a folder holding other files is refused before the tables: before, a user's tables.npz there was replaced
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "tables.npz").write_bytes(b"their tables")
+    (theirs / "notes.txt").write_text("notes")
+    with monkeypatch.context() as m:
+        m.setattr(agents.tables, "load_or_train", _never)
+        err = _usage_error(tune.main, argv[:-1] + [str(theirs)], capsys)
+    assert "holds entries this script does not write (notes.txt)" in err
+    assert (theirs / "tables.npz").read_bytes() == b"their tables"
 
 
 def test_tune_ply2_without_numba_says_so_before_the_tables(tmp_path, monkeypatch, capsys):
@@ -1015,9 +1041,20 @@ def test_device_agents_checks_every_run_name_and_jobs_before_running_any(tmp_pat
         proc = subprocess.run(["bash", script, str(out), *argv], env=env, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and expected in proc.stderr, proc.stderr
         assert "rc=" not in proc.stdout and not out.exists()
+    for var, value, expected in (("GAMES", "abc", "GAMES=abc: expected a positive integer"),
+                                 ("LIMIT", "0", "LIMIT=0: expected a positive integer"),
+                                 ("PACK", str(tmp_path / "nowhere"), "expected a folder that exists")):
+        proc = subprocess.run(["bash", script, str(out), "1", "english"], env={**env, var: value},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and expected in proc.stderr, proc.stderr
+        assert not out.exists()
     proc = subprocess.run(["bash", script, str(out), "2", "american"], env=env, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("american rc=0 "), proc.stdout + proc.stderr
+    # a run that fails makes the script fail (before: exit 0 whatever the runs did)
+    proc = subprocess.run(["bash", script, str(out), "2", "american", "english"], env={**env, "PYTHON": "false"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "american rc=1 " in proc.stdout and "english rc=1 " in proc.stdout
 
 
 def test_search_experiments_prints_the_t_interval_of_the_paired_difference(monkeypatch, capsys):
@@ -1178,3 +1215,19 @@ def test_agents_benchmark_writes_strict_json(tmp_path, capsys):
     row = data["rows"][0]
     assert (data["games"], row["agent"], row["system"], row["ci95"]) == (1, "random", "english", None)
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_td_search_runs_on_two_processes(tmp_path, capsys):
+    """Before, ``--jobs 2`` always failed: the warm-up move in the parent started the local play's OpenMP threads,
+    and the forked workers died at once ("fork() called from a process already using GNU OpenMP")."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    env = {**os.environ, "POKERSQUARES_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "td_search.py"), "--agents",
+                           "expectimax:games=2000,phases=4", "td-expectimax:games=2000,phases=4,local=30",
+                           "--games", "2", "--jobs", "2", "--no-progress"], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "on 2 deals" in proc.stdout and "0 errors" in proc.stdout

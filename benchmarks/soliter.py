@@ -11,7 +11,7 @@ before the first deal, and the file is written whole (a temporary file renamed
 into place).
 
     nice -n 10 python benchmarks/soliter.py --deals 1000 --free-cells 4 --time-limit 1
-    nice -n 10 python benchmarks/soliter.py --variant 36 --deals 200 --out benchmarks/soliter-36.json
+    nice -n 10 python benchmarks/soliter.py --variant 36 --deals 200 --out runs/soliter-36.json
 
 Published (Baker's Game, 4 cells 75.0% / 3 cells 28.9% / 5 cells 97.9% of random
 deals, Bryan; 74.3% of Microsoft deals 1..10M, Freecell Solver) figures are

@@ -17,7 +17,7 @@ solver's score and the bound.  Every option and point system is checked
 before the first deal, ``--out``'s folder is made then, and the file is
 rewritten whole (a temporary file renamed into place) after each system.
 
-    nice -n 10 python benchmarks/solver.py --deals 200 --out benchmarks/solver.json
+    nice -n 10 python benchmarks/solver.py --deals 200 --out runs/solver.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 5's 127 target: line tables refined by off-policy TD(0) towards the greedy player's values.
+"""Issue 5's 127 target: line tables refined by per-line TD(0), off-policy towards the greedy player's values or on-policy.
 
 The default tables (``agents.tables.train_tables``) are Monte Carlo averages: every line abstraction a
 self-play game visits is credited with the points its line ends with, under a one-ply player that explores
@@ -113,7 +113,8 @@ def _play_td(decks, explore, noise, vf, phases, nout, adjacent, first_cell, rec,
 
 def refine(tables: ValueTables, *, games: int, batch: int, epsilon: float, memory: float, seed: int,
            target: str = "greedy", progress: bool = True) -> ValueTables:
-    """``tables`` refined by ``games`` games of per-line off-policy TD(0) (see the module docstring): ``games`` and
+    """``tables`` refined by ``games`` games of per-line TD(0) (``target``: "greedy", off-policy, or "actual",
+    on-policy; see the module docstring): ``games`` and
     ``batch`` integers >= 1, ``epsilon`` a probability, ``memory`` a finite number > 0 (a ``ValueError`` names the
     first that is not)."""
     for name, value in (("games", games), ("batch", batch)):

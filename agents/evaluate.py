@@ -18,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", action="append", required=True, metavar="SPEC",
                         help="agent spec, repeatable: random, greedy, rules, mc, mc:rollouts=200, expectimax:ply=2, "
                              "ppo:PATH, ...")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first, repeatable (from the current folder too): a module of yours that "
+                             "calls agents.register_agent, so that --agent can name its agents")
     parser.add_argument("--games", type=int_between(1, MAX_GAMES), default=100,
                         help=f"number of deals, 1 to {MAX_GAMES:,} (default 100)")
     parser.add_argument("--seed", type=seed_arg, default=0,
@@ -62,9 +65,33 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
+def import_modules(modules: list[str], command: str) -> str | None:
+    """Import each of ``modules`` (``--import``), the current folder first on the path as ``python -m`` has it; the
+    error message for the first that fails, else None."""
+    import importlib
+    import os
+
+    if modules and os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        if not name or name.endswith(".py") or not all(part.isidentifier() for part in name.split(".")):
+            return (f"{command}: --import {name!r}: expected a module name such as myagents or lab.agents (not a "
+                    f"file path)")
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # its own error, whatever it is: one line naming the module
+            return f"{command}: --import {name!r}: cannot import it: {type(exc).__name__}: {exc}"
+    return None
+
+
 def _run(args: argparse.Namespace) -> int:
     from agents.evaluation import WorkerLostError, _jsonable, evaluate, evaluate_pps
     from pokersquares_env.core import Rules
+
+    problem = import_modules(args.imports, "pokersquares evaluate")
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
 
     try:
         rules = Rules.with_options(args.rules, jokers=args.jokers, placement=args.placement,

@@ -35,8 +35,9 @@ _KINDS = ("params", "path")
 def register_agent(name: str, target: str | Callable[..., Agent], *, kind: str = "path") -> None:
     """Make ``name`` (or ``name:ARG``) build an agent through ``target`` (``"module:function"`` or a callable).
 
-    ``kind="path"`` (the default, for learned policies) passes ``ARG`` as a path;
-    ``kind="params"`` parses it as ``key=value`` options.  ``name`` must be lower case: specs are read in lower case.
+    ``kind="path"`` (the default, for learned policies) passes ``ARG`` as a path:
+    ``factory(PATH, system=..., rules=..., seed=...)``; ``kind="params"`` (a rule or search agent) parses it as
+    ``key=value`` options: ``factory(system=..., rules=..., seed=..., **options)``.  ``name`` must be lower case: specs are read in lower case.
     A ``"module:function"`` target also reaches Ray workers (``--backend ray`` registers it there); a callable is
     sent to them pickled, and must be loadable there.
     """
@@ -179,12 +180,22 @@ def check_spec(spec: str) -> None:
     _check_options(spec, name, _resolve(name), options)
 
 
+def _path_kind_hint(name: str) -> str:
+    """For an agent a user registered with the default ``kind="path"``: a note that says so (a rule or search agent
+    registered without ``kind="params"`` otherwise fails with messages about saved models); '' for a built-in."""
+    if _BUILT_IN.get(name) == _REGISTRY[name]:
+        return ""
+    return (f" ({name!r} was registered with kind='path', the default, for saved models: its factory is called as "
+            f"factory(PATH, system=..., rules=..., seed=...); register_agent({name!r}, ..., kind='params') makes "
+            f"it take {name}:KEY=VALUE,... options)")
+
+
 def check_model_path(spec: str) -> None:
     """Raise ``ValueError`` if ``spec`` is a ``PREFIX:PATH`` agent whose saved model is not on this machine."""
     name, arg, _options = parse_spec(spec)
     if _REGISTRY[name][1] == "path" and arg and not os.path.exists(arg):
         raise ValueError(f"agent spec {spec!r}: no file or folder {arg!r}: expected a saved model (a model file "
-                         f"or a training run folder)")
+                         f"or a training run folder){_path_kind_hint(name)}")
 
 
 def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | None = None) -> Agent:
@@ -212,8 +223,15 @@ def make_agent(spec: str, *, system: Any = None, rules: Any = None, seed: int | 
     factory = _resolve(name)
     if kind == "path":
         if not arg:
-            raise ValueError(f"agent spec {spec!r}: expected {name}:PATH (the saved model to load)")
-        agent = factory(arg, system=ps, rules=rules, seed=seed)
+            raise ValueError(f"agent spec {spec!r}: expected {name}:PATH (the saved model to load)"
+                             f"{_path_kind_hint(name)}")
+        try:
+            agent = factory(arg, system=ps, rules=rules, seed=seed)
+        except TypeError as exc:
+            hint = _path_kind_hint(name)
+            if not hint:
+                raise
+            raise TypeError(f"agent spec {spec!r}: {exc}{hint}") from exc
     else:
         _check_options(spec, name, factory, options)
         agent = factory(system=ps, rules=rules, seed=seed, **options)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import operator
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -365,13 +365,21 @@ class GameRecord:
 # ---- files -------------------------------------------------------------------
 
 
-def _record_json(record: GameRecord, indent: int | None = None) -> str:
-    """The JSON text of a record, checked first, so that no file is written that ``load_record`` refuses.
+def _record_json(record: GameRecord | Mapping[str, Any], indent: int | None = None) -> str:
+    """The JSON text of a record (or of its dict form, read by :meth:`GameRecord.from_dict`), checked first, so that
+    no file is written that ``load_record`` refuses.
 
     ``to_dict`` replays the placements through the core (an illegal one raises ``IllegalActionError``);
     ``seed``, ``agent`` and ``meta`` are checked as loading checks them, and ``meta`` must be standard JSON
     (no NaN or infinity): :class:`RecordError` naming the field, before any file is touched.
     """
+    if isinstance(record, Mapping):  # a record's dict form (to_dict, or EvaluationResult.game_records()): read it
+        record = GameRecord.from_dict(record)
+    elif not isinstance(record, GameRecord):
+        shown = repr(record)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(f"record {shown} ({type(record).__name__}): expected a GameRecord or its dict form "
+                        f"(GameRecord.to_dict())")
     record.check_fields()  # again: the fields may have been changed since the record was made
     record._check_game()
     game = PokerSquaresGame(record.rules, record.system)
@@ -408,8 +416,8 @@ def _check_meta_keys(value: Any, where: str, depth: int = 0) -> None:
             _check_meta_keys(item, f"{where}[{i}]", depth + 1)
 
 
-def save_record(record: GameRecord, path: str | os.PathLike) -> None:
-    """Write a record as JSON atomically (a temporary file renamed into place).
+def save_record(record: GameRecord | Mapping[str, Any], path: str | os.PathLike) -> None:
+    """Write a record (a :class:`GameRecord` or its dict form) as JSON atomically (a temporary file renamed into place).
 
     The record is checked to load back first (:class:`RecordError` otherwise), so a file is never replaced by
     one that ``load_record`` refuses.  A record replaced keeps its file mode, and a symbolic link stays a link
@@ -433,8 +441,9 @@ def save_record(record: GameRecord, path: str | os.PathLike) -> None:
         raise
 
 
-def append_record(record: GameRecord, path: str | os.PathLike) -> None:
-    """Append a record as one JSON line to a JSONL file (one ``write`` of a whole line).
+def append_record(record: GameRecord | Mapping[str, Any], path: str | os.PathLike) -> None:
+    """Append a record (a :class:`GameRecord` or its dict form) as one JSON line to a JSONL file (one ``write`` of a
+    whole line).
 
     The record is checked to load back first, as by :func:`save_record`.  An existing non-empty file must be JSONL
     of records: its first non-blank line must be a game record, else a :class:`RecordError` names the file and it is

@@ -1057,3 +1057,74 @@ def test_the_pps_set_never_holds_one_table_twice():
         assert len(set(points)) == len(points), seed
     hyper = [s for s in pps_systems(274) if s.name.startswith("hypercorner")]
     assert len(hyper) == 2 and all(set(s.points) <= {-1.0, 1.0} for s in hyper)
+
+
+CORNER_MODULE = '''
+from agents import Agent, register_agent
+
+
+class CornerAgent(Agent):
+    """The first legal cell, or with probability eps a random one."""
+
+    uses_obs = False
+
+    def __init__(self, system=None, rules=None, seed=None, eps=0.0):
+        super().__init__(seed)
+        self.eps = float(eps)
+
+    def act(self, obs, info, game, state):
+        legal = [c for c in range(25) if info["action_mask"][c]]
+        return int(self.rng.choice(legal)) if self.rng.random() < self.eps else legal[0]
+
+
+register_agent("corner-test", CornerAgent, kind="params")
+register_agent("corner-path-test", CornerAgent)
+'''
+
+
+def test_evaluate_imports_a_users_module_that_registers_agents(tmp_path, monkeypatch, capsys):
+    """Before, an agent of one's own could not be named from the command line at all ("unknown agent")."""
+    import sys
+
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd(), str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "my_corner_agents", raising=False)
+    (tmp_path / "my_corner_agents.py").write_text(CORNER_MODULE)
+    monkeypatch.chdir(tmp_path)
+    argv = ["evaluate", "--agent", "corner-test:eps=0.2", "--agent", "random", "--games", "6", "--format", "json",
+            "--no-progress"]
+    assert cli.main(argv) == 2
+    assert "unknown agent 'corner-test'" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--import", "my_corner_agents", *argv[1:], "--jobs", "2"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["agent"] for r in rows] == ["corner-test:eps=0.2", "random"] and all(r["games"] == 6 for r in rows)
+    # the same games on one process
+    assert cli.main(["evaluate", "--import", "my_corner_agents", *argv[1:]]) == 0
+    assert [json.loads(line)["mean"] for line in capsys.readouterr().out.splitlines()] == [r["mean"] for r in rows]
+    for bad, expected in (("no_such_module_here", "--import 'no_such_module_here': cannot import it: "
+                                                  "ModuleNotFoundError"),
+                          ("my_corner_agents.py", "--import 'my_corner_agents.py': expected a module name")):
+        assert cli.main(["evaluate", "--import", bad, *argv[1:]]) == 2
+        assert expected in capsys.readouterr().err
+
+
+def test_an_agent_registered_with_the_default_path_kind_says_so(tmp_path, monkeypatch):
+    """Before, a rule agent registered without kind="params" failed with messages about saved models only, or with
+    a bare TypeError ("got multiple values for argument 'system'")."""
+    import agents.registry as registry
+    from agents import make_agent
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    namespace: dict = {}
+    exec(CORNER_MODULE, namespace)
+    hint = r"'corner-path-test' was registered with kind='path', the default, for saved models.*kind='params'"
+    with pytest.raises(ValueError, match=r"expected corner-path-test:PATH .*" + hint):
+        make_agent("corner-path-test")
+    with pytest.raises(TypeError, match=r"multiple values for argument 'system'.*" + hint):
+        make_agent("corner-path-test:eps=0.3")
+    with pytest.raises(ValueError, match=r"no file or folder 'eps=0.3'.*" + hint):
+        registry.check_model_path("corner-path-test:eps=0.3")
+    with pytest.raises(ValueError, match=r"expected ppo:PATH \(the saved model to load\)$"):
+        make_agent("ppo")  # a built-in path agent: no hint

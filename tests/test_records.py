@@ -1257,3 +1257,22 @@ def test_a_record_naming_a_field_twice_or_missing_its_version_is_named(tmp_path)
         del data[key]
         with pytest.raises(RecordError, match=rf"field '{key}': missing$"):
             GameRecord.from_dict(data)
+
+
+def test_save_and_append_take_a_records_dict_form_and_refuse_other_objects(tmp_path):
+    """Before, the dict form that EvaluationResult.game_records() and to_dict() hand out failed with
+    "AttributeError: 'dict' object has no attribute 'check_fields'"; now it is read (and checked) as a record."""
+    game, state = play_random(3)
+    record = GameRecord.from_game(game, state, seed=3)
+    save_record(record.to_dict(), tmp_path / "one.json")
+    append_record(record.to_dict(), tmp_path / "many.jsonl")
+    assert load_record(tmp_path / "one.json").to_dict() == record.to_dict()
+    assert [r.to_dict() for r in load_records(tmp_path / "many.jsonl")] == [record.to_dict()]
+    damaged = {**record.to_dict(), "placements": record.to_dict()["placements"][:-1] + [99]}
+    with pytest.raises(RecordError, match="placements"):
+        save_record(damaged, tmp_path / "bad.json")
+    for bad in ([1, 2], "game.json", None):
+        with pytest.raises(TypeError, match=r"expected a GameRecord or its dict form"):
+            append_record(bad, tmp_path / "many.jsonl")
+    assert not (tmp_path / "bad.json").exists()
+    assert len(load_records(tmp_path / "many.jsonl")) == 1

@@ -127,8 +127,11 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 #: defaults that depend on the network as well: maskable-ppo's MLP default ([256, 256]) would make a slow lines net, so
-#: ``--net lines`` alone gets fast-ppo's lines sizes
-NET_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {("maskable-ppo", "lines"): dict(hidden=[64, 64])}
+#: ``--net lines`` alone gets fast-ppo's lines sizes, and fast-ppo's learning rate: at SB3's 3e-4 the lines net had
+#: 44.3 and 36.0 after 1M steps (seeds 0, 1), at 2e-3 89.2 and 70.6 (docs/training.md, "Which hyperparameter held
+#: MaskablePPO back"); the MLP learns nothing in 100k steps at 3e-4 or 1e-3, so its default stays SB3's
+NET_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {("maskable-ppo", "lines"): dict(hidden=[64, 64],
+                                                                                      learning_rate=2e-3)}
 
 
 #: the options only some algorithms use: option -> the algorithms that use it (every other option is used by all)

@@ -75,6 +75,9 @@ def table_cache(tmp_path_factory):
 
 @pytest.mark.parametrize("path", PYTHON_DOCS, ids=[p.name for p in PYTHON_DOCS])
 def test_python_examples_run(path, tmp_path, monkeypatch, table_cache):
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # agents an example registers stay there
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("POKERSQUARES_CACHE", str(table_cache))
     namespace: dict = {"__name__": "__docs__"}
@@ -174,7 +177,25 @@ def parse_command(line: str, scripts: dict) -> tuple[str, argparse.Namespace | s
     return "error", "the command ran past its argument parsing"
 
 
-def test_documented_commands_parse_and_name_real_agents():
+def _documented_module(name: str, marker: str):
+    """The docs' example module ``name`` (the python block of docs/agents.md holding ``marker``), executed: what a
+    documented ``--import name`` imports."""
+    import types
+
+    code = next(b.code for b in blocks(ROOT / "docs" / "agents.md") if b.lang == "python" and marker in b.code)
+    module = types.ModuleType(name)
+    exec(compile(code, f"<docs/agents.md: {name}>", "exec"), module.__dict__)
+    return module
+
+
+def test_documented_commands_parse_and_name_real_agents(monkeypatch):
+    import sys
+
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    # what `--import myagents` is shown importing (it registers "corner")
+    monkeypatch.setitem(sys.modules, "myagents", _documented_module("myagents", 'register_agent("corner"'))
     scripts: dict = {}
     bad: list[str] = []
     parsed = specs = 0
@@ -187,6 +208,9 @@ def test_documented_commands_parse_and_name_real_agents():
             if status == "skip":
                 continue
             parsed += 1
+            for module in getattr(result, "imports", None) or []:
+                if module not in sys.modules:
+                    bad.append(f"{path.name}: {line}\n    --import {module}: no documented module of that name")
             for spec in getattr(result, "agent", None) or []:
                 if isinstance(spec, str) and not PLACEHOLDER.match(spec):
                     try:

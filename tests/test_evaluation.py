@@ -1077,8 +1077,8 @@ class CornerAgent(Agent):
         return int(self.rng.choice(legal)) if self.rng.random() < self.eps else legal[0]
 
 
-register_agent("corner-test", CornerAgent, kind="params")
-register_agent("corner-path-test", CornerAgent)
+register_agent("import-corner", CornerAgent, kind="params")
+register_agent("import-corner-path", CornerAgent)
 '''
 
 
@@ -1088,18 +1088,19 @@ def test_evaluate_imports_a_users_module_that_registers_agents(tmp_path, monkeyp
 
     import agents.registry as registry
 
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", {name: entry for name, entry in registry._REGISTRY.items()
+                                                if not name.startswith("import-corner")})
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd(), str(tmp_path))])
     monkeypatch.delitem(sys.modules, "my_corner_agents", raising=False)
     (tmp_path / "my_corner_agents.py").write_text(CORNER_MODULE)
     monkeypatch.chdir(tmp_path)
-    argv = ["evaluate", "--agent", "corner-test:eps=0.2", "--agent", "random", "--games", "6", "--format", "json",
+    argv = ["evaluate", "--agent", "import-corner:eps=0.2", "--agent", "random", "--games", "6", "--format", "json",
             "--no-progress"]
     assert cli.main(argv) == 2
-    assert "unknown agent 'corner-test'" in capsys.readouterr().err
+    assert "unknown agent 'import-corner'" in capsys.readouterr().err
     assert cli.main(["evaluate", "--import", "my_corner_agents", *argv[1:], "--jobs", "2"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["agent"] for r in rows] == ["corner-test:eps=0.2", "random"] and all(r["games"] == 6 for r in rows)
+    assert [r["agent"] for r in rows] == ["import-corner:eps=0.2", "random"] and all(r["games"] == 6 for r in rows)
     # the same games on one process
     assert cli.main(["evaluate", "--import", "my_corner_agents", *argv[1:]]) == 0
     assert [json.loads(line)["mean"] for line in capsys.readouterr().out.splitlines()] == [r["mean"] for r in rows]
@@ -1119,12 +1120,12 @@ def test_an_agent_registered_with_the_default_path_kind_says_so(tmp_path, monkey
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     namespace: dict = {}
     exec(CORNER_MODULE, namespace)
-    hint = r"'corner-path-test' was registered with kind='path', the default, for saved models.*kind='params'"
-    with pytest.raises(ValueError, match=r"expected corner-path-test:PATH .*" + hint):
-        make_agent("corner-path-test")
+    hint = r"'import-corner-path' was registered with kind='path', the default, for saved models.*kind='params'"
+    with pytest.raises(ValueError, match=r"expected import-corner-path:PATH .*" + hint):
+        make_agent("import-corner-path")
     with pytest.raises(TypeError, match=r"multiple values for argument 'system'.*" + hint):
-        make_agent("corner-path-test:eps=0.3")
+        make_agent("import-corner-path:eps=0.3")
     with pytest.raises(ValueError, match=r"no file or folder 'eps=0.3'.*" + hint):
-        registry.check_model_path("corner-path-test:eps=0.3")
+        registry.check_model_path("import-corner-path:eps=0.3")
     with pytest.raises(ValueError, match=r"expected ppo:PATH \(the saved model to load\)$"):
         make_agent("ppo")  # a built-in path agent: no hint

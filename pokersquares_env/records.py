@@ -376,9 +376,9 @@ def _record_json(record: GameRecord | Mapping[str, Any], indent: int | None = No
     if isinstance(record, Mapping):  # a record's dict form (to_dict, or EvaluationResult.game_records()): read it
         record = GameRecord.from_dict(record)
     elif not isinstance(record, GameRecord):
-        shown = repr(record)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise TypeError(f"record {shown} ({type(record).__name__}): expected a GameRecord or its dict form "
+        from pokersquares_env.vector import _brief  # only on this error path: the vector env is not needed here
+
+        raise TypeError(f"record {_brief(record)} ({type(record).__name__}): expected a GameRecord or its dict form "
                         f"(GameRecord.to_dict())")
     record.check_fields()  # again: the fields may have been changed since the record was made
     record._check_game()

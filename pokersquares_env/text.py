@@ -53,9 +53,11 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
     mask = game.legal_mask(state) if legal else 0
 
     def card_str(code: int, cell: int) -> str:
+        """The cell's text, right-aligned to 3 visible characters (padded before colouring, so colour codes take no
+        column)."""
         if code == EMPTY:
-            return "()" if mask >> cell & 1 else ".."
-        text = format_card(code)
+            return f"{'()' if mask >> cell & 1 else '..':>3}"
+        text = f"{format_card(code):>3}"
         if color and code < 52 and code // 13 in (1, 2):
             return f"\x1b[31m{text}\x1b[0m"
         return text
@@ -68,7 +70,7 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
 
     lines = ["     a    b    c    d    e"]
     for r in range(5):
-        cells = "  ".join(f"{card_str(state.board[r * 5 + c], r * 5 + c):>3}" for c in range(5))
+        cells = "  ".join(card_str(state.board[r * 5 + c], r * 5 + c) for c in range(5))
         lines.append(f"{r + 1}  {cells}   {line_label(r)}")
     lines.append("")
     for c in range(5):

@@ -53,6 +53,23 @@ def test_use_color(monkeypatch):
     assert use_color("always", io.StringIO()) and not use_color("never", Tty())
 
 
+def test_coloured_board_keeps_its_columns():
+    """Red cards used to be padded after colouring, so the escape codes filled their padding and the row drifted
+    left; with the codes removed, the coloured board reads exactly as the plain one."""
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.text import board_text
+
+    game = PokerSquaresGame()
+    state = game.init("Ah Kh Qs Js Td 9c 8c 7h 6s 5d 4c 3c 2h As Ks Qd Jd Th 9s 8s 7s 6c 5c 4d 3s")
+    for cell in range(7):
+        game.apply(state, cell)
+    plain = board_text(game, state, legal=True)
+    coloured = board_text(game, state, legal=True, color=True)
+    assert "\x1b[31m" in coloured and "\x1b" not in plain
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+    assert plain.splitlines()[1].startswith("1   A♥   K♥   Q♠   J♠   T♦")
+
+
 def test_whole_game_through_a_pty(tmp_path):
     record = tmp_path / "game.json"
     child = spawn("--seed", "7", "--record", str(record))

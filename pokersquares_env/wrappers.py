@@ -289,6 +289,13 @@ def _make_jsonl_folder(path: str) -> None:
     target = path if os.path.exists(path) else folder
     if not os.access(target, os.W_OK):
         raise ValueError(f"jsonl={path!r}: {target!r} is not writable: expected a JSONL file that can be appended to")
+    from pokersquares_env.records import RecordError, _check_append_target
+
+    try:
+        _check_append_target(path)  # what append_record will ask of it at the first episode's end
+    except (RecordError, OSError) as exc:
+        why = exc if isinstance(exc, RecordError) else f"cannot read it ({exc.strerror or exc})"
+        raise ValueError(f"jsonl={path!r}: {why}") from None
 
 
 def _undo_append(path: str, size: int | None) -> None:

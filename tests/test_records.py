@@ -947,6 +947,17 @@ def test_record_games_refuses_a_jsonl_whose_folder_cannot_be_made(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["afile"] and (tmp_path / "afile").read_text() == "keep"
 
 
+@pytest.mark.parametrize("content", ["hello world\n", '{"format": "pokersquares-game"\n', '{\n  "format": 1\n}\n'])
+def test_record_games_refuses_a_jsonl_that_append_record_would_refuse_when_made(tmp_path, content):
+    """An audit found that a jsonl= file holding no game records was taken when the wrapper was made, and the first
+    episode's last step then raised a RecordError from append_record, losing the step's result."""
+    lines = tmp_path / "notes.jsonl"
+    lines.write_text(content)
+    with pytest.raises(ValueError, match=re.escape(f"jsonl={str(lines)!r}: {lines}: not JSONL of game records (line 1")):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=lines)
+    assert sorted(os.listdir(tmp_path)) == ["notes.jsonl"] and lines.read_text() == content
+
+
 def test_record_games_writes_an_episode_all_or_nothing(tmp_path, monkeypatch):
     """An episode's JSONL line and JSON file are written both or neither: before, the JSON file was written
     first and stayed when the line could not be appended."""

@@ -513,12 +513,13 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         if os.path.lexists(args.record):  # a record is replaced (a JSONL file added to); any other file is kept
-            from pokersquares_env.records import RecordError, load_record
+            from pokersquares_env.records import RecordError, _check_append_target, load_record
 
             lines = _is_jsonl(args.record)
             try:
                 if lines:  # a file of records, one a line: a damaged line (a write cut short) is not a reason to refuse
                     _check_records_file(args.record)
+                    _check_append_target(args.record)  # but append_record wants the first line to be a record
                 else:
                     load_record(args.record)
             except (RecordError, OSError) as exc:
@@ -527,6 +528,11 @@ def run(args: argparse.Namespace) -> int:
                                                                                             "replaced")
                 print(f"pokersquares play: --record {args.record!r} exists and is not {what}, so it is not {done} "
                       f"({why}): expected a new file or an earlier record", file=sys.stderr)
+                return 2
+            if lines and not os.access(args.record, os.W_OK):  # appended in place (a .json record is replaced)
+                print(f"pokersquares play: --record {args.record!r} is not writable, so the game could not be added "
+                      f"to it: expected a file of game records that can be appended to, or a new file",
+                      file=sys.stderr)
                 return 2
     game = PokerSquaresGame(rules, system)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
@@ -558,6 +564,13 @@ def run(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return 2
         hint, vs = agents.get("--hint"), agents.get("--vs")
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdin, "errors", "replace") == "strict":
+        # input the locale's encoding cannot decode is refused as the move it does not name, not a traceback
+        try:
+            reconfigure(errors="replace")
+        except (ValueError, OSError):  # a stream that cannot change its error handler now: left as it is
+            pass
     read = input if sys.stdin.isatty() else _echoing_input
     session = TerminalGame(game, deck, seed=seed, hint=hint, vs=vs, record=args.record, color=use_color(args.color),
                            read=read)

@@ -479,6 +479,42 @@ def test_record_appends_after_a_line_cut_short(tmp_path, monkeypatch, capsys):
         assert [r.seed for r in load_records(record, skip_bad=True)] == [3, 4]
 
 
+def test_record_refuses_a_jsonl_file_append_record_would_refuse_before_the_game(tmp_path, monkeypatch, capsys):
+    """An audit found that a JSONL file whose *first* line is damaged passed the check before the game (a good record
+    follows it) and then lost the game after 25 moves: append_record refuses a file that does not start with a
+    record.  Likewise a file that cannot be written to (appended in place, unlike a .json record, which is replaced)."""
+    record = tmp_path / "p.jsonl"
+    status, _ = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", str(record))
+    assert status == 0
+    good = record.read_text()
+    record.write_text(good[:200] + "\n" + good)
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "4", "--record", str(record))
+    assert status == 2 and out.out == "", out
+    assert "exists and is not a file of game records" in out.err and "line 1: not valid JSON" in out.err, out.err
+    assert record.read_text() == good[:200] + "\n" + good
+
+    record.write_text(good)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if os.fspath(path) == str(record) and mode == os.W_OK
+                        else real_access(path, mode))
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "4", "--record", str(record))
+    assert status == 2 and out.out == "", out
+    assert out.err == (f"pokersquares play: --record {str(record)!r} is not writable, so the game could not be added "
+                       f"to it: expected a file of game records that can be appended to, or a new file\n")
+    assert record.read_text() == good
+
+
+def test_undecodable_input_is_refused_as_a_move_not_a_traceback():
+    """An audit found that a byte the locale's encoding cannot decode (stdin strict, as in en_US.UTF-8) ended the game
+    with a UnicodeDecodeError traceback; it is now refused like any text that names no cell, and the game goes on."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    proc = subprocess.run([sys.executable, "-m", "pokersquares_env", "play", "--seed", "7", "--color", "never"],
+                          input=b"c3\n\xe9\nq\ny\n", capture_output=True, cwd=ROOT, env=env, timeout=120)
+    out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert "'\ufffd' is not a cell: type a column a-e and a row 1-5" in out and "Game abandoned" in out
+
+
 def test_a_seed_too_large_for_a_record_is_refused_before_the_game(tmp_path, monkeypatch, capsys):
     """Before, the game was played and then lost to a RecordError traceback: a record holds seeds of at most
     MAX_SEED_BITS bits. Without --record such a seed is fine."""

@@ -345,8 +345,10 @@ class PointSystem:
     win_threshold: float | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
+        if not isinstance(self.name, str):
             raise TypeError(f"point system name {self.name!r}: expected a non-empty string")
+        if not self.name.strip():  # the right type, a bad value
+            raise ValueError(f"point system name {self.name!r}: expected a non-empty string")
         if isinstance(self.points, (str, bytes)) or not isinstance(self.points, (Sequence, np.ndarray)):
             raise TypeError(f"point system {self.name!r}: points {self.points!r} is not a sequence: expected "
                             f"{NUM_CATEGORIES} numbers in HandCategory order")

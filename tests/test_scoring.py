@@ -405,7 +405,8 @@ def test_a_point_system_built_directly_checks_its_name_points_and_threshold():
         (("m", 5), TypeError, r"point system 'm': points 5 is not a sequence: expected 11 numbers"),
         (("m", "abcdefghijk"), TypeError, r"points 'abcdefghijk' is not a sequence"),
         ((7, pts), TypeError, r"point system name 7: expected a non-empty string"),
-        (("", pts), TypeError, r"point system name '': expected a non-empty string"),
+        (("", pts), ValueError, r"point system name '': expected a non-empty string"),  # a TypeError before
+        (("  ", pts), ValueError, r"point system name '  ': expected a non-empty string"),
     ):
         with pytest.raises(error, match=match):
             PointSystem(*bad)

@@ -489,12 +489,18 @@ class RunFolder:
             for key, value in values.items():
                 self._writer.add_scalar(f"train/{key}", value, step)
 
-    def step(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> None:
-        """Advance to ``step``: evaluate when due, append to curve.csv, update the progress bar."""
+    def step(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+             results: list[dict[str, Any]] | None = None) -> None:
+        """Advance to ``step``: evaluate when due (or log ``results``, the final infos of an evaluation the trainer
+        played itself on the evaluation deals), append to curve.csv, update the progress bar."""
         delta = step - self.steps
         self.steps = step
         evaluated = False
-        if policy is not None and self.cfg.eval_every and step - self._last_eval_step >= self.cfg.eval_every:
+        if results is not None:
+            self._last_eval_step = step
+            self.evaluate(step, None, results=results)
+            evaluated = True
+        elif policy is not None and self.cfg.eval_every and step - self._last_eval_step >= self.cfg.eval_every:
             self._last_eval_step = step
             self.evaluate(step, policy)
             evaluated = True
@@ -551,14 +557,17 @@ class RunFolder:
             ])
         self._last_row_step = step
 
-    def evaluate(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> dict[str, float]:
-        """Play the greedy policy on the fixed evaluation deals; log and return the mean scores."""
-        from agents.learned import play_decks
+    def evaluate(self, step: int, policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+                 results: list[dict[str, Any]] | None = None) -> dict[str, float]:
+        """Play the greedy policy on the fixed evaluation deals (or take ``results``, the final infos of those games
+        played already); log and return the mean scores."""
+        if results is None:
+            from agents.learned import play_decks
 
-        if self._decks is None:
-            self._decks = eval_decks(self.cfg, self.cfg.eval_games, self.cfg.eval_seed)
-        env_kwargs = {k: v for k, v in self.cfg.rules_kwargs().items() if k not in ("reward_mode", "reward_scale")}
-        results = play_decks(policy, env_kwargs, self._decks)
+            if self._decks is None:
+                self._decks = eval_decks(self.cfg, self.cfg.eval_games, self.cfg.eval_seed)
+            env_kwargs = {k: v for k, v in self.cfg.rules_kwargs().items() if k not in ("reward_mode", "reward_scale")}
+            results = play_decks(policy, env_kwargs, self._decks)
         ev = {
             "eval_score": float(np.mean([r["score"] for r in results])),
             "eval_american": float(np.mean([r["scores"]["american"] for r in results])),
@@ -788,16 +797,24 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     decks = eval_decks(cfg, cfg.eval_games, cfg.eval_seed)
 
     class FixedDeals(gym.Wrapper):
-        """Replays the fixed evaluation deals in order (MaskableEvalCallback's deals)."""
+        """Replays the fixed evaluation deals in order (MaskableEvalCallback's deals), keeping each finished game's
+        final info (its scores under both systems): the run folder logs those games instead of playing them again."""
 
         def __init__(self, env):
             super().__init__(env)
             self.i = 0
+            self.finished: list[dict[str, Any]] = []
 
         def reset(self, *, seed=None, options=None):
             deck = decks[self.i % len(decks)]
             self.i += 1
             return self.env.reset(seed=seed, options={"deck": deck})
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            if terminated or truncated:
+                self.finished.append(info)
+            return obs, reward, terminated, truncated, info
 
         def action_masks(self):
             return self.env.unwrapped.action_masks()
@@ -805,7 +822,8 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    eval_env = DummyVecEnv([lambda: Monitor(FixedDeals(gym.make("PokerSquares-v0", **kwargs)))])
+    fixed_deals = FixedDeals(gym.make("PokerSquares-v0", **kwargs))
+    eval_env = DummyVecEnv([lambda: Monitor(fixed_deals)])
 
     shaper = venv if potential is not None else None
 
@@ -883,10 +901,15 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
                 run.episodes(scores)
             if self.eval_cb is not None and len(self.eval_cb.evaluations_timesteps) > self.seen_eval:
                 self.seen_eval = len(self.eval_cb.evaluations_timesteps)
-                # the eval callback's deals are the same fixed deals; log both systems via the run folder
-                run._last_eval_step = -10**18
-                run.step(self.num_timesteps, _sb3_policy(self.model))
-                run._last_eval_step = self.num_timesteps
+                # the eval callback has just played the fixed deals: the run folder logs those games (both
+                # systems) rather than playing them a second time, which doubled the evaluations' cost
+                games = fixed_deals.finished
+                if len(games) == cfg.eval_games:
+                    run.step(self.num_timesteps, None, results=games)
+                else:  # not the games expected (cannot happen with SB3's evaluate_policy): play them here
+                    run._last_eval_step = -10**18
+                    run.step(self.num_timesteps, _sb3_policy(self.model))
+                    run._last_eval_step = self.num_timesteps
             else:
                 run.step(self.num_timesteps, None)
             return True
@@ -902,7 +925,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
 
         def on_step():
             if eval_cb.eval_freq > 0 and eval_cb.n_calls % eval_cb.eval_freq == 0:
-                eval_env.envs[0].env.i = 0
+                fixed_deals.i, fixed_deals.finished = 0, []
             return orig()
 
         eval_cb._on_step = on_step

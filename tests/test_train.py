@@ -1002,6 +1002,31 @@ def test_maskable_ppo_resume_after_a_hard_abort_keeps_the_curve_the_evaluations_
     assert evals(out) == evals(tmp_path / "straight") and len(evals(out)[0]) == 7
 
 
+def test_maskable_ppo_plays_each_evaluation_once_and_logs_the_callbacks_games(tmp_path, monkeypatch):
+    """An audit found every maskable-ppo evaluation played twice: MaskableEvalCallback's games one at a time, then the
+    same deals again, batched, for the run folder's curve (both systems), doubling the evaluations' share of the
+    run's seconds and steps/s.  The run folder now logs the callback's own games."""
+    import csv
+
+    import agents.learned
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("the evaluation deals were played a second time")
+
+    monkeypatch.setattr(agents.learned, "play_decks", no_replay)
+    out = tmp_path / "run"
+    train(_cfg("maskable-ppo", out, timesteps=1024, num_steps=128, eval_every=256, eval_games=3,
+               reward_mode="terminal", reward_scale=1.0))
+    with np.load(out / "sb3_eval" / "evaluations.npz") as d:
+        steps, results = d["timesteps"].tolist(), d["results"]
+    rows = [r for r in csv.DictReader((out / "curve.csv").open()) if r["eval_score"]]
+    assert [int(r["step"]) for r in rows] == steps and len(steps) == 4
+    # terminal rewards at scale 1 are the games' points: the curve's means are the callback's games' means
+    assert [float(r["eval_score"]) for r in rows] == pytest.approx(results.mean(axis=1).tolist(), abs=1e-3)
+    assert [float(r["eval_american"]) for r in rows] == [float(r["eval_score"]) for r in rows]
+    assert all(float(r["eval_english"]) >= 0 for r in rows)
+
+
 def test_maskable_ppo_time_limit_trains_one_rollout_and_damaged_games_start_new_ones(tmp_path, capsys):
     """A new run whose set-up outlasts its --time-limit still trains one rollout (as fast-ppo trains one update); a
     checkpoint whose games are damaged resumes with new games and says why, instead of failing mid-run."""

@@ -230,6 +230,27 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
 
 
+def test_compare_trainers_rerun_removes_the_earlier_comparison_before_training(tmp_path, monkeypatch):
+    """An audit found that a rerun into the same folder with other options, stopped during its training, left the
+    earlier run's comparison.md/json, plot and evaluation beside the new options' experiment.json."""
+    import agents.train
+    from agents.experiments.compare_trainers import OUTPUT_FILES, compare_trainers
+
+    compare_trainers(str(tmp_path), timesteps=832, algos=("fast-ppo",), games=4, eval_points=2, seed=7,
+                     progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    assert all((tmp_path / name).is_file() for name in OUTPUT_FILES) and (tmp_path / "evaluation").is_dir()
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.train, "train", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        compare_trainers(str(tmp_path), timesteps=832, algos=("fast-ppo",), games=4, eval_points=2, seed=9,
+                         progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    assert json.loads((tmp_path / "experiment.json").read_text())["seed"] == 9
+    assert not any((tmp_path / name).exists() for name in OUTPUT_FILES) and not (tmp_path / "evaluation").exists()
+
+
 def test_compare_trainers_net_sets_every_runs_network(tmp_path, monkeypatch, capsys):
     """--net lines gives MaskablePPO fast-ppo's row/column network too (it used to compare only SB3's MLP); the
     table names each run's network, and a bad --net is a usage error before anything is written."""

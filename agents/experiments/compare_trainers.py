@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+OUTPUT_FILES = ("comparison.md", "comparison.json", "trainer_curves.png")  # the results, removed before a rerun
+
 __all__ = ["compare_trainers"]
 
 
@@ -45,7 +47,7 @@ def compare_trainers(
     """
     from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_root, check_own_runs, mark_run, write_root_mark
+    from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
     from agents.train import AGENT_PREFIX, train
     from pokersquares_env.scoring import point_system
@@ -85,6 +87,7 @@ def compare_trainers(
     check_own_runs([cfg.out for cfg in configs], "compare-trainers")  # never replace a run it did not write
     check_own_root(root, "compare-trainers", _older_root)  # nor results in a folder of another's (a run folder)
     prepare_out_dir(root, name="out")
+    clear_outputs(root, OUTPUT_FILES)  # the previous comparison went with the previous options: none left beside these
     write_root_mark(root, "compare-trainers", {"timesteps": timesteps, "seed": seed, "algos": list(algos),
                                                "games": games, "scoring": scoring, "shaping": shaping,
                                                "rules": rules, "net": net})
@@ -121,9 +124,9 @@ def compare_trainers(
     for r in rows:
         lines.append(f"| {r['algo']} | {r['net']} | {r['steps']:,} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
                      f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
-    (root / "comparison.md").write_text("\n".join(lines) + "\n")
-    (root / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
-    _plot(rows, root / "trainer_curves.png", system)
+    (root / OUTPUT_FILES[0]).write_text("\n".join(lines) + "\n")
+    (root / OUTPUT_FILES[1]).write_text(json.dumps(rows, indent=2) + "\n")
+    _plot(rows, root / OUTPUT_FILES[2], system)
     return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
 
 

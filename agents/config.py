@@ -139,6 +139,7 @@ ALGO_OPTIONS: dict[str, tuple[str, ...]] = {
     **{name: ("dqn",) for name in ("buffer_size", "learning_starts", "target_tau", "epsilon_start", "epsilon_end",
                                    "exploration_fraction")},
     **{name: ("maskable-ppo", "fast-ppo") for name in ("gae_lambda", "clip_coef", "vf_coef", "ent_coef")},
+    "anneal_by": ("fast-ppo", "dqn"),  # SB3 anneals maskable-ppo's learning rate over its steps
 }
 
 

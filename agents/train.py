@@ -1108,7 +1108,7 @@ def add_arguments(parser) -> None:
     actually given; the defaults shown are :class:`TrainConfig`'s, and those it leaves to the algorithm are shown
     per algorithm (:data:`agents.config.ALGO_DEFAULTS`).
     """
-    from agents.config import ALGO_DEFAULTS
+    from agents.config import ALGO_DEFAULTS, NET_DEFAULTS
 
     docs = _field_docs()
     base = TrainConfig()
@@ -1124,6 +1124,9 @@ def add_arguments(parser) -> None:
         value = getattr(base, name)
         if value is None and any(name in d for d in ALGO_DEFAULTS.values()):
             per_algo = {algo: shown(d[name]) for algo, d in ALGO_DEFAULTS.items()}
+            for (algo, net), over in NET_DEFAULTS.items():  # a default that also depends on --net
+                if name in over and shown(over[name]) != per_algo[algo]:
+                    per_algo[algo] += f" ({shown(over[name])} with --net {net})"
             if len(set(per_algo.values())) == 1:  # the same for every algorithm
                 default = next(iter(per_algo.values()))
             else:
@@ -1236,7 +1239,12 @@ def run(args) -> int:
         if args.resume and args.overwrite:
             raise ConfigError("--resume and --overwrite contradict each other: continue the run, or replace it")
         if args.print_config:  # with --resume: the stored config the resume would train with, not the defaults
-            shown = resumed_config(cfg, given)[0] if args.resume else cfg
+            if args.resume:
+                shown, saved = resumed_config(cfg, given)
+                if shown.timesteps != saved.timesteps:  # a budget the resume itself would refuse is refused here too
+                    _check_resume_budget(shown, Path(shown.out) / "progress.json")
+            else:
+                shown = cfg
             print(json.dumps(shown.resolved().to_dict(), indent=2))
             return 0
         # --resume refuses a flag that would change the run

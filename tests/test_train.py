@@ -1458,6 +1458,25 @@ def test_print_config_with_resume_prints_the_stored_config_it_would_train_with(t
     assert main(["train", "--out", str(run), "--resume", "--seed", "99", "--print-config"]) == 2  # would change it
     assert "seed=99" in capsys.readouterr().err
     assert not (run / "progress.json").exists() and not (run / "checkpoints").exists()  # nothing written
+    # an audit found a budget below the steps taken printed as if the resume would take it, which it refuses
+    (run / "progress.json").write_text(json.dumps({"steps": 3328, "seconds": 1.0, "episodes": 128}))
+    before = (run / "config.json").read_text()
+    assert main(["train", "--out", str(run), "--resume", "--timesteps", "100", "--print-config"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "timesteps=100 is below the 3,328 steps the run in" in out.err
+    assert (run / "config.json").read_text() == before
+
+
+def test_learning_rate_help_names_the_default_that_depends_on_the_net(capsys):
+    """An audit found `train --help` gave maskable-ppo's learning rate as 0.0003 only, while --net lines resolves to
+    2e-3 (agents.config.NET_DEFAULTS)."""
+    from pokersquares_env.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "maskable-ppo 0.0003 (0.002 with --net lines)" in text
+    assert "maskable-ppo 256 256 (64 64 with --net lines)" in text
 
 
 def test_extending_a_run_anneals_the_learning_rate_over_the_new_budget_as_documented(tmp_path):
@@ -1648,9 +1667,13 @@ def test_options_the_algorithm_does_not_use_are_warned_about(tmp_path, monkeypat
     with pytest.warns(UnusedOptionWarning, match=r"^clip_coef=0.3 is a maskable-ppo and fast-ppo option; dqn does "
                                                  r"not use it$"):
         train(_cfg("dqn", tmp_path / "b", clip_coef=0.3))
+    # an audit found maskable-ppo took --anneal-by silently: SB3 anneals its learning rate over the steps alone
+    with pytest.warns(UnusedOptionWarning, match=r"^anneal_by='steps' is a fast-ppo and dqn option; maskable-ppo "
+                                                 r"does not use it$"):
+        train(_cfg("maskable-ppo", tmp_path / "e", anneal_by="steps"))
     with warnings.catch_warnings():  # the defaults, and options the algorithm uses: no warning
         warnings.simplefilter("error", UnusedOptionWarning)
-        train(_cfg("dqn", tmp_path / "c", ent_coef=0.0, target_tau=0.5))
+        train(_cfg("dqn", tmp_path / "c", ent_coef=0.0, target_tau=0.5, anneal_by="steps"))
     monkeypatch.setattr(fast_ppo, "train", lambda cfg, run: None)
     capsys.readouterr()
     assert main(["train", "--algo", "fast-ppo", "--out", str(tmp_path / "d"), "--epsilon-end", "0.5",

@@ -506,13 +506,18 @@ def run(args: argparse.Namespace) -> int:
                   f"record holds seeds of at most {MAX_SEED_BITS} bits: expected a smaller seed, or no --record",
                   file=sys.stderr)
             return 2
-        folder = os.path.dirname(os.path.abspath(args.record))
+        from pokersquares_env._files import final_path
+
+        # the folder the record is written in: a symbolic link's target's (a link stays a link), even a missing target
+        folder = os.path.dirname(os.path.abspath(final_path(args.record)))
         if os.path.isdir(args.record) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             why = "is a folder" if os.path.isdir(args.record) else f"cannot be written in {folder!r}"
             print(f"pokersquares play: --record {args.record!r} {why}: expected the path of a JSON file to write",
                   file=sys.stderr)
             return 2
-        if os.path.lexists(args.record):  # a record is replaced (a JSONL file added to); any other file is kept
+        # a record is replaced (a JSONL file added to); any other file is kept.  A link to a missing file is a new
+        # file at its target.
+        if os.path.exists(args.record):
             from pokersquares_env.records import RecordError, _check_append_target, load_record
 
             lines = _is_jsonl(args.record)

@@ -515,6 +515,27 @@ def test_undecodable_input_is_refused_as_a_move_not_a_traceback():
     assert "'\ufffd' is not a cell: type a column a-e and a row 1-5" in out and "Game abandoned" in out
 
 
+@pytest.mark.parametrize("name", ["game.json", "games.jsonl"])
+def test_record_through_a_link_to_a_missing_file_writes_the_target(tmp_path, monkeypatch, capsys, name):
+    """An audit found a link to a missing file refused as "exists and is not a game record ... (No such file or
+    directory)"; a link stays a link, so the record is written at its target, in the target's folder."""
+    from pokersquares_env.records import load_records
+
+    (tmp_path / "real").mkdir()
+    link = tmp_path / name
+    link.symlink_to(tmp_path / "real" / name)
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", str(link))
+    assert status == 0, out.err
+    assert link.is_symlink() and (tmp_path / "real" / name).is_file()
+    loaded = load_records(link) if name.endswith(".jsonl") else [load_record(link)]
+    assert [r.seed for r in loaded] == [3]
+    (tmp_path / "gone").mkdir()
+    other = tmp_path / ("x" + name)
+    other.symlink_to(tmp_path / "gone" / "sub" / name)  # the target's folder is missing: refused before the game
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", str(other))
+    assert status == 2 and out.out == "" and "cannot be written in" in out.err and "sub" in out.err, out.err
+
+
 def test_a_seed_too_large_for_a_record_is_refused_before_the_game(tmp_path, monkeypatch, capsys):
     """Before, the game was played and then lost to a RecordError traceback: a record holds seeds of at most
     MAX_SEED_BITS bits. Without --record such a seed is fine."""

@@ -561,11 +561,12 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 match_points=self.match_points, round=self.round,
             )
             return self._renderer.show(frame)
-        from pokersquares_env.text import board_text
+        from pokersquares_env.text import board_text, fmt_points
 
         parts = [f"round {self.round}"]
-        for a in self.possible_agents:
-            parts.append(f"== {a} (total {self.totals[a]:g}, match points {self.match_points[a]:g})")
+        for a in self.possible_agents:  # fmt_points: 1234567, not 1.23457e+06, as :g printed totals
+            parts.append(f"== {a} (total {fmt_points(self.totals[a])}, match points "
+                         f"{fmt_points(self.match_points[a])})")
             parts.append(board_text(self.game, self.states[a]))
         return "\n".join(parts)
 

@@ -353,13 +353,25 @@ class GameRecord:
                     for t, j in zip(expected["board"], data["board"], strict=True)
                 ]
         for key in ("board", "hands", "scores", "score", "finished"):
-            if key in data and data[key] != expected[key]:
+            if key in data and not _same_json(data[key], expected[key]):
                 hint = ""
                 if not checked and 0 < len(cells) < NUM_CELLS and key in ("hands", "scores", "score") \
                         and data[key] == cls(rules, system, deck, cells, checked=True).to_dict()[key]:
                     hint = ' (as a board checked before it was full scores: such a record has "checked": true)'
                 raise fail(key, f"the record says {data[key]!r} but its placements give {expected[key]!r}{hint}")
         return record
+
+
+def _same_json(given: Any, expected: Any) -> bool:
+    """Whether a stored value is the expected one: equal, and ``true``/``false`` never standing for 1 or 0 (Python's
+    ``True == 1`` would take ``"score": true`` for a score of 1)."""
+    if isinstance(given, bool) or isinstance(expected, bool):
+        return isinstance(given, bool) and isinstance(expected, bool) and given == expected
+    if isinstance(given, dict) and isinstance(expected, dict):
+        return given.keys() == expected.keys() and all(_same_json(given[k], expected[k]) for k in given)
+    if isinstance(given, list) and isinstance(expected, list):
+        return len(given) == len(expected) and all(_same_json(a, b) for a, b in zip(given, expected))
+    return given == expected
 
 
 # ---- files -------------------------------------------------------------------

@@ -288,6 +288,16 @@ def test_every_player_who_moves_illegally_in_a_step_is_an_offender():
     assert infos["player_0"]["winners"] == ["player_0", "player_1"] and infos["player_0"]["winner"] is None
 
 
+def test_ansi_render_prints_large_totals_whole():
+    """An audit found totals printed with :g, so 1234567 read 1.23457e+06."""
+    par = parallel_env(num_players=2, render_mode="ansi")
+    par.reset(seed=0)
+    par.totals["player_0"], par.match_points["player_1"] = 1234567.0, 2.5
+    text = par.render()
+    assert "== player_0 (total 1234567, match points 0)" in text and "e+06" not in text
+    assert "== player_1 (total 0, match points 2.50)" in text
+
+
 def test_human_mode_draws_at_every_reset_and_step(monkeypatch):
     """As PokerSquares-v0 does, and PettingZoo expects: no render() call needed."""
     pytest.importorskip("pygame")

@@ -479,6 +479,20 @@ def test_tampered_results_rejected(record_dict, field):
         GameRecord.from_dict(record_dict)
 
 
+def test_a_stored_true_or_false_is_not_a_score_of_one_or_zero(record_dict):
+    """An audit found "score": false accepted for a score of 0 (Python's False == 0); a number stored as a float of
+    the same value (20.0 for 20) is still the same number."""
+    rec = GameRecord.from_dict(record_dict)
+    partial = GameRecord(rec.rules, rec.system, rec.deck, rec.placements[:2], seed=11).to_dict()
+    assert partial["score"] == 0 and partial["scores"] == {"american": 0, "english": 0}
+    for field, value in (("score", False), ("scores", {"american": False, "english": 0})):
+        with pytest.raises(RecordError, match=f"field '{field}'.*the record says .*False.* but its placements give"):
+            GameRecord.from_dict({**partial, field: value})
+    assert GameRecord.from_dict({**partial, "score": 0.0}).placements == rec.placements[:2]
+    with pytest.raises(RecordError, match="field 'finished'"):
+        GameRecord.from_dict({**partial, "finished": 0})
+
+
 def test_replay_cli_bad_record_exit_2_no_traceback(tmp_path, record_dict):
     record_dict["score"] = 12345
     path = _write(tmp_path, record_dict)

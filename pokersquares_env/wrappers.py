@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -175,7 +175,10 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode_id += 1
         self.episode_count += 1
-        self._seed = seed
+        # the record's seed is the deal's: a deck given in options (Poker Shuffle's cards) is not the seed's deal, so
+        # the record then holds no seed, as an unseeded reset's does (the deck itself is in the record)
+        dealt = isinstance(options, Mapping) and any(options.get(k) is not None for k in ("deck", "cards"))
+        self._seed = None if dealt else seed
         self._active = self.episode_trigger is None or bool(self.episode_trigger(self.episode_count))
         return obs, info
 

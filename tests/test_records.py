@@ -918,6 +918,27 @@ def _play_episode(env, seed=1):
     return info
 
 
+def test_record_games_records_no_seed_for_a_deck_given_in_options(tmp_path):
+    """An audit found reset(seed=5, options={"deck": d}) recorded seed 5 beside deck d, which is not seed 5's deal,
+    and `replay` headed the game "seed 5"; the seed is recorded only when it dealt the deck."""
+    from pokersquares_env.core import PokerSquaresGame
+
+    deck = PokerSquaresGame().deal(np.random.default_rng(123))
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games")
+    for options, seed in (({"deck": deck}, None), (None, 5), ({"deck": None}, 5)):
+        obs, info = env.reset(seed=5, options=options)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            done = terminated or truncated
+        record = load_record(info["record_path"])
+        assert record.seed == seed
+        if seed is not None:  # the seed's own deal
+            env2 = gym.make("PokerSquares-v0")
+            env2.reset(seed=seed)
+            assert record.deck == list(env2.unwrapped.state.deck)
+
+
 @pytest.mark.parametrize("agent", [5, ["me"], b"me"])
 def test_record_games_refuses_an_agent_that_is_not_a_string_when_made(tmp_path, agent):
     """Before, agent=5 was taken and the 25th step raised a RecordError, losing that step and its record."""

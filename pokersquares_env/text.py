@@ -52,12 +52,12 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
     partial_hands = game.hands(state, partial=True)
     mask = game.legal_mask(state) if legal else 0
 
-    def card_str(code: int, cell: int) -> str:
-        """The cell's text, right-aligned to 3 visible characters (padded before colouring, so colour codes take no
-        column)."""
+    def card_str(code: int, cell: int, width: int = 3) -> str:
+        """The cell's text, right-aligned to ``width`` visible characters (padded before colouring, so colour codes
+        take no column)."""
         if code == EMPTY:
-            return f"{'()' if mask >> cell & 1 else '..':>3}"
-        text = f"{format_card(code):>3}"
+            return f"{'()' if mask >> cell & 1 else '..':>{width}}"
+        text = f"{format_card(code):>{width}}"
         if color and code < 52 and code // 13 in (1, 2):
             return f"\x1b[31m{text}\x1b[0m"
         return text
@@ -80,7 +80,7 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
     total = game.score(state)
     lines.append(f"score ({game.system.name}): {_fmt_points(total)}   cards placed: {state.num_placed}/25")
     if not state.terminal:
-        lines.append(f"card to place: {card_str(state.card, -1)}   cards left after it: {24 - state.num_placed}")
+        lines.append(f"card to place: {card_str(state.card, -1, 0)}   cards left after it: {24 - state.num_placed}")
     return "\n".join(lines)
 
 

@@ -618,8 +618,8 @@ def _yaml():
     try:
         import yaml
     except ImportError:  # pragma: no cover - pyyaml ships with the train extra
-        raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]" (or write the config as '
-                          'JSON)') from None
+        raise ImportError('YAML configs need PyYAML: pip install "pokersquares_env[train]" (a sweep needs '
+                          '"pokersquares_env[distributed]", which has it too), or write the config as JSON') from None
     return yaml
 
 

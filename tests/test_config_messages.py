@@ -78,3 +78,16 @@ def test_sweep_yaml_reads_e_notation_bounds(tmp_path):
     path.write_text("train: {algo: fast-ppo, timesteps: 1e3}\nspace:\n  learning_rate: {loguniform: [1e-4, 3e-3]}\n")
     cfg = load_sweep(path)
     assert cfg.space["learning_rate"] == {"loguniform": [1e-4, 3e-3]} and cfg.train["timesteps"] == 1000
+
+
+def test_the_pyyaml_hint_names_the_extra_a_sweep_needs(monkeypatch):
+    """A README walk-through found a core-only `sweep CONFIG.yaml` told to install [train], which has PyYAML but not
+    Ray: the sweep then failed again, asking for [distributed]; the hint now names both."""
+    import sys
+
+    from agents.config import _yaml
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # `import yaml` raises ImportError
+    with pytest.raises(ImportError, match=r'pokersquares_env\[train\]".*"pokersquares_env\[distributed\]", which has '
+                                          r'it too\), or write the config as JSON'):
+        _yaml()

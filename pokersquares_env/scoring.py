@@ -404,7 +404,13 @@ class PointSystem:
             if self.win_threshold is None:
                 return np.zeros(scores.shape, dtype=bool)
             level = points_level(self.win_threshold)
-            return np.array([points_level(s) >= level for s in scores.ravel()], dtype=bool).reshape(scores.shape)
+            # a whole number is its own points_level (exactly, below 2**52): compared as an array, the rest one by one
+            whole = np.isfinite(scores) & (np.abs(scores) < 2.0**52)
+            whole[whole] = scores[whole] == np.rint(scores[whole])
+            out = scores >= level
+            for i in np.flatnonzero(~whole.ravel()):
+                out.flat[i] = points_level(scores.flat[i]) >= level
+            return out
         return self.win_threshold is not None and points_level(score) >= points_level(self.win_threshold)
 
     @property

@@ -565,3 +565,19 @@ def test_fractional_tables_add_the_lines_in_one_order_everywhere():
         total += points
     assert score_grid(board, table) == total == 1.8000000000000005
     assert score_grids(np.array([board, board[::-1]]), table).tolist() == [total, score_grid(board[::-1], table)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(threshold=st.one_of(st.integers(-50, 300), st.floats(-50, 300, allow_nan=False)),
+       scores=st.lists(st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+                                 st.sampled_from([0.9999999999999999, 0.6000000000000001, 2.0**53 + 2, -0.0])),
+                       min_size=1, max_size=40))
+def test_won_on_an_array_is_won_of_each_score(threshold, scores):
+    """won() of an array compares whole scores as an array (the vector env's final infos: it was a Python loop over
+    every game) and must still give exactly what points_level gives score by score."""
+    system = PointSystem("m", point_system("american").points, threshold)
+    array = np.array(scores, dtype=np.float64)
+    expected = [system.won(float(s)) for s in array]
+    assert system.won(array).tolist() == expected
+    if len(array) % 2 == 0:
+        assert system.won(array.reshape(2, -1)).ravel().tolist() == expected

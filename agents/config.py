@@ -23,7 +23,7 @@ from typing import Any
 from pokersquares_env._files import object_without_repeats
 from pokersquares_env.cli import EXTRAS, int_between
 
-__all__ = ["ALGOS", "TrainConfig", "ConfigError", "ALGO_DEFAULTS", "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED",
+__all__ = ["ALGOS", "TrainConfig", "ConfigError", "TrainingDiverged", "check_finite", "diverged", "ALGO_DEFAULTS", "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED",
            "MissingExtraError", "PACKAGES", "TRAINER_MODULES", "check_dqn_budget", "check_installed",
            "check_trainer_installed", "dqn_min_timesteps", "installed", "read_json", "scoring_path_near",
            "train_seed_arg", "unused_options"]
@@ -42,6 +42,38 @@ ANNEAL_BY = ("first", "steps")
 
 class ConfigError(ValueError):
     """A training option has a bad value (the message names the option, the value and what was expected)."""
+
+
+class TrainingDiverged(RuntimeError):
+    """A run's weights became NaN or infinite (:func:`check_finite`): it stops there, before it checkpoints or saves
+    them, so the run folder keeps its last good checkpoint (the message names the step and the options to lower)."""
+
+
+def diverged(cfg: "TrainConfig", step: int, what: str) -> TrainingDiverged:
+    """The :class:`TrainingDiverged` of a run whose ``what`` (weights, scores) went non-finite at ``step``."""
+    return TrainingDiverged(
+        f"{cfg.algo} diverged at step {step:,}: {what} hold NaN or infinity (learning_rate={cfg.learning_rate:g}, "
+        f"max_grad_norm={cfg.max_grad_norm:g}): expected finite values; lower --learning-rate (or --max-grad-norm) "
+        f"and train again (nothing of this update was saved: the run folder keeps what it held before it, its last "
+        f"checkpoint if it took one)")
+
+
+def check_finite(model: Any, cfg: "TrainConfig", step: int, probe: Any = None) -> None:
+    """Raise :class:`TrainingDiverged` unless every parameter of the torch ``model`` is finite and so are its outputs
+    on the observations ``probe`` (weights finite but so large that the scores overflow): checked after each update,
+    before the weights are played, logged or checkpointed.  A run whose weights went NaN would otherwise fail later
+    in torch's sampling, or play on silently."""
+    import torch
+
+    for name, param in model.named_parameters():
+        if not bool(torch.isfinite(param).all()):
+            raise diverged(cfg, step, f"the weights {name!r} after an update")
+    if probe is not None:
+        with torch.no_grad():
+            outputs = model(probe)
+        for output in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+            if not bool(torch.isfinite(output).all()):
+                raise diverged(cfg, step, "the network's outputs after an update")
 
 
 class UnusedOptionWarning(UserWarning):

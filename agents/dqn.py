@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.config import TrainConfig
+from agents.config import TrainConfig, check_finite
 from agents.fast_ppo import (
     _final_scores,
     _greedy_policy,
@@ -250,6 +250,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                         for p, tp in zip(q_net.parameters(), target.parameters(), strict=True):
                             tp.mul_(1.0 - cfg.target_tau).add_(p, alpha=cfg.target_tau)
                     losses.append(loss.item())
+                check_finite(q_net, cfg, global_step, b_obs)  # before the weights are played, logged or checkpointed
             run.step(global_step, policy)  # curve rows and evaluations at their own cadence (eval_every)
             if iteration % 25 == 0:
                 if losses:

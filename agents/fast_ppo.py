@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.config import TrainConfig
+from agents.config import TrainConfig, check_finite, diverged
 from agents.shaping import shaped_rewards
 
 __all__ = ["LinesNet", "MlpNet", "games_state", "load_failure", "load_policy", "make_env", "make_net", "masked_logits",
@@ -421,7 +421,12 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 with torch.no_grad():
                     scores, value = model(obs)
                     dist = torch.distributions.Categorical(logits=masked_logits(scores, mask), validate_args=False)
-                    action = dist.sample()
+                    try:
+                        action = dist.sample()
+                    except RuntimeError:  # finite weights so large that the scores overflow: a diverged run
+                        if not bool(torch.isfinite(scores).all()):
+                            raise diverged(cfg, global_step, "the policy's scores") from None
+                        raise
                 b_act[t], b_logp[t], b_val[t] = action, dist.log_prob(action), value
                 obs_np, reward, terminated, truncated, info = envs.step(action.numpy())
                 done = np.logical_or(terminated, truncated)
@@ -487,6 +492,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     stats["entropy"].append(entropy.item())
                     stats["pg_loss"].append(pg_loss.item())
                     stats["v_loss"].append(v_loss.item())
+            if epochs:
+                check_finite(model, cfg, global_step, obs)  # before the weights are played, logged or checkpointed
             run.scalars(global_step, {k: float(np.mean(v)) for k, v in stats.items() if v})
             run.scalars(global_step, {"learning_rate": optimizer.param_groups[0]["lr"]})
             run.step(global_step, policy)

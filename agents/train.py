@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.config import ALGOS, ConfigError, TrainConfig, train_seed_arg
+from agents.config import ALGOS, ConfigError, TrainConfig, TrainingDiverged, train_seed_arg
 from agents.demo import DEMO_MARK
 from agents.demo import _steps as steps_arg
 from agents.experiments.marks import RUN_MARK
@@ -1264,6 +1264,9 @@ def run(args) -> int:
     except ConfigError as exc:
         print(f"pokersquares train: {exc}", file=sys.stderr)
         return 2
+    except TrainingDiverged as exc:  # a failed run, not a usage error
+        print(f"pokersquares train: {exc}", file=sys.stderr)
+        return 1
     print(f"run folder: {result.out}  model: {result.model_path}  steps: {result.steps}  "
           f"seconds: {result.seconds:.0f}{'  (interrupted)' if result.interrupted else ''}")
     if result.evaluation:

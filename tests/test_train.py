@@ -1683,6 +1683,30 @@ def test_options_the_algorithm_does_not_use_are_warned_about(tmp_path, monkeypat
     assert "UnusedOptionWarning" not in err
 
 
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn"])
+def test_a_diverged_run_stops_with_a_message_and_saves_nothing_of_it(tmp_path, algo, capsys):
+    """An audit found that fast-ppo at --learning-rate 1e30 died with torch's bare "probability tensor contains
+    either inf, nan or element < 0" traceback (dqn would have played on with NaN weights); the run now stops after
+    the update that broke its weights, before they are checkpointed, saying which options to lower."""
+    from agents.config import TrainingDiverged
+    from pokersquares_env.cli import main
+
+    with pytest.raises(TrainingDiverged, match=rf"^{algo} diverged at step [0-9,]+: .* hold NaN or infinity "
+                                               r"\(learning_rate=1e\+30, .*lower --learning-rate"):
+        train(_cfg(algo, tmp_path / "a", learning_rate=1e30, checkpoint_every=10**9))
+    assert not (tmp_path / "a" / "checkpoints" / "latest.pt").exists()
+    assert not (tmp_path / "a" / ("model.pt")).exists()
+    capsys.readouterr()
+    flags = ["--hidden", "16", "16", "--num-envs", "16", "--minibatch-size", "64" if algo == "dqn" else "208",
+             *(["--learning-starts", "400"] if algo == "dqn" else [])]
+    assert main(["train", "--algo", algo, "--out", str(tmp_path / "b"), "--learning-rate", "1e30", "--timesteps",
+                 "3200", "--final-eval-games", "0", "--no-progress", *flags]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares train: {algo} diverged at step ") and "Traceback" not in err
+    # a sane run is not stopped by the check
+    train(_cfg(algo, tmp_path / "c"))
+
+
 def test_a_bad_value_in_the_stored_config_names_the_file(tmp_path):
     """Before, --resume reported it as if it were given (``learning_rate=-1.0: expected ...``)."""
     out = tmp_path / "run"

@@ -387,21 +387,33 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in ("progress", "out")}
 
 
+def _wanted_config(train_cfg: Any) -> dict[str, Any]:
+    """What a finished trial must have been trained with to be reused: the resolved config (:func:`_comparable`) and
+    the point table its ``scoring`` names now (a file's path alone would not see the file's values change)."""
+    from agents.config import point_table
+
+    resolved = train_cfg.resolved()
+    return {**_comparable(resolved.to_dict()), "point_table": point_table(resolved.scoring)}
+
+
 def _stored_config(folder: Path, record: dict[str, Any]) -> dict[str, Any] | None:
-    """The resolved config a trial was trained with: the ``config`` of its ``sweep_trial.json`` record, or (a record
-    written before it had one, or an unfinished trial) its run folder's ``config.json``; None when neither is
-    readable."""
-    from agents.config import ConfigError, TrainConfig
+    """The resolved config a trial was trained with -- the ``config`` of its ``sweep_trial.json`` record, or (a record
+    written before it had one, or an unfinished trial) its run folder's ``config.json`` -- with the point table the
+    run trained for (its ``point_system.json``); None when the config is not readable."""
+    from agents.config import ConfigError, TrainConfig, read_json
+    from agents.train import POINT_SYSTEM_FILE
 
     stored = record.get("config")
     try:
         if isinstance(stored, dict):
-            return _comparable(TrainConfig.from_dict(stored).resolved().to_dict())
-        if (folder / "config.json").is_file():
-            return _comparable(TrainConfig.load(folder / "config.json").resolved().to_dict())
+            config = _comparable(TrainConfig.from_dict(stored).resolved().to_dict())
+        elif (folder / "config.json").is_file():
+            config = _comparable(TrainConfig.load(folder / "config.json").resolved().to_dict())
+        else:
+            return None
     except (ConfigError, ValueError):
-        pass
-    return None
+        return None
+    return {**config, "point_table": read_json(folder / POINT_SYSTEM_FILE)}
 
 
 def _trial_config(cfg: SweepConfig, params: dict[str, Any]) -> Any:
@@ -453,7 +465,7 @@ def _run_trial(cfg: SweepConfig, params: dict[str, Any], folder: Path) -> dict[s
     from agents.train import MODEL_FILE, train
 
     train_cfg = _trial_config(cfg, params)
-    wanted = _comparable(train_cfg.resolved().to_dict())
+    wanted = _wanted_config(train_cfg)
     # a finished trial is reused only when it was trained with exactly this trial's resolved config; any other is
     # trained again
     done = _finished_record(folder, wanted)
@@ -821,7 +833,7 @@ def run_sweep(
         params = trial_params(config, res.config)
         folder = trial_folder(config, params)
         try:  # a record counts only when it holds this trial's results (not another config's, left behind)
-            done = _finished_record(folder, _comparable(_trial_config(config, params).resolved().to_dict()))
+            done = _finished_record(folder, _wanted_config(_trial_config(config, params)))
         except (ConfigError, ValueError):
             done = None
         status = "done" if done is not None else "error"

@@ -106,7 +106,15 @@ def _stale_record(tmp_path, sweep, **changed):
     old = TrainConfig.from_dict({**cfg.train, **changed, "seed": 0, "out": str(folder), "progress": False})
     record = {"status": "done", "params": {"seed": 0}, "metrics": {"mean": 123.0}, "config": old.resolved().to_dict()}
     (folder / DONE_FILE).write_text(json.dumps(record))
+    _point_system_file(folder, old)
     return folder
+
+
+def _point_system_file(folder, train_cfg):
+    """The ``point_system.json`` a run folder holds: the table its run trained for (a reused trial must match it)."""
+    from pokersquares_env.scoring import point_system
+
+    (folder / "point_system.json").write_text(json.dumps(point_system(train_cfg.resolved().scoring).to_json()))
 
 
 def test_a_failed_retrain_does_not_leave_the_old_configs_record(tmp_path, monkeypatch):
@@ -180,6 +188,39 @@ def test_run_sweep_counts_only_a_record_of_the_trials_own_config_as_done(tmp_pat
         assert trial["status"] == "error" and trial["metrics"] == {}
     else:  # the trial's own finished record still counts
         assert trial["status"] == "done" and trial["metrics"] == {"mean": 123.0}
+
+
+def test_a_finished_trial_is_not_reused_after_its_point_file_changed(tmp_path, monkeypatch):
+    """An audit found a trial trained with `scoring: pts.json` reused after the file's values changed (the config
+    names the path, which had not), reporting the old table's results; the run folder's point_system.json is the
+    table it trained for, and a trial is reused only when that is the table the file holds now."""
+    import agents.train
+    from agents.sweep import _trial_config
+    from pokersquares_env.scoring import point_system
+
+    table = tmp_path / "pts.json"
+    table.write_text(json.dumps(point_system("american").to_json()["points"]))
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train={**FAST, "scoring": str(table)},
+                        space={"seed": [0]}).to_dict()
+    cfg = SweepConfig(**sweep)
+    folder = trial_folder(cfg, {"seed": 0})
+    folder.mkdir(parents=True)
+    train_cfg = _trial_config(cfg, {"seed": 0})
+    record = {"status": "done", "params": {"seed": 0}, "metrics": {"mean": 14.45}, "config": train_cfg.resolved().to_dict()}
+    (folder / DONE_FILE).write_text(json.dumps(record))
+    _point_system_file(folder, train_cfg)
+    assert run_trial({"seed": 0}, sweep) == {"mean": 14.45, "reused": True}  # the same table: reused
+    table.write_text(json.dumps({**point_system("american").to_json()["points"], "one_pair": 40}))
+    calls = []
+
+    def fake_train(cfg, **kwargs):
+        calls.append(kwargs)
+        raise RuntimeError("trained again")
+
+    monkeypatch.setattr(agents.train, "train", fake_train)
+    with pytest.raises(RuntimeError, match="trained again"):
+        run_trial({"seed": 0}, sweep)
+    assert calls == [{"resume": False, "overwrite": True}] and not (folder / DONE_FILE).exists()
 
 
 # --------------------------------------------------------------------------- validation
@@ -434,6 +475,7 @@ def test_draws_repeating_a_trials_options_are_one_trial_in_the_summary(tmp_path,
         record = {"status": "done", "params": params, "metrics": {"mean": 10.0 * epochs},
                   "config": train_cfg.resolved().to_dict()}
         (folder / DONE_FILE).write_text(json.dumps(record))
+        _point_system_file(folder, train_cfg)
 
     class FakeTuner:
         def __init__(self, trainable, **kwargs):

@@ -181,9 +181,9 @@ class SweepConfig:
             raise ValueError(f"{where}: max_concurrent={self.max_concurrent!r}: expected a positive integer or null")
         if self.metric not in RANK_METRICS:
             raise ValueError(f"{where}: metric={self.metric!r}: expected one of {list(RANK_METRICS)}")
-        # every combination of the grid values and of the random options' extreme values (every choice, both bounds)
-        # must be a valid TrainConfig (the first 1000 combinations, then every value at least once), so that a bad
-        # value is named here, not by every trial failing inside Ray
+        # every combination of the grid values and of the random options' checked values (every choice, both bounds
+        # and a fraction between them, a randint's integers) must be a valid TrainConfig (the first 1000 combinations,
+        # then every value at least once), so that a bad value is named here, not by every trial failing inside Ray
         values = {k: _check_values(v) for k, v in self.space.items()}
         first = {k: vs[0] for k, vs in values.items()}
         combos = [dict(zip(values, c, strict=True)) for c in itertools.islice(itertools.product(*values.values()), 1000)]
@@ -261,16 +261,29 @@ def _check_dimension(key: str, spec: Any, where: str) -> None:
                          + (" (integers)" if kind == "randint" else "") + (" and low > 0" if kind == "loguniform" else ""))
 
 
+#: a randint of at most this many integers has every one checked (one inside a range may be refused where both ends
+#: pass: num_steps=7 leaves a one-sample minibatch where 4 and 8 do not); a wider one its ends and a spread of values
+RANDINT_CHECK_ALL = 256
+
+
 def _check_values(spec: Any) -> list:
-    """The values of a (checked) dimension that validation tries: every grid or choice value, both bounds of a
-    uniform or loguniform, the lowest and highest integer of a randint (its high is excluded)."""
+    """The values of a (checked) dimension that validation tries: every grid or choice value; both bounds of a
+    uniform or loguniform and a fraction between them (an option that takes whole numbers only, such as first_cell,
+    refuses it, as a draw would be refused inside Ray); every integer of a randint of up to
+    :data:`RANDINT_CHECK_ALL` (its high is excluded), or its ends and 255 values spread between them."""
     grid = _grid_values(spec)
     if grid is not None:
         return list(grid)
     kind, args = next(iter(spec.items()))
     if kind == "choice":
         return list(args)
-    return [args[0], args[1] - 1] if kind == "randint" else list(args)
+    low, high = args
+    if kind == "randint":
+        if high - low <= RANDINT_CHECK_ALL:
+            return list(range(low, high))
+        return sorted({low, high - 1, *(low + (high - 1 - low) * i // 255 for i in range(256))})
+    middle = low + (high - low) * 0.381966  # not a whole number for any whole bounds a sweep would use
+    return [low, high, middle] if middle != low and middle != high else [low, high]
 
 
 def load_sweep(path: str | os.PathLike, **overrides: Any) -> SweepConfig:
@@ -537,6 +550,7 @@ class SweepResult:
         for t in self.trials:
             row = {"trial": Path(t["folder"]).name, "status": t["status"], **t["params"]}
             row.update({m: t["metrics"].get(m) for m in METRICS})
+            row["draws"] = t.get("draws", 1)  # random draws that gave this trial's options (listed once)
             row["folder"] = t["folder"]
             out.append(row)
         return out
@@ -599,7 +613,9 @@ class SweepResult:
         return written
 
     def plot(self) -> list[str]:
-        """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (final mean per trial)."""
+        """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (the ranking ``metric`` of each
+        trial).  With ``metric`` mean_american or mean_english the curves are the evaluations under that system (every
+        training evaluation scores both), so trials trained for different systems are drawn in the same points."""
         from agents.evaluation import pyplot
 
         plt = pyplot("sweep plots")
@@ -612,13 +628,13 @@ class SweepResult:
         seen = set()
         for t in self.trials:
             key = json.dumps([t["params"].get(k) for k in keys])
-            steps, scores = _curve(Path(t["folder"]))
+            steps, scores = _curve(Path(t["folder"]), CURVE_COLUMN.get(self.config.metric, "eval_score"))
             if steps:
                 ax.plot(steps, scores, color=colours[key], alpha=0.8, marker=".",
                         label=labels[key] if key not in seen else None)
                 seen.add(key)
         ax.set_xlabel("training steps")
-        ax.set_ylabel("evaluation score")
+        ax.set_ylabel(CURVE_LABEL.get(self.config.metric, "evaluation score (each trial's point system)"))
         ax.set_title(f"Sweep {self.config.name}: evaluation during training")
         if seen:
             ax.legend(fontsize=7)
@@ -630,14 +646,14 @@ class SweepResult:
         fig, ax = plt.subplots(figsize=(8, 4.5))
         names = list(labels)
         for x, key in enumerate(names):
-            vals = [_num(t["metrics"].get("mean")) for t in self.trials
+            vals = [_num(t["metrics"].get(self.config.metric)) for t in self.trials
                     if json.dumps([t["params"].get(k) for k in keys]) == key and t["status"] == "done"]
             vals = [v for v in vals if not math.isnan(v)]
             if vals:
                 ax.bar(x, float(np.mean(vals)), color=colours[key], alpha=0.6)
                 ax.scatter([x] * len(vals), vals, color="black", s=12, zorder=3)
         ax.set_xticks(range(len(names)), [labels[k] for k in names], rotation=20, ha="right", fontsize=7)
-        ax.set_ylabel("final evaluation mean (dots: trials)")
+        ax.set_ylabel(f"{self.config.metric} (dots: trials)")
         ax.set_title(f"Sweep {self.config.name}: final scores")
         fig.tight_layout()
         paths.append(str(out / "final.png"))
@@ -654,15 +670,20 @@ def _short(v: Any) -> str:
     return f"{v:.3g}" if isinstance(v, float) else (Path(v).stem if isinstance(v, str) and os.sep in v else str(v))
 
 
-def _curve(folder: Path) -> tuple[list[float], list[float]]:
+#: the curve.csv column curves.png draws for a ranking metric (the others: eval_score, in each trial's own system)
+CURVE_COLUMN = {"mean_american": "eval_american", "mean_english": "eval_english"}
+CURVE_LABEL = {"mean_american": "evaluation score, American", "mean_english": "evaluation score, English"}
+
+
+def _curve(folder: Path, column: str = "eval_score") -> tuple[list[float], list[float]]:
     steps, scores = [], []
     path = folder / "curve.csv"
     if path.is_file():
         with path.open() as fh:
             for row in csv.DictReader(fh):
-                if row.get("eval_score"):
+                if row.get(column):
                     steps.append(float(row["step"]))
-                    scores.append(float(row["eval_score"]))
+                    scores.append(float(row[column]))
     return steps, scores
 
 
@@ -850,6 +871,9 @@ def run_sweep(
         kept = unique.setdefault(trial["folder"], trial)
         if kept is not trial:
             kept["draws"] = kept.get("draws", 1) + 1
+            # one draw of the group trained the folder in this run unless every draw reused it (which draw waited
+            # for the lock is chance): the folder counts as reused only then
+            kept["reused"] = kept["reused"] and trial["reused"]
     repeats = len(trials) - len(unique)
     if repeats:
         print(f"sweep: {repeats} random draw(s) repeated the options of another trial; each such trial is listed and "

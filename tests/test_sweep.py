@@ -265,6 +265,22 @@ def test_random_dimensions_are_checked_at_every_value(space, message):
         SweepConfig.from_dict({"name": "r", "train": _fixed(space), "space": {**space, "seed": [0]}})
 
 
+def test_values_inside_a_random_range_are_checked_too():
+    """An audit found values inside a range failing every such trial inside Ray where both ends pass: a randint's
+    every integer is now checked (3 envs x 7 steps = 21 samples leave a one-sample minibatch of 4, where 4 and 8 steps
+    do not), and a uniform's fraction (first_cell takes whole cells only, though its field is typed Any)."""
+    train = {**FAST, "algo": "maskable-ppo", "num_envs": 3, "minibatch_size": 4}
+    train.pop("num_steps")
+    with pytest.raises(ValueError, match=r"trial \{'num_steps': 7, 'seed': 0\}: .*minibatch"):
+        SweepConfig.from_dict({"name": "r", "train": train, "space": {"num_steps": {"randint": [4, 9]}, "seed": [0]},
+                               "samples": 2})
+    with pytest.raises(ValueError, match=r"first_cell=9\.16"):
+        SweepConfig.from_dict({"name": "r", "train": _fixed({"seed": 0}),
+                               "space": {"first_cell": {"uniform": [0, 24]}, "seed": [0]}, "samples": 2})
+    SweepConfig.from_dict({"name": "r", "train": _fixed({"num_steps": 0}),  # a wide range: its ends and a spread
+                           "space": {"num_steps": {"randint": [25, 2000]}, "seed": [0]}, "samples": 2})
+
+
 def test_a_bad_trial_is_named_by_its_varied_values():
     """The error named only the option (here fast-ppo's default minibatch_size, which the user never set), not the
     varied value that made it bad (num_steps=4)."""
@@ -348,6 +364,71 @@ def test_a_sweep_ranked_by_win_rate_ranks_its_means_over_seeds_by_win_rate(tmp_p
     result.trials.append(trial("none", 0, 75.0, None))
     cfg.space["reward_mode"] = ["line", "terminal", "none"]
     assert [g["reward_mode"] for g in result.groups()] == ["terminal", "line", "none"]
+
+
+def test_repeated_draws_count_as_reused_only_when_every_draw_reused_the_folder(tmp_path, monkeypatch):
+    """An audit found a folder trained in this very run reported as reused: of two draws of the same options the
+    first trained it and the second (waiting for the lock) reused it, and the summary kept whichever came first."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import _trial_config, run_sweep
+
+    config = {"name": "rep", "out": str(tmp_path / "sw"), "train": _fixed({"update_epochs": 0, "seed": 0}),
+              "space": {"update_epochs": {"choice": [1, 2]}, "seed": [0]}, "samples": 2}
+    cfg = SweepConfig.from_dict(config)
+    params = {"update_epochs": 2, "seed": 0}
+    folder = trial_folder(cfg, params)
+    folder.mkdir(parents=True)
+    (Path(cfg.out) / "sweep.json").write_text(json.dumps(cfg.to_dict()))  # this run's own folder
+    train_cfg = _trial_config(cfg, params)
+    record = {"status": "done", "params": params, "metrics": {"mean": 20.0}, "config": train_cfg.resolved().to_dict()}
+    (folder / DONE_FILE).write_text(json.dumps(record))
+    _point_system_file(folder, train_cfg)
+
+    class FakeTuner:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):  # the draw listed first reused the folder the second trained, waiting for its lock
+            return [types.SimpleNamespace(config=params, metrics={"reused": reused}, error=None)
+                    for reused in (True, False)]
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", FakeTuner)
+    [trial] = run_sweep(config, verbose=0, plots=False).trials
+    assert trial["draws"] == 2 and trial["reused"] is False
+
+
+def test_plots_draw_the_ranking_metric(tmp_path, monkeypatch):
+    """An audit found final.png always drew each trial's `mean` in its own point system, so with `metric:
+    mean_american` an English-trained agent's bar (7.3 English points) stood beside an American one's 14.45."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.axes import Axes
+
+    cfg = SweepConfig.from_dict({"name": "m", "out": str(tmp_path / "m"), "train": _fixed({"scoring": 0}),
+                                 "metric": "mean_american", "space": {"scoring": ["american", "english"],
+                                                                      "seed": [0]}})
+    (tmp_path / "m").mkdir()
+    trials = []
+    for system, mean, american in (("american", 14.45, 14.45), ("english", 7.3, 13.45)):
+        folder = tmp_path / system
+        folder.mkdir()
+        (folder / "curve.csv").write_text("step,seconds,episodes,train_score,eval_score,eval_american,eval_english\n"
+                                          f"100,1.0,4,,{mean},{american},5.0\n")
+        trials.append({"params": {"scoring": system, "seed": 0}, "folder": str(folder), "status": "done",
+                       "metrics": {"mean": mean, "mean_american": american}})
+    bars, lines, labels = [], [], []
+    real_bar, real_plot, real_ylabel = Axes.bar, Axes.plot, Axes.set_ylabel
+    monkeypatch.setattr(Axes, "bar", lambda self, x, h, **kw: (bars.append(h), real_bar(self, x, h, **kw))[1])
+    monkeypatch.setattr(Axes, "plot", lambda self, x, y, **kw: (lines.append(list(y)), real_plot(self, x, y, **kw))[1])
+    monkeypatch.setattr(Axes, "set_ylabel", lambda self, t, **kw: (labels.append(t), real_ylabel(self, t, **kw))[1])
+    SweepResult(cfg, trials).plot()
+    assert bars == [pytest.approx(14.45), pytest.approx(13.45)] and lines == [[14.45], [13.45]]
+    assert labels == ["evaluation score, American", "mean_american (dots: trials)"]
 
 
 # --------------------------------------------------------------------------- the sweep folder
@@ -489,6 +570,9 @@ def test_draws_repeating_a_trials_options_are_one_trial_in_the_summary(tmp_path,
     result = run_sweep(config, verbose=0, plots=False)
     assert sorted(t["params"]["update_epochs"] for t in result.trials) == [1, 2]
     assert {t["params"]["update_epochs"]: t.get("draws", 1) for t in result.trials} == {1: 1, 2: 3}
+    assert {r["update_epochs"]: r["draws"] for r in result.rows()} == {1: 1, 2: 3}  # summary.json's rows too
+    summary = json.loads((Path(cfg.out) / "summary.json").read_text())
+    assert sorted(r["draws"] for r in summary["trials"]) == [1, 3]
     assert "2 random draw(s) repeated the options of another trial" in capsys.readouterr().err
     assert [g["trials"] for g in result.groups()] == [1, 1]
 

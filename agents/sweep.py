@@ -189,6 +189,7 @@ class SweepConfig:
         combos = [dict(zip(values, c, strict=True)) for c in itertools.islice(itertools.product(*values.values()), 1000)]
         combos += [{**first, k: v} for k, vs in values.items() for v in vs[1:]]
         seen = set()
+        trained: dict[str, dict[str, Any]] = {}  # resolved config -> the combination that gives it
         for combo in combos:
             key = json.dumps(combo, sort_keys=True, default=repr)
             if key in seen:
@@ -204,6 +205,25 @@ class SweepConfig:
             except ConfigError as exc:
                 text = str(exc)
                 raise ValueError(text if text.startswith(trial) else f"{trial}: {text}") from None
+            # two spellings of one value (first_cell center and c3, seed 0 and 0.0) would train the same run twice,
+            # in two folders, and count it twice in the means over seeds
+            same = json.dumps(_equal_form(_comparable(resolved.to_dict())), sort_keys=True, default=repr)
+            if same in trained:
+                raise ValueError(f"{where}: trials {trained[same]} and {combo} train the same config (values that "
+                                 f"differ only in how they are written): expected each value once")
+            trained[same] = combo
+
+
+def _equal_form(value: Any) -> Any:
+    """``value`` with every whole float written as an int (``0.0`` as ``0``), so that values Python holds equal have
+    one JSON text."""
+    if isinstance(value, dict):
+        return {k: _equal_form(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_equal_form(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _grid_values(spec: Any) -> list | None:

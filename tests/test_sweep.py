@@ -234,6 +234,11 @@ def test_a_finished_trial_is_not_reused_after_its_point_file_changed(tmp_path, m
                                                   "distinct choice values"),
     ({"reward_mode": ["line", "terminal"]}, 2,
      "samples=2: the space has no random dimension, so every sample would repeat the same grid trials"),
+    # an audit found two spellings of one value trained twice, in two folders, and counted twice over seeds
+    ({"first_cell": ["center", "c3"], "seed": [0]}, 1,
+     "trials {'first_cell': 'center', 'seed': 0} and {'first_cell': 'c3', 'seed': 0} train the same config"),
+    ({"seed": [0, 0.0]}, 1, "trials {'seed': 0} and {'seed': 0.0} train the same config"),
+    ({"ent_coef": [0, 0.0], "seed": [0]}, 1, "train the same config (values that differ only in how they are written)"),
 ])
 def test_duplicate_trials_are_refused(space, samples, message):
     """Before, repeated grid values and samples > 1 of a grid-only space were accepted: their trials shared one run

@@ -218,33 +218,56 @@ def run_chunks(
         if deals:
             submit(_Chunk(spec, dict(config), [int(d) for d in deals], retries))
     try:
-        while running:
-            ready, _ = ray.wait(list(running), num_returns=1)
-            for gen in ready:
-                chunk = running[gen]
-                try:
-                    ref = next(gen)
-                except StopIteration:
-                    del running[gen]
-                    if chunk.remaining:  # ended without a record for every deal: treat as lost
-                        _resubmit(chunk, "the task ended early", submit)
-                    continue
-                try:
-                    record = ray.get(ref)
-                except ray.exceptions.RayError as exc:
-                    del running[gen]
-                    _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
-                    continue
-                deal = int(record["deal"])
-                if deal in chunk.remaining:
-                    chunk.remaining.remove(deal)
-                    yield [record]
+        try:
+            yield from _stream(ray, running, submit)
+        except _GaveUp as exc:  # a chunk out of retries: the evaluation stops, so name every deal left unplayed
+            from agents.evaluation import WorkerLostError, _deal_ranges
+
+            deals: dict[str, list[int]] = {}
+            for chunk in [exc.chunk, *running.values()]:
+                deals.setdefault(chunk.spec, []).extend(chunk.remaining)
+            which = "; ".join(f"agent {spec!r} deals {_deal_ranges(sorted(d))}" for spec, d in deals.items() if d)
+            raise WorkerLostError(f"{exc}; the evaluation stopped there, with no records for {which}") from None
     finally:
         for gen in running:  # stop what is still running when the caller stops early (Ctrl-C, error)
             try:
                 ray.cancel(gen, force=True)
             except Exception:  # noqa: BLE001 - best effort on the way out
                 pass
+
+
+class _GaveUp(Exception):
+    """A chunk whose deals could not be played after its resubmissions (turned into a WorkerLostError naming every
+    deal left without a record)."""
+
+    def __init__(self, message: str, chunk: "_Chunk"):
+        super().__init__(message)
+        self.chunk = chunk
+
+
+def _stream(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[dict[str, Any]]]:
+    """Yield each game's record as Ray's streaming tasks return it, resubmitting the unfinished deals of a lost one."""
+    while running:
+        ready, _ = ray.wait(list(running), num_returns=1)
+        for gen in ready:
+            chunk = running[gen]
+            try:
+                ref = next(gen)
+            except StopIteration:
+                del running[gen]
+                if chunk.remaining:  # ended without a record for every deal: treat as lost
+                    _resubmit(chunk, "the task ended early", submit)
+                continue
+            try:
+                record = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                del running[gen]
+                _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
+                continue
+            deal = int(record["deal"])
+            if deal in chunk.remaining:
+                chunk.remaining.remove(deal)
+                yield [record]
 
 
 def prepare(specs: Sequence[str], *, jobs: int = 1, address: str | None = None, retries: int = 3,
@@ -331,14 +354,10 @@ def _warm_agents(tasks: Sequence[tuple[str, Sequence[int], dict[str, Any]]]) -> 
 
 
 def _resubmit(chunk: _Chunk, why: str, submit) -> None:
-    from agents.evaluation import WorkerLostError
-
     chunk.lost.append(why)
     if chunk.retries >= chunk.max_retries:
-        raise WorkerLostError(
-            f"agent {chunk.spec!r}: deals {chunk.remaining} could not be played on Ray after "
-            f"{chunk.retries} resubmissions; failures: {chunk.lost}"
-        )
+        raise _GaveUp(f"agent {chunk.spec!r}: deals {chunk.remaining} could not be played on Ray after "
+                      f"{chunk.retries} resubmissions; failures: {chunk.lost}", chunk)
     chunk.retries += 1
     log.warning("Ray worker lost while playing agent %r (%s); resubmitting its %d unfinished deals (retry %d)",
                 chunk.spec, why, len(chunk.remaining), chunk.retries)

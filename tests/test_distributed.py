@@ -693,3 +693,49 @@ def test_a_finished_trial_is_reused_only_with_the_same_training_options(tmp_path
     (folder / DONE_FILE).write_text(json.dumps(record))
     assert run_trial({"seed": 0}, changed)["reused"] is True
     assert run_trial({"seed": 0}, sweep)["reused"] is False
+
+
+def test_when_ray_gives_up_the_error_names_every_deal_left_without_a_record(monkeypatch):
+    """An audit found that a chunk out of resubmissions stopped the evaluation naming only its own deals, while the
+    chunks still running or queued were cancelled without a word (the local back end names them all).  Ray is faked
+    here: the chunk of deals 10-14 always loses its worker."""
+    import types
+
+    import agents.distributed as distributed
+    from agents.evaluation import WorkerLostError
+
+    class FakeRayError(Exception):
+        pass
+
+    class Gen:
+        def __init__(self, deals):
+            self.deals = list(deals)
+
+        def __next__(self):
+            if not self.deals:
+                raise StopIteration
+            return self.deals.pop(0)
+
+    def get(ref):
+        if 10 <= ref < 15:
+            raise FakeRayError("worker died")
+        return {"deal": ref}
+
+    def wait(gens, num_returns=1):  # the failing chunk first, while the others are still running
+        gens = sorted(gens, key=lambda g: not any(10 <= d < 15 for d in g.deals))
+        return gens[:1], gens[1:]
+
+    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+        remote=lambda spec, deals, config, entry: Gen(deals)))
+    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=FakeRayError), wait=wait, get=get,
+                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
+    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
+    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    tasks = [("greedy", list(range(lo, lo + 5)), {"seed": 0}) for lo in (0, 5, 10, 15)]
+    with pytest.raises(WorkerLostError) as caught:
+        list(distributed.run_chunks(tasks, retries=0))
+    text = str(caught.value)
+    assert text.startswith("agent 'greedy': deals [10, 11, 12, 13, 14] could not be played on Ray after 0 "
+                           "resubmissions")
+    assert text.endswith("the evaluation stopped there, with no records for agent 'greedy' deals 0-19"), text

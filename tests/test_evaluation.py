@@ -80,6 +80,12 @@ def test_summary_scores_and_paired_comparisons():
     assert rows["rules"]["scoring"] == "english"
     assert rows["rules"]["mean"] == pytest.approx(rows["rules"]["mean_english"])
     assert 0 <= rows["rules"]["win_rate"] <= 1
+    # a review found min, max and the per-system intervals checked by key only
+    assert rows["rules"]["min"] == rules_scores.min() and rows["rules"]["max"] == rules_scores.max()
+    for system in ("american", "english"):
+        scores = np.array(list(res.scores("rules", system).values()))
+        assert rows["rules"][f"mean_{system}"] == pytest.approx(scores.mean())
+        assert rows["rules"][f"ci95_{system}"] == pytest.approx(2.045 * scores.std(ddof=1) / math.sqrt(30), rel=1e-3)
     (pair,) = res.paired()
     assert pair["mean_diff"] == pytest.approx(rows["random"]["mean"] - rows["rules"]["mean"])
     assert pair["deals"] == 30 and pair["a_better"] + pair["ties"] + pair["b_better"] == 30
@@ -272,6 +278,16 @@ def test_pps_systems_and_normalisation(tmp_path):
     for row in res.summary:
         best[row["system"]] = max(best.get(row["system"], -1e9), row["normalized"])
     assert all(v == pytest.approx(1.0) for v in best.values())
+    # a review found only the best row (1.0 whatever the anchor) checked: every row against the formula, random
+    # play's exact expectation as the zero
+    from pokersquares_env.scoring import expected_random_score
+
+    for row in res.summary:
+        base = expected_random_score(row["system"])
+        top = max(r["mean"] for r in res.summary if r["system"] == row["system"])
+        assert row["random_expected"] == pytest.approx({"american": 14.415, "english": 7.676}[row["system"]],
+                                                       abs=5e-4)
+        assert row["normalized"] == pytest.approx((row["mean"] - base) / (top - base))
     assert (tmp_path / "pps.md").exists() and (tmp_path / "american" / "summary.md").exists()
 
 

@@ -195,24 +195,26 @@ def test_shaped_fast_ppo_trains_and_learns_from_the_potential(tmp_path, monkeypa
     assert json.load(open(tmp_path / "run" / "config.json"))["shaping"] == "heuristic"
 
 
-@pytest.mark.parametrize("algo", ["fast-ppo", "dqn"])
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn", "maskable-ppo"])
 def test_the_shaped_rewards_are_what_the_learner_learns_from(tmp_path, monkeypatch, algo):
     """A review found the shaping tests satisfied by a trainer that computed the shaped rewards and then threw them
     away (only the spy's output, or the potential's calls, were checked).  Here the shaped rewards are shifted by a
     constant in one run and not in the other: the weights must differ, so what the learner stores is the output."""
     import torch
 
-    from agents import dqn, fast_ppo
+    from agents import dqn, fast_ppo, shaping
 
-    module = fast_ppo if algo == "fast-ppo" else dqn
+    module = {"fast-ppo": fast_ppo, "dqn": dqn, "maskable-ppo": shaping}[algo]  # SB3's: the shaping VecEnv wrapper
     real = module.shaped_rewards
 
     def weights(name, shift):
         monkeypatch.setattr(module, "shaped_rewards", lambda *a, **k: np.asarray(real(*a, **k)) + shift)
         train(_cfg(algo, tmp_path / name, shaping="heuristic"))
-        path = tmp_path / name / ("model.pt")
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        return state["state_dict"]
+        if algo == "maskable-ppo":
+            from sb3_contrib import MaskablePPO
+
+            return MaskablePPO.load(tmp_path / name / "model.zip", device="cpu").policy.state_dict()
+        return torch.load(tmp_path / name / "model.pt", map_location="cpu", weights_only=False)["state_dict"]
 
     plain, shifted, again = weights("a", 0.0), weights("b", 5.0), weights("c", 0.0)
     keys = [k for k, v in plain.items() if isinstance(v, torch.Tensor)]

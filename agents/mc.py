@@ -70,6 +70,7 @@ class MonteCarloAgent(RatingAgent):
     ) -> None:
         super().__init__(seed)
         from agents.evaluation import check_positive_int
+        from agents.tables import check_phases
 
         # None: not given (the default); rollouts counts rollouts without a time budget, round only with one
         given_rollouts, given_round = rollouts, round
@@ -77,7 +78,7 @@ class MonteCarloAgent(RatingAgent):
         round = DEFAULT_ROUND if round is None else check_positive_int(round, "round")
         # training sizes; none: the default
         games = None if games is None else check_positive_int(games, "games")
-        phases = None if phases is None else check_positive_int(phases, "phases")
+        phases = None if phases is None else check_phases(phases)
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")

@@ -243,7 +243,7 @@ def train_tables(
 
     ps = point_system(system)
     rules = Rules.parse(rules) if rules is not None else Rules()
-    games, phases, batch = (check_positive_int(games, "games"), check_positive_int(phases, "phases"),
+    games, phases, batch = (check_positive_int(games, "games"), check_phases(phases),
                             check_positive_int(batch, "batch"))
     seed = check_seed(seed)
     _check_exploration(epsilon, epsilon_end, blend)
@@ -295,6 +295,20 @@ def train_tables(
     if bar is not None:
         bar.close()
     return ValueTables(values, counts, ps, rules, games, seed)
+
+
+MAX_PHASES = 26  # one phase per number of cards placed (0-25) at most: more would leave phases no game visits
+
+
+def check_phases(phases: Any) -> int:
+    """``phases`` as an int from 1 to :data:`MAX_PHASES`, or a ValueError naming it."""
+    from agents.evaluation import check_positive_int
+
+    phases = check_positive_int(phases, "phases")
+    if phases > MAX_PHASES:
+        raise ValueError(f"phases={phases}: expected an integer from 1 to {MAX_PHASES} (a phase per number of cards "
+                         f"placed at most; more phases would never be visited)")
+    return phases
 
 
 def _check_exploration(epsilon: Any, epsilon_end: Any, blend: Any) -> None:
@@ -464,7 +478,7 @@ def load_or_train(
     rules = Rules.parse(rules) if rules is not None else Rules()
     from agents.evaluation import check_positive_int, check_seed
 
-    games, phases = check_positive_int(games, "games"), check_positive_int(phases, "phases")  # before the cache name
+    games, phases = check_positive_int(games, "games"), check_phases(phases)  # before the cache name
     seed = check_seed(seed)
     cache = check_cache(cache)
     features = "none" if features is None else features  # specs parse "features=none" as None

@@ -216,6 +216,7 @@ def test_load_or_train_names_a_bad_training_size(tmp_path, option, value):
     ("mc:round=true,rollout=heuristic", "round=True: expected a positive integer"),
     ("mc:games=0", "games=0: expected a positive integer"),
     ("mc:phases=0", "phases=0: expected a positive integer"),
+    ("mc:phases=27", r"phases=27: expected an integer from 1 to 26"),  # a review: phases no game visits
     ("mc:games=true", "games=True: expected a positive integer"),
 ])
 def test_mc_refuses_bad_options_before_training(spec, match, monkeypatch):

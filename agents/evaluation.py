@@ -671,11 +671,17 @@ MAX_GAMES = 10**8
 
 def check_games(games: Any) -> int:
     """``games`` as an int: a positive integer up to :data:`MAX_GAMES`, else a ValueError naming it."""
-    games = check_positive_int(games, "games")
-    if games > MAX_GAMES:
-        raise ValueError(f"games={games}: expected at most {MAX_GAMES:,} (an evaluation keeps every game's record in "
-                         f"memory)")
-    return games
+    return check_count(games, "games", MAX_GAMES, f"expected at most {MAX_GAMES:,} (an evaluation keeps every game's "
+                                                  f"record in memory)")
+
+
+def check_count(value: Any, name: str, most: int, expected: str) -> int:
+    """``value`` as a positive int up to ``most``, else a ValueError naming it (``expected``: what the message says
+    above the bound)."""
+    value = check_positive_int(value, name)
+    if value > most:
+        raise ValueError(f"{name}={value}: {expected}")
+    return value
 
 
 def check_positive_int(value: Any, name: str) -> int:

@@ -302,13 +302,10 @@ MAX_PHASES = 26  # one phase per number of cards placed (0-25) at most: more wou
 
 def check_phases(phases: Any) -> int:
     """``phases`` as an int from 1 to :data:`MAX_PHASES`, or a ValueError naming it."""
-    from agents.evaluation import check_positive_int
+    from agents.evaluation import check_count
 
-    phases = check_positive_int(phases, "phases")
-    if phases > MAX_PHASES:
-        raise ValueError(f"phases={phases}: expected an integer from 1 to {MAX_PHASES} (a phase per number of cards "
-                         f"placed at most; more phases would never be visited)")
-    return phases
+    return check_count(phases, "phases", MAX_PHASES, f"expected an integer from 1 to {MAX_PHASES} (a phase per number "
+                                                     f"of cards placed at most; more phases would never be visited)")
 
 
 def _check_exploration(epsilon: Any, epsilon_end: Any, blend: Any) -> None:

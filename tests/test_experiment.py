@@ -828,6 +828,25 @@ def test_reward_shaping_with_few_games_per_rollout_caps_the_minibatch_and_record
     assert "minibatch_size 200" in md
 
 
+def test_reward_shaping_takes_a_minibatch_size(tmp_path, capsys):
+    """fast-ppo learns more per step with smaller minibatches in short runs (docs/training.md, "fast-ppo's
+    minibatch"), and the experiment had no way to give one: --minibatch-size sets every run's; one above the rollout
+    is refused before any run, naming both."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "rs"
+    base = ["experiment", "reward-shaping", "--timesteps", "200", "--seeds", "0", "--systems", "american",
+            "--reward-modes", "line", "--games", "2", "--hidden", "8", "--num-envs", "4", "--no-progress"]
+    assert main([*base, "--out", str(out), "--minibatch-size", "50"]) == 0, capsys.readouterr().err
+    config = json.loads((out / "runs" / "american-line-s0" / "config.json").read_text())
+    assert config["minibatch_size"] == 50 and "minibatch_size 50" in (out / "results.md").read_text()
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "big"), "--minibatch-size", "400"]) == 2
+    err = capsys.readouterr().err
+    assert "minibatch_size=400: expected at most num_envs * num_steps = 200" in err, err
+    assert not (tmp_path / "big" / "runs").exists()
+
+
 def test_a_finished_run_is_reused_when_out_is_spelled_otherwise(tiny, monkeypatch):
     """Before, _finished compared the stored out as text, so `--out rs` after `--out /abs/rs` trained every run
     again."""

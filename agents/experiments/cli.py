@@ -56,6 +56,10 @@ def add_arguments(parser) -> None:
                    help=f"parallel games per run (default fast-ppo's, {fast['num_envs']}); below "
                         f"{fast['minibatch_size'] // fast['num_steps']} the minibatch is capped at the rollout, "
                         f"N x {fast['num_steps']} steps")
+    p.add_argument("--minibatch-size", type=int_between(1, MAX_SIZES["minibatch_size"]),
+                   help=f"minibatch of every run (default fast-ppo's, {fast['minibatch_size']}, capped at the rollout "
+                        f"with --num-envs; 400 learns more per step in short runs: docs/training.md, \"fast-ppo's "
+                        f"minibatch\")")
     p.add_argument("--learning-rate", type=float,
                    help=f"learning rate of every run (default fast-ppo's, {fast['learning_rate']:g})")
     p.add_argument("--shaping", choices=list(SHAPINGS),
@@ -241,7 +245,9 @@ def _run(args) -> int:
     cfg = dataclasses.replace(cfg, **{k: v for k, v in over.items() if v is not None})
     train_options = {k: getattr(args, k) for k in ("hidden", "num_envs", "learning_rate", "shaping")
                      if getattr(args, k) is not None}
-    if isinstance(args.num_envs, int) and args.num_envs >= 1:  # fewer games per rollout: a minibatch that fits it
+    if args.minibatch_size is not None:  # as given (a minibatch above the rollout is refused, naming both)
+        train_options["minibatch_size"] = args.minibatch_size
+    elif isinstance(args.num_envs, int) and args.num_envs >= 1:  # fewer games per rollout: a minibatch that fits it
         from agents.config import ALGO_DEFAULTS
 
         fast = ALGO_DEFAULTS["fast-ppo"]

@@ -250,16 +250,18 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                         for p, tp in zip(q_net.parameters(), target.parameters(), strict=True):
                             tp.mul_(1.0 - cfg.target_tau).add_(p, alpha=cfg.target_tau)
                     losses.append(loss.item())
-                check_finite(q_net, cfg, global_step, b_obs)  # before the weights are played, logged or checkpointed
+                check_finite(q_net, cfg, global_step)  # the weights after every round (a forward pass would cost 20%)
             run.step(global_step, policy)  # curve rows and evaluations at their own cadence (eval_every)
             if iteration % 25 == 0:
                 if losses:
                     run.scalars(global_step, {"td_loss": float(np.mean(losses)), "epsilon": epsilon})
                     losses = []
+                check_finite(q_net, cfg, global_step, torch.as_tensor(obs))  # and their outputs, before a checkpoint
                 run.maybe_checkpoint(global_step, save_checkpoint)
                 if run.stop_requested or run.out_of_time():
                     break
         run.step(global_step, policy)  # an evaluation due at the end
+        check_finite(q_net, cfg, global_step, torch.as_tensor(obs))
         # so --resume continues from the end, not before it (with the games open: before the env closes)
         run.maybe_checkpoint(global_step, save_checkpoint, force=True)
     finally:

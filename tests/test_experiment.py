@@ -1257,3 +1257,23 @@ def test_reward_shaping_refuses_training_sizes_beyond_train_configs_bounds_befor
         run_experiment(out=str(out), systems=["american"], reward_modes=["line"], seeds=[0], timesteps=64, games=1,
                        progress=False, train_options={"num_envs": 10**7})
     assert not out.exists()
+
+
+def test_potential_shaping_takes_a_minibatch_size(tmp_path, capsys):
+    """potential-shaping took training options only from Python: --minibatch-size sets every run's, results.md says
+    so, and one above the rollout is refused before any run, naming both."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "ps"
+    base = ["experiment", "potential-shaping", "--timesteps", "416", "--seeds", "0", "--shapings", "none",
+            "--games", "2", "--no-progress"]
+    assert main([*base, "--out", str(out), "--minibatch-size", "104"]) == 0, capsys.readouterr().err
+    config = json.loads((out / "runs" / "none_s0" / "config.json").read_text())
+    assert config["minibatch_size"] == 104
+    assert "minibatch_size 104" in (out / "results.md").read_text()
+    assert json.loads((out / "results.json").read_text())["train_options"] == {"minibatch_size": 104}
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "big"), "--minibatch-size", "20000"]) == 2
+    err = capsys.readouterr().err
+    assert "minibatch_size=20000: expected at most num_envs * num_steps = 12800" in err, err
+    assert not (tmp_path / "big" / "runs").exists()

@@ -185,7 +185,8 @@ def potential_shaping(
                               "ci95_seeds": welch_ci95(seed_means, none_means)}
         by_shaping[shaping] = row
     results = {"scoring": scoring, "rules": rules, "timesteps": timesteps, "games": games, "eval_seed": eval_seed,
-               "seeds": list(seeds), "runs": runs, "shapings": by_shaping}
+               "seeds": list(seeds), "train_options": dict(train_options or {}), "runs": runs,
+               "shapings": by_shaping}
     root.mkdir(parents=True, exist_ok=True)
     text = markdown(results)
     (root / "results.md").write_text(text)
@@ -212,12 +213,13 @@ def _older_root(root: Path) -> bool:
 
 def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
-    from agents.experiments.reward_shaping import SEEDS_NOTE, _steps_note, rules_note
+    from agents.experiments.reward_shaping import SEEDS_NOTE, _options_note, _steps_note, rules_note
 
     lines = [
         (f"# fast-ppo with potential-based reward shaping "
          f"({_steps_note(results['timesteps'], results['runs'])} per run, "
-         f"{results['scoring']} reward{rules_note(results.get('rules') or {})})"), "",
+         f"{results['scoring']} reward{rules_note(results.get('rules') or {})}"
+         f"{_options_note(results.get('train_options') or {})})"), "",
         f"Greedy policies on {results['games']:,} common deals (harness seed {results['eval_seed']}); "
         f"seeds {', '.join(map(str, results['seeds']))}.", "", SEEDS_NOTE, "",
         "| shaping | mean ± seeds (± deals) | per seed | vs none: ± seeds (Welch t) (± deals) |", "|---|---|---|---|",

@@ -5,15 +5,19 @@ import pytest
 
 # Make tests/reference.py and tests/helpers.py importable as `reference` and `helpers`.
 sys.path.insert(0, os.path.dirname(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout under test
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _nothing_written_outside_pytest_tmp(tmp_path_factory):
-    """Folders the code writes by default point into pytest's own temp dir (each xdist worker its own), so a test run
+    """Subprocesses import this checkout (``PYTHONPATH``).  Folders the code writes by default point into pytest's own temp dir (each xdist worker its own), so a test run
     leaves nothing in the user's folders: tables trained with the default cache (``POKERSQUARES_CACHE``, kept if set
     before the run, to reuse a warm cache on purpose; tests that need their own still set it) and the empty
     ``SB3-<date>`` folder that SB3 writes on every ``learn`` without a logger (``SB3_LOGDIR``)."""
     with pytest.MonkeyPatch.context() as patch:
+        # Subprocesses and notebook kernels started in a temporary folder import this checkout, not whatever the
+        # venv has installed (an editable install of another checkout, where one venv serves two).
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
         if not os.environ.get("POKERSQUARES_CACHE"):
             patch.setenv("POKERSQUARES_CACHE", str(tmp_path_factory.mktemp("table_cache")))
         patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))

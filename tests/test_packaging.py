@@ -75,3 +75,13 @@ def test_setup_installs_again_when_the_torch_choice_changes(tmp_path):
     assert setup(TORCH_VERSION="2.6.0") == []
     assert any("--index-url https://example.invalid/cpu" in call
                for call in setup(TORCH_VERSION="2.6.0", TORCH_INDEX_URL="https://example.invalid/cpu"))
+
+
+def test_a_subprocess_started_elsewhere_imports_this_checkout(tmp_path):
+    """Tests start the CLI, scripts and notebook kernels in temporary folders; there they imported the venv's install,
+    which in a second checkout sharing one venv is the other checkout's code, so its tests passed on code they did not
+    test (tests/conftest.py now puts this checkout first on PYTHONPATH)."""
+    code = "import agents, pokersquares_env; print(pokersquares_env.__file__); print(agents.__file__)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    for line in out.stdout.splitlines():
+        assert Path(line).resolve().is_relative_to(ROOT.resolve()), (line, ROOT)

@@ -68,7 +68,12 @@ __all__ = [
 ]
 
 FORMAT = "pokersquares-record"
+#: every top-level field a record may have (``checked`` only for a board checked before it was full)
+FIELDS = ("format", "version", "game", "rules", "point_system", "seed", "agent", "deck", "placements", "finished",
+          "board", "hands", "scores", "score", "meta", "checked")
 VERSION = 1
+#: how every record written by this module begins (``json.dumps`` of ``to_dict()``): the start of a line cut short
+_RECORD_START = '{"format": "pokersquares-record"'
 
 
 class RecordError(ValueError):
@@ -274,6 +279,11 @@ class GameRecord:
         for key in ("rules", "point_system", "deck", "placements"):
             if key not in data:
                 raise fail(key, "missing")
+        unknown = [key for key in data if key not in FIELDS]
+        if unknown:  # a misspelt "sede" would otherwise read as no seed, and be lost on the next save
+            raise RecordError(f"{source}: unknown field{'s' if len(unknown) > 1 else ''} "
+                              f"{', '.join(map(repr, unknown))}: expected only {', '.join(FIELDS)} (anything else "
+                              f"belongs in 'meta')")
         try:
             rules_data = data["rules"]
             if not isinstance(rules_data, dict):
@@ -315,6 +325,10 @@ class GameRecord:
             where = f"placements[{i}]"
             if not isinstance(move, dict) or "cell" not in move:
                 raise fail(where, "expected an object with 'card' and 'cell'")
+            extra = [key for key in move if key not in ("card", "cell")]
+            if extra:
+                raise fail(where, f"move {i + 1}: unknown key{'s' if len(extra) > 1 else ''} "
+                                  f"{', '.join(map(repr, extra))}: expected only 'card' and 'cell'")
             try:
                 cell = parse_cell(move["cell"])
             except ValueError as exc:
@@ -484,31 +498,41 @@ def _record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_append_target(path: str) -> None:
-    """A :class:`RecordError` unless ``path`` is missing, empty (blank lines only) or starts with a JSONL game record
-    (its first non-blank line; only that line is read, so appending stays cheap in a long file)."""
+    """A :class:`RecordError` unless ``path`` is missing, empty (blank lines only) or starts with a JSONL game record:
+    its first non-blank line, or the first after lines that begin as a record does and were cut short (an interrupted
+    write, which ``load_records`` names; a file of such lines only passes too).  Reading stops at the first record,
+    so appending stays cheap in a long file.  A ``.json`` name is refused too: such a file holds one record
+    (:func:`save_record`), which a second line would make unreadable."""
+    if path.lower().endswith(".json"):
+        raise RecordError(f"{path}: a .json file holds one game record (save_record), which lines appended to it "
+                          f"would make unreadable: expected the name of a .jsonl file of records, one per line"
+                          f"{'; the file is left as it was' if os.path.exists(path) else ''}")
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
         return
-    with fh:
-        lineno = 0
-        for lineno, raw in enumerate(fh, start=1):  # noqa: B007 -- lineno names the line below
-            if raw.strip():
-                break
-        else:
-            return
     expected = "expected a JSONL file of game records, one per line (or a new or empty file)"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: line {lineno} is not UTF-8 text: {expected}; the file is left as it was") from None
-    try:
-        _record_of_line(path, text, lineno, text.rstrip("\r\n"))
-    except RecordError as exc:
-        problem = str(exc)  # "PATH:LINE: what" -> "line LINE: what"
-        problem = f"line {problem[len(path) + 1:]}" if problem.startswith(f"{path}:") else problem
-        raise RecordError(f"{path}: not JSONL of game records ({problem}): {expected}; the file is left as it "
-                          f"was") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RecordError(f"{path}: line {lineno} is not UTF-8 text: {expected}; the file is left as it "
+                                  f"was") from None
+            try:
+                _record_of_line(path, text, lineno, text.rstrip("\r\n"))
+                return
+            except RecordError as exc:
+                line = text.strip()
+                if line.startswith(_RECORD_START) or (len(line) > 1 and _RECORD_START.startswith(line)):
+                    continue  # the start of a record, cut short: the next line may be a whole one (a lone "{" is
+                    # more likely a pretty-printed file's first line)
+                problem = str(exc)  # "PATH:LINE: what" -> "line LINE: what"
+                problem = f"line {problem[len(path) + 1:]}" if problem.startswith(f"{path}:") else problem
+                raise RecordError(f"{path}: not JSONL of game records ({problem}): {expected}; the file is left as "
+                                  f"it was") from None
 
 
 def load_record(path: str | os.PathLike) -> GameRecord:

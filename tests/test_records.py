@@ -757,25 +757,34 @@ def test_a_record_takes_a_numpy_seed_as_an_int():
 
 
 @pytest.mark.parametrize("content, named", [
-    (None, "not valid JSON"),  # a pretty-printed single record (save_record's .json)
+    (None, "a .json file holds one game record"),  # a pretty-printed single record (save_record's .json)
+    ("compact", "a .json file holds one game record"),  # a single record on one line, which is JSONL-like
     (b"\x00\xff\xfegarbage\n", "not UTF-8"),
     (b"hello world\n", "not valid JSON"),
     (b"\n\n[1, 2]\n", "line 3"),  # JSON, but not a record: named by its line
+    (b'{"format": "pokersquares-record", "ver\nhello\n', "line 2: not valid JSON"),  # a cut line, then no record
 ])
 def test_append_record_refuses_a_file_that_is_not_jsonl_records_and_leaves_it(tmp_path, content, named):
-    """Before, append_record added a line to any file: to a .json record (which replay then refused: "Extra data")
-    or to binary garbage."""
+    """Before, append_record added a line to any file: to a .json record (which replay then refused: "Extra data"),
+    also one written on one line (only a pretty-printed one was refused), or to binary garbage."""
     record = GameRecord.from_game(*play_random(8), seed=8)
-    path = tmp_path / "target.json"
+    path = tmp_path / ("target.jsonl" if isinstance(content, bytes) else "target.json")
     if content is None:
         save_record(record, path)
+    elif content == "compact":
+        path.write_text(json.dumps(record.to_dict()))
     else:
         path.write_bytes(content)
     before = path.read_bytes()
     with pytest.raises(RecordError, match=re.escape(named)) as caught:
         append_record(record, path)
-    assert str(path) in str(caught.value) and "expected a JSONL file of game records" in str(caught.value)
+    assert str(path) in str(caught.value) and "expected " in str(caught.value)
+    assert ("expected a JSONL file of game records" if isinstance(content, bytes) else "expected the name of a .jsonl"
+            ) in str(caught.value)
     assert path.read_bytes() == before
+    with pytest.raises(RecordError, match="a .json file holds one game record"):  # nor a new file of that name
+        append_record(record, tmp_path / "new.JSON")
+    assert not (tmp_path / "new.JSON").exists()
     blank = tmp_path / "blank.jsonl"  # empty or blank lines only: a new JSONL file
     blank.write_text("\n \n")
     append_record(record, blank)
@@ -796,6 +805,41 @@ def test_append_after_a_cut_short_line_starts_a_new_line(tmp_path):
     assert GameRecord.from_dict(json.loads(lines[2])).seed == 4  # the new record is whole, on its own line
     with pytest.raises(RecordError, match=r"games.jsonl:2: not valid JSON"):  # the damaged line is still named
         load_records(path)
+
+
+@pytest.mark.parametrize("cut", [2, 10, 33, 100, None])
+def test_append_after_a_cut_short_first_line_starts_a_new_line(tmp_path, cut):
+    """An audit found that a file whose first record's write was cut short could never be appended to again (its
+    first line was not a record), though a cut later line was survivable; a RecordGames log or a play --record file
+    ended that way.  `cut=None`: the whole record without its newline (the write lost only that)."""
+    game, state = play_random(4)
+    record = GameRecord.from_game(game, state, seed=4)
+    path = tmp_path / "games.jsonl"
+    text = json.dumps(record.to_dict(), ensure_ascii=False)
+    path.write_text(text[:cut], encoding="utf-8")
+    append_record(record, path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 3 and lines[0] == text[:cut] and lines[-1] == ""
+    assert GameRecord.from_dict(json.loads(lines[1])).seed == 4
+    assert len(load_records(path, skip_bad=cut is not None)) == (1 if cut is not None else 2)
+    RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=path)  # the wrapper takes it too
+
+
+def test_a_record_refuses_fields_the_format_does_not_have(record_dict):
+    """An audit found misspelt fields read silently and lost on the next save: "sede": 7 became no seed."""
+    from pokersquares_env.records import FIELDS
+
+    assert set(FIELDS) == set(record_dict) | {"checked"}  # every field to_dict writes, and the optional one
+    for extra in ({"sede": 7}, {"note": "x", "agnet": "me"}):
+        with pytest.raises(RecordError, match=re.escape(f"unknown field{'s' if len(extra) > 1 else ''} "
+                                                        f"{', '.join(map(repr, extra))}: expected only format, ")):
+            GameRecord.from_dict({**record_dict, **extra})
+    moves = [dict(m) for m in record_dict["placements"]]
+    moves[3]["t"] = 1.5
+    with pytest.raises(RecordError, match=re.escape("field 'placements[3]': move 4: unknown key 't': expected only "
+                                                    "'card' and 'cell'")):
+        GameRecord.from_dict({**record_dict, "placements": moves})
+    assert GameRecord.from_dict({**record_dict, "meta": {"note": "x"}}).meta == {"note": "x"}
 
 
 def test_a_record_takes_rule_specs_and_point_system_names():

@@ -172,6 +172,11 @@ class Rules:
         """Number of cards in the deck (52 plus jokers)."""
         return NUM_STANDARD + self.jokers
 
+    def restricts(self, placed: int) -> bool:
+        """Whether these rules leave fewer cells playable than the empty ones after ``placed`` cards: always under
+        adjacent placement, and before the first card with a fixed first cell.  Boards mark the playable cells then."""
+        return self.placement == "adjacent" or (self.first_cell is not None and placed == 0)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description (``Rules(**d)`` reads it back)."""
         return {"jokers": self.jokers, "placement": self.placement, "first_cell": self.first_cell}

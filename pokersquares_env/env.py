@@ -81,7 +81,7 @@ def render_game(game: PokerSquaresGame, state: GameState, mode: str, *, ended_ea
     if mode == "ansi":
         from pokersquares_env.text import board_text
 
-        text = board_text(game, state, legal=game.rules.placement == "adjacent" and not ended_early)
+        text = board_text(game, state, legal=game.rules.restricts(len(state.placements)) and not ended_early)
         return f"{text}\n{note}" if ended_early else text
     from pokersquares_env import render as _render
 

@@ -318,9 +318,8 @@ class TerminalGame:
 
         n = self.state.num_placed
         self.say(self.style.bold(f"-- card {n + 1} of 25 --"))
-        rules = self.game.rules  # legal cells are marked while they are fewer than the empty ones
-        restricted = rules.placement == "adjacent" or (rules.first_cell is not None and not self.state.placements)
-        self.say(board_text(self.game, self.state, legal=restricted, color=self.style.enabled))
+        legal = self.game.rules.restricts(len(self.state.placements))  # marked while fewer than the empty cells
+        self.say(board_text(self.game, self.state, legal=legal, color=self.style.enabled))
 
     def ask_cell(self) -> int:
         """Read lines until one names a legal cell (raises ``_Quit``, ``EOFError`` or ``KeyboardInterrupt``)."""

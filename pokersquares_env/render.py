@@ -477,7 +477,7 @@ def draw_poker_squares(
     restrict them (adjacent placement, or a fixed first cell before the first card).
     """
     if legal is None:
-        legal = game.rules.placement == "adjacent" or (game.rules.first_cell is not None and not state.placements)
+        legal = game.rules.restricts(len(state.placements))
     last = state.placements[-1] if state.placements else None
     left = len(state.deck) - state.num_placed - (0 if state.terminal else 1)
     return draw_board(
@@ -533,7 +533,7 @@ def draw_poker_shuffle(
     if is_state and mode == "arrange" and hasattr(game, "legal_mask"):
         rules = game.rules
         if legal is None:
-            legal = rules.placement == "adjacent" or (rules.first_cell is not None and not state.placements)
+            legal = rules.restricts(len(state.placements))
         playable = game.legal_mask(state) if legal else 0
         last_cell = state.placements[-1] if state.placements else None
     extra = []

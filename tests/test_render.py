@@ -510,3 +510,26 @@ def test_human_mode_without_pygame_names_the_extra_when_the_env_is_made(monkeypa
             parallel_env(num_players=2, render_mode="human")
         else:
             gym.make(name, render_mode="human")
+
+
+def test_text_boards_mark_a_fixed_first_cell_before_the_first_card():
+    """An audit found that the ansi board marked playable cells only under adjacent placement, so a fixed first cell
+    (free placement after it) showed every cell alike though only one was playable; the frames and the terminal game
+    outlined it.  All of them now ask Rules.restricts."""
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    c3 = "3   ..   ..   ()   ..   .."
+    env = gym.make("PokerSquares-v0", render_mode="ansi", first_cell=12)
+    env.reset(seed=3)
+    assert c3 in env.render() and env.render().count("()") == 1
+    env.step(12)
+    assert "()" not in env.render()  # free placement afterwards: every empty cell is playable, none is marked
+    vec = PokerSquaresVectorEnv(2, render_mode="ansi", first_cell=12)
+    vec.reset(seed=3)
+    assert all(c3 in text and text.count("()") == 1 for text in vec.render())
+    shuffle = PokerShuffleEnv(render_mode="ansi", first_cell=12)
+    shuffle.reset(seed=1)
+    assert c3 in shuffle.render() and shuffle.render().count("()") == 1
+    assert Rules(first_cell=12).restricts(0) and not Rules(first_cell=12).restricts(1)
+    assert Rules(placement="adjacent").restricts(5) and not Rules().restricts(0)

@@ -478,8 +478,8 @@ class PokerShuffleEnv(gym.Env):
         if self.render_mode == "ansi":
             from pokersquares_env.text import board_text
 
-            text = board_text(self.game, self.state, legal=self.mode == "arrange" and self.rules.placement == "adjacent"
-                              and not self._done)  # a finished game has no playable cell
+            text = board_text(self.game, self.state, legal=self.mode == "arrange" and not self._done  # none when over
+                              and self.rules.restricts(len(self.state.placements)))
             lines = [ln for ln in text.splitlines() if not ln.startswith("card to place")]
             if self.mode == "arrange":
                 todo = [c for c, p in zip(self.cards, self._placed, strict=True) if not p]

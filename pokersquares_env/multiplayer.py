@@ -241,7 +241,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
       ``rounds=None`` it must be reachable: one player under ``"ranking"``
       (always 0 match points) or, under ``"total"``, a table without a
       positive value for a hand the rules allow (``five_of_a_kind`` needs
-      ``jokers``) is refused.
+      ``jokers``) is refused.  Reachable by some play, not by every play:
+      under a table with negative values totals can fall round after round,
+      and nothing truncates a match, so pass a cap too (``rounds=100``).
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (every board, as a spectator
       sees them; ``pokersquares_env.render.multiplayer_frames`` gives one frame per player).
     * ``**rules``: ``jokers``, ``placement``, ``first_cell`` (see ``Rules``),
@@ -378,6 +380,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.round = 0
         self.totals = {a: 0.0 for a in self.agents}
         self.match_points = {a: 0.0 for a in self.agents}
+        self._offenders: list[str] = []  # who ended the match with an illegal action (render says so)
         self._start_round()
         infos = {a: self._info(a) for a in self.agents}
         if self.render_mode == "human":
@@ -536,6 +539,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             infos[a]["card"] = -1
         for agent, reason in offences.items():
             infos[agent]["illegal_action"] = reason
+        self._offenders = list(offences)
         terminations = {a: True for a in self.agents}
         truncations = {a: False for a in self.agents}
         self.agents = []
@@ -551,6 +555,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         """Every board as text (``render_mode="ansi"``), as a spectator sees them."""
         if not render_ready(self.render_mode, bool(self.states), self.metadata["render_modes"]):
             return None
+        offenders = getattr(self, "_offenders", [])
+        # a match ended by an illegal action: said, and no cell shown as playable (none is), as the single env does
+        ended = f"match over: ended by an illegal action of {', '.join(offenders)}" if offenders else None
         if self.render_mode != "ansi":
             from pokersquares_env import render as _render
 
@@ -558,7 +565,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                 self._renderer = new_renderer(self.render_mode, self.metadata["name"], self.metadata["render_fps"])
             frame = _render.draw_multiplayer(
                 self.game, {a: self.states[a] for a in self.possible_agents}, totals=self.totals,
-                match_points=self.match_points, round=self.round,
+                match_points=self.match_points, round=self.round, ended=ended,
             )
             return self._renderer.show(frame)
         from pokersquares_env.text import board_text, fmt_points
@@ -567,7 +574,12 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         for a in self.possible_agents:  # fmt_points: 1234567, not 1.23457e+06, as :g printed totals
             parts.append(f"== {a} (total {fmt_points(self.totals[a])}, match points "
                          f"{fmt_points(self.match_points[a])})")
-            parts.append(board_text(self.game, self.states[a]))
+            text = board_text(self.game, self.states[a], legal=ended is None and self.game.rules.restricts(
+                len(self.states[a].placements)))
+            # the card that was to be placed is no longer to be placed
+            parts.append("\n".join(ln for ln in text.splitlines() if not (ended and ln.startswith("card to place"))))
+        if ended:
+            parts.append(ended)
         return "\n".join(parts)
 
     def close(self) -> None:

@@ -560,17 +560,19 @@ def multiplayer_frames(
     totals: dict[str, float] | None = None,
     match_points: dict[str, float] | None = None,
     round: int | None = None,
+    ended: str | None = None,
 ) -> dict[str, np.ndarray]:
-    """One frame per player of a multiplayer game (the same announced card; each player's own board)."""
+    """One frame per player of a multiplayer game (the same announced card; each player's own board).  ``ended``: a
+    note saying the match ended early (then no cell is outlined as playable)."""
     out = {}
     for agent, state in states.items():
-        notes = []
+        notes = [] if ended is None else [ended]
         if totals is not None and agent in totals:
             notes.append(f"match total: {_fmt(totals[agent])}")
         if match_points is not None and agent in match_points:
             notes.append(f"match points: {_fmt(match_points[agent])}")
         title = f"{agent}" + (f" · round {round}" if round is not None else "") + f" · {game.system.name}"
-        out[agent] = draw_poker_squares(game, state, title=title, notes=notes)
+        out[agent] = draw_poker_squares(game, state, title=title, notes=notes, legal=False if ended else None)
     return out
 
 

@@ -578,3 +578,61 @@ def test_a_target_too_large_for_a_float_is_refused_when_the_env_is_made():
     with pytest.raises(ValueError, match=r"target=1000+: expected a positive finite number such as 100, 200 or 500"):
         parallel_env(num_players=2, rounds=2, target=10**400)
     parallel_env(num_players=2, rounds=2, target=10**6)
+
+
+def test_a_ranking_target_counts_match_points_not_summed_scores():
+    """An audit found no test telling the two standings apart: target=1 is passed by both after round 1.  Identical
+    play gives each of two players 0.5 match points a round, so target=2 takes 4 rounds, while the summed scores pass 2
+    in round 1."""
+    par = parallel_env(num_players=2, rounds=None, match_scoring="ranking", target=2)
+    history = play(par, seed=0, policy=lambda agent, obs: int(np.flatnonzero(obs["action_mask"])[0]))
+    final = history[-1][3]["player_0"]
+    assert final["round_ended"] == 4 and final["match_points"] == {"player_0": 2.0, "player_1": 2.0}
+    assert min(final["totals"].values()) > 2 * 4  # the summed scores passed the target long before
+
+
+def test_a_refused_seed_leaves_the_match_and_close_closes_the_window(monkeypatch):
+    par = parallel_env(num_players=2, rounds=3)
+    obs, _ = par.reset(seed=5)
+    par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    before = (par.round, dict(par.totals), par.state().copy(), par.np_random.bit_generator.state)
+    with pytest.raises(ValueError, match="seed"):
+        par.reset(seed=-1)
+    assert (par.round, par.totals, par.np_random.bit_generator.state) == before[:2] + before[3:]
+    assert np.array_equal(par.state(), before[2])
+
+    closed = []
+
+    class Window:
+        def close(self):
+            closed.append(True)
+
+    par._renderer = Window()
+    par.close()
+    assert closed == [True] and par._renderer is None
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_a_match_ended_by_an_illegal_action_renders_as_over(mode):
+    """An audit found the match rendered as in progress (the card to place, the playable cells outlined) after an
+    illegal action had ended it; the single env says so and outlines nothing."""
+    par = parallel_env(num_players=2, render_mode=mode, illegal_action="penalty", placement="adjacent",
+                       first_cell="center")
+    par.reset(seed=0)
+    par.step({"player_0": 12, "player_1": 12})
+    playing = par.render()
+    par.step({"player_0": 12, "player_1": 13})  # c3 is taken: player_0 ends the match
+    assert par.agents == []
+    over = par.render()
+    if mode == "ansi":
+        assert "()" in playing and "card to place" in playing
+        assert "()" not in over and "card to place" not in over
+        assert over.endswith("match over: ended by an illegal action of player_0")
+    else:
+        from pokersquares_env.render import draw_multiplayer
+
+        states = {a: par.states[a] for a in par.possible_agents}
+        args = dict(totals=par.totals, match_points=par.match_points, round=par.round)
+        assert np.array_equal(over, draw_multiplayer(par.game, states, ended="match over: ended by an illegal action "
+                                                     "of player_0", **args))
+        assert not np.array_equal(over, draw_multiplayer(par.game, states, **args))

@@ -148,7 +148,7 @@ class PokerSquaresEnv(gym.Env):
     ``scores`` (``{"american": ..., "english": ...}``, always both), ``hands``
     (10 category keys, rows then columns), ``board`` (25 codes row-major),
     ``placements`` (cells in play order) and ``won`` (score at or above the
-    win threshold, both to 9 decimals: :meth:`PointSystem.won`).  An illegal-action ending adds ``illegal_action`` (the reason);
+    win threshold, both to 9 decimals: :meth:`PointSystem.won`; False after an illegal action, a forfeit).  An illegal-action ending adds ``illegal_action`` (the reason);
     its scores count the completed lines only, and its ``hands`` say ``"none"``
     for the lines left incomplete.
 
@@ -308,6 +308,7 @@ class PokerSquaresEnv(gym.Env):
         self._done = True
         info = self._final_info()
         info["illegal_action"] = reason
+        info["won"] = False  # a forfeited game is not won, whatever its lines score (as a multiplayer offender)
         self._obs[CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # the game is over: no card to place
         return self._obs.copy(), self.illegal_penalty, True, False, info
 

@@ -200,7 +200,7 @@ class PokerSquaresVectorEnv(VectorEnv):
     ``_american``/``_english``), ``hands`` (``(N, 10)`` object array of category
     keys, rows then columns), ``board`` (``(N, 25)`` int8 codes, -1 empty),
     ``placements`` (``(N, 25)`` int8 cells in play order, -1 padded after an
-    early end), ``won`` (bool) and, for an illegal-action ending,
+    early end), ``won`` (bool; False after an illegal action) and, for an illegal-action ending,
     ``illegal_action`` (object array of reasons).  Values at unflagged positions
     are 0 or ``None``.
 
@@ -617,6 +617,7 @@ class PokerSquaresVectorEnv(VectorEnv):
                 reward[done_rows] = score * self.reward_scale
             if illegal is not None:
                 reward[illegal] = self.illegal_penalty
+                info["won"][illegal] = False  # a forfeited game is not won, as in the single env
                 reasons = np.full(n, None, dtype=object)
                 reasons[illegal] = illegal_reasons
                 present = np.zeros(n, dtype=bool)

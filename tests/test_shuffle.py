@@ -397,3 +397,45 @@ def test_cards_of_a_container_that_is_no_sequence_are_refused_by_type(cards, kin
         env.reset(options={"cards": cards})
     with pytest.raises(ValueError, match=r"cards: got 24 cards: expected exactly 25 distinct cards"):
         env.reset(options={"cards": list(range(24))})
+
+
+def test_an_illegal_ending_scores_completed_lines_only_as_its_record_does(tmp_path):
+    """An audit found that an arrange game ended by an illegal action scored its incomplete lines in the final info
+    (three of a kind: 10) while its game record, not budget-checked, scored them 0; PokerSquares-v0 counts completed
+    lines only.  Both now agree, and a forfeited game is not won."""
+    from pokersquares_env.records import load_records
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+    from pokersquares_env.wrappers import RecordGames
+
+    cards = parse_cards("As Ah Ad Ac Ks Kh Kd Kc Qs Qh Qd Qc Js Jh Jd Jc Ts Th Td Tc 9s 9h 9d 9c 8s")
+    env = RecordGames(PokerShuffleEnv(illegal_action="penalty"), tmp_path, jsonl=tmp_path / "games.jsonl")
+    env.reset(options={"cards": cards})
+    for slot, cell in [(0, 0), (1, 1), (2, 2)]:
+        env.step(arrange_action(slot, cell))
+    *_, terminated, _, info = env.step(arrange_action(0, 5))  # card 0 is already on a1
+    assert terminated and "illegal_action" in info
+    assert info["score"] == 0 and info["scores"] == {"american": 0, "english": 0} and set(info["hands"]) == {"none"}
+    assert info["won"] is False
+    record = load_records(tmp_path / "games.jsonl")[0]
+    assert record.to_dict()["score"] == info["score"] and record.to_dict()["hands"] == info["hands"]
+
+
+def test_a_forfeited_game_is_not_won_however_its_lines_score():
+    """An audit found `won` True for a game ended by an illegal action whose completed lines passed the threshold."""
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    deck = "As Ah Ad Ac 2s Ks Kh Kd Kc 2h Qs Qh Qd Qc 2d Js Jh Jd Jc 2c Ts Th Td Tc 3s"
+    env = gym.make("PokerSquares-v0", illegal_action="penalty")
+    env.reset(options={"deck": deck})
+    for cell in range(20):
+        env.step(cell)
+    *_, terminated, _, info = env.step(0)
+    assert terminated and info["score"] == 200 and info["won"] is False
+    for backend in ("numpy", "auto"):
+        vec = PokerSquaresVectorEnv(2, illegal_action="penalty", backend=backend)
+        vec.reset(options={"deck": [deck, deck]})
+        for cell in range(20):
+            vec.step(np.array([cell, cell]))
+        *_, terminated, _, info = vec.step(np.array([0, 20]))  # sub-env 0 forfeits; sub-env 1 plays on
+        assert terminated.tolist() == [True, False] and info["score"][0] == 200 and not info["won"][0]
+        assert info["_won"].tolist() == [True, False]

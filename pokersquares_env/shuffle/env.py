@@ -167,13 +167,14 @@ class PokerShuffleEnv(gym.Env):
     ## Information
     Every step: ``action_mask`` (int8), ``cards`` (the 25 dealt codes, slot
     order), ``budget_left``.  Swap mode also ``dealt_score`` (score of the
-    dealt layout).  At the end also ``score`` (active system, incomplete lines
-    by the rank-group rule), ``scores`` (``{"american": ..., "english": ...}``),
+    dealt layout).  At the end also ``score`` (active system; when the budget
+    checks an incomplete board its incomplete lines count by the rank-group
+    rule, after an illegal action only the completed lines), ``scores`` (``{"american": ..., "english": ...}``),
     ``hands`` (10 category keys, rows then columns; ``'none'`` for an empty
     line), ``board`` (25 codes, -1 empty), ``complete`` (board full),
     ``placements`` (arrange: cells in play order) or ``swaps`` (swap: the
     ``(i, j)`` pairs), and ``won``.  An illegal-action ending adds
-    ``illegal_action`` (the reason).
+    ``illegal_action`` (the reason), and its ``won`` is False (a forfeit).
 
     ## Arguments
     * ``mode``: ``"arrange"`` (default) or ``"swap"``.
@@ -356,8 +357,10 @@ class PokerShuffleEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise IllegalActionError(reason)
             self._done = True
-            info = self._final_info()
+            # the lines it completed count, as in PokerSquares-v0 and the game record: the board was not checked
+            info = self._final_info(partial=False)
             info["illegal_action"] = reason
+            info["won"] = False  # a forfeited game is not won, whatever its lines score
             return self._observe(), self.illegal_penalty, True, False, info
         action = int(action)
         return self._arrange(action) if self.mode == "arrange" else self._swap(action)
@@ -409,14 +412,15 @@ class PokerShuffleEnv(gym.Env):
             self.render()
         return self._observe(), reward * self.reward_scale, terminated, False, info
 
-    def _final_info(self) -> dict[str, Any]:
+    def _final_info(self, partial: bool = True) -> dict[str, Any]:
+        """The end-of-game keys; ``partial``: incomplete lines count (a board the budget checked)."""
         state, game = self.state, self.game
-        score = game.score(state, partial=True)
+        score = game.score(state, partial=partial)
         info = self._info()
         info.update(
             score=score,
-            scores={s: game.score(state, s, partial=True) for s in ("american", "english")},
-            hands=game.hands(state, partial=True),
+            scores={s: game.score(state, s, partial=partial) for s in ("american", "english")},
+            hands=game.hands(state, partial=partial),
             board=list(state.board),
             complete=state.terminal,
             won=self.point_system.won(score),

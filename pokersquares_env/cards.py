@@ -114,12 +114,13 @@ def is_joker(code: int) -> bool:
     return code >= NUM_STANDARD
 
 
-def _check_code(code: int) -> int:
+def _check_code(code: int, allow_empty: bool = False) -> int:
+    empty = "-1 (empty), " if allow_empty else ""
     if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-        raise TypeError(f"card code {code!r} is not an integer: expected 0..53")
+        raise TypeError(f"card code {code!r} is not an integer: expected {empty}0..53")
     code = int(code)
     if not 0 <= code < NUM_CODES:
-        raise ValueError(f"card code {code!r} out of range: expected 0..51 for cards, 52..53 for jokers")
+        raise ValueError(f"card code {code!r} out of range: expected {empty}0..51 for cards, 52..53 for jokers")
     return code
 
 
@@ -219,6 +220,8 @@ def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str =
     Text is parsed; a plain ``'JK'`` is a joker that no ``'JK1'``/``'JK2'`` names (:func:`assign_jokers`, as in
     :func:`parse_cards`: ``['JK', 'JK']`` is both jokers).
     """
+    if isinstance(codes, (bytes, bytearray)):  # a list of its byte values would read as card codes
+        raise TypeError(f"{where} {codes!r}: expected card text or codes, got {type(codes).__name__}")
     items = list(codes)
     codes = assign_jokers(items, [(EMPTY if allow_empty and c.strip() == EMPTY_TEXT else parse_card(c))
                                   if isinstance(c, str) else c for c in items])
@@ -229,7 +232,7 @@ def check_codes(codes: Sequence[int], *, allow_empty: bool = False, where: str =
             out.append(EMPTY)
             continue
         try:
-            c = _check_code(c)
+            c = _check_code(c, allow_empty)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{where}[{i}]: {exc}") from None
         if c in seen:

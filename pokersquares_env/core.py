@@ -387,30 +387,31 @@ class PokerSquaresGame:
         self._line_points = self.system.line_points_table.tolist()
 
     # ---- dealing ---------------------------------------------------------
-    def check_deck(self, deck: Sequence[Any]) -> tuple[int, ...]:
+    def check_deck(self, deck: Sequence[Any], *, where: str = "deck") -> tuple[int, ...]:
         """A validated draw order: at least 25 distinct cards of the rules' deck.
 
         ``deck`` is text, a sequence (list, tuple, range) of codes or card texts, or a 1-D integer array; every
-        sequence is read item by item as a list is (an array only is converted by numpy).
+        sequence is read item by item as a list is (an array only is converted by numpy).  ``where`` names it in
+        errors (an option's name).
         """
         if isinstance(deck, str):
             deck = parse_cards(deck)
         elif isinstance(deck, np.ndarray):
             if deck.ndim != 1:
-                raise ValueError(f"deck has shape {deck.shape}: expected a 1-D deck of card codes (the draw order)")
+                raise ValueError(f"{where} has shape {deck.shape}: expected a 1-D deck of card codes (the draw order)")
             deck = deck.tolist()
         elif isinstance(deck, (bytes, bytearray)) or not isinstance(deck, Sequence):
-            raise TypeError(f"deck {deck!r}: expected a sequence of card codes or texts (the draw order), or text, "
+            raise TypeError(f"{where} {deck!r}: expected a sequence of card codes or texts (the draw order), or text, "
                             f"got {type(deck).__name__}")
-        codes = check_codes(list(deck), where="deck")
+        codes = check_codes(list(deck), where=where)
         if len(codes) < NUM_CELLS:
-            raise ValueError(f"deck has {len(codes)} cards: expected at least 25")
+            raise ValueError(f"{where} has {len(codes)} cards: expected at least 25")
         jokers = [c for c in codes if c >= NUM_STANDARD]
         allowed = JOKERS[: self.rules.jokers]
         bad = [c for c in jokers if c not in allowed]
         if bad:
             raise ValueError(
-                f"deck holds joker code {bad[0]} but the rules allow {self.rules.jokers} joker(s) "
+                f"{where} holds joker code {bad[0]} but the rules allow {self.rules.jokers} joker(s) "
                 f"(codes {list(allowed) or 'none'})"
             )
         return tuple(codes)

@@ -666,7 +666,8 @@ def _as_codes(cards: str | Iterable[Any], *, allow_empty: bool, where: str) -> l
         cards = parse_cards(cards)
     elif isinstance(cards, np.ndarray):
         cards = cards.reshape(-1).tolist()
-    return check_codes(list(cards), allow_empty=allow_empty, where=where)
+    return check_codes(cards if isinstance(cards, (bytes, bytearray)) else list(cards), allow_empty=allow_empty,
+                       where=where)
 
 
 def _hand_key(cards: str | Iterable[Any]) -> int:

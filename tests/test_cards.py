@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -153,3 +155,19 @@ def test_the_text_presentation_selector_is_dropped_as_the_emoji_one_is(text):
     """Before, U+FE0E after a suit ("T♥︎", as some editors and keyboards write it) was a bad card."""
     assert parse_card(text) == 2 * 13 + 8
     assert parse_cards(f"2c {text} 3d") == [0, 34, 14]
+
+
+def test_card_errors_name_bytes_the_empty_code_and_the_option():
+    """An audit found bytes read as card codes (b"As" -> "card code 65 out of range"), grids told "expected 0..51"
+    though -1 (empty) is allowed there, and Poker Shuffle's `cards` option named "deck"."""
+    from pokersquares_env.scoring import score_grid, score_hand
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+
+    with pytest.raises(TypeError, match=re.escape("hand b'As': expected card text or codes, got bytes")):
+        score_hand(b"As")
+    with pytest.raises(ValueError, match=re.escape("grid[0]: card code -2 out of range: expected -1 (empty), 0..51")):
+        score_grid([-2] + list(range(1, 25)))
+    with pytest.raises(ValueError, match=re.escape("hand[0]: card code -1 out of range: expected 0..51")):
+        score_hand([-1, 2])  # a hand holds no empty cells
+    with pytest.raises(ValueError, match=re.escape("options['cards'] holds joker code 52 but the rules allow 0")):
+        PokerShuffleEnv().reset(options={"cards": list(range(24)) + [52]})

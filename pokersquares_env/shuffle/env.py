@@ -276,7 +276,7 @@ class PokerShuffleEnv(gym.Env):
         cards = None
         if options.get("cards") is not None:
             cards = check_cards(options["cards"])
-            self.game.check_deck(cards)  # jokers must be allowed by the rules
+            self.game.check_deck(cards, where="options['cards']")  # jokers must be allowed by the rules
         super().reset(seed=seed)  # after the options are checked: a refused reset leaves the generator as it was
         if cards is None:
             cards = list(self.game.deal(self.np_random)[:NUM_CELLS])

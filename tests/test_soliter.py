@@ -238,10 +238,10 @@ def test_aces_kings_foundations_transfer_and_reverse_redeal():
     s2, home = game.apply(s, act(game, pb + 2, pb + 6))
     assert home == 0 and s2.foundations[2] == 4 and s2.foundations[6] == 9
     # the redeal: allowed only when no card can go home; reverses the gathered order
+    movable = next(s for s in range(100) if env.reset(seed=s) and game.has_foundation_move(env.state))
+    assert game.redeal_action not in game.legal_actions(env.state), movable  # (was under an if that never held)
     env.reset(seed=5)
     state = env.state
-    if game.has_foundation_move(state):
-        assert game.redeal_action not in game.legal_actions(state)
     blocked = state._replace(foundations=(0,) * 8)
     gathered = [c for col in blocked.columns[: blocked.open_columns] for c in col]
     # put the aces and kings out of reach by checking only the order of the redeal
@@ -1317,3 +1317,26 @@ def test_cli_play_says_why_no_free_cell_or_foundation_takes_a_card(monkeypatch, 
     assert home.count("does not fit foundation") == 4 and "which takes A" in home
     cells = next(line for line in out.splitlines() if line.startswith("illegal: no free cell takes it now: "))
     assert cells.count("already holds") == 4
+
+
+def test_encode_decode_and_card_text_refuse_what_is_not_an_integer():
+    """An audit found encode(1.5, 2) returning 26.0, card_text('5') giving '7♣' (int() of anything), and
+    decode(576.0) reading a float as the redeal of a multistage game."""
+    from pokersquares_env.soliter import SoliterGame, card_text
+
+    game = SoliterGame()
+    for bad in (1.5, True, "1"):
+        with pytest.raises(TypeError, match=re.escape(f"source {bad!r} is not an integer")):
+            game.encode(bad, 2)
+    with pytest.raises(TypeError, match="destination 2.0 is not an integer"):
+        game.encode(1, 2.0)
+    assert game.encode(np.int64(1), 2) == game.encode(1, 2) and type(game.encode(np.int64(1), 2)) is int
+    for bad in ("5", 5.9, True):
+        with pytest.raises(TypeError, match=re.escape(f"card code {bad!r}: expected an integer")):
+            card_text(bad)
+    assert card_text(np.int8(5)) == card_text(5)
+    multistage = SoliterGame("multistage")
+    assert multistage.decode(multistage.redeal_action) is None
+    for bad in (float(multistage.redeal_action), "x", 2.0):
+        with pytest.raises(TypeError, match=re.escape(f"action {bad!r} is not an integer")):
+            multistage.decode(bad)

@@ -61,6 +61,8 @@ class IllegalMoveError(ValueError):
 
 def card_text(code: int) -> str:
     """The text of a Soliter card code (``'T♠'``; any joker is ``'JK'``; an empty place ``'..'``)."""
+    if not _is_int(code):  # int() would read '5' or 5.9 as 5
+        raise TypeError(f"card code {code!r}: expected an integer (0..51, 52..54 for jokers, {EMPTY} for empty)")
     code = int(code)
     if code == EMPTY:
         return ".."
@@ -618,15 +620,21 @@ class SoliterGame:
     def encode(self, source: int, destination: int) -> int:
         """The action number of the move ``source -> destination``."""
         n = self.num_places
+        for name, place in (("source", source), ("destination", destination)):
+            if not _is_int(place):
+                raise TypeError(f"move ({source!r}, {destination!r}): {name} {place!r} is not an integer: expected a "
+                                f"place 0..{n - 1}")
         if not (0 <= source < n and 0 <= destination < n):
             raise ValueError(f"move ({source}, {destination}): places must be 0..{n - 1}")
-        return source * n + destination
+        return int(source) * n + int(destination)
 
     def decode(self, action: int) -> tuple[int, int] | None:
         """The ``(source, destination)`` of an action number (``None`` for the redeal)."""
+        if not _is_int(action):  # before comparing: 576.0 == 576 would read a float as the redeal
+            raise TypeError(f"action {action!r} is not an integer: expected 0..{self.num_actions - 1}")
         if self.has_redeal and action == self.redeal_action:
             return None
-        if not _is_int(action) or not 0 <= action < self.num_places**2:
+        if not 0 <= action < self.num_places**2:
             raise ValueError(f"action {action!r} out of range: expected 0..{self.num_actions - 1}")
         return divmod(int(action), self.num_places)
 

@@ -411,7 +411,8 @@ class SoliterGame:
             for i, col in enumerate(cols):
                 if len(col) > longest:
                     raise ValueError(f"deal column {i + 1} has {len(col)} cards: expected at most {longest} "
-                                     f"(the deepest deal of variant {self.variant.name!r})")
+                                     f"(the deepest column a deal of any stage of variant {self.variant.name!r} "
+                                     f"lays out)")
         open_cols = self._open_columns(0, len(flat))
         if cols is None:
             cols = self._lay_out(flat, open_cols)

@@ -1,8 +1,9 @@
 """``pokersquares demo``: the main job -- train a placement agent for a few minutes, then evaluate it.
 
 1. Trains the fast vectorised masked PPO (``agents/fast_ppo.py``) on ``PokerSquares-v0``
-   for ``--steps`` vector-env steps (25 card placements and one reset step a game; default 2.5M: about 6 minutes
-   at 6-7k steps/s on the 2-core machine of the README's figures), or until ``--minutes`` of wall-clock time (default 10) if that comes first, writing a normal
+   for ``--steps`` vector-env steps (25 card placements and one reset step a game; default 2.5M: 155 s at
+   about 16k steps/s on the 2-core Intel machine of the README's latest figure, about 6 minutes at 6-7k steps/s on
+   earlier 2-core machines), or until ``--minutes`` of wall-clock time (default 10) if that comes first, writing a normal
    run folder.  A step budget makes the result the same on a slower machine (and, for a seed, reproducible); the
    time limit only guards against a very slow one.  Its rewards are shaped
    (``--shaping``, :mod:`agents.shaping`) by the self-play line values that ``expectimax`` plays on:
@@ -63,7 +64,7 @@ def add_arguments(parser) -> None:
     """Options of ``pokersquares demo``."""
     parser.add_argument("--steps", type=_steps, default=None,
                         help=f"PPO training steps (vector-env steps: 26 a game, 25 card placements and a reset; "
-                             f"e.g. 2.5e6; default {DEFAULT_STEPS:.2g}, about 6 min at 6-7k steps/s on 2 cores); "
+                             f"e.g. 2.5e6; default {DEFAULT_STEPS:.2g}, 2.5-6 min on 2 cores, by machine); "
                              "training stops at --minutes if that comes first")
     parser.add_argument("--minutes", type=positive_float, default=None,
                         help="wall-clock limit of the training (default 10; 0.1 when POKERSQUARES_TINY=1, where the "

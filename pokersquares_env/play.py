@@ -569,8 +569,9 @@ def run(args: argparse.Namespace) -> int:
                 return 2
         hint, vs = agents.get("--hint"), agents.get("--vs")
     reconfigure = getattr(sys.stdin, "reconfigure", None)
-    if reconfigure is not None and getattr(sys.stdin, "errors", "replace") == "strict":
-        # input the locale's encoding cannot decode is refused as the move it does not name, not a traceback
+    if reconfigure is not None and getattr(sys.stdin, "errors", "replace") in ("strict", "surrogateescape"):
+        # input the locale's encoding cannot decode is refused as the move it does not name, not a traceback (nor, as
+        # under a C or POSIX locale's surrogateescape, echoed back as the raw bytes)
         try:
             reconfigure(errors="replace")
         except (ValueError, OSError):  # a stream that cannot change its error handler now: left as it is

@@ -504,10 +504,12 @@ def test_record_refuses_a_jsonl_file_append_record_would_refuse_before_the_game(
     assert record.read_text() == good
 
 
-def test_undecodable_input_is_refused_as_a_move_not_a_traceback():
+@pytest.mark.parametrize("errors", ["strict", "surrogateescape"])
+def test_undecodable_input_is_refused_as_a_move_not_a_traceback(errors):
     """An audit found that a byte the locale's encoding cannot decode (stdin strict, as in en_US.UTF-8) ended the game
-    with a UnicodeDecodeError traceback; it is now refused like any text that names no cell, and the game goes on."""
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    with a UnicodeDecodeError traceback; it is now refused like any text that names no cell, and the game goes on.
+    Under a C locale's surrogateescape a later audit found it shown as '\\udce9' and echoed back as the raw byte."""
+    env = {**os.environ, "PYTHONIOENCODING": f"utf-8:{errors}"}
     proc = subprocess.run([sys.executable, "-m", "pokersquares_env", "play", "--seed", "7", "--color", "never"],
                           input=b"c3\n\xe9\nq\ny\n", capture_output=True, cwd=ROOT, env=env, timeout=120)
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")

@@ -460,7 +460,7 @@ def draw_board(
             break
         _text(img, (px, y), str(note), font=_fit_font(str(note), PANEL_W - 10, 13, False, True), fill=TEXT)
         y += 19
-    return np.asarray(img)
+    return np.array(img)  # a writable array the caller owns (np.asarray of an image is read-only)
 
 
 def draw_poker_squares(

@@ -533,3 +533,15 @@ def test_text_boards_mark_a_fixed_first_cell_before_the_first_card():
     assert c3 in shuffle.render() and shuffle.render().count("()") == 1
     assert Rules(first_cell=12).restricts(0) and not Rules(first_cell=12).restricts(1)
     assert Rules(placement="adjacent").restricts(5) and not Rules().restricts(0)
+
+
+def test_frames_are_writable_arrays_the_caller_owns():
+    """An audit found rgb_array frames read-only (np.asarray of a Pillow image), unlike Gymnasium's own frames: a
+    caller drawing on one got "assignment destination is read-only"."""
+    env = gym.make("PokerSquares-v0", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.flags.writeable
+    before = env.render().copy()
+    frame[:10, :10] = 255 - frame[:10, :10]  # no error, and the next frame is not drawn over
+    assert np.array_equal(env.render(), before)

@@ -256,7 +256,6 @@ def train_tables(
     sums = np.zeros(shape)
     counts = np.zeros(shape)
     values = np.broadcast_to(prior.reshape(prior.shape + (1,) * (len(shape) - 2)), shape).copy()
-    line_kind = np.array([0] * 5 + [1] * 5)
     points = ps.line_points_table
     done = 0
     bar = progress_bar(progress, total=games, desc=f"tables {ps.name}", unit="game")
@@ -275,19 +274,9 @@ def train_tables(
             if bar is not None:
                 bar.update(n)
             continue
-        b = Batch(n, placement=rules.placement, first_cell=rules.first_cell)
-        record: list = []
-        b.play_out(decks, values, rng=rng, epsilon=eps, record=record)
-        final = points[b.keys()]  # (n, 10)
-        idx = []
-        for entry in record:
-            ph, keys = entry[0], entry[1]
-            i = (keys * 2 + line_kind) * phases + ph
-            idx.append(i * shape[-1] + entry[2] if len(entry) == 3 else i)
-        idx = np.concatenate(idx).ravel()
-        weights = np.tile(final, (len(record), 1)).ravel()
-        sums.reshape(-1)[:] += np.bincount(idx, weights=weights, minlength=sums.size)
-        counts.reshape(-1)[:] += np.bincount(idx, minlength=counts.size)
+        add_s, add_c = _numpy_batch(values, decks, rules, points, eps, rng)
+        sums.reshape(-1)[:] += add_s
+        counts.reshape(-1)[:] += add_c
         values = _finish(sums, counts, prior, ps, blend)
         done += n
         if bar is not None:
@@ -318,6 +307,28 @@ def _check_exploration(epsilon: Any, epsilon_end: Any, blend: Any) -> None:
             and 0.0 <= epsilon_end <= 1.0 and blend > 0):
         raise ValueError(f"epsilon={epsilon!r}, epsilon_end={epsilon_end!r}, blend={blend!r}: expected numbers with "
                          "0 <= epsilon, epsilon_end <= 1 and blend > 0")
+
+
+_LINE_KIND = np.array([0] * 5 + [1] * 5)  # rows 1-5, then columns a-e
+
+
+def _numpy_batch(values, decks, rules, points, eps, rng):
+    """One batch of numpy self-play (:meth:`agents.batch.Batch.play_out`, one ply) on ``decks``, exploring with
+    probability ``eps``: the flat sums of final line points and the visit counts it adds to a table of ``values``'
+    shape, as :func:`_compiled_batch` gives them (``tests/test_tables.py`` plays both greedily on the same decks)."""
+    phases = values.shape[2]
+    b = Batch(len(decks), placement=rules.placement, first_cell=rules.first_cell)
+    record: list = []
+    b.play_out(decks, values, rng=rng, epsilon=eps, record=record)
+    final = points[b.keys()]  # (n, 10)
+    idx = []
+    for entry in record:
+        ph, keys = entry[0], entry[1]
+        i = (keys * 2 + _LINE_KIND) * phases + ph
+        idx.append(i * values.shape[-1] + entry[2] if len(entry) == 3 else i)
+    idx = np.concatenate(idx).ravel()
+    weights = np.tile(final, (len(record), 1)).ravel()
+    return np.bincount(idx, weights=weights, minlength=values.size), np.bincount(idx, minlength=values.size)
 
 
 def _compiled_batch(fast, values, decks, rules, points, eps, ply, rng):

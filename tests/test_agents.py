@@ -438,6 +438,13 @@ def test_complete_lines_are_valued_at_their_points():
     expected = point_system("american").line_points_table[complete]
     assert np.array_equal(tables.values[complete, 0, 0], expected)
     assert np.array_equal(tables.values[complete, 1, 1], expected)
+    # and only they: four-card lines keep what they were learned to end with (a mutation audit found a `== 4` here
+    # survived: every four-card value set to its points, 0 for a flush draw, went unseen)
+    four = np.arange(tables.values.shape[0]) // 264 == 4
+    visited = tables.counts[four] > 0
+    learned = tables.values[four][visited]
+    points = np.broadcast_to(point_system("american").line_points_table[four][:, None, None], visited.shape)[visited]
+    assert visited.sum() > 50 and (np.abs(learned - points) > 1).mean() > 0.5
 
 
 # ---------------------------------------------------------------------------- registry

@@ -205,6 +205,27 @@ def test_self_play_records_match_batch_play_out(tables):
         assert np.array_equal(rec[:, m], want)
 
 
+@pytest.mark.parametrize("features", ["none", "outs"])
+@pytest.mark.parametrize("rules", [Rules(), Rules(jokers=1, placement="adjacent", first_cell=12)])
+def test_numpy_and_compiled_self_play_credit_the_same_table_entries(tables, features, rules):
+    """train_tables credits each batch through numpy play (_numpy_batch), improve_tables and claims tables through the
+    kernels (_compiled_batch).  Played greedily on the same decks they must add the same sums and counts to the same
+    entries: a mutation audit found that crediting rows' outcomes to the column entries (and back) in train_tables went
+    unseen, since the kernel's test re-derived the index itself."""
+    from agents import _fast
+    from agents.tables import _compiled_batch, _numpy_batch
+
+    vt = tables(rules, features)
+    decks = np.argsort(np.random.default_rng(4).random((64, rules.deck_size)), axis=1)
+    points = vt.system.line_points_table
+    s1, c1 = _numpy_batch(vt.values, decks, rules, points, 0.0, np.random.default_rng(0))
+    s2, c2 = _compiled_batch(_fast, vt.values, decks, rules, points, 0.0, 1, np.random.default_rng(0))
+    assert c1.sum() == 64 * 25 * 10 and np.array_equal(c1, c2)
+    assert np.allclose(s1, s2)
+    rows, cols = c1.reshape(vt.values.shape)[:, 0].sum(), c1.reshape(vt.values.shape)[:, 1].sum()
+    assert rows == cols == 64 * 25 * 5
+
+
 def test_batch_play_out_with_exploration_needs_an_rng(tables):
     vt = tables(Rules())
     decks = np.argsort(np.random.default_rng(3).random((4, 52)), axis=1)

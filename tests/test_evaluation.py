@@ -141,6 +141,43 @@ def test_harness_survives_an_agent_that_raises(tmp_path):
     assert rows["greedy"]["games"] == 10 and rows["greedy"]["errors"] == 0
     assert rows["raiser"]["games"] == 10 - len(odd) and rows["raiser"]["errors"] == len(odd)
     assert len(json.loads((tmp_path / "errors.json").read_text())) == len(odd)
+    # what a mutation audit found unpinned with errors about: the comparison pairs by deal, over the common deals
+    # only, and the hand shares are over the finished games
+    sa, sb = res.scores("raiser"), res.scores("greedy")
+    assert sorted(sa) == [d for d in range(10) if d not in odd] and sorted(sb) == list(range(10))
+    diffs = np.array([sa[d] - sb[d] for d in sorted(sa)])
+    (pair,) = res.paired()
+    assert pair["deals"] == len(sa) and pair["mean_diff"] == pytest.approx(diffs.mean())
+    assert pair["std_diff"] == pytest.approx(diffs.std(ddof=1))
+    assert (pair["a_better"], pair["ties"], pair["b_better"]) == (
+        int((diffs > 0).sum()), int((diffs == 0).sum()), int((diffs < 0).sum()))
+    for kind, total in (("all", 1.0), ("rows", 1.0), ("columns", 1.0)):
+        assert sum(res.hand_frequencies()["raiser"][kind].values()) == pytest.approx(total)
+
+
+def test_paired_counts_ties_apart_and_they_add_up_to_the_deals():
+    """A tie counted as a win for `a` went unseen: no tested field had a tied deal."""
+    from agents.evaluation import EvaluationResult
+
+    def record(agent, deal, score):
+        return {"agent": agent, "deal": deal, "score": score, "scores": {"american": score, "english": score}}
+
+    res = EvaluationResult(["a", "b"], [record("a", 0, 10), record("b", 0, 5), record("a", 1, 7), record("b", 1, 7),
+                                        record("a", 2, 1), record("b", 2, 4)], {"scoring": "american"}, 3)
+    (pair,) = res.paired()
+    assert (pair["a_better"], pair["ties"], pair["b_better"], pair["deals"]) == (1, 1, 1, 3)
+    assert pair["mean_diff"] == pytest.approx(2 / 3)
+
+
+def test_every_deal_gives_the_agents_a_stream_of_its_own():
+    """A mutation audit found that one agent seed for every deal went unseen (chunking still agreed): `random` then
+    placed its cards in the same cells on every deal."""
+    from agents.evaluation import _agent_seed
+
+    res = evaluate("random", games=6, seed=5, progress=False)
+    assert len({tuple(r["placements"]) for r in res.records}) == 6
+    assert len({_agent_seed(5, d) for d in range(100)}) == 100
+    assert _agent_seed(5, 3) != _agent_seed(3, 5) and _agent_seed(5, 3) != _agent_seed(6, 3)
 
 
 def test_an_agent_that_cannot_be_built_fails_before_any_game_and_writes_nothing(tmp_path, capsys):
@@ -404,6 +441,19 @@ def test_pps_figures_do_not_reward_raising_on_bad_deals():
         assert q["tournament"] == 0.0 and g["tournament"] == 1.0
     assert rows["quitter", "english"]["failed_score"] == 0  # English's lowest hand value, high card, is 0 too
     assert "| agent | system | games | errors |" in res.table()
+
+
+def test_pps_fails_a_game_at_the_lowest_hand_and_anchors_on_random_play_under_the_rules():
+    """Two things a mutation audit found unpinned: the failed-game score is 10 x the *lowest* hand value (which is not
+    high card's in a table with a negative hand), and the random baseline of a run with jokers is the joker game's."""
+    points = {"high_card": 0, "one_pair": -5, "two_pair": 3, "three_of_a_kind": 4, "straight": 1, "flush": 2,
+              "full_house": 6, "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9, "five_of_a_kind": 10}
+    res = evaluate_pps(["greedy", "quitter"], systems=[points], games=6, seed=0, progress=False,
+                       rules={"jokers": 1})
+    for row in res.summary:
+        assert row["failed_score"] == -50
+        assert row["random_expected"] == pytest.approx(expected_random_score(points, 1))
+    assert expected_random_score(points, 1) != pytest.approx(expected_random_score(points, 0))
 
 
 

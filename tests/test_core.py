@@ -37,8 +37,10 @@ def test_step_is_pure_and_apply_matches_score(seed, jokers):
     while not state.terminal:
         cell = int(rng.choice(game.legal_cells(state)))
         before = state.copy()
-        nxt, points = game.step(state, cell)
-        assert state == before  # step does not touch its input
+        snapshot = {k: (list(v) if isinstance(v, list) else v) for k, v in vars(state).items()}  # not state.copy():
+        nxt, points = game.step(state, cell)  # a copy sharing a list with `state` would change with it
+        assert state == before and vars(state) == snapshot  # step does not touch its input
+        assert all(getattr(nxt, k) is not v for k, v in vars(state).items() if isinstance(v, list))
         state = nxt
         total += points
     assert total == game.score(state) == score_grid(state.board, "english")
@@ -320,3 +322,27 @@ def test_fmt_points_shows_every_value_that_is_not_zero(value, text):
 
     assert fmt_points(value) == text
     assert signed_points(value) == ("-" if value < 0 else "+") + text.lstrip("-")
+
+
+def test_apply_refuses_bools_and_floats_and_the_card_is_none_after_25():
+    """Mutants a mutation audit found alive: apply(state, True) placing on cell 1, and state.card giving the 26th
+    card of a longer deck once the board is full (it is -1, EMPTY)."""
+    from pokersquares_env.core import IllegalActionError
+
+    game = PokerSquaresGame()
+    state = game.init(list(range(30)))
+    for bad in (True, 1.0):
+        with pytest.raises((IllegalActionError, TypeError)):
+            game.apply(state, bad)
+        assert state.placements == [] and state.board == [-1] * 25
+    for cell in range(25):
+        game.apply(state, cell)
+    assert state.card == -1 and state.terminal
+
+
+def test_six_cards_are_not_a_hand():
+    from pokersquares_env.scoring import hand_category, score_hand
+
+    for call in (score_hand, hand_category):
+        with pytest.raises(ValueError, match="hand has 6 cards: expected at most 5"):
+            call("As Ks Qs Js Ts 9s")

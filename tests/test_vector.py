@@ -671,3 +671,23 @@ def test_a_bool_or_a_huge_int_in_a_deck_row_is_named(backend):
     with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\]: card code 1180591620717411303424 out of range"):
         env.reset(options={"deck": [list(range(1, 26)), [2**70] + list(range(1, 25))]})
     env.reset(options={"deck": [list(range(1, 26))] * 2})
+
+
+@pytest.mark.parametrize("backend", ["numpy", "auto"])
+def test_terminal_rewards_go_to_their_own_sub_env_when_an_illegal_ending_comes_first(backend):
+    """A mutation audit found the final scores' order (illegal endings after the finished games) unchecked: the
+    terminal reward of a sub-env that finished could be another's, forfeited, score when a lower index ended by an
+    illegal action on the same step."""
+    env = PokerSquaresVectorEnv(2, reward_mode="terminal", illegal_action="penalty", backend=backend)
+    env.reset(seed=1)
+    for cell in range(24):
+        env.step(np.array([cell, cell]))
+    _, reward, terminated, _, info = env.step(np.array([0, 24]))  # sub-env 0: an occupied cell; sub-env 1: its last
+    assert terminated.tolist() == [True, True]
+    assert reward[0] == -10 and reward[1] == info["score"][1] and info["score"][0] != info["score"][1]
+    assert "illegal_action" in info and info["_illegal_action"].tolist() == [True, False]
+
+
+def test_a_first_reset_must_reset_every_sub_env():
+    with pytest.raises(ValueError, match=r"options\['reset_mask'\] needs a first reset of every sub-env"):
+        PokerSquaresVectorEnv(2).reset(options={"reset_mask": np.array([True, False])})

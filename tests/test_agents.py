@@ -164,6 +164,26 @@ def test_mc_values_a_forced_move_by_its_final_score_as_it_values_the_others():
     assert min(shown) > 20  # final scores throughout, forced or not (a move's gain is a few points)
 
 
+def test_mc_rolls_every_cell_out_on_the_same_orders():
+    """Common random numbers, as the docstring promises: a cell rolled out twice in one call gets identical rollouts,
+    and a cell's rollouts do not depend on which cells are rolled out beside it (a mutation audit found fresh orders
+    per cell unseen)."""
+    from agents.batch import Batch
+
+    game = PokerSquaresGame()
+    agent = make_agent("mc:rollouts=16,rollout=heuristic", seed=0)
+    state = game.init(game.deal(np.random.default_rng(3)))
+    for cell in (0, 6, 12):
+        game.apply(state, cell)
+    base = Batch.from_state(state, 1)
+    unseen = np.array(game.unseen(state), dtype=np.int64)
+    twice = agent._rollout_totals(base, np.array([5, 5]), state.card, unseen, 16, rng=np.random.default_rng(1))
+    assert np.array_equal(twice[0], twice[1]) and np.ptp(twice[0]) > 0
+    alone = agent._rollout_totals(base, np.array([5]), state.card, unseen, 16, rng=np.random.default_rng(1))
+    beside = agent._rollout_totals(base, np.array([1, 5, 20]), state.card, unseen, 16, rng=np.random.default_rng(1))
+    assert np.array_equal(alone[0], beside[1])
+
+
 def test_mc_values_the_last_card_by_the_exact_score_under_fractional_points():
     """The last card's value is the game's score to the last bit under a table of fractions too: the rollouts add
     the lines in the order every scoring path uses (numpy's pairwise ``sum`` differed in 182 of 200 deals)."""
@@ -208,6 +228,14 @@ def test_greedy_breaks_ties_towards_a_column_that_keeps_a_flush_open():
     assert make_agent("greedy").act(None, None, game, state) == 2  # a1, b1 would break a suit; c1 joins the hearts
     game, state = position(placed, "5♠")
     assert make_agent("greedy").act(None, None, game, state) == 3  # no spade column: the first empty one, d1
+
+
+def test_greedy_plays_the_first_cell_of_a_tie_when_no_column_keeps_a_flush_open():
+    """Every column holds a club and a diamond and A♥ adds no points anywhere: the lowest empty cell, a3 (a mutation
+    audit found the last tied cell played unseen)."""
+    placed = [(c, i) for i, c in enumerate("2♣ 3♣ 4♣ 5♣ 7♣ 9♦ T♦ J♦ Q♦ K♦".split())]
+    game, state = position(placed, "A♥")
+    assert make_agent("greedy").act(None, None, game, state) == 10
 
 
 @pytest.mark.parametrize("table", ["american", {"one_pair": -1, "two_pair": -1, "three_of_a_kind": -1, "flush": 1,

@@ -307,6 +307,9 @@ def test_pps_systems_and_normalisation(tmp_path):
         if s.name.startswith("single-"):
             assert sorted(s.points).count(1.0) >= 1 and set(s.points) <= {0.0, 1.0}
     assert [s.points for s in pps_systems(0)] == [s.points for s in systems]
+    drawn = [v for seed in range(60) for s in pps_systems(seed, random_tables=3) if s.name.startswith("random-")
+             for v in s.points[:10]]  # the ten challenge hands (five of a kind, jokers only, copies four of a kind)
+    assert min(drawn) == -128 and max(drawn) == 127 and all(float(v).is_integer() for v in drawn)
     # the Ameritish tables are drawn last: the other tables do not depend on how many there are
     assert [s.points for s in pps_systems(0, ameritish=0)] == [s.points for s in systems[:-1]]
     res = evaluate_pps(["random", "greedy"], systems=["american", "english"], games=6, seed=1, progress=False,

@@ -409,6 +409,11 @@ def test_expectimax_ply3_plays_legal_and_needs_numba(tables):
         assert cell in game.legal_cells(state)
         if len(state.placements) <= 22:
             assert np.isfinite(values).sum() == min(2, len(game.legal_cells(state)))
+            # the re-rated cells are two-ply's best two (a mutation audit found the worst two went unseen)
+            ply2 = make_agent("expectimax:ply=2,games=3000,phases=26").action_values(None, None, game, state.copy())
+            legal = np.flatnonzero(~np.isnan(ply2))
+            best = legal[np.argsort(-ply2[legal], kind="stable")[:2]]
+            assert set(np.flatnonzero(np.isfinite(values))) == set(best)
         game.apply(state, cell)
     with pytest.raises(ValueError, match="needs the compiled backend"):
         make_agent("expectimax:ply=3,backend=numpy,games=3000,phases=26")

@@ -61,6 +61,21 @@ def test_action_values_rerate_only_the_candidates():
     assert cell in top3 and values[cell] == np.nanmax(values[top3])
 
 
+def test_weight_scales_the_rollout_advantage():
+    """A mutation audit found `weight` ignored (weight=2 playing as weight=1) unseen: E + weight * (M - M(anchor))."""
+    game = PokerSquaresGame()
+    state = _midgame(game)
+    ply2 = make_agent(f"expectimax:ply=2,{SMALL}").action_values(None, None, game, state)
+    one = make_agent(f"search:candidates=3,rollouts=16,weight=1,{SMALL}", seed=1).action_values(None, None, game, state)
+    two = make_agent(f"search:candidates=3,rollouts=16,weight=2,{SMALL}", seed=1).action_values(None, None, game, state)
+    half = make_agent(f"search:candidates=3,rollouts=16,weight=0.5,{SMALL}", seed=1).action_values(None, None, game,
+                                                                                                   state)
+    legal = ~np.isnan(ply2)
+    assert np.abs(one[legal] - ply2[legal]).max() > 0.1  # the rollouts moved something
+    assert np.allclose(two[legal] - ply2[legal], 2 * (one[legal] - ply2[legal]))
+    assert np.allclose(half[legal] - ply2[legal], 0.5 * (one[legal] - ply2[legal]))
+
+
 def test_reads_no_hidden_future():
     game = PokerSquaresGame(Rules(jokers=2))
     state = _midgame(game, seed=6, moves=12)

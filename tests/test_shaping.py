@@ -122,6 +122,16 @@ def test_table_potential_uses_the_learned_values(tmp_path):
     from agents.lines import KEY_T
 
     assert (pot.values[KEY_T == 5] == 0).all()
+    # each visited incomplete key: its values averaged over phases by visits (a mutation audit found a plain mean
+    # unseen); complete keys are 0 here (their points are paid as rewards)
+    from agents.tables import tables_for
+
+    vt = tables_for("american", None, tables=None, games=2000, phases=2, features="none", cache=str(tmp_path))
+    v, c = vt.values.reshape(vt.values.shape[0], 2, -1), vt.counts.reshape(vt.values.shape[0], 2, -1)
+    visited = (c.sum(2) > 0) & (KEY_T < 5)[:, None]
+    weighted = (v * c).sum(2) / np.maximum(c.sum(2), 1)
+    assert visited.sum() > 50 and np.allclose(pot.values[visited], weighted[visited])
+    assert not np.allclose(pot.values[visited], v.mean(2)[visited])
 
 
 @pytest.mark.parametrize("vectorization", ["native", "sync"])

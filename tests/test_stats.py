@@ -21,6 +21,7 @@ def test_seed_intervals_are_students_and_welchs_t():
     low, high = welch.confidence_interval(0.95)
     assert welch_ci95(a, b) == pytest.approx((high - low) / 2, rel=2e-3)
     assert np.isnan(seed_ci95([1.0])) and np.isnan(welch_ci95([1.0], [2.0, 3.0]))
+    assert welch_ci95([1.0, 1.0], [2.0, 2.0]) == 0.0  # no spread on either side: an exact difference, not NaN
     games = [3.0, 9.0, 4.0, 12.0, 7.0]  # a mean over few games: the t interval, not 1.96 standard errors
     assert mean_ci95(games) == pytest.approx(stats.t.ppf(0.975, 4) * np.std(games, ddof=1) / math.sqrt(5), rel=1e-3)
 

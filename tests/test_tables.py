@@ -367,3 +367,35 @@ def test_straights_tables_on_the_compiled_backend_are_refused_before_training(sp
                                          r"straights \(features=straights\): use backend='numpy' or 'auto'"):
         make_agent(f"{spec},cache={tmp_path}")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_tables_file_is_checked_by_its_points_not_its_name(tmp_path):
+    """Two custom tables are both named 'custom': a mutation audit found a check by name alone unseen (the tests
+    used english against american, which differ in name too)."""
+    from agents.tables import train_tables
+
+    ones = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+            "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    path = tmp_path / "custom.npz"
+    train_tables(ones, games=200, phases=2).save(path)
+    make_agent(f"expectimax:tables={path},phases=2,features=none,games=200", system=ones)  # its own points: taken
+    with pytest.raises(ValueError, match="were trained for point system 'custom'"):
+        make_agent(f"expectimax:tables={path}", system={**ones, "one_pair": 2})
+
+
+def test_exploration_decays_linearly_over_the_batches(monkeypatch):
+    """train_tables explores with epsilon falling from `epsilon` to `epsilon_end` by games played (a mutation audit
+    found a constant epsilon unseen)."""
+    from agents import tables as tables_module
+
+    seen = []
+    real = tables_module._numpy_batch
+
+    def spy(values, decks, rules, points, eps, rng):
+        seen.append((len(decks), eps))
+        return real(values, decks, rules, points, eps, rng)
+
+    monkeypatch.setattr(tables_module, "_numpy_batch", spy)
+    tables_module.train_tables("american", games=1000, batch=250, phases=2, epsilon=0.5, epsilon_end=0.1)
+    assert [n for n, _ in seen] == [250] * 4
+    assert [eps for _, eps in seen] == pytest.approx([0.5, 0.4, 0.3, 0.2])

@@ -184,6 +184,42 @@ def test_mc_rolls_every_cell_out_on_the_same_orders():
     assert np.array_equal(alone[0], beside[1])
 
 
+def test_mc_values_cells_not_rolled_out_from_the_policys_favourite(monkeypatch):
+    """Hints show every legal cell's value: those not rolled out are the rollout policy's estimate anchored on its
+    favourite's rollouts (a mutation audit found an anchor on another cell unseen); and with `seconds` the values are
+    means over every round's rollouts (not totals divided by one round)."""
+    import copy
+
+    from agents.batch import Batch, phase_of
+
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(9)))
+    for cell in (0, 7, 13, 19):
+        game.apply(state, cell)
+    agent = make_agent("mc:rollouts=8,candidates=3,rollout=heuristic", seed=2)
+    rng = copy.deepcopy(agent.rng)
+    values, cells = agent.rate(game, state.copy())
+    base = Batch.from_state(state, 1)
+    prior = base.cell_gains(np.array([state.card]), agent._table, phase_of(base.placed + 1, agent._table.shape[2]))[0]
+    legal = np.flatnonzero(~np.isnan(values))
+    assert len(cells) == 3 and len(legal) > 3
+    top = cells[int(np.argmax(prior[cells]))]
+    assert top != cells[0]  # so that an anchor on the first cell rolled out would show
+    unseen = np.array(game.unseen(state), dtype=np.int64)
+    means = agent._rollout_totals(base, cells, state.card, unseen, 8, rng=rng).mean(1)
+    assert np.allclose(values[cells], means)
+    others = np.setdiff1d(legal, cells)
+    assert np.allclose(values[others], means[list(cells).index(top)] + prior[others] - prior[top])
+
+    clock = iter(np.arange(0.0, 100.0, 0.4))  # each perf_counter call 0.4 s later: exactly 3 rounds fit in 1 s
+    monkeypatch.setattr("agents.mc.time.perf_counter", lambda: next(clock))
+    timed = make_agent("mc:seconds=1,round=4,candidates=3,rollout=heuristic", seed=2)
+    rng = copy.deepcopy(timed.rng)
+    values, cells = timed.rate(game, state.copy())
+    totals = sum(timed._rollout_totals(base, cells, state.card, unseen, 4, rng=rng).sum(1) for _ in range(3))
+    assert np.allclose(values[cells], totals / 12)
+
+
 def test_mc_values_the_last_card_by_the_exact_score_under_fractional_points():
     """The last card's value is the game's score to the last bit under a table of fractions too: the rollouts add
     the lines in the order every scoring path uses (numpy's pairwise ``sum`` differed in 182 of 200 deals)."""
@@ -257,7 +293,7 @@ def test_rules_plays_the_same_games_when_every_point_value_is_scaled(table):
             assert moves[0] == moves[1], (factor, deal)
 
 
-@pytest.mark.parametrize("factor", [1e-4, 1e4])
+@pytest.mark.parametrize("factor", [1e-12, 1e-4, 1e4])  # 1e-12: below any fixed tolerance (a mutant's 1e-9)
 def test_greedy_plays_the_same_games_when_every_point_value_is_scaled(factor):
     """The flush tie-break is a true tie-break.  Before: it added 1e-3 to the gain, which outweighed real gains once
     point values fell below about 0.01 (American x 1e-4 changed 19 of 20 games)."""

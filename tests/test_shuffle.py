@@ -439,3 +439,11 @@ def test_a_forfeited_game_is_not_won_however_its_lines_score():
         *_, terminated, _, info = vec.step(np.array([0, 20]))  # sub-env 0 forfeits; sub-env 1 plays on
         assert terminated.tolist() == [True, False] and info["score"][0] == 200 and not info["won"][0]
         assert info["_won"].tolist() == [True, False]
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+
+    shuffle = PokerShuffleEnv(illegal_action="penalty", win_threshold=1)
+    shuffle.reset(options={"cards": parse_cards("As Ah Ad Ac Ks Kh Kd Kc Qs Qh Qd Qc Js Jh Jd Jc Ts Th Td Tc 9s 9h 9d 9c 8s")})
+    for slot in range(5):
+        shuffle.step(arrange_action(slot, slot))  # row 1: four aces and a king, complete
+    *_, terminated, _, info = shuffle.step(arrange_action(0, 5))
+    assert terminated and info["score"] > 1 and info["won"] is False

@@ -256,3 +256,11 @@ def test_more_rounds_never_lower_the_score():
             score = solve(deal(d), restarts=2, rounds=rounds, seed=0)[1]
             assert score >= previous
             previous = score
+
+
+def test_anneal_finds_good_layouts_as_a_falling_temperature_does():
+    """A floor on the baseline's quality: with the Metropolis rule inverted (worse swaps kept, better ones refused) it
+    averaged 37.9 on these deals, with the temperature rising instead of falling 68.8, against 160.1 as it is (random
+    layouts: 15.3).  A mutation audit found both unseen: the tests checked only that it returns its best layout."""
+    scores = [anneal(deal(d), steps=5000, seed=0)[1] for d in range(12)]
+    assert np.mean(scores) > 120

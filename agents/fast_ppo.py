@@ -41,8 +41,8 @@ import numpy as np
 from agents.config import TrainConfig, check_finite, diverged
 from agents.shaping import shaped_rewards
 
-__all__ = ["LinesNet", "MlpNet", "games_state", "load_failure", "load_policy", "make_env", "make_net", "masked_logits",
-           "restore_games", "safe_load", "train", "unsafe_objects"]
+__all__ = ["LinesNet", "MlpNet", "gae", "games_state", "load_failure", "load_policy", "make_env", "make_net",
+           "masked_logits", "ppo_losses", "restore_games", "safe_load", "train", "unsafe_objects"]
 
 CARD = 18
 BOARD = 25 * CARD  # 450
@@ -153,6 +153,47 @@ def masked_logits(scores: "torch.Tensor", mask: "torch.Tensor") -> "torch.Tensor
     mask = mask.bool()
     mask = mask | ~mask.any(-1, keepdim=True)
     return scores.masked_fill(~mask, float("-inf"))
+
+
+def gae(rewards: "torch.Tensor", dones: "torch.Tensor", values: "torch.Tensor", next_value: "torch.Tensor",
+        gamma: float, lam: float) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """Generalised advantage estimates of a ``(T, N)`` rollout, and the value targets ``advantages + values``.
+
+    ``dones[t]`` marks a step whose game ended, so nothing after it flows back into it: neither the next value nor
+    the next advantages.  ``next_value`` is the value of the observation after the last step (the bootstrap)."""
+    steps = rewards.shape[0]
+    adv = torch.zeros_like(rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(steps)):
+        nxt = next_value if t == steps - 1 else values[t + 1]
+        nonterminal = 1.0 - dones[t]
+        delta = rewards[t] + gamma * nxt * nonterminal - values[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv, adv + values
+
+
+def ppo_losses(scores: "torch.Tensor", value: "torch.Tensor", mask: "torch.Tensor", actions: "torch.Tensor",
+               old_logp: "torch.Tensor", adv: "torch.Tensor", ret: "torch.Tensor", clip_coef: float):
+    """One minibatch's ``(pg_loss, v_loss, entropy, logp, ratio)``.
+
+    The policy is the softmax of ``scores`` over the legal cells of ``mask`` (a row with none legal: over every
+    cell); ``logp`` is the log-probability of ``actions`` under it and ``ratio`` its ratio to ``old_logp``, the one
+    they were sampled with.  Advantages are normalised over the minibatch (one sample is left as it is: its std is
+    NaN), the policy loss is PPO's clipped surrogate, the value loss half the mean squared error to ``ret``, and the
+    entropy that of the legal cells only."""
+    legal = mask | ~mask.any(-1, keepdim=True)
+    logp_all = torch.log_softmax(scores.masked_fill(~legal, float("-inf")), -1)
+    logp = logp_all.gather(1, actions[:, None]).squeeze(1)
+    # entropy over legal cells only (filling before the product keeps gradients finite)
+    entropy = -(logp_all.exp() * logp_all.masked_fill(~legal, 0.0)).sum(-1).mean()
+    ratio = (logp - old_logp).exp()
+    a = adv
+    if a.numel() > 1:  # as SB3: one sample has no spread (its std is NaN), so it stays as it is
+        a = (a - a.mean()) / (a.std() + 1e-8)
+    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+    v_loss = 0.5 * ((value - ret) ** 2).mean()
+    return pg_loss, v_loss, entropy, logp, ratio
 
 
 def make_env(cfg: TrainConfig, num_envs: int):
@@ -445,15 +486,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
             # ---- advantages (GAE; an episode's end cuts the recursion) -------------
             with torch.no_grad():
                 _, next_value = model(obs)
-                adv = torch.zeros((T, N))
-                last = torch.zeros(N)
-                for t in reversed(range(T)):
-                    nxt = next_value if t == T - 1 else b_val[t + 1]
-                    nonterminal = 1.0 - b_done[t]
-                    delta = b_rew[t] + cfg.gamma * nxt * nonterminal - b_val[t]
-                    last = delta + cfg.gamma * cfg.gae_lambda * nonterminal * last
-                    adv[t] = last
-                ret = adv + b_val
+                adv, ret = gae(b_rew, b_done, b_val, next_value, cfg.gamma, cfg.gae_lambda)
             # ---- optimise the policy and value networks ------------------------------
             valid = b_valid.reshape(-1)
             f_obs, f_mask = b_obs.reshape(batch, -1)[valid], b_mask.reshape(batch, 25)[valid]
@@ -470,17 +503,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 for lo in range(0, n - mb + 1, mb):
                     idx = perm[lo : lo + mb]
                     scores, value = model(f_obs[idx])
-                    legal = f_mask[idx] | ~f_mask[idx].any(-1, keepdim=True)
-                    logp_all = torch.log_softmax(scores.masked_fill(~legal, float("-inf")), -1)
-                    logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
-                    # entropy over legal cells only (filling before the product keeps gradients finite)
-                    entropy = -(logp_all.exp() * logp_all.masked_fill(~legal, 0.0)).sum(-1).mean()
-                    ratio = (logp - f_logp[idx]).exp()
-                    a = f_adv[idx]
-                    if a.numel() > 1:  # as SB3: one sample has no spread (its std is NaN), so it stays as it is
-                        a = (a - a.mean()) / (a.std() + 1e-8)
-                    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                    v_loss = 0.5 * ((value - f_ret[idx]) ** 2).mean()
+                    pg_loss, v_loss, entropy, logp, ratio = ppo_losses(
+                        scores, value, f_mask[idx], f_act[idx], f_logp[idx], f_adv[idx], f_ret[idx], cfg.clip_coef)
                     loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()

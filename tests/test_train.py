@@ -1887,3 +1887,61 @@ def test_maskable_ppo_logs_sb3s_episode_statistics_on_the_native_env(tmp_path):
     assert {"rollout/ep_rew_mean", "rollout/ep_len_mean"} <= set(log.Tags()["scalars"])
     assert {e.value for e in log.Scalars("rollout/ep_len_mean")} == {25.0}  # whole games of 25 placements
     assert all(0 <= e.value <= 725 for e in log.Scalars("rollout/ep_rew_mean"))  # a grid's points
+
+
+# ---- fast-ppo's maths (a mutation audit found every change to the GAE and the PPO loss unseen) ---------------------
+
+
+def test_gae_stops_at_a_game_end_bootstraps_the_last_step_and_adds_the_values():
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import gae
+
+    gamma, lam = 0.9, 0.8
+    rew = torch.tensor([[1.0, 0.0], [2.0, 1.0], [4.0, 3.0]])
+    done = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])  # sub-env 0's game ends on step 1
+    val = torch.tensor([[0.5, 1.0], [0.25, 2.0], [1.5, 0.5]])
+    nxt = torch.tensor([3.0, -1.0])
+    adv, ret = gae(rew, done, val, nxt, gamma, lam)
+    expected = torch.zeros(3, 2)
+    for n in range(2):  # the textbook recursion, written out
+        last = 0.0
+        for t in (2, 1, 0):
+            following = nxt[n] if t == 2 else val[t + 1, n]
+            keep = 1.0 - done[t, n]
+            delta = rew[t, n] + gamma * following * keep - val[t, n]
+            last = delta + gamma * lam * keep * last
+            expected[t, n] = last
+    assert torch.allclose(adv, expected) and torch.allclose(ret, adv + val)
+    assert adv[1, 0] == pytest.approx(2.0 - 0.25)  # the step that ends a game: its reward less its value, nothing more
+    assert adv[2, 1] == pytest.approx(3.0 + gamma * -1.0 - 0.5)  # the last step bootstraps from next_value
+    assert adv[0, 0] == pytest.approx(1.0 + gamma * 0.25 - 0.5 + gamma * lam * 1.75)  # no reward after the end
+
+
+def test_ppo_losses_mask_clip_normalise_and_weigh_as_documented():
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import ppo_losses
+
+    scores = torch.tensor([[1.0, 2.0, 0.5, 3.0], [0.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, False, True], [True, False, True, False]])
+    act = torch.tensor([1, 2])
+    legal_logp = torch.log_softmax(torch.tensor([1.0, 2.0, 3.0]), 0)
+    logp_ref = torch.stack([legal_logp[1], torch.log(torch.tensor(0.5))])
+    adv, ret, value = torch.tensor([2.0, -1.0]), torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])
+    pg, v, ent, logp, ratio = ppo_losses(scores, value, mask, act, logp_ref, adv, ret, 0.2)
+    assert torch.allclose(logp, logp_ref) and torch.allclose(ratio, torch.ones(2))
+    norm = (adv - adv.mean()) / (adv.std() + 1e-8)
+    assert pg.item() == pytest.approx(-norm.mean().item())  # ratio 1: minus the mean normalised advantage
+    assert v.item() == pytest.approx(0.5 * ((1.0) ** 2 + 2.0 ** 2) / 2)
+    uniform_ent = -(legal_logp.exp() * legal_logp).sum() + torch.log(torch.tensor(2.0))
+    assert ent.item() == pytest.approx(uniform_ent.item() / 2)  # legal cells only: log 2 for the uniform row
+    # an illegal cell's score changes nothing
+    bumped = scores.clone()
+    bumped[0, 2] += 100.0
+    again = ppo_losses(bumped, value, mask, act, logp_ref, adv, ret, 0.2)
+    assert all(torch.allclose(x, y) for x, y in zip(again, (pg, v, ent, logp, ratio)))
+    # clipping: a ratio of 1.5 counts as 1.2 for a positive advantage, in full for a negative one
+    old = logp_ref - torch.log(torch.tensor([1.5, 1.5]))
+    pg_clip, *_ = ppo_losses(scores, value, mask, act, old, adv, ret, 0.2)
+    assert pg_clip.item() == pytest.approx(((-norm[0] * 1.2) + (-norm[1] * 1.5)).item() / 2, rel=1e-5)
+    one = ppo_losses(scores[:1], value[:1], mask[:1], act[:1], logp_ref[:1], adv[:1], ret[:1], 0.2)[0]
+    assert one.item() == pytest.approx(-2.0)  # one sample: not normalised (its std is NaN)

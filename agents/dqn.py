@@ -45,7 +45,7 @@ from agents.shaping import shaped_rewards
 from agents.train import planned_steps
 from pokersquares_env.env import OBS_SIZE
 
-__all__ = ["BUFFER_FILE", "ReplayBuffer", "train"]
+__all__ = ["BUFFER_FILE", "ReplayBuffer", "dqn_targets", "soft_update", "train"]
 
 #: the replay buffer saved beside ``checkpoints/latest.pt`` (in the checkpoints folder)
 BUFFER_FILE = "latest_buffer.npz"
@@ -53,6 +53,23 @@ _BUFFER_ARRAYS = ("obs", "next_obs", "next_mask", "action", "reward", "done")
 _BITS = ("obs", "next_obs", "next_mask")
 
 nn = torch.nn
+
+
+def dqn_targets(q_net: "nn.Module", target: "nn.Module", rewards: "torch.Tensor", next_obs: "torch.Tensor",
+                next_mask: "torch.Tensor", dones: "torch.Tensor", gamma: float) -> "torch.Tensor":
+    """Double-DQN targets: ``r + gamma * Q_target(s', a*)`` with ``a*`` the online network's best *legal* cell of
+    ``s'`` (``next_mask``), and ``r`` alone where the transition ended the game (``dones`` 1)."""
+    q_next_online, _ = q_net(next_obs)
+    best = masked_logits(q_next_online, next_mask).argmax(-1, keepdim=True)
+    q_next, _ = target(next_obs)
+    return rewards + gamma * (1.0 - dones) * q_next.gather(1, best).squeeze(1)
+
+
+def soft_update(target: "nn.Module", online: "nn.Module", tau: float) -> None:
+    """Move the target network's weights ``tau`` of the way to the online network's (1: a copy, 0: unchanged)."""
+    with torch.no_grad():
+        for p, tp in zip(online.parameters(), target.parameters(), strict=True):
+            tp.mul_(1.0 - tau).add_(p, alpha=tau)
 
 
 class ReplayBuffer:
@@ -235,10 +252,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 for _ in range(cfg.update_epochs):
                     b_obs, b_act, b_rew, b_next, b_nmask, b_done = buffer.sample(cfg.minibatch_size)
                     with torch.no_grad():
-                        q_next_online, _ = q_net(b_next)
-                        best = masked_logits(q_next_online, b_nmask).argmax(-1, keepdim=True)
-                        q_next, _ = target(b_next)
-                        y = b_rew + cfg.gamma * (1.0 - b_done) * q_next.gather(1, best).squeeze(1)
+                        y = dqn_targets(q_net, target, b_rew, b_next, b_nmask, b_done, cfg.gamma)
                     q_all, _ = q_net(b_obs)
                     q_taken = q_all.gather(1, b_act[:, None]).squeeze(1)
                     loss = nn.functional.smooth_l1_loss(q_taken, y)
@@ -246,9 +260,7 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                     loss.backward()
                     nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm)
                     optimizer.step()
-                    with torch.no_grad():
-                        for p, tp in zip(q_net.parameters(), target.parameters(), strict=True):
-                            tp.mul_(1.0 - cfg.target_tau).add_(p, alpha=cfg.target_tau)
+                    soft_update(target, q_net, cfg.target_tau)
                     losses.append(loss.item())
                 check_finite(q_net, cfg, global_step)  # the weights after every round (a forward pass would cost 20%)
             run.step(global_step, policy)  # curve rows and evaluations at their own cadence (eval_every)

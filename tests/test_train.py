@@ -1945,3 +1945,55 @@ def test_ppo_losses_mask_clip_normalise_and_weigh_as_documented():
     assert pg_clip.item() == pytest.approx(((-norm[0] * 1.2) + (-norm[1] * 1.5)).item() / 2, rel=1e-5)
     one = ppo_losses(scores[:1], value[:1], mask[:1], act[:1], logp_ref[:1], adv[:1], ret[:1], 0.2)[0]
     assert one.item() == pytest.approx(-2.0)  # one sample: not normalised (its std is NaN)
+
+
+# ---- dqn's maths (a mutation audit found its target, buffer sampling and target updates unseen) --------------------
+
+
+class _FixedQ:
+    """A stand-in network returning fixed Q-values (and no value head)."""
+
+    def __init__(self, q):
+        self.q = q
+
+    def __call__(self, obs):
+        return self.q, None
+
+
+def test_dqn_targets_use_the_online_best_legal_cell_valued_by_the_target_and_stop_at_the_end():
+    torch = pytest.importorskip("torch")
+    from agents.dqn import dqn_targets
+
+    online = torch.tensor([[9.0, 1.0, 5.0], [0.0, 2.0, 1.0]])  # cell 0 is the online favourite, but illegal in row 0
+    target = torch.tensor([[100.0, 10.0, 20.0], [7.0, 30.0, 40.0]])
+    mask = torch.tensor([[False, True, True], [True, True, True]])
+    rewards, dones = torch.tensor([1.0, 2.0]), torch.tensor([0.0, 0.0])
+    y = dqn_targets(_FixedQ(online), _FixedQ(target), rewards, None, mask, dones, 0.5)
+    # row 0: online's best legal cell is 2, valued 20 by the target; row 1: online's best is 1, valued 30 (not 40)
+    assert y.tolist() == [1.0 + 0.5 * 20.0, 2.0 + 0.5 * 30.0]
+    y = dqn_targets(_FixedQ(online), _FixedQ(target), rewards, None, mask, torch.tensor([1.0, 0.0]), 0.5)
+    assert y.tolist() == [1.0, 17.0]  # a transition that ended the game: its reward alone
+
+
+def test_soft_update_moves_the_target_by_tau():
+    torch = pytest.importorskip("torch")
+    from agents.dqn import soft_update
+
+    online, target = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    before = [p.detach().clone() for p in target.parameters()]
+    soft_update(target, online, 0.25)
+    for b, p, t in zip(before, online.parameters(), target.parameters()):
+        assert torch.allclose(t, 0.75 * b + 0.25 * p)
+    soft_update(target, online, 1.0)
+    assert all(torch.equal(p, t) for p, t in zip(online.parameters(), target.parameters()))
+
+
+def test_replay_samples_uniformly_among_the_stored_transitions():
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    buffer = ReplayBuffer(200, 3, seed=0)
+    buffer.add(np.zeros((100, 3), np.uint8), np.arange(100), np.zeros(100), np.zeros((100, 3), np.uint8),
+               np.ones((100, 25), bool), np.zeros(100))
+    actions = buffer.sample(1000)[1].numpy()
+    assert actions.max() < 100 and len(set(actions.tolist())) > 90  # drawn from all 100 stored, none beyond them

@@ -174,8 +174,10 @@ def gae(rewards: "torch.Tensor", dones: "torch.Tensor", values: "torch.Tensor", 
 
 
 def ppo_losses(scores: "torch.Tensor", value: "torch.Tensor", mask: "torch.Tensor", actions: "torch.Tensor",
-               old_logp: "torch.Tensor", adv: "torch.Tensor", ret: "torch.Tensor", clip_coef: float):
-    """One minibatch's ``(pg_loss, v_loss, entropy, logp, ratio)``.
+               old_logp: "torch.Tensor", adv: "torch.Tensor", ret: "torch.Tensor", clip_coef: float,
+               ent_coef: float = 0.0, vf_coef: float = 0.5):
+    """One minibatch's ``(loss, pg_loss, v_loss, entropy, logp, ratio)``; ``loss = pg_loss - ent_coef * entropy +
+    vf_coef * v_loss`` is what the optimiser minimises.
 
     The policy is the softmax of ``scores`` over the legal cells of ``mask`` (a row with none legal: over every
     cell); ``logp`` is the log-probability of ``actions`` under it and ``ratio`` its ratio to ``old_logp``, the one
@@ -193,7 +195,7 @@ def ppo_losses(scores: "torch.Tensor", value: "torch.Tensor", mask: "torch.Tenso
         a = (a - a.mean()) / (a.std() + 1e-8)
     pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
     v_loss = 0.5 * ((value - ret) ** 2).mean()
-    return pg_loss, v_loss, entropy, logp, ratio
+    return pg_loss - ent_coef * entropy + vf_coef * v_loss, pg_loss, v_loss, entropy, logp, ratio
 
 
 def make_env(cfg: TrainConfig, num_envs: int):
@@ -503,9 +505,9 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 for lo in range(0, n - mb + 1, mb):
                     idx = perm[lo : lo + mb]
                     scores, value = model(f_obs[idx])
-                    pg_loss, v_loss, entropy, logp, ratio = ppo_losses(
-                        scores, value, f_mask[idx], f_act[idx], f_logp[idx], f_adv[idx], f_ret[idx], cfg.clip_coef)
-                    loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+                    loss, pg_loss, v_loss, entropy, logp, ratio = ppo_losses(
+                        scores, value, f_mask[idx], f_act[idx], f_logp[idx], f_adv[idx], f_ret[idx], cfg.clip_coef,
+                        cfg.ent_coef, cfg.vf_coef)
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)

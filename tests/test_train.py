@@ -1927,7 +1927,10 @@ def test_ppo_losses_mask_clip_normalise_and_weigh_as_documented():
     legal_logp = torch.log_softmax(torch.tensor([1.0, 2.0, 3.0]), 0)
     logp_ref = torch.stack([legal_logp[1], torch.log(torch.tensor(0.5))])
     adv, ret, value = torch.tensor([2.0, -1.0]), torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])
-    pg, v, ent, logp, ratio = ppo_losses(scores, value, mask, act, logp_ref, adv, ret, 0.2)
+    total, pg, v, ent, logp, ratio = ppo_losses(scores, value, mask, act, logp_ref, adv, ret, 0.2, 0.01, 0.5)
+    assert total.item() == pytest.approx(pg.item() - 0.01 * ent.item() + 0.5 * v.item())
+    double_vf = ppo_losses(scores, value, mask, act, logp_ref, adv, ret, 0.2, 0.01, 1.0)[0]
+    assert double_vf.item() == pytest.approx(total.item() + 0.5 * v.item())  # vf_coef weighs the value loss
     assert torch.allclose(logp, logp_ref) and torch.allclose(ratio, torch.ones(2))
     norm = (adv - adv.mean()) / (adv.std() + 1e-8)
     assert pg.item() == pytest.approx(-norm.mean().item())  # ratio 1: minus the mean normalised advantage
@@ -1937,13 +1940,13 @@ def test_ppo_losses_mask_clip_normalise_and_weigh_as_documented():
     # an illegal cell's score changes nothing
     bumped = scores.clone()
     bumped[0, 2] += 100.0
-    again = ppo_losses(bumped, value, mask, act, logp_ref, adv, ret, 0.2)
-    assert all(torch.allclose(x, y) for x, y in zip(again, (pg, v, ent, logp, ratio)))
+    again = ppo_losses(bumped, value, mask, act, logp_ref, adv, ret, 0.2, 0.01, 0.5)
+    assert all(torch.allclose(x, y) for x, y in zip(again, (total, pg, v, ent, logp, ratio)))
     # clipping: a ratio of 1.5 counts as 1.2 for a positive advantage, in full for a negative one
     old = logp_ref - torch.log(torch.tensor([1.5, 1.5]))
-    pg_clip, *_ = ppo_losses(scores, value, mask, act, old, adv, ret, 0.2)
+    _, pg_clip, *_ = ppo_losses(scores, value, mask, act, old, adv, ret, 0.2)
     assert pg_clip.item() == pytest.approx(((-norm[0] * 1.2) + (-norm[1] * 1.5)).item() / 2, rel=1e-5)
-    one = ppo_losses(scores[:1], value[:1], mask[:1], act[:1], logp_ref[:1], adv[:1], ret[:1], 0.2)[0]
+    one = ppo_losses(scores[:1], value[:1], mask[:1], act[:1], logp_ref[:1], adv[:1], ret[:1], 0.2)[1]
     assert one.item() == pytest.approx(-2.0)  # one sample: not normalised (its std is NaN)
 
 

@@ -2000,3 +2000,42 @@ def test_replay_samples_uniformly_among_the_stored_transitions():
                np.ones((100, 25), bool), np.zeros(100))
     actions = buffer.sample(1000)[1].numpy()
     assert actions.max() < 100 and len(set(actions.tolist())) > 90  # drawn from all 100 stored, none beyond them
+
+
+def test_checkpoints_fall_on_every_interval_and_the_final_evaluation_plays_its_own_seed(tmp_path):
+    """A mutation audit found unseen: `> every` (each step_N checkpoint one interval late, the first skipped), and the
+    final evaluation played on eval_seed's deals instead of final_eval_seed's."""
+    from agents.evaluation import deal_deck
+    from pokersquares_env.cards import parse_card
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=416, final_eval_games=3, final_eval_seed=11, eval_seed=5))
+    names = sorted(p.name for p in (out / "checkpoints").glob("step_*"))
+    assert names == ["step_1248.pt", "step_416.pt", "step_832.pt"], names
+    games = [json.loads(line) for line in (out / "evaluation" / "games.jsonl").read_text().splitlines()]
+    decks = {g["meta"]["deal"]: [parse_card(c) for c in g["deck"]] for g in games}
+    assert sorted(decks) == [0, 1, 2]
+    assert all(decks[d] == list(deal_deck(11, d)) for d in decks)
+
+
+def test_dqn_exploration_falls_linearly_to_its_end(tmp_path, monkeypatch):
+    """epsilon = start + min(1, step / (fraction * timesteps)) * (end - start), as logged (a constant went unseen)."""
+    from agents import train as train_module
+
+    logged = []
+    real = train_module.RunFolder.scalars
+
+    def spy(self, step, values):
+        if "epsilon" in values:
+            logged.append((step, values["epsilon"]))
+        return real(self, step, values)
+
+    monkeypatch.setattr(train_module.RunFolder, "scalars", spy)
+    cfg = _cfg("dqn", tmp_path / "run", epsilon_start=1.0, epsilon_end=0.1, exploration_fraction=0.5)
+    train(cfg)
+    assert len(logged) >= 2
+    explore = 0.5 * cfg.timesteps
+    for step, eps in logged:  # logged after the step's N transitions: epsilon was set N steps before
+        acted = step - cfg.num_envs
+        assert eps == pytest.approx(1.0 + min(1.0, acted / explore) * (0.1 - 1.0))
+    assert logged[0][1] > 0.1 + 1e-6 and logged[-1][1] == pytest.approx(0.1)

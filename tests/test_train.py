@@ -2039,3 +2039,26 @@ def test_dqn_exploration_falls_linearly_to_its_end(tmp_path, monkeypatch):
         acted = step - cfg.num_envs
         assert eps == pytest.approx(1.0 + min(1.0, acted / explore) * (0.1 - 1.0))
     assert logged[0][1] > 0.1 + 1e-6 and logged[-1][1] == pytest.approx(0.1)
+
+
+def test_curve_train_score_is_the_mean_of_the_games_since_the_last_row(tmp_path):
+    """train_score is the scores of the games finished since the previous row, not a running mean of the whole run
+    (a mutation audit found the window never cleared unseen)."""
+    import csv
+
+    from agents import train as train_module
+
+    cfg = TrainConfig(algo="fast-ppo", timesteps=1000, out=str(tmp_path / "run"), eval_every=0, progress=False,
+                      checkpoint_every=0, final_eval_games=0).resolved()
+    run = train_module.RunFolder(cfg)
+    run.open()
+    try:
+        run.start(total=1000)
+        run.episodes([10.0, 20.0])
+        run.step(20, None)
+        run.episodes([40.0])
+        run.step(40, None)
+    finally:
+        run.close()
+    rows = list(csv.DictReader((tmp_path / "run" / "curve.csv").open()))
+    assert [float(r["train_score"]) for r in rows] == [15.0, 40.0]

@@ -2062,3 +2062,49 @@ def test_curve_train_score_is_the_mean_of_the_games_since_the_last_row(tmp_path)
         run.close()
     rows = list(csv.DictReader((tmp_path / "run" / "curve.csv").open()))
     assert [float(r["train_score"]) for r in rows] == [15.0, 40.0]
+
+
+def test_a_resume_without_stored_games_deals_new_games_too(tmp_path, monkeypatch):
+    """A checkpoint without the games in progress (an older one, or sync vectorization) resumes on fresh deals from a
+    seed of its update, not the first run's deals again (a mutation audit found that path untested)."""
+    import torch
+
+    from agents import train as train_module
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    dealt = []
+    real_rows = PokerSquaresVectorEnv._reset_rows
+
+    def spy(self, rows, decks):
+        dealt.extend(tuple(int(c) for c in d) for d in decks)
+        return real_rows(self, rows, decks)
+
+    monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
+    real_step = _stop_halfway(monkeypatch, "fast-ppo")
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    first = list(dealt)
+    ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
+    ckpt.pop("games")
+    torch.save(ckpt, out / "checkpoints" / "latest.pt")
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    dealt.clear()
+    train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert first and dealt and not set(first) & set(dealt)
+
+
+def test_fast_ppo_shuffles_its_minibatches_every_epoch(tmp_path, monkeypatch):
+    """Each epoch draws its minibatches in a new order (a mutation audit found fixed, unshuffled minibatches unseen)."""
+    from agents import fast_ppo
+
+    seen = []
+    real = fast_ppo.ppo_losses
+
+    def spy(scores, value, mask, actions, old_logp, *args):
+        seen.append(frozenset(old_logp.tolist()))
+        return real(scores, value, mask, actions, old_logp, *args)
+
+    monkeypatch.setattr(fast_ppo, "ppo_losses", spy)
+    train(_cfg("fast-ppo", tmp_path / "run", timesteps=416, update_epochs=2, minibatch_size=104))
+    per_epoch = len(seen) // 2
+    assert per_epoch >= 2 and seen[0] != seen[per_epoch]  # the first minibatch of each epoch holds other samples

@@ -864,10 +864,8 @@ def _stop_halfway(monkeypatch, algo):
     return real_step
 
 
-@pytest.mark.parametrize("algo", ["maskable-ppo", "fast-ppo", "dqn"])
-def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
-    """MaskablePPO.load reseeds the env with the run's seed: a resumed run used to replay the first deals."""
-    from agents import train as train_module
+def _spy_deals(monkeypatch) -> list:
+    """The decks the vector env deals from now on, as tuples of codes (filled as it deals)."""
     from pokersquares_env.vector import PokerSquaresVectorEnv
 
     dealt = []
@@ -878,6 +876,15 @@ def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
         return real_rows(self, rows, decks)
 
     monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
+    return dealt
+
+
+@pytest.mark.parametrize("algo", ["maskable-ppo", "fast-ppo", "dqn"])
+def test_a_resumed_run_plays_new_deals(tmp_path, monkeypatch, algo):
+    """MaskablePPO.load reseeds the env with the run's seed: a resumed run used to replay the first deals."""
+    from agents import train as train_module
+
+    dealt = _spy_deals(monkeypatch)
     real_step = _stop_halfway(monkeypatch, algo)
     out = tmp_path / "run"
     train(_cfg(algo, out))
@@ -2070,16 +2077,8 @@ def test_a_resume_without_stored_games_deals_new_games_too(tmp_path, monkeypatch
     import torch
 
     from agents import train as train_module
-    from pokersquares_env.vector import PokerSquaresVectorEnv
 
-    dealt = []
-    real_rows = PokerSquaresVectorEnv._reset_rows
-
-    def spy(self, rows, decks):
-        dealt.extend(tuple(int(c) for c in d) for d in decks)
-        return real_rows(self, rows, decks)
-
-    monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
+    dealt = _spy_deals(monkeypatch)
     real_step = _stop_halfway(monkeypatch, "fast-ppo")
     out = tmp_path / "run"
     train(_cfg("fast-ppo", out))

@@ -2107,3 +2107,33 @@ def test_fast_ppo_shuffles_its_minibatches_every_epoch(tmp_path, monkeypatch):
     train(_cfg("fast-ppo", tmp_path / "run", timesteps=416, update_epochs=2, minibatch_size=104))
     per_epoch = len(seen) // 2
     assert per_epoch >= 2 and seen[0] != seen[per_epoch]  # the first minibatch of each epoch holds other samples
+
+
+def test_fast_ppo_bootstraps_each_rollout_and_anneals_by_the_runs_progress(tmp_path, monkeypatch):
+    """Two things a mutation audit found unseen: the GAE's bootstrap is the network's value of the observation after
+    the rollout (not zero), and the learning rate follows RunFolder.progress_fraction (which counts the time budget
+    under anneal_by='first'), not the updates done."""
+    import torch
+
+    from agents import fast_ppo
+    from agents import train as train_module
+
+    bootstraps, rates = [], []
+    real_gae, real_scalars = fast_ppo.gae, train_module.RunFolder.scalars
+
+    def gae_spy(rewards, dones, values, next_value, *args):
+        bootstraps.append(next_value.clone())
+        return real_gae(rewards, dones, values, next_value, *args)
+
+    def scalars_spy(self, step, values):
+        if "learning_rate" in values:
+            rates.append(values["learning_rate"])
+        return real_scalars(self, step, values)
+
+    monkeypatch.setattr(fast_ppo, "gae", gae_spy)
+    monkeypatch.setattr(train_module.RunFolder, "scalars", scalars_spy)
+    monkeypatch.setattr(train_module.RunFolder, "progress_fraction", lambda self, step: 0.25)
+    cfg = _cfg("fast-ppo", tmp_path / "run", anneal_lr=True, learning_rate=0.004)
+    train(cfg)
+    assert bootstraps and all(torch.count_nonzero(b) > 0 for b in bootstraps)
+    assert rates and all(r == pytest.approx(0.004 * 0.75) for r in rates)

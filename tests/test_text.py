@@ -1,0 +1,109 @@
+"""The terminal text of a board and a finished game (pokersquares_env.text), and replay's move lines.
+
+Each test here failed on a change a mutation audit found every other test let through."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from pokersquares_env.cards import parse_cards
+from pokersquares_env.core import PokerSquaresGame
+from pokersquares_env.records import GameRecord
+from pokersquares_env.text import board_text, summary_text
+
+# 2♣ 2♦ 3♣ 4♣ 5♣ in row 1 (a pair), then the rest
+DECK = parse_cards("2c 2d 3c 4c 5c 7h 8h 9h Th Jh 6s 6h Ks Kh Qs Qh 9s 9d As Ad 3s 3h Jc Jd 8c")
+
+
+def _played(cells):
+    game = PokerSquaresGame()
+    state = game.init(DECK)
+    for cell in cells:
+        game.apply(state, cell)
+    return game, state
+
+
+def test_a_line_of_four_cards_is_shown_in_brackets_and_scores_nothing_yet():
+    game, state = _played([0, 1, 2, 3])
+    text = board_text(game, state)
+    row1 = text.splitlines()[1]
+    assert row1.rstrip().endswith("(One pair)")
+    assert "score (american): 0 " in text  # the pair of an incomplete line counts nothing until the line is full
+    assert "cards placed: 4/25" in text and "cards left after it: 20" in text
+
+
+def test_cards_left_counts_the_cards_after_the_one_to_place():
+    game, state = _played([])
+    assert "cards left after it: 24" in board_text(game, state)
+    game.apply(state, 0)
+    assert "cards left after it: 23" in board_text(game, state)
+
+
+def test_columns_are_labelled_a_to_e_and_rows_1_to_5():
+    game, state = _played([0, 5, 10, 15, 20])  # column a: 2♣ 2♦ 3♣ 4♣ 5♣
+    text = board_text(game, state)
+    assert "col a: One pair 2" in text and "col e:" not in text
+    game, state = _played(range(25))
+    lines = summary_text(game, state, "american").splitlines()
+    assert [ln.split()[0] + " " + ln.split()[1] for ln in lines[:10]] == [
+        "row 1", "row 2", "row 3", "row 4", "row 5", "col a", "col b", "col c", "col d", "col e"]
+
+
+def test_replay_names_each_completed_line_once_on_the_move_that_completes_it():
+    from pokersquares_env.replay import print_replay
+
+    game, state = _played(range(25))
+    out = io.StringIO()
+    print_replay(GameRecord.from_game(game, state, seed=None), out)
+    moves = [ln for ln in out.getvalue().splitlines() if "->" in ln]
+    assert len(moves) == 25
+    named = [label for ln in moves for label in ("row 1", "row 2", "row 3", "row 4", "row 5", "col a", "col b",
+                                                  "col c", "col d", "col e") if label in ln]
+    assert sorted(named) == sorted(set(named)) and len(named) == 10
+
+
+def test_replay_marks_a_record_that_ended_early_as_unfinished():
+    from pokersquares_env.replay import print_replay
+
+    game, state = _played(range(10))
+    out = io.StringIO()
+    print_replay(GameRecord.from_game(game, state, seed=None), out)
+    assert "(unfinished game)" in out.getvalue()
+    game, state = _played(range(25))
+    out = io.StringIO()
+    print_replay(GameRecord.from_game(game, state, seed=None), out)
+    assert "(unfinished game)" not in out.getvalue()
+
+
+def test_the_gifs_last_frame_is_held_three_seconds(tmp_path):
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from pokersquares_env.replay import save_gif
+
+    game, state = _played(range(25))
+    path = tmp_path / "g.gif"
+    save_gif(GameRecord.from_game(game, state, seed=None), str(path), fps=2)
+    with Image.open(path) as img:
+        assert img.n_frames == 26
+        assert img.info["duration"] == 500
+        img.seek(img.n_frames - 1)
+        assert img.info["duration"] == 3000
+
+
+def test_evaluate_prints_each_paired_difference_with_its_sign(capsys):
+    from agents.evaluation import evaluate
+    from pokersquares_env.cli import main
+
+    assert main(["evaluate", "--agent", "rules", "--agent", "random", "--games", "3", "--no-progress"]) == 0
+    diff = evaluate(["rules", "random"], games=3, progress=False).paired()[0]["mean_diff"]
+    assert diff > 0 and f"rules - random: {diff:+.2f}" in capsys.readouterr().out
+
+
+def test_board_text_for_a_pair_in_a_complete_row():
+    game, state = _played(range(5))
+    assert board_text(game, state).splitlines()[1].rstrip().endswith("One pair 2")
+    assert np.isclose(game.score(state), 2)

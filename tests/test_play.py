@@ -735,3 +735,33 @@ def test_equal_scores_of_a_float_table_are_a_tie_and_reach_an_equal_threshold():
     session = TerminalGame(PokerSquaresGame(system=system), ten_pairs, read=lambda _: next(moves), out=out)
     assert session.play() == 0
     assert out.getvalue().splitlines()[-1] == "You reached 1: a win!"
+
+
+def test_a_completed_line_shows_the_points_of_that_move_not_the_total():
+    """A mutation audit found the running total in the completion message unseen: the tests completed only a first
+    line, whose points are the total.  Row 1 makes a pair (+2), then row 2 a straight flush (+75, not 77)."""
+    from pokersquares_env.cards import parse_cards
+    from pokersquares_env.core import PokerSquaresGame
+
+    deck = parse_cards("2c 2d 3c 4c 5c 7h 8h 9h Th Jh 6s 6h Ks Kh Qs Qh 9s 9d As Ad 3s 3h Jc Jd 8c")
+    moves = iter([f"{c}{r}" for r in (1, 2) for c in "abcde"])
+    out = io.StringIO()
+
+    def read(prompt):
+        out.write(prompt)
+        try:
+            return next(moves)
+        except StopIteration:
+            raise EOFError from None
+
+    game = PokerSquaresGame()
+    TerminalGame(game, deck, seed=None, read=read, out=out).play()
+    text = out.getvalue()
+    assert "row 1 One pair: +2 points" in text and "row 2 Straight flush: +75 points" in text
+
+
+def test_hints_come_from_the_hint_agent_when_an_opponent_plays_too(monkeypatch, capsys):
+    """With --hint and --vs, the hints are the hint agent's (a mutation audit found the opponent's shown unseen: the
+    test of both flags used greedy for each)."""
+    status, out = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "5", "--hint", "greedy", "--vs", "random")
+    assert status == 0 and "hint (greedy)" in out.out and "hint (random)" not in out.out

@@ -139,9 +139,8 @@ def test_quit_asks_first(tmp_path):
     assert game.state.num_placed == 1 and not (tmp_path / "g.json").exists()
 
 
-def _scripted(lines, record=None, **kwargs):
-    from pokersquares_env.core import PokerSquaresGame, Rules
-
+def _reader(lines, out):
+    """An ``input`` stand-in: writes the prompt to ``out``, returns the next line, EOFError after the last."""
     feed = iter(lines)
 
     def read(prompt):
@@ -151,7 +150,14 @@ def _scripted(lines, record=None, **kwargs):
         except StopIteration:
             raise EOFError from None
 
+    return read
+
+
+def _scripted(lines, record=None, **kwargs):
+    from pokersquares_env.core import PokerSquaresGame, Rules
+
     out = io.StringIO()
+    read = _reader(lines, out)
     game = PokerSquaresGame(Rules(**kwargs))
     import numpy as np
 
@@ -744,18 +750,9 @@ def test_a_completed_line_shows_the_points_of_that_move_not_the_total():
     from pokersquares_env.core import PokerSquaresGame
 
     deck = parse_cards("2c 2d 3c 4c 5c 7h 8h 9h Th Jh 6s 6h Ks Kh Qs Qh 9s 9d As Ad 3s 3h Jc Jd 8c")
-    moves = iter([f"{c}{r}" for r in (1, 2) for c in "abcde"])
     out = io.StringIO()
-
-    def read(prompt):
-        out.write(prompt)
-        try:
-            return next(moves)
-        except StopIteration:
-            raise EOFError from None
-
     game = PokerSquaresGame()
-    TerminalGame(game, deck, seed=None, read=read, out=out).play()
+    TerminalGame(game, deck, seed=None, read=_reader([f"{c}{r}" for r in (1, 2) for c in "abcde"], out), out=out).play()
     text = out.getvalue()
     assert "row 1 One pair: +2 points" in text and "row 2 Straight flush: +75 points" in text
 

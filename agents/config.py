@@ -25,8 +25,8 @@ from pokersquares_env.cli import EXTRAS, int_between
 
 __all__ = ["ALGOS", "TrainConfig", "ConfigError", "TrainingDiverged", "check_finite", "diverged", "ALGO_DEFAULTS",
            "ALGO_OPTIONS", "UnusedOptionWarning", "MAX_SEED", "MissingExtraError", "PACKAGES", "TRAINER_MODULES",
-           "check_dqn_budget", "check_installed", "check_trainer_installed", "dqn_min_timesteps", "installed", "read_json", "scoring_path_near",
-           "train_seed_arg", "unused_options"]
+           "check_dqn_budget", "check_installed", "check_trainer_installed", "dqn_min_timesteps", "installed",
+           "read_json", "scoring_path_near", "train_seed_arg", "unused_options"]
 
 #: training algorithms: name -> one-line description
 ALGOS: dict[str, str] = {

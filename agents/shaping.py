@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.batch import IS_COL
 from agents.lines import KEY_T, NUM_KEYS, heuristic_values
 from pokersquares_env.scoring import line_keys, point_system
 
@@ -36,7 +37,6 @@ __all__ = ["SHAPINGS", "LinePotential", "board_codes", "potential_for", "shape_s
 SHAPINGS = ("none", "heuristic", "tables")
 _CARD = 18
 _LINES = np.array([[5 * r + c for c in range(5)] for r in range(5)] + [[5 * r + c for r in range(5)] for c in range(5)])
-_IS_COL = np.array([0] * 5 + [1] * 5)
 
 
 def board_codes(obs: np.ndarray) -> np.ndarray:
@@ -97,7 +97,7 @@ class LinePotential:
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """``(N,)`` potentials of a batch of flat observations."""
         keys = line_keys(board_codes(obs)[:, _LINES])  # (N, 10)
-        return self.values[keys, _IS_COL].sum(1)
+        return self.values[keys, IS_COL].sum(1)
 
 
 def shaped_rewards(rewards: np.ndarray, phi: np.ndarray, phi_next: np.ndarray, gamma: float,

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch import NUM_OUTS, NUM_OUTS_CLAIMS, NUM_OUTS_STRAIGHT, Batch
+from agents.batch import IS_COL, NUM_OUTS, NUM_OUTS_CLAIMS, NUM_OUTS_STRAIGHT, Batch
 from agents.lines import NUM_KEYS, heuristic_values
 from pokersquares_env._files import plain_temp_file
 from pokersquares_env._progress import progress_bar
@@ -309,13 +309,10 @@ def _check_exploration(epsilon: Any, epsilon_end: Any, blend: Any) -> None:
                          "0 <= epsilon, epsilon_end <= 1 and blend > 0")
 
 
-_LINE_KIND = np.array([0] * 5 + [1] * 5)  # rows 1-5, then columns a-e
-
-
 def _numpy_batch(values, decks, rules, points, eps, rng):
     """One batch of numpy self-play (:meth:`agents.batch.Batch.play_out`, one ply) on ``decks``, exploring with
     probability ``eps``: the flat sums of final line points and the visit counts it adds to a table of ``values``'
-    shape, as :func:`_compiled_batch` gives them (``tests/test_tables.py`` plays both greedily on the same decks)."""
+    shape, as :func:`_compiled_batch` gives them (``tests/test_fast.py`` plays both greedily on the same decks)."""
     phases = values.shape[2]
     b = Batch(len(decks), placement=rules.placement, first_cell=rules.first_cell)
     record: list = []
@@ -324,11 +321,14 @@ def _numpy_batch(values, decks, rules, points, eps, rng):
     idx = []
     for entry in record:
         ph, keys = entry[0], entry[1]
-        i = (keys * 2 + _LINE_KIND) * phases + ph
+        i = (keys * 2 + IS_COL) * phases + ph
         idx.append(i * values.shape[-1] + entry[2] if len(entry) == 3 else i)
-    idx = np.concatenate(idx).ravel()
-    weights = np.tile(final, (len(record), 1)).ravel()
-    return np.bincount(idx, weights=weights, minlength=values.size), np.bincount(idx, minlength=values.size)
+    return _credit(np.concatenate(idx).ravel(), np.tile(final, (len(record), 1)).ravel(), values.size)
+
+
+def _credit(idx: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sums of ``weights`` (final line points) and the visit counts per flat table entry ``idx``."""
+    return np.bincount(idx, weights=weights, minlength=size), np.bincount(idx, minlength=size)
 
 
 def _compiled_batch(fast, values, decks, rules, points, eps, ply, rng):
@@ -337,9 +337,7 @@ def _compiled_batch(fast, values, decks, rules, points, eps, ply, rng):
     n = len(decks)
     rec, final = fast.self_play(values, decks, ply=ply, explore=rng.random((n, 25)) < eps, noise=rng.random((n, 25)),
                                 points=points, adjacent=rules.placement == "adjacent", first_cell=rules.first_cell)
-    idx = rec.ravel()
-    return (np.bincount(idx, weights=np.repeat(final[:, None, :], 25, axis=1).ravel(), minlength=values.size),
-            np.bincount(idx, minlength=values.size))
+    return _credit(rec.ravel(), np.repeat(final[:, None, :], 25, axis=1).ravel(), values.size)
 
 
 def improve_tables(

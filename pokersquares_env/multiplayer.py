@@ -339,6 +339,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         #: what :meth:`state` returns: every board, card codes (jokers 52, 53) and -1 for an empty cell
         self.state_space = spaces.Box(EMPTY, NUM_CODES - 1, shape=(self.num_players, NUM_CELLS), dtype=np.int64)
         self.states: dict[str, GameState] = {}
+        self._offenders: list[str] = []  # who ended the match with an illegal action (render says so)
         self.round = 0
         self.totals: dict[str, float] = {}
         self.match_points: dict[str, float] = {}
@@ -380,7 +381,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         self.round = 0
         self.totals = {a: 0.0 for a in self.agents}
         self.match_points = {a: 0.0 for a in self.agents}
-        self._offenders: list[str] = []  # who ended the match with an illegal action (render says so)
+        self._offenders = []
         self._start_round()
         infos = {a: self._info(a) for a in self.agents}
         if self.render_mode == "human":
@@ -555,9 +556,8 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         """Every board as text (``render_mode="ansi"``), as a spectator sees them."""
         if not render_ready(self.render_mode, bool(self.states), self.metadata["render_modes"]):
             return None
-        offenders = getattr(self, "_offenders", [])
         # a match ended by an illegal action: said, and no cell shown as playable (none is), as the single env does
-        ended = f"match over: ended by an illegal action of {', '.join(offenders)}" if offenders else None
+        ended = f"match over: ended by an illegal action of {', '.join(self._offenders)}" if self._offenders else None
         if self.render_mode != "ansi":
             from pokersquares_env import render as _render
 
@@ -574,10 +574,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         for a in self.possible_agents:  # fmt_points: 1234567, not 1.23457e+06, as :g printed totals
             parts.append(f"== {a} (total {fmt_points(self.totals[a])}, match points "
                          f"{fmt_points(self.match_points[a])})")
-            text = board_text(self.game, self.states[a], legal=ended is None and self.game.rules.restricts(
-                len(self.states[a].placements)))
-            # the card that was to be placed is no longer to be placed
-            parts.append("\n".join(ln for ln in text.splitlines() if not (ended and ln.startswith("card to place"))))
+            # after an illegal ending no card is to be placed, and no cell is playable
+            parts.append(board_text(self.game, self.states[a], card=ended is None,
+                                    legal=ended is None and self.game.rules.restricts(len(self.states[a].placements))))
         if ended:
             parts.append(ended)
         return "\n".join(parts)

@@ -120,12 +120,12 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         for note in closing:
             out.write(note + "\n")
         return
-    text = board_text(game, state)
+    text = board_text(game, state, card=not checked)
     if checked:  # no card is to be placed, and the total counts the incomplete lines
         text = "\n".join(
             f"score ({game.system.name}, checked as it stands): {_fmt(game.score(state, partial=True))}   "
             f"cards placed: {state.num_placed}/25" if ln.startswith("score (") else ln
-            for ln in text.splitlines() if not ln.startswith("card to place")
+            for ln in text.splitlines()
         )
     out.write("\n" + text + "\n")
     scores = [f"{s} {_fmt(game.score(state, s, partial=checked))}" for s in ("american", "english")]

@@ -40,13 +40,15 @@ def signed_points(value: float) -> str:
 _fmt_points = fmt_points
 
 
-def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False, color: bool = False) -> str:
+def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False, color: bool = False,
+               card: bool = True) -> str:
     """The board with coordinates (columns a-e, rows 1-5), each line's hand and points, and the total.
 
     Lines are scored as they stand (incomplete lines show the rank groups they
     hold, in brackets, and count nothing towards the total until complete).
     ``legal`` marks playable empty cells with ``()``; ``color`` adds ANSI colours
-    to red suits.
+    to red suits; ``card=False`` leaves out the card to place (a game over before
+    its board is full, or one whose cards are all dealt at once).
     """
     partial_pts = game.line_points(state, partial=True)
     partial_hands = game.hands(state, partial=True)
@@ -79,7 +81,7 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
             lines.append(f"col {'abcde'[c]}: {label}")
     total = game.score(state)
     lines.append(f"score ({game.system.name}): {_fmt_points(total)}   cards placed: {state.num_placed}/25")
-    if not state.terminal:
+    if card and not state.terminal:
         lines.append(f"card to place: {card_str(state.card, -1, 0)}   cards left after it: {24 - state.num_placed}")
     return "\n".join(lines)
 

@@ -482,9 +482,9 @@ class PokerShuffleEnv(gym.Env):
         if self.render_mode == "ansi":
             from pokersquares_env.text import board_text
 
-            text = board_text(self.game, self.state, legal=self.mode == "arrange" and not self._done  # none when over
-                              and self.rules.restricts(len(self.state.placements)))
-            lines = [ln for ln in text.splitlines() if not ln.startswith("card to place")]
+            lines = board_text(self.game, self.state, card=False,  # the cards in hand are listed below instead
+                               legal=self.mode == "arrange" and not self._done  # none when over
+                               and self.rules.restricts(len(self.state.placements))).splitlines()
             if self.mode == "arrange":
                 todo = [c for c, p in zip(self.cards, self._placed, strict=True) if not p]
                 lines.append(f"cards to place: {format_cards(todo) or '-'}")

@@ -12,7 +12,10 @@ The whole step is ``env.step`` under the speed benchmark's policy (the first leg
 * ``update``: the board update alone (``_advance``: the compiled kernel under numba), timed over the 25 placements
   of a game from an empty board and scaled by 25/26 per sub-env step (``step`` updates the boards on the 25 placing
   steps of a game's 26, not on the reset step);
-* ``observation copy``: copying the ``(N, 522)`` observation buffer, which ``step`` returns (``copy=True``);
+* ``observation copy``: copying the ``(N, 522)`` observation buffer, which ``step`` returns (``copy=True``), with
+  the numpy backend.  The numba kernels copy each row into the step's fresh array as they update it (one pass over
+  the memory instead of two), so with numba the two pieces are timed together as ``update and observation copy (one
+  pass)``: the kernel writing into a new array, as ``step`` calls it;
 * ``info``: building the info dict (masks, cards);
 * ``dealing``: dealing the decks of the games that end, exactly as the single env deals them (one deal per 26 sub-env
   steps: 25 placements and the reset step), in the batches a step deals;
@@ -39,6 +42,7 @@ from pokersquares_env.vector import BACKENDS, PokerSquaresVectorEnv
 MOVES = 25  # placements of a game; a game takes MOVES + 1 steps with the autoreset step
 REST = "the rest (step's own Python, resets, checks)"
 WHOLE = "whole step"
+FUSED = "update and observation copy (one pass)"
 
 
 def _timed(run: Callable[[], None], calls: int) -> float:
@@ -73,22 +77,29 @@ def measure(num_envs: int, games: int, backend: str) -> dict[str, float]:
     policy = _timed(lambda: np.argmax(masks.view(bool), axis=1), steps)
 
     ids = np.arange(num_envs)
+    fused = env._kernels is not None  # the kernels fill the step's fresh observation as they update
     update = 0.0
     for _ in range(games):  # free placement, first legal cell: move k goes to cell k in every sub-env
         env.reset(seed=1)
         for k in range(MOVES):
             cells = np.full(num_envs, k, dtype=np.int64)
             t = time.perf_counter()
-            env._advance(ids, cells)
+            if fused:
+                env._advance(ids, cells, np.empty_like(env._obs))
+            else:
+                env._advance(ids, cells)
             update += time.perf_counter() - t
     update /= games * MOVES  # per placement
     update *= MOVES / (MOVES + 1)  # per step: the reset step of every game's MOVES + 1 updates no board
-    copy = _timed(env._obs.copy, steps)
-    make_info = _timed(env._info, steps)
+    pieces = {"policy (argmax over the masks)": policy}
+    if fused:
+        pieces[FUSED] = update
+    else:
+        pieces["update (board, lines, observation)"] = update
+        pieces["observation copy"] = _timed(env._obs.copy, steps)
+    pieces["info dict"] = _timed(env._info, steps)
     batch = max(1, round(num_envs / (MOVES + 1)))  # the decks a step deals, on average
-    dealing = _timed(lambda: env._deal(batch), steps)
-    pieces = {"policy (argmax over the masks)": policy, "update (board, lines, observation)": update,
-              "observation copy": copy, "info dict": make_info, "dealing": dealing}
+    pieces["dealing"] = _timed(lambda: env._deal(batch), steps)
     per_step = {name: seconds / num_envs for name, seconds in pieces.items()}
     per_step[WHOLE] = whole / num_envs
     env.close()

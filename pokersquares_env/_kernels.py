@@ -16,6 +16,13 @@ from numba import njit
 __all__ = ["advance", "count_illegal", "first_cards", "reset_rows"]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_row(obs, out, i):  # pragma: no cover - compiled
+    """``out[i] = obs[i]`` as a plain loop (numba's slice assignment is several times slower here)."""
+    for j in range(obs.shape[1]):
+        out[i, j] = obs[i, j]
+
+
 @njit(cache=True, nogil=True)
 def count_illegal(rows, cells, mask):  # pragma: no cover - compiled
     """How many of ``cells`` (one per sub-env in ``rows``) are out of range or not legal in ``mask``."""
@@ -31,10 +38,12 @@ def count_illegal(rows, cells, mask):  # pragma: no cover - compiled
 def advance(rows, cells, obs, deck, board, placements, placed, mask, frontier, lin, combo, counts, card,
             points_table, window, flushable, slot_a, slot_b, rank_slot, lin_step, is_real, combo_bits,
             adjacent_rows, adjacent, first_cell_set, card_offset, unseen_offset,
-            out_points, out_finished):  # pragma: no cover - compiled
+            out_points, out_finished, out, write_out):  # pragma: no cover - compiled
     """Place the drawn card of each sub-env in ``rows`` on its legal cell; write line points and finished flags.
 
     The numba twin of ``PokerSquaresVectorEnv._advance`` (same state arrays, same tables, same order of writes).
+    With ``write_out``, each updated observation row is also copied to the same row of ``out`` (the step's fresh
+    observation array) while it is in cache: cheaper than copying the whole buffer in a second pass.
     """
     for k in range(rows.shape[0]):
         i = rows[k]
@@ -102,12 +111,18 @@ def advance(rows, cells, obs, deck, board, placements, placed, mask, frontier, l
                 obs[i, card_offset + j] = 0
         else:
             card[i] = nxt
+        if write_out:
+            _copy_row(obs, out, i)
 
 
 @njit(cache=True, nogil=True)
 def reset_rows(rows, decks, obs, deck, board, placements, placed, lin, combo, counts, frontier, mask, first_mask,
-               prev_done, card, slot_a, slot_b, card_offset, unseen_offset, deck_size):  # pragma: no cover - compiled
-    """Start the games of sub-envs ``rows`` with ``decks`` (first 25 cards each): the twin of ``_reset_rows``."""
+               prev_done, card, slot_a, slot_b, card_offset, unseen_offset, deck_size, out,
+               write_out):  # pragma: no cover - compiled
+    """Start the games of sub-envs ``rows`` with ``decks`` (first 25 cards each): the twin of ``_reset_rows``.
+
+    With ``write_out``, each new observation row is also copied to the same row of ``out`` (as ``advance`` does).
+    """
     for k in range(rows.shape[0]):
         i = rows[k]
         # Only the blocks of occupied cells, the drawn card and the unseen flags can be non-zero.
@@ -133,6 +148,8 @@ def reset_rows(rows, decks, obs, deck, board, placements, placed, lin, combo, co
         obs[i, card_offset + slot_a[first]] = 1
         obs[i, card_offset + slot_b[first]] = 1
         obs[i, unseen_offset + first] = 0
+        if write_out:
+            _copy_row(obs, out, i)
 
 
 @njit(cache=True, nogil=True)

@@ -387,7 +387,7 @@ class PokerSquaresVectorEnv(VectorEnv):
             kernels.reset_rows(none, self._deck[:0, :NUM_CELLS], self._obs, self._deck, self._board,
                                self._placements, self._placed, self._lin, self._combo, self._rank_counts,
                                self._frontier, self._mask, self._first_mask, self._prev_done, self._card, _SLOT_A,
-                               _SLOT_B, CARD_OFFSET, UNSEEN_OFFSET, self._deck_size)
+                               _SLOT_B, CARD_OFFSET, UNSEEN_OFFSET, self._deck_size, self._obs, False)
             kernels.first_cards(np.zeros((0, self._deck_size)), np.zeros((0, self._deck_size), dtype=np.int64),
                                 NUM_CELLS)
             self._kernels = kernels
@@ -528,14 +528,15 @@ class PokerSquaresVectorEnv(VectorEnv):
                              f"appears twice")
         return arr[:, :NUM_CELLS]
 
-    def _reset_rows(self, rows: np.ndarray, decks: np.ndarray) -> None:
-        """Start the games of sub-envs ``rows`` with ``decks`` (first 25 cards each)."""
+    def _reset_rows(self, rows: np.ndarray, decks: np.ndarray, out: np.ndarray | None = None) -> None:
+        """Start the games of sub-envs ``rows`` with ``decks`` (first 25 cards each); the compiled kernel also copies
+        their new observation rows into ``out`` when it is given (the numpy backend is never given one)."""
         if self._kernels is not None:
             self._kernels.reset_rows(
                 rows, np.ascontiguousarray(decks, dtype=np.int64), self._obs, self._deck, self._board,
                 self._placements, self._placed, self._lin, self._combo, self._rank_counts, self._frontier, self._mask,
                 self._first_mask, self._prev_done, self._card, _SLOT_A, _SLOT_B, CARD_OFFSET, UNSEEN_OFFSET,
-                self._deck_size,
+                self._deck_size, self._obs if out is None else out, out is not None,
             )
             return
         full = len(rows) == self.num_envs
@@ -579,6 +580,9 @@ class PokerSquaresVectorEnv(VectorEnv):
         else:
             resetting, rows = None, self._ids
         cells = actions[rows] if resetting is not None else actions
+        # The step's fresh observation (copy=True): the compiled kernels fill its rows as they update them,
+        # instead of a copy of the whole buffer at the end (a 2 MB array at N=4096, which no longer fits the cache).
+        out = np.empty_like(self._obs) if self.copy and self._kernels is not None else None
 
         illegal = illegal_reasons = None
         if self._kernels is not None and not self._kernels.count_illegal(rows, cells, self._mask):
@@ -593,7 +597,7 @@ class PokerSquaresVectorEnv(VectorEnv):
             illegal, illegal_reasons = rows[bad], reasons
             rows, cells = rows[legal], cells[legal]
 
-        points, finished = self._advance(rows, cells)
+        points, finished = self._advance(rows, cells, out)
         if self.reward_mode == "line":
             if rows is self._ids:
                 reward = points * self.reward_scale
@@ -606,8 +610,10 @@ class PokerSquaresVectorEnv(VectorEnv):
             self._mask[illegal] = 0
             self._card[illegal] = -1
             self._obs[illegal, CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # as at a normal end
+            if out is not None:
+                out[illegal] = self._obs[illegal]
         if resetting is not None:
-            self._reset_rows(resetting, self._deal(len(resetting)))
+            self._reset_rows(resetting, self._deal(len(resetting)), out)
             self._any_done = False
 
         info = self._info()
@@ -626,7 +632,7 @@ class PokerSquaresVectorEnv(VectorEnv):
             terminated[done_rows] = True
             self._prev_done[done_rows] = True
         self._any_done = bool(len(done_rows))
-        return self._observation(), reward, terminated, np.zeros(n, dtype=bool), info
+        return (self._observation() if out is None else out), reward, terminated, np.zeros(n, dtype=bool), info
 
     def _legal(self, rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
         """Whether each of ``cells`` (one per sub-env in ``rows``) is in range and legal."""
@@ -657,10 +663,14 @@ class PokerSquaresVectorEnv(VectorEnv):
                              f"does not fit an int64)")
         return arr.astype(np.int64, copy=False)
 
-    def _advance(self, rows: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Place the drawn cards of sub-envs ``rows`` on legal ``cells``; their line points and which finished."""
+    def _advance(self, rows: np.ndarray, cells: np.ndarray,
+                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Place the drawn cards of sub-envs ``rows`` on legal ``cells``; their line points and which finished.
+
+        ``out`` (compiled backend only): an array of the observation's shape that receives the updated rows.
+        """
         if self._kernels is not None:
-            return self._advance_compiled(rows, cells)
+            return self._advance_compiled(rows, cells, out)
         full = rows is self._ids  # the usual case: skip gathering the per-env bases
         if full:
             placed, obs_base, deck_base = self._placed, self._obs_base, self._deck_base
@@ -725,7 +735,8 @@ class PokerSquaresVectorEnv(VectorEnv):
             self._obs[done, CARD_OFFSET : CARD_OFFSET + CARD_FEATURES] = 0  # no drawn card at the end
         return points, finished
 
-    def _advance_compiled(self, rows: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _advance_compiled(self, rows: np.ndarray, cells: np.ndarray,
+                          out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``_advance`` by the numba kernel (``backend="numba"``): the same writes, one sub-env at a time."""
         points = np.empty(len(rows), dtype=np.float64)
         finished = np.empty(len(rows), dtype=bool)
@@ -734,7 +745,7 @@ class PokerSquaresVectorEnv(VectorEnv):
             self._frontier, self._lin, self._combo, self._rank_counts, self._card,
             self._points, _WINDOW8, _FLUSHABLE8, _SLOT_A, _SLOT_B, _RANK_SLOT, _LIN_STEP_ALL, _IS_REAL, _COMBO_BITS,
             _ADJACENT_ROWS, self._adjacent, self._first_cell is not None, CARD_OFFSET, UNSEEN_OFFSET,
-            points, finished,
+            points, finished, self._obs if out is None else out, out is not None,
         )
         return points, finished
 

@@ -504,6 +504,20 @@ def test_step_breakdown_prints_every_piece_and_its_remainder(capsys):
         breakdown.main(["--num-envs", "0"])
 
 
+def test_step_breakdown_times_the_numba_update_and_copy_as_one_pass(capsys):
+    """The numba kernels fill the step's fresh observation as they update it: one row times both, as ``step`` runs
+    them (a separate copy row would time a copy that ``step`` no longer makes)."""
+    pytest.importorskip("numba")
+    breakdown = load("step_breakdown")
+    assert breakdown.main(["--num-envs", "64", "--games", "1", "--repeats", "1", "--backend", "numba"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split(" | ")[0][2:] for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith("| piece")]
+    assert rows == ["policy (argmax over the masks)", "update and observation copy (one pass)", "info dict",
+                    "dealing", "the rest (step's own Python, resets, checks)", "whole step"]
+    assert "backend numba" in out
+
+
 def test_shaping_cost_times_each_shaping_and_gives_the_ratio(capsys, tmp_path, monkeypatch):
     shaping_cost = load("shaping_cost")
     runs = []

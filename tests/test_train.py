@@ -871,9 +871,9 @@ def _spy_deals(monkeypatch) -> list:
     dealt = []
     real_rows = PokerSquaresVectorEnv._reset_rows
 
-    def spy(self, rows, decks):
+    def spy(self, rows, decks, out=None):
         dealt.extend(tuple(int(c) for c in d) for d in decks)
-        return real_rows(self, rows, decks)
+        return real_rows(self, rows, decks, out)
 
     monkeypatch.setattr(PokerSquaresVectorEnv, "_reset_rows", spy)
     return dealt

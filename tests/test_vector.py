@@ -361,6 +361,39 @@ def test_seeded_resets_are_reproducible():
     assert not np.array_equal(oa, oc)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_copied_observations_are_the_buffer_and_stay_as_returned(backend):
+    """``copy=True`` returns each step's observation in a fresh array (the numba kernels fill it as they update each
+    row, not by a copy of the buffer at the end): it equals the env's buffer, as ``copy=False`` shows it, on placing,
+    illegal-ending and autoreset steps, and later steps never change an array already returned."""
+    rules = {"illegal_action": "penalty", "jokers": 1, "placement": "adjacent", "first_cell": "center"}
+    fresh = PokerSquaresVectorEnv(40, backend=backend, **rules)
+    view = PokerSquaresVectorEnv(40, backend=backend, copy=False, **rules)
+    obs, info = fresh.reset(seed=4)
+    shown, _ = view.reset(seed=4)
+    rng = np.random.default_rng(1)
+    returned, saved = [obs], [obs.copy()]
+    for step in range(90):
+        actions = np.argmax(info["action_mask"] * rng.random((40, 25)), axis=1)
+        if step % 9 == 4:
+            actions[rng.integers(0, 40, 3)] = rng.integers(-1, 26, 3)  # some games end on an illegal cell
+        obs, _, ended, _, info = fresh.step(actions)
+        view.step(actions)
+        np.testing.assert_array_equal(obs, shown, err_msg=f"step {step}")
+        assert obs.flags.writeable and obs.flags.owndata and not np.shares_memory(obs, returned[-1])
+        returned.append(obs)
+        saved.append(obs.copy())
+        if step == 60:
+            again = np.arange(40) % 3 == 0
+            obs, info = fresh.reset(options={"reset_mask": again})
+            view.reset(options={"reset_mask": again})
+            np.testing.assert_array_equal(obs, shown)
+            returned.append(obs)
+            saved.append(obs.copy())
+    for i, (got, want) in enumerate(zip(returned, saved, strict=True)):
+        np.testing.assert_array_equal(got, want, err_msg=f"observation {i} changed after it was returned")
+
+
 def test_copy_false_returns_read_only_view():
     venv = PokerSquaresVectorEnv(2, copy=False)
     obs, _ = venv.reset(seed=0)

@@ -762,3 +762,47 @@ def test_hints_come_from_the_hint_agent_when_an_opponent_plays_too(monkeypatch, 
     test of both flags used greedy for each)."""
     status, out = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "5", "--hint", "greedy", "--vs", "random")
     assert status == 0 and "hint (greedy)" in out.out and "hint (random)" not in out.out
+
+
+class _FixedCells:
+    """A duck-typed opponent for ``--vs``: plays the cells it is given, in order."""
+
+    uses_obs = False
+
+    def __init__(self, name, cells):
+        self.name, self.cells = name, list(cells)
+
+    def act(self, obs, info, game, state):
+        return self.cells[state.num_placed]
+
+
+def test_vs_records_the_winner_you_the_opponent_or_none_on_a_tie(tmp_path):
+    """The recorded ``meta["vs"]["winner"]`` follows the verdict in all three outcomes (before, only the outcome the
+    piped game happened to have was checked)."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame, cell_name
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(3))
+    rows_first = list(range(25))
+    scattered = [(7 * i) % 25 for i in range(25)]  # not a row or column symmetry of the first order
+    by_points = {}
+    for order in (rows_first, scattered):
+        state = game.init(deck)
+        for cell in order:
+            game.apply(state, cell)
+        by_points[game.score(state)] = order
+    assert len(by_points) == 2, "the two orders must score differently on this deal"
+    low, high = (by_points[p] for p in sorted(by_points))
+    cases = [(high, low, "you", "You win"), (low, high, "rival", "rival wins"), (low, low, None, "A tie at")]
+    for k, (mine, theirs, winner, verdict) in enumerate(cases):
+        record = tmp_path / f"vs{k}.json"
+        out = io.StringIO()
+        session = TerminalGame(game, deck, seed=3, vs=_FixedCells("rival", theirs), record=str(record),
+                               read=_reader([cell_name(c) for c in mine], out), out=out)
+        assert session.play() == 0
+        assert verdict in out.getvalue()
+        vs = load_record(record).meta["vs"]
+        assert vs["winner"] == winner and vs["agent"] == "rival"
+        assert vs["placements"] == [cell_name(c) for c in theirs]

@@ -131,6 +131,16 @@ def test_boundary_values_are_accepted(over):
         (dict(hidden=[2**16 + 1]), "hidden=[65537]: expected at most 64 layers of at most 65536 units each"),
         (dict(hidden=[8] * 65), "expected at most 64 layers"),
         (dict(buffer_size=2**30 + 1), "buffer_size=1073741825: expected an integer 1..1073741824"),
+        (dict(buffer_size=0), "buffer_size=0: expected an integer 1..1073741824"),
+        # dqn's exploration: before these were tested, an epsilon above 1 or a negative fraction could pass unseen
+        (dict(exploration_fraction=1.01), "exploration_fraction=1.01: expected a number in [0, 1]"),
+        (dict(exploration_fraction=-0.01), "exploration_fraction=-0.01: expected a number in [0, 1]"),
+        (dict(epsilon_start=-0.01), "epsilon_start=-0.01: expected a number in [0, 1]"),
+        (dict(epsilon_end=1.01), "epsilon_end=1.01: expected a number in [0, 1]"),
+        # a true/false where a number or a flag belongs (e.g. `timesteps: true` in a config file)
+        (dict(timesteps=True), "timesteps=True: expected an integer >= 1"),
+        (dict(learning_starts=True), "learning_starts=True: expected an integer >= 0"),
+        (dict(progress="no"), "progress='no': expected true or false"),
     ],
 )
 def test_values_just_past_a_bound_are_refused(over, needle):
@@ -1996,6 +2006,139 @@ def test_soft_update_moves_the_target_by_tau():
         assert torch.allclose(t, 0.75 * b + 0.25 * p)
     soft_update(target, online, 1.0)
     assert all(torch.equal(p, t) for p, t in zip(online.parameters(), target.parameters()))
+
+
+def test_dqn_defaults_are_the_documented_ones_and_an_unresolved_config_validates():
+    """The defaults docs/training.md gives for dqn, as a run resolves them; and ``validate`` takes a config whose
+    per-algorithm options are still None (max_grad_norm among them) without asking for them."""
+    cfg = TrainConfig(algo="dqn").resolved()
+    assert (cfg.net, cfg.hidden, cfg.learning_rate) == ("lines", [64, 64], 5e-4)
+    assert (cfg.num_envs, cfg.num_steps, cfg.minibatch_size, cfg.update_epochs) == (64, 1, 256, 1)
+    assert (cfg.max_grad_norm, cfg.gamma) == (10.0, 1.0)
+    TrainConfig(algo="dqn").validate()
+    TrainConfig(algo="fast-ppo").validate()
+
+
+def test_the_replay_buffer_keeps_each_transitions_fields_together_and_samples_every_one():
+    """What ``add`` stores and ``sample`` returns, field by field: a transition's next observation, reward and end
+    must come back with its own observation and cell (an audit swapped reward and done, or stored the observation
+    as the next one, unseen), and every stored transition, the last one included, can be drawn."""
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    n = 10
+    buffer = ReplayBuffer(n, 6, seed=0)
+    codes = np.arange(n)
+    bits = ((codes[:, None] >> np.arange(6)) & 1).astype(np.uint8)  # row i: i in binary
+    next_bits = (((codes[:, None] + 17) >> np.arange(6)) & 1).astype(np.uint8)
+    masks = np.zeros((n, 25), bool)
+    masks[codes, codes] = True
+    buffer.add(bits, codes, codes * 1.5, next_bits, masks, codes % 2)
+    obs, action, reward, next_obs, next_mask, done = (t.numpy() for t in buffer.sample(4000))
+    assert sorted(set(action.tolist())) == list(range(n))  # the last stored transition too
+    np.testing.assert_array_equal(obs, bits[action])
+    np.testing.assert_array_equal(next_obs, next_bits[action])
+    np.testing.assert_array_equal(reward, (action * 1.5).astype(np.float32))
+    np.testing.assert_array_equal(done, (action % 2).astype(np.float32))
+    np.testing.assert_array_equal(next_mask, masks[action])
+
+
+def test_a_saved_buffer_whose_ring_position_is_its_capacity_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    buffer = ReplayBuffer(4, 3, seed=0)
+    buffer.add(np.zeros((4, 3), np.uint8), np.arange(4), np.zeros(4), np.zeros((4, 3), np.uint8),
+               np.ones((4, 25), bool), np.zeros(4))
+    path = tmp_path / "b.npz"
+    buffer.save(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    arrays["meta"] = np.array(json.dumps({**meta, "pos": 4}))
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match="holds ring position 4 and size 4"):
+        ReplayBuffer.load(path, 4, 3)
+
+
+def test_dqn_stores_the_moves_of_the_games_only_and_marks_their_ends(tmp_path):
+    """The transitions a run stores: each a move of a game (one more card on the board after it, never the
+    autoreset step from a finished board to a new deal), done exactly where the move filled the board, with no
+    legal cell after it (an audit stored the reset steps, or the never-set truncation as the end, unseen)."""
+    from agents.dqn import BUFFER_FILE, ReplayBuffer
+    from pokersquares_env.env import CARD_OFFSET, OBS_SIZE
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, buffer_size=4000))
+    buffer = ReplayBuffer.load(out / "checkpoints" / BUFFER_FILE, 4000, OBS_SIZE)
+    size = buffer.size
+    assert size == 16 * (100 - 3)  # 100 steps of 16 games, less each game's 3 autoreset steps (26, 52, 78)
+    placed = buffer.obs[:size, :CARD_OFFSET].sum(1) // 2
+    placed_next = buffer.next_obs[:size, :CARD_OFFSET].sum(1) // 2
+    np.testing.assert_array_equal(placed_next, placed + 1)
+    assert buffer.obs[:size, CARD_OFFSET:CARD_OFFSET + 18].any(1).all()  # every stored state has a card to place
+    ends = placed_next == 25
+    assert ends.sum() > 0
+    np.testing.assert_array_equal(buffer.done[:size], ends.astype(np.float32))
+    assert not buffer.next_mask[:size][ends].any() and buffer.next_mask[:size][~ends].any(1).all()
+
+
+def test_dqn_learns_from_learning_starts_on_and_takes_update_epochs_steps_a_round(tmp_path, monkeypatch):
+    """Learning starts on the step that reaches ``learning_starts`` (not one round later), and each round takes
+    ``update_epochs`` gradient steps."""
+    calls = _count_optimizer_steps(monkeypatch)
+    train(_cfg("dqn", tmp_path / "a", num_envs=16, learning_starts=32, timesteps=48, minibatch_size=8))
+    assert len(calls) == 2  # rounds of one epoch at steps 32 (>= 32) and 48
+    calls.clear()
+    train(_cfg("dqn", tmp_path / "b", num_envs=16, learning_starts=32, timesteps=96, minibatch_size=8,
+               update_epochs=3))
+    assert len(calls) == 3 * 5  # rounds at steps 32, 48, 64, 80 and 96
+
+
+def test_dqn_with_no_exploration_phase_trains(tmp_path):
+    """``exploration_fraction=0`` (epsilon at its end value from the first step) is accepted, and must train."""
+    result = train(_cfg("dqn", tmp_path / "run", exploration_fraction=0.0, timesteps=480, learning_starts=160))
+    assert result.steps == 480
+
+
+def test_dqn_target_follows_the_online_network_and_the_learning_rate_anneals_to_its_floor(tmp_path):
+    """With ``target_tau=1`` the target is a copy of the online network after every gradient step (an audit swapped
+    the soft update's direction: the online network was reset to the target, and nothing was learned); with
+    ``anneal_lr`` the learning rate ends at 2% of its start."""
+    import torch
+
+    from agents.fast_ppo import make_net
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, target_tau=1.0, anneal_lr=True, learning_rate=0.001))
+    ckpt = torch.load(out / "checkpoints" / "latest.pt", map_location="cpu", weights_only=False)
+    torch.manual_seed(3)
+    start = make_net("lines", [16, 16]).state_dict()  # the weights the run began with (seed 3)
+    assert all(torch.equal(ckpt["state_dict"][k], ckpt["target"][k]) for k in start)
+    assert any(not torch.equal(ckpt["state_dict"][k], start[k]) for k in start)
+    assert ckpt["optimizer"]["param_groups"][0]["lr"] == pytest.approx(0.02 * 0.001)
+
+
+def test_a_resumed_dqn_without_its_buffer_seeds_a_new_one_from_the_step(tmp_path, monkeypatch):
+    """A resume whose buffer file is gone starts an empty buffer seeded with seed + step, not the run's first seed
+    (which would draw the first run's sample order again)."""
+    from agents import dqn
+    from agents.dqn import BUFFER_FILE
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out))
+    (out / "checkpoints" / BUFFER_FILE).unlink()
+    seeds = []
+    real = dqn.ReplayBuffer.__init__
+
+    def spy(self, capacity, obs_size, seed):
+        seeds.append(seed)
+        real(self, capacity, obs_size, seed)
+
+    monkeypatch.setattr(dqn.ReplayBuffer, "__init__", spy)
+    done = json.loads((out / "progress.json").read_text())["steps"]
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=done + 16)
+    assert seeds == [3 + done]
 
 
 def test_replay_samples_uniformly_among_the_stored_transitions():

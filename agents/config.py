@@ -187,13 +187,12 @@ def dqn_min_timesteps(cfg: "TrainConfig") -> int:
     first iteration after them that trains (what :func:`check_dqn_budget` asks of ``timesteps``), in whole iterations
     of ``num_envs`` steps."""
     n, every = _dqn_iterations(cfg)
-    first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every
-    return max(first, cfg.learning_starts // n + 1) * n
+    return -(-max(1, -(-cfg.learning_starts // n)) // every) * every * n
 
 
 def check_dqn_budget(cfg: "TrainConfig", advice: str | None = None) -> None:
     """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps, or before the first iteration
-    after them that trains (every ``num_steps`` iterations of ``num_envs`` steps): it would take no gradient step.
+    that trains once they are taken (``agents.dqn`` trains after the iteration whose steps reach ``learning_starts``) (every ``num_steps`` iterations of ``num_envs`` steps): it would take no gradient step.
     Checked by :func:`agents.train.train` before anything is written (not by :meth:`TrainConfig.validate`, so that a
     config validated for something else than training it -- an experiment's, a sweep's -- is not refused).
     ``advice`` replaces the message's closing advice (the options of ``pokersquares train``), for a command with
@@ -202,11 +201,11 @@ def check_dqn_budget(cfg: "TrainConfig", advice: str | None = None) -> None:
         return
     n, every = _dqn_iterations(cfg)
     steps = max(1, -(-cfg.timesteps // n)) * n  # whole iterations of num_envs (agents.train.planned_steps)
-    if cfg.learning_starts >= steps:
+    if cfg.learning_starts > steps:
         raise ConfigError(
-            f"learning_starts={cfg.learning_starts}: dqn learns only after learning_starts steps, and the run takes "
-            f"{steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts below the "
-            f"steps of the run ({advice or 'lower --learning-starts or raise --timesteps'})")
+            f"learning_starts={cfg.learning_starts}: dqn learns only once learning_starts steps are taken, and the run "
+            f"takes {steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts at most "
+            f"the steps of the run ({advice or 'lower --learning-starts or raise --timesteps'})")
     # agents.dqn trains after its iteration k (1, 2, ...; k * num_envs steps taken) when k * num_envs >= learning_starts
     # and k % num_steps == 0: the first such k must come within the run's iterations
     first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every

@@ -450,7 +450,7 @@ def test_compare_trainers_advises_the_budget_dqn_needs_not_an_option_it_lacks(tm
     err = capsys.readouterr().err
     assert "--learning-starts" not in err and err.count("\n") == 1, err
     # dqn's defaults: learning_starts 5000 in whole iterations of 64 steps -> 79 iterations, 5,056 steps
-    assert "(raise --timesteps to at least 5,056, past dqn's learning_starts (5,000))" in err, err
+    assert "(raise --timesteps to at least 5,056, to reach dqn's learning_starts (5,000))" in err, err
     assert not out.exists()
     check_dqn_budget(TrainConfig(algo="dqn", timesteps=5056).resolved())  # that budget does train
     with pytest.raises(ConfigError):

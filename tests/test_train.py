@@ -1621,8 +1621,10 @@ def test_resume_removes_the_evaluation_of_the_model_before(tmp_path):
     assert again.evaluation[0]["model_steps"] == 3744
 
 
-def test_dqn_learning_starts_at_or_past_the_run_is_refused(tmp_path):
-    """Before, ``--algo dqn --timesteps 3200`` (learning_starts 5000) trained nothing and said nothing."""
+def test_dqn_learning_starts_past_the_run_is_refused(tmp_path):
+    """Before, ``--algo dqn --timesteps 3200`` (learning_starts 5000) trained nothing and said nothing.  A run that
+    reaches learning_starts on its last iteration trains once, there, and is accepted (it was refused as one that
+    would train nothing)."""
     from agents.config import check_dqn_budget
 
     out = tmp_path / "run"
@@ -1631,16 +1633,16 @@ def test_dqn_learning_starts_at_or_past_the_run_is_refused(tmp_path):
         train(TrainConfig(algo="dqn", timesteps=3200, out=str(out), progress=False))
     assert not out.exists()
     # dqn steps in whole iterations of num_envs: 1590 steps are 1600
-    check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1599).resolved())
-    with pytest.raises(ConfigError, match="learning_starts=1600: .*run takes 1,600"):
-        check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1600).resolved())
+    check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1600).resolved())
+    with pytest.raises(ConfigError, match="learning_starts=1601: .*run takes 1,600.*expected learning_starts at most"):
+        check_dqn_budget(TrainConfig(algo="dqn", num_envs=16, timesteps=1590, learning_starts=1601).resolved())
     check_dqn_budget(TrainConfig(algo="fast-ppo", timesteps=3200).resolved())  # not a dqn option
     # a resume whose stored learning_starts the new budget does not pass is refused too, before writing
     train(_cfg("dqn", out))
     before = _files(out)
     stored = json.loads((out / "config.json").read_text())
-    (out / "config.json").write_text(json.dumps({**stored, "learning_starts": 1600}))
-    with pytest.raises(ConfigError, match="learning_starts=1600"):
+    (out / "config.json").write_text(json.dumps({**stored, "learning_starts": 1601}))
+    with pytest.raises(ConfigError, match="learning_starts=1601"):
         train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=1600)
     (out / "config.json").write_text(json.dumps(stored, indent=2) + "\n")
     assert _files(out) == before
@@ -2087,8 +2089,8 @@ def test_dqn_learns_from_learning_starts_on_and_takes_update_epochs_steps_a_roun
     """Learning starts on the step that reaches ``learning_starts`` (not one round later), and each round takes
     ``update_epochs`` gradient steps."""
     calls = _count_optimizer_steps(monkeypatch)
-    train(_cfg("dqn", tmp_path / "a", num_envs=16, learning_starts=32, timesteps=48, minibatch_size=8))
-    assert len(calls) == 2  # rounds of one epoch at steps 32 (>= 32) and 48
+    train(_cfg("dqn", tmp_path / "a", num_envs=16, learning_starts=32, timesteps=32, minibatch_size=8))
+    assert len(calls) == 1  # one round of one epoch, on the last step: 32 >= 32 (the budget check accepts it)
     calls.clear()
     train(_cfg("dqn", tmp_path / "b", num_envs=16, learning_starts=32, timesteps=96, minibatch_size=8,
                update_epochs=3))

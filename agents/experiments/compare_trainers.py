@@ -79,8 +79,8 @@ def compare_trainers(
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
         # a dqn budget too short to learn is refused now, not after the other runs (the experiment has no
         # --learning-starts: the advice is the budget that would do)
-        check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, past dqn's "
-                                      f"learning_starts ({configs[-1].learning_starts:,})")
+        check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, to reach "
+                                      f"dqn's learning_starts ({configs[-1].learning_starts:,})")
     for cfg in configs:  # and a trainer whose packages are missing (sb3-contrib, torch), before anything is written
         check_trainer_installed(cfg.algo)
     check_out_dir(root, name="out")  # an out that is a file is named before any training

@@ -636,3 +636,29 @@ def test_a_match_ended_by_an_illegal_action_renders_as_over(mode):
         assert np.array_equal(over, draw_multiplayer(par.game, states, ended="match over: ended by an illegal action "
                                                      "of player_0", **args))
         assert not np.array_equal(over, draw_multiplayer(par.game, states, **args))
+
+
+def test_a_new_match_starts_from_zero_totals_and_match_points():
+    """``reset`` after a finished match clears the running totals and match points (an audit kept them unseen)."""
+    par = parallel_env(num_players=2, rounds=1)
+    obs, infos = par.reset(seed=0)
+    while par.agents:
+        obs, _, _, _, infos = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    assert any(v != 0 for v in par.totals.values())  # the first match scored
+    _, infos = par.reset(seed=1)
+    for a in par.possible_agents:
+        assert set(infos[a]["totals"].values()) == {0.0} and set(infos[a]["match_points"].values()) == {0.0}
+
+
+def test_one_given_deck_per_round_plays_every_round_from_its_deck():
+    """``decks`` may give every round its deck (as many decks as rounds); an audit refused that case unseen."""
+    from pokersquares_env.cards import parse_cards
+
+    first = "As Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s Ah Kh Qh Jh Th 9h 8h 7h 6h 5h 4h 3h"
+    second = "2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc Ac 2d 3d 4d 5d 6d 7d 8d 9d Td Jd Qd Kd"
+    par = parallel_env(num_players=2, rounds=2)
+    obs, _ = par.reset(seed=0, options={"decks": [first, second]})
+    assert par.deck[:25] == tuple(parse_cards(first))
+    for _ in range(25):
+        obs, *_ = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    assert par.round == 2 and par.deck[:25] == tuple(parse_cards(second))

@@ -1379,3 +1379,15 @@ def test_a_placement_naming_a_joker_where_the_deck_deals_a_card_is_refused():
     data["placements"][real]["card"] = "JK1"
     with pytest.raises(RecordError, match=re.escape(f"field 'placements[{real}].card'")):
         GameRecord.from_dict(data)
+
+
+def test_record_games_records_an_episode_cut_off_by_a_time_limit(tmp_path):
+    """An episode truncated by ``TimeLimit`` (``max_episode_steps``) is a finished episode too: it is recorded, its
+    record holding the cards placed so far (an audit recorded terminated episodes only, unseen)."""
+    env = RecordGames(gym.make("PokerSquares-v0", max_episode_steps=3), tmp_path)
+    obs, info = env.reset(seed=2)
+    for _ in range(3):
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert truncated and not terminated
+    assert len(env.recorded) == 1 and info["record_path"] == env.recorded[0]
+    assert len(load_record(info["record_path"]).placements) == 3

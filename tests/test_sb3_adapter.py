@@ -321,3 +321,47 @@ def test_num_envs_beside_a_venv_must_be_an_integer_as_without_one(num_envs):
     with pytest.raises(ValueError, match=rf"num_envs={num_envs!r}: expected a positive integer"):
         PokerSquaresSB3VecEnv(num_envs=num_envs)
     assert PokerSquaresSB3VecEnv(num_envs=np.int64(2), venv=PokerSquaresVectorEnv(2)).num_envs == 2
+
+
+def test_each_finished_game_reports_its_own_terminal_observation_and_final_infos():
+    """Games that end at different steps (illegal cells end some early, under the penalty rule) each get their own
+    last observation and final scores, as a single env playing the same deck and cells gives them; the new games'
+    first observations follow. An audit found ``terminal_observation``, the final keys, the two scores and the new
+    observations' order unchecked whenever games did not all end together (SB3 bootstraps values from the terminal
+    observation)."""
+    from pokersquares_env.env import PokerSquaresEnv
+
+    n = 3
+    venv = make_sb3_vec_env(n, seed=5, illegal_action="penalty", illegal_penalty=-2.0)
+    obs = venv.reset()
+    singles = [PokerSquaresEnv(illegal_action="penalty", illegal_penalty=-2.0) for _ in range(n)]
+
+    def restart(i):
+        first, _ = singles[i].reset(options={"deck": list(venv.venv.game_state(i).deck)})
+        np.testing.assert_array_equal(obs[i], first)
+
+    for i in range(n):
+        restart(i)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for step in range(110):
+        masks = venv.action_masks()
+        actions = np.argmax(masks * rng.random(masks.shape), axis=1)
+        if step % 9 == 4:  # an occupied cell (or cell 0 on an empty board's turn, when it is legal: then no end)
+            k = step % n
+            taken = np.flatnonzero(~masks[k])
+            actions[k] = taken[0] if len(taken) else actions[k]
+        obs, rewards, dones, infos = venv.step(actions)
+        for i in range(n):
+            o, r, terminated, _, info = singles[i].step(int(actions[i]))
+            assert rewards[i] == pytest.approx(r) and dones[i] == terminated
+            if terminated:
+                ended += 1
+                np.testing.assert_array_equal(infos[i]["terminal_observation"], o)
+                for key in ("score", "scores", "hands", "board", "placements", "won"):
+                    assert infos[i][key] == info[key], key
+                assert ("illegal_action" in infos[i]) == ("illegal_action" in info)
+                restart(i)
+            else:
+                np.testing.assert_array_equal(obs[i], o)
+    assert ended >= 8 and len({s.state.num_placed for s in singles}) > 1  # ends at different times

@@ -1200,3 +1200,75 @@ def test_an_agent_registered_with_the_default_path_kind_says_so(tmp_path, monkey
         registry.check_model_path("import-corner-path:eps=0.3")
     with pytest.raises(ValueError, match=r"expected ppo:PATH \(the saved model to load\)$"):
         make_agent("ppo")  # a built-in path agent: no hint
+
+
+def test_the_deal_stream_is_pinned():
+    """The decks of a seed are the library's published benchmark (seed 2024's 2,000 deals and the figures measured
+    on them): a change of how ``deal_deck`` seeds its generator would silently move every figure and leave runs of
+    two versions without a common deal."""
+    assert deal_deck(0, 0)[:6] == (11, 3, 20, 13, 2, 48)
+    assert deal_deck(2024, 7)[:6] == (44, 9, 26, 43, 17, 40)
+
+
+def test_summary_figures_of_edge_cases():
+    """``win_rate`` is undefined (NaN, JSON null) under a point system without a win threshold, not 0; and
+    ``seconds_per_game`` averages the finished games only, not the ones that raised."""
+    from agents.evaluation import summarize
+    from pokersquares_env.scoring import PointSystem, point_system
+
+    no_threshold = PointSystem("flat", point_system("american").points, win_threshold=None)
+    scores = {"american": 10.0, "english": 5.0}
+    recs = [{"agent": "a", "deal": 0, "score": 10.0, "scores": scores, "seconds": 1.0},
+            {"agent": "a", "deal": 1, "score": 30.0, "scores": scores, "seconds": 3.0},
+            {"agent": "a", "deal": 2, "error": "boom", "seconds": 0.0}]
+    row = summarize(recs, "a", no_threshold)
+    assert math.isnan(row["win_rate"]) and row["games"] == 2 and row["errors"] == 1
+    assert row["seconds_per_game"] == 2.0
+    assert summarize(recs, "a", "american")["win_rate"] == 0.0  # a threshold of 100: neither game won
+
+
+def test_an_error_names_the_move_that_raised_and_the_outputs_keep_their_layout(tmp_path):
+    """The error message names the move the agent was asked for (the 3rd: two cards placed); summary.csv and
+    summary.md have every documented column in order; games.jsonl lists agent by agent, each by deal."""
+    res = evaluate(["raiser:always=true", "random"], games=3, seed=0, progress=False)
+    errors = [r["error"] for r in res.records if "error" in r]
+    assert len(errors) == 3 and all("move 3)" in e and "RuntimeError: boom" in e for e in errors)
+    res.save(tmp_path)
+    cols = ["agent", "games", "errors", "scoring", "mean", "std", "ci95", "min", "max", "win_rate",
+            "seconds_per_game", "mean_american", "ci95_american", "mean_english", "ci95_english"]
+    assert (tmp_path / "summary.csv").read_text().splitlines()[0] == ",".join(cols)
+    header = (tmp_path / "summary.md").read_text().splitlines()[0]
+    assert [c.strip() for c in header.strip("|").split("|")] == cols
+    order = [(json.loads(line)["agent"], json.loads(line)["meta"]["deal"])
+             for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert order == [(a, d) for a in ("raiser:always=true", "random") for d in range(3)]
+
+
+def test_a_rerun_removes_the_earlier_runs_plots(tmp_path):
+    """A rerun that writes no plots (as ``--pps``, or without matplotlib) leaves no stale plot of the run before."""
+    from agents.evaluation import PLOT_FILES, clear_outputs
+
+    evaluate(["random"], games=2, seed=0, progress=False, out_dir=str(tmp_path))
+    assert set(PLOT_FILES) <= set(os.listdir(tmp_path))
+    clear_outputs(tmp_path)
+    assert not set(PLOT_FILES) & set(os.listdir(tmp_path))
+
+
+def test_random_tables_span_their_documented_range_and_the_pps_marker_counts_deals(tmp_path):
+    """The royal flush of a random table is drawn from 30 to 100, both ends included; a --pps folder's
+    evaluation.json gives the deals per agent and system, not the number of records."""
+    from agents.evaluation import ameritish_points
+
+    rng = np.random.default_rng(0)
+    tops = [ameritish_points(rng)[-1] for _ in range(3000)]  # the royal flush, last
+    assert min(tops) == 30 and max(tops) == 100
+    evaluate_pps(["random", "greedy"], games=2, seed=0, progress=False, out_dir=str(tmp_path),
+                 systems=["american", "english"])
+    marker = json.loads((tmp_path / "evaluation.json").read_text())
+    assert marker["games"] == 2 and marker["agents"] == ["random", "greedy"]
+
+
+def test_t975_uses_the_table_up_to_30_degrees_of_freedom():
+    from agents.stats import t975
+
+    assert t975(30) == 2.042 and t975(29) == 2.045

@@ -454,6 +454,59 @@ def test_pair_runs_pools_and_pairs_by_deck_across_runs(tmp_path, capsys):
     assert "expected one agent, or two different ones" in capsys.readouterr().err
 
 
+def _odd_raiser():
+    """An agent that raises on the third move of deals whose first card is odd (for pair_runs' raised counts)."""
+    from agents import Agent
+
+    class OddRaiser(Agent):
+        name = "odd_raiser_pair_runs"
+        uses_obs = False
+
+        def act(self, obs, info, game, state):
+            if state.num_placed == 2 and state.deck[0] % 2:
+                raise RuntimeError("boom")
+            return game.legal_cells(state)[0]
+
+    return OddRaiser()
+
+
+def test_pair_runs_refuses_runs_of_other_rules_and_counts_each_folders_games(tmp_path, capsys, monkeypatch):
+    """Runs played under other rules (jokers) are refused, not pooled; the contributions table gives a folder's deal
+    seed even when it lacks the agent asked for, counts the games that raised and the repeated decks, and totals the
+    games kept only (an audit found each unchecked)."""
+    import shutil
+
+    from agents import registry
+    from agents.evaluation import evaluate
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    registry.register_agent("odd_raiser_pair_runs", lambda system=None, rules=None, seed=None: _odd_raiser(),
+                            kind="params")
+    pair = load("pair_runs")
+    a, j, r, r2 = tmp_path / "a", tmp_path / "j", tmp_path / "r", tmp_path / "r2"
+    evaluate(["random"], games=3, seed=3, out_dir=a, progress=False)
+    evaluate(["random"], games=3, seed=3, out_dir=j, progress=False, rules={"jokers": 1})
+    assert pair.main([str(a), str(j), "--agent", "random"]) == 2
+    assert "pool runs of one rule set" in capsys.readouterr().err
+    evaluate(["greedy", "odd_raiser_pair_runs"], games=6, seed=3, out_dir=r, progress=False)
+    raised = sum(1 for line in (r / "games.jsonl").read_text().splitlines() if "error" in json.loads(line)["meta"])
+    assert 0 < raised < 6
+    kept = 6 - raised
+    shutil.copytree(r, r2)
+
+    def table_rows():
+        return {c[0]: c[1:] for c in ([x.strip() for x in line.strip("|").split("|")]
+                                      for line in capsys.readouterr().out.splitlines() if line.startswith("| "))}
+
+    assert pair.main([str(a), str(r), "--agent", "random"]) == 0
+    assert table_rows()[str(r)] == ["3", "0"]  # its deal seed, though it holds no game of random
+    assert pair.main([str(r), str(r2), "--agent", "odd_raiser_pair_runs"]) == 0
+    rows = table_rows()
+    assert rows[str(r)] == ["3", f"{kept} ({raised} raised, left out)"]
+    assert rows[str(r2)] == ["3", f"0 ({kept} repeated, {raised} raised, left out)"]
+    assert rows["all"] == ["", str(kept)]  # the repeated decks are kept once
+
+
 def test_pair_runs_names_the_per_system_folders_of_a_pps_output(tmp_path, capsys):
     """Before, the output folder of ``pokersquares evaluate --pps`` (its games are in per-system sub-folders) was
     said not to be an evaluate output at all; now the error says it is a --pps output and names the folders to

@@ -545,3 +545,74 @@ def test_frames_are_writable_arrays_the_caller_owns():
     before = env.render().copy()
     frame[:10, :10] = 255 - frame[:10, :10]  # no error, and the next frame is not drawn over
     assert np.array_equal(env.render(), before)
+
+
+def _differs(a, b, box):
+    x0, y0, x1, y1 = box
+    return bool((a[y0:y1, x0:x1] != b[y0:y1, x0:x1]).any())
+
+
+def test_the_grid_layout_is_row_major_at_fixed_coordinates():
+    """Cell 1 (b1) is the second card of the top row, at fixed pixels (the helpers above read positions from
+    ``_cell_xy`` itself, so a transposed layout would cancel out there); a card at b1 changes that patch only."""
+    x0, y0 = render.GRID_X, render.GRID_Y
+    assert render._cell_xy(1) == (x0 + render.CARD_W + render.GAP, y0)
+    assert render._cell_xy(5) == (x0, y0 + render.CARD_H + render.GAP)
+    empty = render.draw_board([-1] * 25)
+    board = [-1] * 25
+    board[1] = parse_cards("Ah")[0]
+    one = render.draw_board(board)
+    b1 = (x0 + render.CARD_W + render.GAP, y0, x0 + 2 * render.CARD_W + render.GAP, y0 + render.CARD_H)
+    a2 = (x0, y0 + render.CARD_H + render.GAP, x0 + render.CARD_W, y0 + 2 * render.CARD_H + render.GAP)
+    assert _differs(one, empty, b1) and not _differs(one, empty, a2)
+
+
+def test_black_cards_have_no_red_and_red_cards_do():
+    for code in range(52):
+        pixels = red_pixels(np.array(render.card_image(code)))
+        assert (pixels > 0) == (code // 13 in (1, 2)), code
+
+
+def test_playable_and_last_move_outlines_sit_on_their_own_cells():
+    """Every playable cell is outlined, the 25th too; the last card placed gets the LAST colour around its own cell
+    and nowhere else."""
+    empty = render.draw_board([-1] * 25)
+    outlined = render.draw_board([-1] * 25, playable=[1] * 25)
+    for cell in range(25):
+        x, y = render._cell_xy(cell)
+        assert _differs(outlined, empty, (x, y, x + render.CARD_W, y + render.CARD_H)), cell
+    board = [-1] * 25
+    board[7] = parse_cards("Ks")[0]
+    plain = render.draw_board(board)
+    marked = render.draw_board(board, last_cell=7)
+    diff = np.argwhere((plain != marked).any(-1))
+    x, y = render._cell_xy(7)
+    assert diff[:, 1].min() >= x - 2 and diff[:, 1].max() <= x + render.CARD_W + 1
+    assert diff[:, 0].min() >= y - 2 and diff[:, 0].max() <= y + render.CARD_H + 1
+    assert tuple(marked[y + render.CARD_H // 2, x - 1]) == render.LAST
+
+
+def test_column_captions_sit_under_their_own_column_and_a_win_is_gold():
+    """A complete column a shows its caption under column a, not under b; a winning full board says WON in gold,
+    a losing one does not."""
+    cards = parse_cards(EXAMPLE)
+    board = [-1] * 25
+    for r in range(5):
+        board[5 * r] = cards[5 * r]  # column a only: 8♠ 9♣ A♦ A♥ 3♠ (a pair)
+    empty = render.draw_board([-1] * 25)
+    col_a = render.draw_board(board)
+    y = render.GRID_Y + render.GRID_H + 2
+    xa, _ = render._cell_xy(0)
+    xb, _ = render._cell_xy(1)
+    assert _differs(col_a, empty, (xa, y, xa + render.CARD_W, y + 36))
+    assert not _differs(col_a, empty, (xb + 8, y, xb + render.CARD_W - 8, y + 36))
+    gold = np.array(render.GOLD)
+
+    def gold_in_panel_rows(frame):  # the "win at" line: under the total (64 px) and the system's name (20 px)
+        panel = frame[render.TITLE_H + 14 + 84:render.TITLE_H + 14 + 104, render.PANEL_X:]
+        return int((np.abs(panel.astype(int) - gold).sum(-1) < 30).sum())
+
+    won = render.draw_board(cards, "american")  # 302 points: over 100
+    american = PokerSquaresGame().system
+    lost = render.draw_board(cards, american.__class__("hard", american.points, win_threshold=1000))
+    assert gold_in_panel_rows(won) > 0 and gold_in_panel_rows(lost) == 0

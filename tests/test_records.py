@@ -1391,3 +1391,40 @@ def test_record_games_records_an_episode_cut_off_by_a_time_limit(tmp_path):
     assert truncated and not terminated
     assert len(env.recorded) == 1 and info["record_path"] == env.recorded[0]
     assert len(load_record(info["record_path"]).placements) == 3
+
+
+def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path):
+    """A board checked by the budget with a complete line and an incomplete one: the text adds only the incomplete
+    lines' points to the complete ones', the last frame and the PNG are the checked board (partial lines scored, no
+    card to place), the first frame's title counts move 0, and the GIF loops for ever."""
+    from io import StringIO
+
+    from PIL import Image
+
+    from pokersquares_env.render import draw_board, draw_poker_squares
+    from pokersquares_env.replay import _checked_frame, frames, save_gif, save_png
+    from pokersquares_env.shuffle import arrange_action
+
+    env = RecordGames(gym.make("PokerShuffle-v0", budget=7), tmp_path / "a")
+    env.reset(options={"cards": STRAIGHTS})
+    for card, cell in ((0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (14, 5), (13, 10)):  # As Ah Kd Qc Jc in row 1
+        *_, info = env.step(arrange_action(card, cell))  # Ad, 2c under As: column a holds a pair, incomplete
+    record = load_record(info["record_path"])
+    assert record.checked
+    out = StringIO()
+    print_replay(record, out)
+    text = out.getvalue()
+    assert "Checked after 7 placements: incomplete lines +2" in text and "total 4" in text
+    game, state = record.replay()
+    shots = frames(record)
+    np.testing.assert_array_equal(shots[-1], _checked_frame(game, state, "Replay · move 7/7"))
+    assert not np.array_equal(shots[-1], draw_board(state.board, game.system, last_cell=state.placements[-1],
+                                                   title="Replay · move 7/7",
+                                                   notes=["checked after 7 placements", "(the budget ran out)"]))
+    np.testing.assert_array_equal(shots[0], draw_poker_squares(game, game.init(record.deck), title="Replay · move 0/7"))
+    save_png(record, str(tmp_path / "end.png"))
+    np.testing.assert_array_equal(np.array(Image.open(tmp_path / "end.png").convert("RGB")),
+                                  _checked_frame(game, state, "Game"))
+    save_gif(record, str(tmp_path / "game.gif"), fps=1.5)
+    with Image.open(tmp_path / "game.gif") as gif:
+        assert gif.info["loop"] == 0

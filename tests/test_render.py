@@ -616,3 +616,57 @@ def test_column_captions_sit_under_their_own_column_and_a_win_is_gold():
     american = PokerSquaresGame().system
     lost = render.draw_board(cards, american.__class__("hard", american.points, win_threshold=1000))
     assert gold_in_panel_rows(won) > 0 and gold_in_panel_rows(lost) == 0
+
+
+def test_side_panel_and_flags_show_what_they_are_given():
+    """The 2 of clubs (code 0) is a card to place, not an empty slot; playable flags are read cell by cell (as the
+    same 25-bit int); a row of four cards holding no rank group has no caption yet; a fresh game shows 24 cards
+    after the drawn one."""
+    empty = [-1] * 25
+    x0 = render.PANEL_X
+    panel = (x0, render.TITLE_H, render.WIDTH, render.TITLE_H + 250)
+    assert _differs(render.draw_board(empty, drawn=0, cards_left=24), render.draw_board(empty, drawn=None,
+                                                                                          cards_left=24), panel)
+    flags = [0] * 25
+    flags[3] = flags[17] = 1
+    np.testing.assert_array_equal(render.draw_board(empty, playable=flags),
+                                  render.draw_board(empty, playable=(1 << 3) | (1 << 17)))
+    four = list(empty)
+    four[:4] = parse_cards("2s 5h 9d Kc")  # row 1, four cards, no pair
+    _, y = render._cell_xy(0)
+    label = (render.ROW_LABEL_X, y, render.ROW_LABEL_X + render.ROW_LABEL_W, y + render.CARD_H)
+    assert not _differs(render.draw_board(four), render.draw_board(empty), label)
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    np.testing.assert_array_equal(
+        render.draw_poker_squares(game, state, title="t"),
+        render.draw_board(state.board, game.system, drawn=state.card, cards_left=24, playable=0, title="t"))
+
+
+def test_poker_shuffle_panel_shows_up_to_28_mini_cards_four_a_row():
+    empty = [-1] * 25
+    cards = list(range(30))
+    px, y = render.PANEL_X + 6, render.TITLE_H + 14 + 20
+    full = render.draw_board(empty, remaining=cards[:26])
+    fewer = render.draw_board(empty, remaining=cards[:25])  # the same seven rows: the panel below stays put
+    x = px + render.MINI_W + 4
+    slot = (x, y + 6 * (render.MINI_H + 4), x + render.MINI_W, y + 6 * (render.MINI_H + 4) + render.MINI_H)
+    assert _differs(full, fewer, slot)  # the 26th card: the second of the seventh row of four
+    five = render.draw_board(empty, remaining=cards[:5])
+    four = render.draw_board(empty, remaining=cards[:4])
+    second_row_first = (px, y + render.MINI_H + 4, px + render.MINI_W, y + 2 * render.MINI_H + 4)
+    assert _differs(five, four, second_row_first)
+
+
+def test_a_multiplayer_match_that_ended_outlines_no_cell():
+    from pokersquares_env.core import Rules
+
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
+    deck = game.deal(np.random.default_rng(1))
+    states = {"a": game.init(deck), "b": game.init(deck)}
+    game.apply(states["a"], 12)
+    ended = render.multiplayer_frames(game, states, ended="b played an illegal cell")
+    for name, state in states.items():
+        plain = render.draw_poker_squares(game, state, legal=False, title=f"{name} · {game.system.name}",
+                                          notes=["b played an illegal cell"])
+        np.testing.assert_array_equal(ended[name], plain)

@@ -1272,3 +1272,24 @@ def test_t975_uses_the_table_up_to_30_degrees_of_freedom():
     from agents.stats import t975
 
     assert t975(30) == 2.042 and t975(29) == 2.045
+
+
+def test_the_pps_table_puts_each_figure_under_its_heading():
+    """pps.md's cells are the summary's figures under their own headings (an audit swapped two columns unseen)."""
+    res = evaluate_pps(["random", "greedy"], games=3, seed=0, progress=False, systems=["american", "english"])
+    lines = res.table().splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True)) for line in lines[2:6]]
+    keys = {"games": "games", "errors": "errors", "mean": "mean", "ci95": "ci95", "random": "random_expected",
+            "tournament": "tournament", "normalized": "normalized"}
+    for row, summary in zip(rows, res.summary, strict=True):
+        assert (row["agent"], row["system"]) == (summary["agent"], summary["system"])
+        for heading, key in keys.items():
+            want = summary[key]
+            assert row[heading] == (str(want) if isinstance(want, int) else f"{want:.3f}"), heading
+    assert len({r["tournament"] for r in rows} | {r["normalized"] for r in rows}) > 2  # the figures differ
+    overall = lines[lines.index("| agent | systems | tournament score (sum) | mean normalized |") + 2:]
+    for line, want in zip(overall, res.overall(), strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells == [want["agent"], str(want["systems"]), f"{want['tournament_score']:.3f}",
+                         f"{want['normalized']:.3f}"]

@@ -618,3 +618,27 @@ def test_a_dqn_budget_too_short_to_learn_is_refused_before_ray_starts():
     SweepConfig.from_dict({"name": "d", "train": {"algo": "dqn", "timesteps": 800, "learning_starts": 100},
                            "space": {"seed": [0, 1]}})  # learns after 100 steps: accepted
 
+
+
+def test_the_means_over_seeds_and_the_best_trial_are_the_right_figures(tmp_path):
+    """The spread over seeds is the sample standard deviation (n - 1), "best" is the highest metric, and a trial's
+    eval_score is its curve's last evaluation (an audit changed each unseen)."""
+    from agents.sweep import _last_eval
+
+    cfg = SweepConfig.from_dict({"name": "s", "out": str(tmp_path / "s"), "train": FAST,
+                                 "space": {"reward_mode": ["line", "terminal"], "seed": [0, 1]}})
+
+    def trial(mode, seed, mean):
+        return {"params": {"reward_mode": mode, "seed": seed}, "folder": str(Path(tmp_path, f"{mode}{seed}")),
+                "status": "done", "metrics": {"mean": mean}}
+
+    result = SweepResult(cfg, [trial("line", 0, 1.0), trial("line", 1, 3.0), trial("terminal", 0, 2.0),
+                               trial("terminal", 1, 2.5)])
+    line = next(g for g in result.groups() if g["reward_mode"] == "line")
+    assert line["mean"] == 2.0 and line["mean_seed_std"] == pytest.approx(2 ** 0.5)
+    best = result.best()
+    assert (best["reward_mode"], best["seed"], best["mean"]) == ("line", 1, 3.0)
+    folder = tmp_path / "curve"
+    folder.mkdir()
+    (folder / "curve.csv").write_text("step,eval_score\n100,1.0\n200,\n300,5.0\n400,\n")
+    assert _last_eval(folder) == 5.0

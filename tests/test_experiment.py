@@ -1277,3 +1277,31 @@ def test_potential_shaping_takes_a_minibatch_size(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "minibatch_size=20000: expected at most num_envs * num_steps = 12800" in err, err
     assert not (tmp_path / "big" / "runs").exists()
+
+
+def test_reward_shaping_analysis_spreads_over_seeds_by_n_minus_1_and_counts_ties_apart(tmp_path):
+    """The seed spread is the sample standard deviation over the seeds' means, and deals where both conditions score
+    the same count for neither (an audit changed each unseen)."""
+    from agents.experiments.reward_shaping import ExperimentConfig, analyse
+
+    cfg = ExperimentConfig(systems=["american", "english"], reward_modes=["line"], seeds=[0, 1])
+    from collections import defaultdict
+
+    (tmp_path / "curve.csv").write_text("step,eval_score,seconds\n100,1.0,1.0\n")
+    runs = [{"spec": f"{s}-{seed}", "system": s, "mode": "line", "dir": str(tmp_path)}
+            for s in ("american", "english") for seed in (0, 1)]
+    table = {"american-0": [10, 20, 30], "american-1": [14, 20, 30],  # seed means 20 and 21.33
+             "english-0": [10, 20, 31], "english-1": [14, 20, 29]}  # per deal, seeds averaged: 12 20 30 both
+
+    class Scores:
+        def scores(self, spec, system=None):
+            return dict(enumerate(table[spec]))
+
+        def hand_frequencies(self):
+            return {spec: {kind: defaultdict(float) for kind in ("all", "rows", "columns")} for spec in table}
+
+    result = analyse(cfg, runs, Scores())
+    american = next(r for r in result["table"] if r["train_system"] == "american")
+    assert american["american_seed_sd"] == pytest.approx(np.std([20.0, 64 / 3], ddof=1))
+    pair = next(p for p in result["paired"] if p["eval_system"] == "american")
+    assert pair["mean_diff"] == 0 and pair["a_better"] == pair["b_better"] == 0 and pair["deals"] == 3

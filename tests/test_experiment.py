@@ -224,8 +224,15 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
     result = compare_trainers(str(tmp_path), timesteps=832, algos=("fast-ppo",), games=4, eval_points=2,
                               progress=False, train_options={"fast-ppo": TINY_TRAIN})
     row = result["rows"][0]
-    assert row["errors"] == 0 and row["games"] == 4 and row["curve"]["step"] and row["steps_per_second"] > 0
+    assert row["errors"] == 0 and row["games"] == 4 and row["curve"]["step"]
+    assert row["steps_per_second"] == pytest.approx(row["steps"] / row["seconds"])
     assert (tmp_path / "trainer_curves.png").is_file() and "| fast-ppo |" in (tmp_path / "comparison.md").read_text()
+    # the common deals are the harness's deals of seed + 1 (seed 0 here), as comparison.md says
+    from agents.evaluation import deal_deck
+    from pokersquares_env.cards import parse_card
+
+    games = [json.loads(line) for line in (tmp_path / "evaluation" / "games.jsonl").read_text().splitlines()]
+    assert [[parse_card(c) for c in g["deck"]] for g in games] == [list(deal_deck(1, i)) for i in range(4)]
     with pytest.raises(ValueError, match="a2c"):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
 

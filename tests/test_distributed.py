@@ -422,6 +422,9 @@ def test_task_cpus_beyond_the_ray_session_are_refused(monkeypatch, caplog):
     assert asked == {"ensure_ray": [(None, 2)], "shutdown": 1}
     with pytest.raises(ValueError, match=r"the 2 CPUs of the embedded Ray \(jobs=1: all cores\)"):
         prepare(["greedy"], cpus_per_task=3)
+    asked = _fake_ray(monkeypatch, cpus=2.0, open_=False)
+    prepare(["greedy"])  # jobs=1 (the default) starts Ray on every core: no CPU count is passed to it
+    assert asked["ensure_ray"] == [(None, None)]
     # a cluster joined by address, or a session joined to one, may grow (autoscaling): a warning only
     for address, open_, local in (("10.0.0.1:6379", False, True), (None, True, False)):
         asked = _fake_ray(monkeypatch, cpus=2.0, open_=open_, local=local)
@@ -609,9 +612,14 @@ def test_agents_added_with_register_agent_play_on_ray(local_ray):
 @requires_ray
 def test_an_agent_a_ray_worker_cannot_load_fails_its_deals_saying_why():
     from agents.distributed import _play_chunk
+    from agents.evaluation import deal_deck
+    from pokersquares_env.cards import parse_card
 
     records = list(_play_chunk("lost", [0, 1], {"seed": 1}, ("lost", b"not a pickle", "params")))
     assert [r["deal"] for r in records] == [0, 1]
+    for r in records:  # each failed deal's record holds that deal's deck (an audit dealt seed + 1's unseen)
+        deck = [c if isinstance(c, int) else parse_card(c) for c in r["deck"]]
+        assert tuple(deck) == deal_deck(1, r["deal"])
     assert all(r["error"].startswith("could not build agent 'lost': the callable register_agent was given for 'lost' "
                                      "cannot be loaded on this Ray worker (") for r in records)
 
@@ -739,3 +747,47 @@ def test_when_ray_gives_up_the_error_names_every_deal_left_without_a_record(monk
     assert text.startswith("agent 'greedy': deals [10, 11, 12, 13, 14] could not be played on Ray after 0 "
                            "resubmissions")
     assert text.endswith("the evaluation stopped there, with no records for agent 'greedy' deals 0-19"), text
+
+
+def test_a_chunk_that_loses_its_worker_once_is_played_again_within_its_retries(monkeypatch):
+    """``retries=1``: a chunk whose worker dies once is sent again and its games come back; with ``retries=0`` the
+    same failure stops the evaluation, saying so (Ray faked, as above)."""
+    import types
+
+    import agents.distributed as distributed
+    from agents.evaluation import WorkerLostError
+
+    class FakeRayError(Exception):
+        pass
+
+    failures = {"left": 1}
+
+    class Gen:
+        def __init__(self, deals):
+            self.deals = list(deals)
+
+        def __next__(self):
+            if not self.deals:
+                raise StopIteration
+            return self.deals.pop(0)
+
+    def get(ref):
+        if ref == 12 and failures["left"]:
+            failures["left"] -= 1
+            raise FakeRayError("worker died")
+        return {"deal": ref}
+
+    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+        remote=lambda spec, deals, config, entry: Gen(deals)))
+    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=FakeRayError),
+                                 wait=lambda gens, num_returns=1: (list(gens)[:1], list(gens)[1:]), get=get,
+                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
+    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
+    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    tasks = [("greedy", list(range(lo, lo + 5)), {"seed": 0}) for lo in (0, 5, 10)]
+    records = [r for batch in distributed.run_chunks(tasks, retries=1) for r in batch]
+    assert sorted(r["deal"] for r in records) == list(range(15))
+    failures["left"] = 1
+    with pytest.raises(WorkerLostError, match="after 0 resubmissions"):
+        list(distributed.run_chunks(tasks, retries=0))

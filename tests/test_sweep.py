@@ -158,6 +158,13 @@ def test_an_unfinished_retrain_beside_a_stale_record_resumes(tmp_path, monkeypat
     with pytest.raises(RuntimeError, match="interrupted at step 100"):
         run_trial({"seed": 0}, sweep)
     assert calls == [{"resume": True, "overwrite": False}]
+    # a checkpoint of another config (another learning rate) is not continued: that trial starts over
+    TrainConfig.from_dict({**FAST, "seed": 0, "out": str(folder), "progress": False, "learning_rate": 0.005}).save(
+        folder / "config.json")
+    calls.clear()
+    with pytest.raises(RuntimeError, match="interrupted at step 100"):
+        run_trial({"seed": 0}, sweep)
+    assert calls == [{"resume": False, "overwrite": True}]
 
 
 @pytest.mark.parametrize("stale", [True, False])

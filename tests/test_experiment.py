@@ -1312,3 +1312,24 @@ def test_reward_shaping_analysis_spreads_over_seeds_by_n_minus_1_and_counts_ties
     assert american["american_seed_sd"] == pytest.approx(np.std([20.0, 64 / 3], ddof=1))
     pair = next(p for p in result["paired"] if p["eval_system"] == "american")
     assert pair["mean_diff"] == 0 and pair["a_better"] == pair["b_better"] == 0 and pair["deals"] == 3
+
+
+def test_a_reward_shaping_run_short_of_its_last_update_is_unfinished(tmp_path):
+    """A run counts as finished only with every update of its budget taken (its steps rounded up to whole
+    rollouts); one update short, it is trained again (an audit let it count as finished, unseen)."""
+    from agents.config import point_table
+    from agents.experiments.reward_shaping import _finished
+
+    cfg = ExperimentConfig(out=str(tmp_path), train_options=TINY_TRAIN)
+    tc = cfg.train_config("american", "line", 0)
+    resolved = tc.resolved()
+    batch = resolved.num_envs * resolved.num_steps
+    needed = -(-resolved.timesteps // batch) * batch
+    folder = tmp_path / "run"
+    folder.mkdir()
+    resolved.save(folder / "config.json")
+    (folder / "model.pt").write_bytes(b"x")
+    (folder / "point_system.json").write_text(json.dumps(point_table("american")))
+    for steps, finished in ((needed, True), (needed - batch, False)):
+        (folder / "progress.json").write_text(json.dumps({"steps": steps, "seconds": 1, "episodes": 1}))
+        assert _finished(folder, tc) == finished, steps

@@ -55,7 +55,7 @@ def _capture_tuner(monkeypatch):
     return captured
 
 
-def _draws(tmp_path, monkeypatch, space, samples):
+def _draws(tmp_path, monkeypatch, space, samples, search_seed=0):
     """The trial configs ``run_sweep`` would give Ray Tune for ``space`` (stopped at the Tuner; nothing trains)."""
     pytest.importorskip("ray.tune")
 
@@ -64,8 +64,18 @@ def _draws(tmp_path, monkeypatch, space, samples):
     captured = _capture_tuner(monkeypatch)
     with pytest.raises(_Stop):
         run_sweep({"name": "draws", "out": str(tmp_path / "sw"), "train": {"algo": "fast-ppo"}, "space": space,
-                   "samples": samples, "search_seed": 0}, verbose=0)
+                   "samples": samples, "search_seed": search_seed}, verbose=0)
     return tune_trial_configs(captured, tmp_path)
+
+
+def test_the_search_seed_sets_the_random_draws(tmp_path, monkeypatch):
+    """The same search_seed draws the same options again; another draws others (an audit ignored it unseen)."""
+    space = {"learning_rate": {"loguniform": [1e-4, 3e-3]}, "seed": [0]}
+    first = _draws(tmp_path / "a", monkeypatch, space, samples=2, search_seed=0)
+    again = _draws(tmp_path / "b", monkeypatch, space, samples=2, search_seed=0)
+    other = _draws(tmp_path / "c", monkeypatch, space, samples=2, search_seed=1)
+    rates = [[d["learning_rate"] for d in draws] for draws in (first, again, other)]
+    assert rates[0] == rates[1] and rates[0] != rates[2]
 
 
 # --------------------------------------------------------------------------- random draws shared by the grid

@@ -346,3 +346,19 @@ def test_six_cards_are_not_a_hand():
     for call in (score_hand, hand_category):
         with pytest.raises(ValueError, match="hand has 6 cards: expected at most 5"):
             call("As Ks Qs Js Ts 9s")
+
+
+def test_spellings_of_first_cells_hands_and_a_joker_beyond_the_rules():
+    """Names are read as documented whatever their case, spaces, hyphens or underscores (an audit found each
+    spelling untested), and a deck holding a joker the rules do not have is refused, naming it."""
+    from pokersquares_env.scoring import POINT_SYSTEMS, HandCategory, point_system
+
+    assert Rules(first_cell="Center").first_cell == 12 and Rules(first_cell=" TOP-LEFT ").first_cell == 0
+    assert Rules(first_cell="top_left").first_cell == 0
+    assert Rules.parse("first_cell=top_left") == Rules(first_cell="top-left")
+    assert HandCategory.from_key("Full-House") is HandCategory.FULL_HOUSE
+    hyphens = {k.replace("_", "-"): v for k, v in POINT_SYSTEMS["american"].items()}
+    assert point_system({"name": "hyphens", "points": hyphens}).points == point_system("american").points
+    with pytest.raises(ValueError, match="53"):
+        PokerSquaresGame(Rules(jokers=1)).check_deck(list(range(52)) + [53])
+    PokerSquaresGame(Rules(jokers=1)).check_deck(list(range(52)) + [52])

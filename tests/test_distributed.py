@@ -703,43 +703,54 @@ def test_a_finished_trial_is_reused_only_with_the_same_training_options(tmp_path
     assert run_trial({"seed": 0}, sweep)["reused"] is False
 
 
+class _FakeRayError(Exception):
+    pass
+
+
+class _FakeStream:
+    """A stand-in for a Ray streaming task: yields its deals as the "references" ``get`` turns into records."""
+
+    def __init__(self, deals):
+        self.deals = list(deals)
+
+    def __next__(self):
+        if not self.deals:
+            raise StopIteration
+        return self.deals.pop(0)
+
+
+def _fake_streaming_ray(monkeypatch, get, wait=lambda gens, num_returns=1: (list(gens)[:1], list(gens)[1:])):
+    """agents.distributed.run_chunks on a faked Ray whose tasks stream their deals through ``get``."""
+    import types
+
+    import agents.distributed as distributed
+
+    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+        remote=lambda spec, deals, config, entry: _FakeStream(deals)))
+    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=_FakeRayError), wait=wait, get=get,
+                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
+    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
+    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    return distributed
+
+
 def test_when_ray_gives_up_the_error_names_every_deal_left_without_a_record(monkeypatch):
     """An audit found that a chunk out of resubmissions stopped the evaluation naming only its own deals, while the
     chunks still running or queued were cancelled without a word (the local back end names them all).  Ray is faked
     here: the chunk of deals 10-14 always loses its worker."""
-    import types
-
-    import agents.distributed as distributed
     from agents.evaluation import WorkerLostError
-
-    class FakeRayError(Exception):
-        pass
-
-    class Gen:
-        def __init__(self, deals):
-            self.deals = list(deals)
-
-        def __next__(self):
-            if not self.deals:
-                raise StopIteration
-            return self.deals.pop(0)
 
     def get(ref):
         if 10 <= ref < 15:
-            raise FakeRayError("worker died")
+            raise _FakeRayError("worker died")
         return {"deal": ref}
 
     def wait(gens, num_returns=1):  # the failing chunk first, while the others are still running
         gens = sorted(gens, key=lambda g: not any(10 <= d < 15 for d in g.deals))
         return gens[:1], gens[1:]
 
-    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
-        remote=lambda spec, deals, config, entry: Gen(deals)))
-    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=FakeRayError), wait=wait, get=get,
-                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
-    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
-    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
-    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    distributed = _fake_streaming_ray(monkeypatch, get, wait)
     tasks = [("greedy", list(range(lo, lo + 5)), {"seed": 0}) for lo in (0, 5, 10, 15)]
     with pytest.raises(WorkerLostError) as caught:
         list(distributed.run_chunks(tasks, retries=0))
@@ -752,39 +763,17 @@ def test_when_ray_gives_up_the_error_names_every_deal_left_without_a_record(monk
 def test_a_chunk_that_loses_its_worker_once_is_played_again_within_its_retries(monkeypatch):
     """``retries=1``: a chunk whose worker dies once is sent again and its games come back; with ``retries=0`` the
     same failure stops the evaluation, saying so (Ray faked, as above)."""
-    import types
-
-    import agents.distributed as distributed
     from agents.evaluation import WorkerLostError
 
-    class FakeRayError(Exception):
-        pass
-
     failures = {"left": 1}
-
-    class Gen:
-        def __init__(self, deals):
-            self.deals = list(deals)
-
-        def __next__(self):
-            if not self.deals:
-                raise StopIteration
-            return self.deals.pop(0)
 
     def get(ref):
         if ref == 12 and failures["left"]:
             failures["left"] -= 1
-            raise FakeRayError("worker died")
+            raise _FakeRayError("worker died")
         return {"deal": ref}
 
-    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
-        remote=lambda spec, deals, config, entry: Gen(deals)))
-    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=FakeRayError),
-                                 wait=lambda gens, num_returns=1: (list(gens)[:1], list(gens)[1:]), get=get,
-                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
-    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
-    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
-    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    distributed = _fake_streaming_ray(monkeypatch, get)
     tasks = [("greedy", list(range(lo, lo + 5)), {"seed": 0}) for lo in (0, 5, 10)]
     records = [r for batch in distributed.run_chunks(tasks, retries=1) for r in batch]
     assert sorted(r["deal"] for r in records) == list(range(15))

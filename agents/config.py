@@ -183,16 +183,17 @@ def _dqn_iterations(cfg: "TrainConfig") -> tuple[int, int]:
 
 
 def dqn_min_timesteps(cfg: "TrainConfig") -> int:
-    """The fewest steps a dqn run of ``cfg`` (validated) must take to train: past ``learning_starts`` and through the
-    first iteration after them that trains (what :func:`check_dqn_budget` asks of ``timesteps``), in whole iterations
-    of ``num_envs`` steps."""
+    """The fewest steps a dqn run of ``cfg`` (validated) must take to train, in whole iterations of ``num_envs``
+    steps: through the first iteration that trains once ``learning_starts`` steps are taken (what
+    :func:`check_dqn_budget` asks of ``timesteps``).  ``agents.dqn`` trains after its iteration k (1, 2, ...;
+    k * num_envs steps taken) when k * num_envs >= learning_starts and k % num_steps == 0."""
     n, every = _dqn_iterations(cfg)
     return -(-max(1, -(-cfg.learning_starts // n)) // every) * every * n
 
 
 def check_dqn_budget(cfg: "TrainConfig", advice: str | None = None) -> None:
     """Refuse a dqn config (validated) whose run ends before ``learning_starts`` steps, or before the first iteration
-    that trains once they are taken (``agents.dqn`` trains after the iteration whose steps reach ``learning_starts``) (every ``num_steps`` iterations of ``num_envs`` steps): it would take no gradient step.
+    that trains once they are taken (:func:`dqn_min_timesteps`): it would take no gradient step.
     Checked by :func:`agents.train.train` before anything is written (not by :meth:`TrainConfig.validate`, so that a
     config validated for something else than training it -- an experiment's, a sweep's -- is not refused).
     ``advice`` replaces the message's closing advice (the options of ``pokersquares train``), for a command with
@@ -206,14 +207,12 @@ def check_dqn_budget(cfg: "TrainConfig", advice: str | None = None) -> None:
             f"learning_starts={cfg.learning_starts}: dqn learns only once learning_starts steps are taken, and the run "
             f"takes {steps:,} (timesteps={cfg.timesteps}), so it would train nothing: expected learning_starts at most "
             f"the steps of the run ({advice or 'lower --learning-starts or raise --timesteps'})")
-    # agents.dqn trains after its iteration k (1, 2, ...; k * num_envs steps taken) when k * num_envs >= learning_starts
-    # and k % num_steps == 0: the first such k must come within the run's iterations
-    first = -(-max(1, -(-cfg.learning_starts // n)) // every) * every
-    if first > steps // n:
+    least = dqn_min_timesteps(cfg)  # the first training iteration must come within the run's iterations
+    if least > steps:
         raise ConfigError(
             f"num_steps={every}: dqn trains every num_steps iterations of num_envs={n} steps once learning_starts="
-            f"{cfg.learning_starts} steps are taken, first after {first * n:,} steps, and the run takes {steps:,} "
-            f"(timesteps={cfg.timesteps}), so it would train nothing: expected a run of at least {first * n:,} steps "
+            f"{cfg.learning_starts} steps are taken, first after {least:,} steps, and the run takes {steps:,} "
+            f"(timesteps={cfg.timesteps}), so it would train nothing: expected a run of at least {least:,} steps "
             f"({advice or 'lower --num-steps or --learning-starts, or raise --timesteps'})")
 
 

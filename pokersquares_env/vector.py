@@ -580,9 +580,6 @@ class PokerSquaresVectorEnv(VectorEnv):
         else:
             resetting, rows = None, self._ids
         cells = actions[rows] if resetting is not None else actions
-        # The step's fresh observation (copy=True): the compiled kernels fill its rows as they update them,
-        # instead of a copy of the whole buffer at the end (a 2 MB array at N=4096, which no longer fits the cache).
-        out = np.empty_like(self._obs) if self.copy and self._kernels is not None else None
 
         illegal = illegal_reasons = None
         if self._kernels is not None and not self._kernels.count_illegal(rows, cells, self._mask):
@@ -597,6 +594,9 @@ class PokerSquaresVectorEnv(VectorEnv):
             illegal, illegal_reasons = rows[bad], reasons
             rows, cells = rows[legal], cells[legal]
 
+        # The step's fresh observation (copy=True): the compiled kernels fill its rows as they update them,
+        # instead of a copy of the whole buffer at the end (a 2 MB array at N=4096, which no longer fits the cache).
+        out = np.empty_like(self._obs) if self.copy and self._kernels is not None else None
         points, finished = self._advance(rows, cells, out)
         if self.reward_mode == "line":
             if rows is self._ids:

@@ -393,6 +393,17 @@ def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
     return Path(cfg.out).resolve() / "trials" / f"{slug}-{digest}"
 
 
+def _trial_order(params: dict[str, Any]) -> tuple:
+    """The sort key listing trials by their varied options in the config's order: numbers by value (seed 2 before
+    seed 10), other values by their JSON text, numbers before other values of the same option."""
+    def key(v: Any) -> tuple:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, float(v), "")
+        return (1, 0.0, json.dumps(v, sort_keys=True, default=repr))
+
+    return tuple(key(v) for v in params.values())
+
+
 def _read_done(folder: Path) -> dict[str, Any] | None:
     """A finished trial's record (``sweep_trial.json``), or None when the trial is not done: no file, or one that is
     damaged -- not a JSON object with ``status: done`` and a ``metrics`` object -- so the trial is trained again."""
@@ -899,7 +910,7 @@ def run_sweep(
         print(f"sweep: {repeats} random draw(s) repeated the options of another trial; each such trial is listed and "
               f"counted once (its run folder trained once)", file=sys.stderr)
     trials = list(unique.values())
-    trials.sort(key=lambda t: json.dumps(list(t["params"].values())))
+    trials.sort(key=lambda t: _trial_order(t["params"]))  # whatever order Ray Tune returned them in
     result = SweepResult(config, trials)
     result.save(plots=plots)
     return result

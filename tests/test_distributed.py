@@ -576,6 +576,12 @@ def test_trial_folders_are_stable_and_distinct():
     assert a == trial_folder(cfg, {"learning_rate": 0.0015, "seed": 0})
     assert a != trial_folder(cfg, {"seed": 0, "learning_rate": 0.00150001})  # shown alike, kept apart by the digest
     assert a.name.startswith("seed=0,learning_rate=0.0015-")
+    # a long value: the name keeps its first 150 characters, then the digest of all of it tells two such trials apart
+    long = SweepConfig(name="t", out="o", space={"agent": ["x"]})
+    b, c = (trial_folder(long, {"agent": "e" * 300 + end}) for end in "bc")
+    slug, digest = b.name.rsplit("-", 1)
+    assert slug == "agent=" + "e" * 144 and len(digest) == 8 and b.parent == c.parent
+    assert b != c and c.name.startswith(slug + "-")
 
 
 def test_unreachable_address_fails_fast_with_a_clear_error():

@@ -700,6 +700,11 @@ def test_an_older_experiment_folder_is_recognised_by_its_contents(tmp_path):
                                     (rs, "potential-shaping", potential_shaping._older_root)):
         with pytest.raises(ValueError, match=f"is not a folder of the {experiment} experiment"):
             check_own_root(path, experiment, older)
+    # contents an older tune-tables run would have, but a mark that names another experiment: the mark decides
+    (tt / "experiment.json").write_text(json.dumps({"written_by": "pokersquares experiment reward-shaping"}))
+    with pytest.raises(ValueError, match="is not a folder of the tune-tables experiment \\(its experiment.json names "
+                                         "'pokersquares experiment reward-shaping'"):
+        check_own_root(tt, "tune-tables", tune_tables._older_root)
     (tmp_path / "empty").mkdir()
     check_own_root(tmp_path / "empty", "reward-shaping")  # new or empty: its own from now on
     check_own_root(tmp_path / "new", "reward-shaping")

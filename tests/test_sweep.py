@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -420,6 +421,39 @@ def test_repeated_draws_count_as_reused_only_when_every_draw_reused_the_folder(t
     monkeypatch.setattr(tune, "Tuner", FakeTuner)
     [trial] = run_sweep(config, verbose=0, plots=False).trials
     assert trial["draws"] == 2 and trial["reused"] is False
+
+
+def test_trials_are_listed_by_their_options_whatever_order_ray_returns_them_in(tmp_path, monkeypatch):
+    """Tune returns trials in the order they finished; the summary lists them by their varied options, in the config's
+    order of options, numbers by value (seed 2 before seed 10, which text order would reverse)."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import run_sweep
+
+    config = {"name": "order", "out": str(tmp_path / "sw"), "train": _fixed({"learning_rate": 0, "seed": 0}),
+              "space": {"learning_rate": [0.01, 0.002], "seed": [10, 2]}}
+    finished = [{"learning_rate": lr, "seed": seed} for lr, seed in ((0.01, 2), (0.002, 10), (0.01, 10), (0.002, 2))]
+
+    class FakeTuner:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):
+            return [types.SimpleNamespace(config=c, metrics={}, error=RuntimeError("x")) for c in finished]
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", FakeTuner)
+    result = run_sweep(config, verbose=0, plots=False)
+    expected = [{"learning_rate": 0.002, "seed": 2}, {"learning_rate": 0.002, "seed": 10},
+                {"learning_rate": 0.01, "seed": 2}, {"learning_rate": 0.01, "seed": 10}]
+    assert [t["params"] for t in result.trials] == expected
+    summary = json.loads((tmp_path / "sw" / "summary.json").read_text())
+    assert [{k: r[k] for k in ("learning_rate", "seed")} for r in summary["trials"]] == expected
+    with open(tmp_path / "sw" / "summary.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["learning_rate"], r["seed"]) for r in rows] == [("0.002", "2"), ("0.002", "10"), ("0.01", "2"),
+                                                               ("0.01", "10")]
 
 
 def test_plots_draw_the_ranking_metric(tmp_path, monkeypatch):

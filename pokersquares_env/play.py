@@ -46,7 +46,7 @@ from pokersquares_env.scoring import points_level
 from pokersquares_env.text import fmt_points as _fmt
 from pokersquares_env.text import signed_points as _signed
 
-HELP = "Play Poker Squares at the terminal (with hints from an agent, or against one)."
+HELP = "play Poker Squares at the terminal (with hints from an agent, or against one)"
 
 _QUIT = {"q", "quit", "exit"}
 _HELP_WORDS = {"h", "help", "?"}

@@ -37,7 +37,7 @@ from pokersquares_env.text import signed_points
 MIN_DELAY_MS, MAX_DELAY_MS = 10, 655_350
 MIN_FPS, MAX_FPS = 1000 / MAX_DELAY_MS, 1000 / MIN_DELAY_MS
 
-HELP = "Replay a game record: print it move by move, or render it to an animated GIF or a final PNG."
+HELP = "replay a game record: print it move by move, or render it to an animated GIF or a final PNG"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

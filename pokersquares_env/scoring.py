@@ -263,9 +263,7 @@ def _achievable(t: int, k: int, pairs: int, win: int, flushable: int) -> int:
     # always take a suit that breaks a flush and (with >= 8 unused ranks) a rank
     # that breaks a straight, so every rank-group pattern is reachable as such.
     mask = 0
-    for grown in _with_jokers(pattern, k):
-        if t < 5 and grown[0] == 3 and len(grown) > 1 and grown[1] == 2:
-            continue  # impossible: a partial line has < 5 cards
+    for grown in _with_jokers(pattern, k):  # t cards in all: a full house only in a complete line
         mask |= 1 << _pair_category(grown)
     if t == 5:
         if pairs == 0 and win:

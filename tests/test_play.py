@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -21,12 +22,15 @@ PROMPT = r"Place \S+ on \(a-e 1-5, h help, q quit\): "
 
 
 def spawn(*args: str, env: dict | None = None) -> pexpect.spawn:
-    """``python -m pokersquares_env play ARGS`` in an 80x24 pseudo-terminal."""
+    """``python -m pokersquares_env play ARGS`` in an 80x24 pseudo-terminal, with Ctrl-C's default disposition: pytest
+    started as a background job of a non-interactive shell inherits SIGINT ignored, and so would the game (Python then
+    installs no KeyboardInterrupt handler), as a person's game started that way would."""
     environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     environ.update(env or {})
     return pexpect.spawn(
         sys.executable, ["-m", "pokersquares_env", "play", *args], cwd=ROOT, env=environ,
         encoding="utf-8", timeout=60, dimensions=(24, 80),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

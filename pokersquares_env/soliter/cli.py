@@ -15,7 +15,7 @@ import time
 
 from pokersquares_env.cli import int_at_least, int_between, positive_float, seed_arg
 
-HELP = "Soliter (Baker's Game) and its variants: show a deal, solve it, benchmark the solver, or play"
+HELP = "the Soliter solitaire (Baker's Game) and its variants: show a deal, solve it, benchmark the solver, or play"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

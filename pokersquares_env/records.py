@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -554,12 +555,22 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     return GameRecord.from_dict(data, source=path)
 
 
-def _read_text(path: str) -> str:
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, as decoded with surrogateescape
+
+
+def _read_text(path: str, *, jsonl: bool = False) -> str:
+    """The file's text (newlines translated as text mode does).  Bytes that are not UTF-8 are a :class:`RecordError`,
+    unless ``jsonl``: a JSONL file keeps them as lone surrogates, so that only the lines holding them (a write cut
+    short in the middle of a suit symbol) are damaged, and :func:`_record_of_line` names those lines."""
+    with open(path, "rb") as fh:
+        data = fh.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
+        if not jsonl:
+            raise RecordError(f"{path}: not UTF-8 text: {exc}") from None
+        text = data.decode("utf-8", "surrogateescape")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _jsonl_lines(text: str) -> list[tuple[int, str]]:
@@ -568,6 +579,9 @@ def _jsonl_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _record_of_line(path: str, text: str, lineno: int, line: str) -> GameRecord:
+    if _NOT_UTF8.search(line):
+        raise RecordError(f"{path}:{lineno}: not UTF-8 text (a write cut short, or damaged bytes): expected a game "
+                          f"record object on each line")
     try:
         data = json.loads(line, object_pairs_hook=_record_object)
     except json.JSONDecodeError as exc:
@@ -592,7 +606,7 @@ def load_records(path: str | os.PathLike, *, skip_bad: bool = False) -> list[Gam
     import warnings
 
     path = os.fspath(path)
-    text = _read_text(path)
+    text = _read_text(path, jsonl=True)
     out = []
     for lineno, line in _jsonl_lines(text):
         try:
@@ -617,15 +631,16 @@ def read_record(path: str | os.PathLike, index: int = 0) -> GameRecord:
     path = os.fspath(path)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise RecordError(f"{path}: index {index!r}: expected an integer")
-    text = _read_text(path)
-    try:
-        whole = json.loads(text, object_pairs_hook=_record_object)
-    except _KeyTwice as exc:
-        if not path.lower().endswith(".jsonl"):  # a JSONL file's lines are each read (and named) alone, below
-            raise RecordError(f"{path}: {exc}") from None
-        whole = None
-    except (ValueError, RecursionError):
-        whole = None
+    text = _read_text(path, jsonl=path.lower().endswith(".jsonl"))
+    whole = None
+    if not _NOT_UTF8.search(text):  # else a JSONL file with a damaged line: only that line is refused, below
+        try:
+            whole = json.loads(text, object_pairs_hook=_record_object)
+        except _KeyTwice as exc:
+            if not path.lower().endswith(".jsonl"):  # a JSONL file's lines are each read (and named) alone, below
+                raise RecordError(f"{path}: {exc}") from None
+        except (ValueError, RecursionError):
+            pass
     if isinstance(whole, dict):
         if index not in (0, -1):
             raise RecordError(f"{path}: --index {index} is out of range: the file holds one record (a JSON object)")

@@ -226,6 +226,38 @@ def test_a_damaged_jsonl_line_hides_no_other_record(tmp_path):
     assert read_record(path, -1).seed == 4 and path.read_bytes().startswith(before)
 
 
+def test_a_jsonl_line_cut_inside_a_suit_symbol_hides_no_other_record(tmp_path):
+    """An audit found a write cut short in the middle of a multi-byte suit symbol made the whole file "not UTF-8
+    text": only that line is damaged; a bad byte in a single-record file still refuses the file."""
+    path = tmp_path / "games.jsonl"
+    for seed in (1, 2):
+        game, state = play_random(seed)
+        append_record(GameRecord.from_game(game, state, seed=seed), path)
+    data = path.read_bytes()
+    cut = data.index("♠".encode()) + 1
+    path.write_bytes(data + data[:cut])  # a third line, cut inside the symbol's bytes
+    assert read_record(path, 0).seed == 1 and read_record(path, -2).seed == 2
+    with pytest.raises(RecordError, match=r"games.jsonl:3: not UTF-8 text"):
+        read_record(path, 2)
+    with pytest.raises(RecordError, match=r"games.jsonl:3: not UTF-8 text"):
+        load_records(path)
+    with pytest.warns(RuntimeWarning, match=r"skipped a damaged record: .*games.jsonl:3: not UTF-8 text"):
+        assert [r.seed for r in load_records(path, skip_bad=True)] == [1, 2]
+    # the damaged bytes in the middle of an otherwise whole line: that line only
+    middle = data.index("♠".encode())
+    path.write_bytes(data[:middle] + b"\xff" + data[middle + 1:])
+    with pytest.raises(RecordError, match=r"games.jsonl:1: not UTF-8 text"):
+        read_record(path, 0)
+    assert read_record(path, 1).seed == 2
+    single = tmp_path / "one.json"
+    save_record(GameRecord.from_game(*play_random(3), seed=3), single)
+    text = single.read_bytes()
+    single.write_bytes(text[:20] + b"\xff" + text[20:])
+    for read in (read_record, load_record):
+        with pytest.raises(RecordError, match=r"one.json: not UTF-8 text"):
+            read(single)
+
+
 def test_a_record_file_is_told_by_its_content(tmp_path):
     """A pretty-printed record saved under a .jsonl name (as `play --record x.jsonl` used to write) and a .JSONL
     name in capitals used to be refused or misread by replay's extension check."""
@@ -389,7 +421,8 @@ def test_bad_card_rejected(tmp_path, record_dict):
 
 
 @pytest.mark.parametrize("value, message", [(9.5, "9.5 is not a card"), (True, "True is not a card"),
-                                            (99, "card code 99 out of range: expected 0..53")])
+                                            (99, "card code 99 out of range: expected 0..53"),
+                                            (54, "card code 54 out of range: expected 0..53")])
 def test_non_card_numbers_rejected(record_dict, value, message):
     bad = json.loads(json.dumps(record_dict))
     bad["deck"][0] = value
@@ -420,7 +453,7 @@ def test_a_point_system_path_in_a_record_is_not_opened(tmp_path, record_dict):
 def test_jsonl_that_is_not_utf8_is_a_record_error(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_bytes(b"\xff\n")
-    with pytest.raises(RecordError, match="x.jsonl: not UTF-8"):
+    with pytest.raises(RecordError, match="x.jsonl:1: not UTF-8"):  # the line holding the bytes is named
         load_records(path)
     path.write_text('\n{"format": 1,}\n')
     with pytest.raises(RecordError, match=r"x.jsonl:2: not valid JSON \(column"):
@@ -1428,3 +1461,209 @@ def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path)
     save_gif(record, str(tmp_path / "game.gif"), fps=1.5)
     with Image.open(tmp_path / "game.gif") as gif:
         assert gif.info["loop"] == 0
+
+
+# ---- found by a mutation audit of records.py and wrappers.py ---------------------------------------------------
+
+
+@pytest.mark.parametrize("bits, ok", [(1024, True), (1025, False)])
+def test_a_record_holds_seeds_of_up_to_max_seed_bits(bits, ok):
+    game, state = play_random(3)
+    seed = 2**bits - 1
+    if ok:
+        record = GameRecord.from_game(game, state, seed=seed)
+        assert GameRecord.from_dict(json.loads(json.dumps(record.to_dict()))).seed == seed
+    else:
+        with pytest.raises(RecordError, match=f"field 'seed': an integer of {bits:,} bits: expected at most 1024"):
+            GameRecord.from_game(game, state, seed=seed)
+
+
+def test_a_record_keeps_its_meta_when_the_callers_dict_changes():
+    game, state = play_random(3)
+    meta = {"run": 1}
+    record = GameRecord.from_game(game, state, meta=meta)
+    meta["run"] = 2
+    assert record.meta == {"run": 1}
+
+
+def test_a_record_without_game_or_meta_fields_loads(record_dict):
+    """"game" defaults to PokerSquares-v0 and a missing or null "meta" reads as {}."""
+    for key in ("game", "meta"):
+        data = {k: v for k, v in record_dict.items() if k != key}
+        assert GameRecord.from_dict(data).to_dict() == record_dict
+    assert GameRecord.from_dict({**record_dict, "meta": None}).meta == {}
+
+
+def test_a_record_whose_deck_is_an_object_is_refused(record_dict):
+    record_dict["deck"] = {card: 0 for card in record_dict["deck"]}
+    with pytest.raises(RecordError, match="field 'deck': expected a list of cards"):
+        GameRecord.from_dict(record_dict)
+
+
+@pytest.mark.parametrize("field, change", [
+    ("scores", lambda data: data["scores"].update(other=0)),
+    ("scores", lambda data: data["scores"].pop("english")),
+    ("hands", lambda data: data["hands"].pop()),
+    ("board", lambda data: data["board"].pop()),
+], ids=["extra score", "missing score", "short hands", "short board"])
+def test_stored_results_with_extra_or_missing_entries_are_refused(record_dict, field, change):
+    change(record_dict)
+    with pytest.raises(RecordError, match=f"field '{field}'.*placements give"):
+        GameRecord.from_dict(record_dict)
+
+
+@pytest.mark.parametrize("text", ["5", '"a record"', "null"])
+def test_a_record_file_holding_no_json_object_is_a_record_error(tmp_path, text):
+    with pytest.raises(RecordError, match="expected a JSON object"):
+        load_record(_write(tmp_path, text))
+
+
+def test_a_saved_record_file_ends_with_a_newline(tmp_path):
+    save_record(GameRecord.from_game(*play_random(3)), tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_text(encoding="utf-8").endswith("}\n")
+
+
+def test_a_save_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        save_record(GameRecord.from_game(*play_random(3)), tmp_path / "r.json")
+    assert os.listdir(tmp_path) == []
+
+
+def test_read_record_refuses_a_bool_index(tmp_path):
+    game, state = play_random(3)
+    for seed in (1, 2):
+        append_record(GameRecord.from_game(game, state, seed=seed), tmp_path / "r.jsonl")
+    with pytest.raises(RecordError, match="index True: expected an integer"):
+        read_record(tmp_path / "r.jsonl", True)
+
+
+def test_record_games_refuses_an_empty_name_prefix_when_made(tmp_path):
+    with pytest.raises(ValueError, match="name_prefix='': expected a non-empty file name prefix"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", name_prefix="")
+    assert not (tmp_path / "games").exists()
+
+
+@pytest.mark.parametrize("meta", [[], "", 0, ()])
+def test_record_games_refuses_an_empty_meta_that_is_not_a_dict(tmp_path, meta):
+    with pytest.raises(TypeError, match=re.escape(f"meta={meta!r}: expected a dict")):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", meta=meta)
+
+
+def test_record_games_keeps_its_meta_when_the_callers_dict_changes(tmp_path):
+    meta = {"run": 1}
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, meta=meta)
+    meta["run"] = 2
+    info = _play_episode(env)
+    assert load_record(info["record_path"]).meta == {"run": 1, "env": "PokerSquares-v0", "episode": 0}
+
+
+def test_record_games_marks_only_the_episode_ended_by_an_illegal_action(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0", illegal_action="penalty"), tmp_path, meta={"run": 1})
+    env.reset(seed=1)
+    env.step(0)
+    *_, info = env.step(0)  # occupied: the episode ends
+    assert "illegal_action" in load_record(info["record_path"]).meta
+    info = _play_episode(env, seed=2)
+    assert load_record(info["record_path"]).meta == {"run": 1, "env": "PokerSquares-v0", "episode": 1}
+
+
+@pytest.mark.parametrize("bits, ok", [(1024, True), (1025, False)])
+def test_record_games_takes_seeds_of_up_to_max_seed_bits(tmp_path, bits, ok):
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path)
+    seed = 2**bits - 1
+    if ok:
+        assert load_record(_play_episode(env, seed=seed)["record_path"]).seed == seed
+    else:
+        with pytest.raises(ValueError, match=f"seed: an integer of {bits:,} bits"):
+            env.reset(seed=seed)
+
+
+def test_record_games_records_no_seed_for_poker_shuffle_cards_given_in_options(tmp_path):
+    env = RecordGames(gym.make("PokerShuffle-v0", mode="arrange"), tmp_path)
+    for options, seed in (({"cards": STRAIGHTS}, None), (None, 5)):
+        _, info = env.reset(seed=5, options=options)
+        info = _play_out(env, info)
+        assert load_record(info["record_path"]).seed == seed
+
+
+def test_record_games_jsonl_only_gives_the_jsonl_path_and_ignores_json_files(tmp_path):
+    """With json_files=False the final info and ``recorded`` name the JSONL file, and a JSON file of the same
+    prefix written meanwhile does not change the episode numbers."""
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True, json_files=False)
+    (tmp_path / "game-000000.json").write_text("not mine")
+    info = _play_episode(env)
+    assert info["record_path"] == os.fspath(tmp_path / "games.jsonl") and env.recorded == [info["record_path"]]
+    assert [r.meta["episode"] for r in load_records(tmp_path / "games.jsonl")] == [0]
+
+
+def test_record_games_removes_a_jsonl_file_it_made_when_the_json_file_fails(tmp_path, monkeypatch):
+    import pokersquares_env.records as records
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=True)
+    monkeypatch.setattr(records, "save_record", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        _play_episode(env)
+    assert os.listdir(tmp_path) == []
+
+
+def test_record_games_numbers_after_the_highest_whole_jsonl_episode_skipping_damaged_lines(tmp_path):
+    game, state = play_random(3)
+    lines = tmp_path / "mixed.jsonl"
+    for episode in (5, 2):
+        append_record(GameRecord.from_game(game, state, meta={"episode": episode}), lines)
+    with open(lines, "ab") as fh:
+        fh.write(b'[1, 2]\n{"meta": 7}\n\xff\xfe\n')
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=lines, json_files=False)
+    _play_episode(env)
+    assert json.loads(lines.read_bytes().splitlines()[-1])["meta"]["episode"] == 6  # appended after the damage
+    flagged = tmp_path / "flag.jsonl"  # a meta.episode of true is not episode 1
+    append_record(GameRecord.from_game(game, state, meta={"episode": True}), flagged)
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, jsonl=flagged, json_files=False)
+    _play_episode(env)
+    assert read_record(flagged, -1).meta["episode"] == 0
+
+
+def test_record_games_numbers_after_long_file_numbers_but_not_other_files(tmp_path):
+    (tmp_path / "long").mkdir()
+    (tmp_path / "long" / "game-1234567.json").write_text("{}")
+    info = _play_episode(RecordGames(gym.make("PokerSquares-v0"), tmp_path / "long"))
+    assert os.path.basename(info["record_path"]) == "game-1234568.json"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "game-000009.json.bak").write_text("{}")
+    info = _play_episode(RecordGames(gym.make("PokerSquares-v0"), tmp_path / "other"))
+    assert os.path.basename(info["record_path"]) == "game-000000.json"
+
+
+class _BytesPath:
+    def __fspath__(self):
+        return b"games"
+
+
+@pytest.mark.parametrize("key", ["folder", "jsonl"])
+def test_record_games_refuses_a_path_object_giving_bytes(tmp_path, key, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kwargs = {"folder": "here", key: _BytesPath()}
+    with pytest.raises(TypeError, match=f"{key}=.*as text, not bytes"):
+        RecordGames(gym.make("PokerSquares-v0"), **kwargs)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_record_games_refuses_a_jsonl_it_cannot_write_when_made(tmp_path, monkeypatch, existing):
+    """Simulated (os.access) so that it holds when the tests run as root."""
+    lines = tmp_path / "locked" / "games.jsonl"
+    lines.parent.mkdir()
+    if existing:
+        append_record(GameRecord.from_game(*play_random(3)), lines)
+    locked = os.fspath(lines if existing else lines.parent)
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: os.fspath(path) != locked and access(path, mode, **kw))
+    with pytest.raises(ValueError, match="is not writable"):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=lines)

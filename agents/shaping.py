@@ -92,7 +92,11 @@ class LinePotential:
             mean = (v * c).sum(2) / np.maximum(n, 1e-9)  # visit-weighted over phases (and outs buckets)
             flat = v.mean(2)  # never-visited keys: the plain mean of their (prior-blended) values
             return cls(np.where(n > 0, mean, flat), scale, complete)
-        raise ValueError(f"shaping={kind!r}: expected one of {', '.join(SHAPINGS)}")
+        if kind == "none":  # a valid --shaping, but one with no potential to make
+            raise ValueError("shaping='none' has no potential: expected 'heuristic' or 'tables' (a caller given "
+                             "'none' shapes nothing and makes no LinePotential)")
+        raise ValueError(f"shaping={kind!r}: expected 'heuristic' or 'tables' (the potentials of --shaping "
+                         f"{', '.join(k for k in SHAPINGS if k != 'none')})")
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """``(N,)`` potentials of a batch of flat observations."""

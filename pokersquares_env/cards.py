@@ -128,7 +128,7 @@ def parse_card(text: str) -> int:
     """The code of one card written as text, e.g. ``'T♠'``, ``'10s'``, ``'Д♥'``, ``'JK'``."""
     if not isinstance(text, str):
         raise TypeError(f"card {text!r} is not a string: expected text such as 'T♠', '10s' or 'JK'")
-    token = text.strip().replace("\ufe0f", "").replace("\ufe0e", "")
+    token = _bare(text)
     if token.lower() in _JOKER_WORDS:
         return JOKERS[0]
     if token.lower() in ("jk1", "jk2"):
@@ -167,6 +167,11 @@ def parse_cards(text: str | Iterable[str], *, allow_empty: bool = False) -> list
     return assign_jokers(tokens, codes)
 
 
+def _bare(text: str) -> str:
+    """A card's text without surrounding space and the variation selectors (U+FE0F, U+FE0E) editors add."""
+    return text.strip().replace("\ufe0f", "").replace("\ufe0e", "")
+
+
 def assign_jokers(items: Sequence[Any], codes: Sequence[int]) -> list[int]:
     """``codes`` (parsed from ``items``) with each plain ``'JK'`` given a joker code no named joker takes.
 
@@ -175,7 +180,7 @@ def assign_jokers(items: Sequence[Any], codes: Sequence[int]) -> list[int]:
     the two keeps its parsed code, for the caller's duplicate check to name.
     """
     plain = [i for i, (item, c) in enumerate(zip(items, codes, strict=True))
-             if isinstance(item, str) and is_joker(c) and item.strip().lower() not in ("jk1", "jk2")]
+             if isinstance(item, str) and is_joker(c) and _bare(item).lower() not in ("jk1", "jk2")]
     out = list(codes)
     if plain:  # only integer codes can name a joker (anything else is for the caller's checks to name)
         named = {int(c) for i, c in enumerate(codes) if i not in plain and not isinstance(c, bool)

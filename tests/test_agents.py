@@ -675,3 +675,50 @@ def test_act_with_values_works_without_a_state_for_an_agent_that_reads_only_obs_
     mask = np.zeros(25, dtype=np.int8)
     mask[[3, 9]] = 1
     assert FirstLegal().act_with_values(None, {"action_mask": mask}, None, None) == (3, None)
+
+
+def test_key_after_is_the_line_key_once_the_card_is_placed():
+    """key_after (what greedy and rules look ahead with) agrees with the line as it stands after the placement, for
+    cards and jokers alike."""
+    from agents.lines import COL_OF, ROW_OF, key_after, line_key_now
+
+    game = PokerSquaresGame(Rules(jokers=2))
+    jokers_seen = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        state = game.init(game.deal(rng), validate=False)
+        while not game.is_terminal(state):
+            jokers_seen += state.card >= 52
+            for cell in game.legal_cells(state):
+                nxt, _ = game.step(state, cell)
+                for line in (ROW_OF[cell], COL_OF[cell]):
+                    assert key_after(state, line, state.card) == line_key_now(nxt, line), (seed, cell, state.card)
+            game.apply(state, int(rng.choice(game.legal_cells(state))))
+    assert jokers_seen >= 2
+
+
+def test_heuristic_line_values_follow_the_classic_strategy():
+    """Rows weigh rank groups more, columns flush chances more; chances grow with the cards a line holds; a line
+    holding a pair has no straight left; a pair, two pairs or trips may still improve."""
+    from agents.lines import KEY_FLUSH, KEY_K, KEY_PAIRS, KEY_T, KEY_WINDOW, NUM_KEYS, heuristic_values
+
+    ps = point_system("american")
+    v, base = heuristic_values(ps), ps.line_points_table
+    assert v.shape == (NUM_KEYS, 2)
+    open_ = (KEY_T > 0) & (KEY_T < 5)
+    flush_draw = open_ & (KEY_FLUSH == 1) & (KEY_PAIRS == 0) & (KEY_WINDOW == 0)
+    groups = open_ & np.isin(KEY_PAIRS, (1, 2, 3)) & (KEY_FLUSH == 0)
+    assert flush_draw.any() and (v[flush_draw, 1] > v[flush_draw, 0]).all()
+    assert groups.any() and (v[groups, 0] > v[groups, 1]).all() and (v[groups] > base[groups, None]).all()
+    key = (((KEY_T * 3 + KEY_K) * 11 + KEY_PAIRS) * 4 + KEY_WINDOW) * 2 + KEY_FLUSH  # a key from its fields
+    assert (key == np.arange(NUM_KEYS)).all()
+    grows = flush_draw & (KEY_T < 4)
+    assert (v[key[grows] + 264] > v[grows]).all()  # one card more (t + 1), the same draw
+    paired = open_ & (KEY_PAIRS > 0) & (KEY_WINDOW > 0)
+    assert paired.any() and (v[paired] == v[key[paired] - 2 * KEY_WINDOW[paired]]).all()  # window irrelevant
+    complete = KEY_T == 5
+    assert (v[complete] == base[complete, None]).all()
+    # the hand-set values themselves (mc's rollouts and the tables' prior): a two- and a four-card straight-flush draw
+    draw = (KEY_FLUSH == 1) & (KEY_WINDOW == 1) & (KEY_PAIRS == 0) & (KEY_K == 0)
+    np.testing.assert_allclose(v[draw & (KEY_T == 2)], [[5.40625, 8.65625]])
+    np.testing.assert_allclose(v[draw & (KEY_T == 4)], [[22.225, 31.325]])

@@ -171,3 +171,34 @@ def test_card_errors_name_bytes_the_empty_code_and_the_option():
         score_hand([-1, 2])  # a hand holds no empty cells
     with pytest.raises(ValueError, match=re.escape("options['cards'] holds joker code 52 but the rules allow 0")):
         PokerShuffleEnv().reset(options={"cards": list(range(24)) + [52]})
+
+
+def test_card_lists_separate_on_commas_and_slashes():
+    assert parse_cards("2c,3d/4h 5s") == [0, 14, 28, 42] == parse_cards("2c, 3d / 4h,5s")
+
+
+@pytest.mark.parametrize("text, code", [("в♣", 9), ("д♦", 10 + 13), ("к♥", 11 + 26), ("т♠", 12 + 39),
+                                        ("joker", 52), ("JOKER", 52), ("*", 52)])
+def test_lower_case_russian_ranks_and_joker_words(text, code):
+    assert parse_card(text) == code
+
+
+def test_padded_items_of_a_list_read_as_the_trimmed_text():
+    """An item with spaces around it means what the trimmed item means: an empty cell, or a named joker."""
+    assert parse_cards([" .. ", "As"], allow_empty=True) == [EMPTY, 51]
+    assert check_codes([" .. ", "As"], allow_empty=True) == [EMPTY, 51]
+    assert check_codes([" JK2 ", "JK"]) == [53, 52] == parse_cards([" JK2 ", "JK"])
+
+
+def test_a_named_joker_with_a_variation_selector_keeps_its_number_in_a_list():
+    """An audit found 'JK2' followed by U+FE0F read as joker 2 alone but renumbered to joker 1 in a list."""
+    for selector in ("\ufe0f", "\ufe0e"):
+        assert parse_card("JK2" + selector) == 53
+        assert parse_cards(["JK2" + selector]) == [53] == check_codes(["JK2" + selector])
+        assert parse_cards(["JK2" + selector, "JK"]) == [53, 52] == parse_cards("JK2" + selector + " JK")
+
+
+def test_check_codes_refuses_byte_strings():
+    for raw in (b"As", bytearray(b"As")):
+        with pytest.raises(TypeError, match="expected card text or codes"):
+            check_codes(raw)

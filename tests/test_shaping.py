@@ -60,8 +60,11 @@ def test_potential_sums_the_incomplete_lines_and_is_zero_on_full_boards():
     np.testing.assert_allclose(pot(obs), expected)
     with pytest.raises(ValueError, match=r"\(5, 2\)"):
         LinePotential(np.zeros((5, 2)))
-    with pytest.raises(ValueError, match="shaping='magic'"):
+    with pytest.raises(ValueError, match=r"shaping='magic': expected 'heuristic' or 'tables' \(the potentials of "
+                                         r"--shaping heuristic, tables\)"):
         LinePotential.make("magic", "american")
+    with pytest.raises(ValueError, match="shaping='none' has no potential: expected 'heuristic' or 'tables'"):
+        LinePotential.make("none", "american")  # it used to be refused as if 'none' were not a valid --shaping
 
 
 @settings(max_examples=20, deadline=None)
@@ -196,3 +199,78 @@ def test_discount_multiplies_the_next_potential_only():
     rewards, phi, phi_next = np.array([1.0, 2.0, 3.0]), np.array([3.0, 4.0, 5.0]), np.array([6.0, 8.0, 10.0])
     out = shaped_rewards(rewards, phi, phi_next, 0.5, np.array([True, True, False]), np.array([False, True, False]))
     np.testing.assert_allclose(out, [1.0 + 0.5 * 6.0 - 3.0, 2.0 - 4.0, 3.0])  # shaped; terminal (phi' = 0); autoreset
+
+
+def test_board_codes_need_a_batch_of_rows_at_least_a_board_wide():
+    obs = _random_game({}, seed=3, n=2)[10][0]
+    np.testing.assert_array_equal(board_codes(obs[:, : 25 * 18]), board_codes(obs))  # the board part alone reads
+    for bad in (obs[0], obs[None], obs[:, : 25 * 18 - 1]):  # one row, a 3-d stack, a truncated row
+        with pytest.raises(ValueError, match="expected"):
+            board_codes(bad)
+
+
+def test_line_values_must_be_finite():
+    values = heuristic_values(point_system("american"))
+    for bad in (np.nan, np.inf):
+        values_bad = values.copy()
+        values_bad[7, 1] = bad
+        with pytest.raises(ValueError, match="finite"):
+            LinePotential(values_bad)
+
+
+def test_table_potential_of_a_never_visited_key_is_its_plain_mean(tmp_path):
+    """Keys that training never visited keep their (prior-blended) values averaged over phases, not 0."""
+    from agents.lines import KEY_T
+    from agents.tables import tables_for
+
+    pot = LinePotential.make("tables", "american", None, 1.0, tables=None, games=2000, phases=2, features="none",
+                             cache=str(tmp_path))
+    vt = tables_for("american", None, tables=None, games=2000, phases=2, features="none", cache=str(tmp_path))
+    v, c = vt.values.reshape(vt.values.shape[0], 2, -1), vt.counts.reshape(vt.values.shape[0], 2, -1)
+    unvisited = (c.sum(2) == 0) & (KEY_T < 5)[:, None]
+    assert unvisited.sum() > 50 and (v.mean(2)[unvisited] != 0).any()
+    np.testing.assert_allclose(pot.values[unvisited], v.mean(2)[unvisited])
+
+
+def test_trainer_table_potential_is_trained_for_the_configs_rules(monkeypatch):
+    from types import SimpleNamespace
+
+    import agents.tables
+    from agents.config import TrainConfig
+    from agents.lines import NUM_KEYS
+    from agents.shaping import potential_for
+    from pokersquares_env.core import Rules
+
+    seen = []
+
+    def fake_tables_for(system, rules, **options):  # no training: the rules asked for are what is checked
+        seen.append(rules)
+        return SimpleNamespace(values=np.ones((NUM_KEYS, 2, 3)), counts=np.ones((NUM_KEYS, 2, 3)))
+
+    monkeypatch.setattr(agents.tables, "tables_for", fake_tables_for)
+    potential_for(TrainConfig(algo="fast-ppo", shaping="tables", jokers=2, placement="adjacent", first_cell=12,
+                              reward_scale=1.0))
+    assert seen == [Rules(jokers=2, placement="adjacent", first_cell=12)]
+
+
+def test_sb3_wrapper_defaults_to_no_discount_and_keeps_the_reward_dtype():
+    pytest.importorskip("stable_baselines3")
+    from agents.shaping import shape_sb3_vec_env
+    from pokersquares_env.sb3 import make_sb3_vec_env
+
+    raw, venv = make_sb3_vec_env(num_envs=2, seed=7), make_sb3_vec_env(num_envs=2, seed=7)
+    pot = LinePotential(heuristic_values(point_system("american")) + 0.5)
+    shaped = shape_sb3_vec_env(venv, pot)  # gamma=1: the shaped return is the return minus phi(first board)
+    raw.reset()
+    phi0 = pot(shaped.reset())
+    rng = np.random.default_rng(1)
+    total_raw, total = np.zeros(2), np.zeros(2)
+    for _ in range(25):
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in np.stack(shaped.env_method("action_masks"))])
+        r_raw, r = raw.step(action)[1], shaped.step(action)[1]
+        assert r.dtype == r_raw.dtype
+        total_raw += r_raw
+        total += r
+    np.testing.assert_allclose(total, total_raw - phi0, atol=1e-4)
+    raw.close()
+    shaped.close()

@@ -1430,3 +1430,176 @@ def test_a_given_deal_draws_its_redeal_seed_from_the_reset_seed():
         env.reset(seed=seed, options={"deal": deal})
         seeds.append(env.state.seed)
     assert seeds[0] == seeds[2] != seeds[1]
+
+
+# ---- pinned by a second mutation audit ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(column_size=0), r"column_size=0: expected a positive integer"),
+    (dict(deck="36", columns=6, king_foundations=True), r"king_foundations=True: expected False with a 36-card deck"),
+    (dict(stages=2), r"stages=2: expected None or 1 when redeal='none'"),
+    (dict(deal="columns", columns=3, column_size=17), r"columns=3: expected at least 4 to hold 52 cards"),
+])
+def test_option_combinations_that_cannot_be_played_are_refused_naming_the_field(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        Variant(**overrides)
+
+
+def test_the_documented_bounds_of_columns_and_stages_are_accepted():
+    """docs/soliter.md: ``columns`` 1 to 20; with ``"shuffle"``, ``stages`` at most the first deal's columns."""
+    assert SoliterGame("classic", columns=20).num_columns == 20
+    assert Variant(decks=2, redeal="shuffle", stages=8).num_stages == 8
+
+
+def test_a_column_deal_deeper_than_any_deal_is_refused():
+    game = SoliterGame("classic")
+    cols = [list(c) for c in game.deal(np.random.default_rng(0)).columns]
+    cols[0].append(cols[7].pop())  # 8 cards in column 1: the classic deal lays out at most 7
+    with pytest.raises(ValueError, match=r"deal column 1 has 8 cards: expected at most 7"):
+        game.init(cols)
+
+
+def _classic_with_first_column(col):
+    game = SoliterGame("classic")
+    others = [c for c in game.deck if c not in col]
+    state = game.deal(np.random.default_rng(0))
+    return game, state._replace(columns=(tuple(col),) + tuple(tuple(others[i::7]) for i in range(7)))
+
+
+def test_a_column_one_card_deeper_than_max_depth_is_refused_and_never_encoded():
+    from pokersquares_env.soliter.env import encode_observation
+
+    game, deep = _classic_with_first_column(list(range(21)))  # max_depth is 20
+    with pytest.raises(ValueError, match=r"columns\[0\] \(column 1\) has 21 cards: a column of the 'classic' variant "
+                                         r"holds at most 20"):
+        game.check_state(deep)
+    with pytest.raises(ValueError, match=r"column 1 has 21 cards: the observation"):
+        encode_observation(game, deep)
+
+
+def test_a_column_that_could_grow_one_card_past_max_depth_is_refused():
+    game, state = _classic_with_first_column([C(t) for t in ("2♣", "3♣", "4♣", "5♣", "6♣", "7♣", "8♣", "9♣", "K♠")])
+    with pytest.raises(ValueError, match=r"has 9 cards and could grow to 21: its card 9 \(K♠\)"):
+        game.check_state(state)
+
+
+def test_check_state_refuses_a_foundation_count_past_the_king():
+    game = SoliterGame("classic")
+    state = game.deal(np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"foundations=\(14, 0, 0, 0\): expected counts 0\.\.13"):
+        game.check_state(state._replace(foundations=(14, 0, 0, 0)))
+
+
+def test_a_complete_foundation_is_said_to_take_nothing_more():
+    game = SoliterGame("classic")
+    state = _position(game, [["2♦"]], foundations=(13, 0, 0, 0), filler=list(range(1, 8)))
+    assert game.why_illegal(state, game.encode(0, game.pile_base)).endswith(
+        "2♦ does not fit foundation 1 (♣ up), which takes nothing more (complete)")
+
+
+def test_a_joker_that_kept_its_meaning_on_a_card_that_does_not_take_it_holds_back_the_redeal():
+    """A joker keeps the meaning a card on it gave it (8♣ from 7♣) after that card leaves; lying on 5♦, which does
+    not take 8♣, it can still be built onto 9♣, so the game has not stopped (interpretation 7)."""
+    game = SoliterGame("joker", redeal="reverse")
+    state = _position(game, [["5♦", "JK"], ["9♣"], ["K♥"]], jokers=("8♣",), filler=2)
+    assert game.encode(0, 1) in game.legal_actions(state)
+    assert game.has_build_move(state) and not game.can_redeal(state)
+    assert "can still be built onto another card" in game.why_illegal(state, game.redeal_action)
+
+
+def test_a_won_game_has_no_redeal():
+    game = SoliterGame("classic", redeal="reverse")
+    won = game.deal(np.random.default_rng(0))._replace(columns=((),) * 8, foundations=(13,) * 4)
+    assert game.is_won(won) and not game.can_redeal(won) and game.legal_actions(won) == []
+    assert game.why_illegal(won, game.redeal_action) == "redeal refused: the game is won"
+
+
+def test_a_column_out_of_play_is_neither_a_source_nor_a_destination():
+    game = SoliterGame("multistage")
+    state = game.redeal(game.deal(np.random.default_rng(0)))  # stage 2: columns 1..7 in play
+    to_8, from_8 = game.encode(0, 7), game.encode(7, game.cell_base)
+    for action in (to_8, from_8):
+        assert game.why_illegal(state, action).endswith("column 8 is not in play in this stage (7 columns)")
+    with pytest.raises(IllegalMoveError, match="column 8 is not in play"):
+        game.apply(state, to_8)
+
+
+def test_the_shuffle_of_stage_k_is_drawn_from_the_seed_and_k():
+    """docs/soliter.md, interpretation 9: ``numpy.random.default_rng([state.seed, k])``."""
+    game = SoliterGame("multistage")
+    state = game.deal(np.random.default_rng(0))
+    gathered = [c for col in state.columns for c in col]
+    cards = [gathered[i] for i in np.random.default_rng([state.seed, 1]).permutation(len(gathered))]
+    assert game.redeal(state).columns == tuple(tuple(cards[j::7]) for j in range(7)) + ((),)
+
+
+def test_the_text_board_counts_the_stages_from_one():
+    game = SoliterGame("104-aces-kings")
+    state = game.deal(np.random.default_rng(0))
+    assert "stage 1/2, 8 columns" in game.text(state)
+    assert "stage 2/2, 8 columns" in game.text(game.redeal(state))
+
+
+def test_encode_and_decode_refuse_a_place_or_an_action_out_of_range():
+    game = SoliterGame()  # 16 places, 256 actions, no redeal
+    with pytest.raises(ValueError, match=r"move \(0, 16\): places must be 0\.\.15"):
+        game.encode(0, 16)
+    with pytest.raises(ValueError, match=r"action 256 out of range: expected 0\.\.255"):
+        game.decode(256)
+    assert game.decode(255) == (15, 15)
+
+
+def test_place_names_give_each_foundation_its_suit_and_direction():
+    game = SoliterGame("104-aces-kings")
+    pb = game.pile_base
+    assert [game.place_name(p) for p in (0, game.cell_base, pb, pb + 6)] == [
+        "column 1", "cell 1", "foundation 1 (♣ up)", "foundation 7 (♥ down)"]
+
+
+def test_encode_observation_into_a_used_buffer_gives_the_fresh_observation():
+    from pokersquares_env.soliter.env import encode_observation
+
+    env = make()
+    obs, _ = env.reset(seed=0)
+    out = np.full_like(obs, 7)
+    assert encode_observation(env.game, env.state, out=out) is out
+    assert np.array_equal(out, obs)
+
+
+def test_max_steps_must_be_positive():
+    with pytest.raises(ValueError, match=r"max_steps=0: expected a positive integer"):
+        make(max_steps=0)
+    assert make(max_steps=1).max_steps == 1
+
+
+def test_reward_step_is_paid_on_every_step():
+    env = make(reward_step=-0.25)
+    game = env.game
+    env.reset(options={"deal": columns_with_tops(game, {0: ["A♣"], 1: ["9♥"]})})
+    _, r, *_ = env.step(act(game, 1, game.cell_base))  # 9♥ to a cell
+    assert r == -0.25
+    _, r, *_ = env.step(act(game, 0, game.pile_base))  # A♣ home
+    assert r == 0.75
+
+
+def test_editing_the_info_mask_leaves_the_env_alone():
+    env = make()
+    _, info = env.reset(seed=0)
+    legal = env.action_masks().copy()
+    info["action_mask"][:] = 0
+    assert np.array_equal(env.action_masks(), legal)
+
+
+def test_a_one_element_array_action_plays_its_move():
+    env = make()
+    _, info = env.reset(seed=0)
+    env.step(np.array([int(np.flatnonzero(info["action_mask"])[0])]))
+    assert env.steps == 1
+
+
+def test_the_default_illegal_penalty_is_minus_ten():
+    env = make(illegal_action="penalty")
+    env.reset(seed=0)
+    _, r, term, _, _ = env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
+    assert r == -10.0 and term

@@ -585,6 +585,79 @@ def test_register_agent_with_a_callable():
         register_agent("bad:name", "x:y")
 
 
+@pytest.fixture
+def registry(monkeypatch):
+    """agents.registry with a copy of its entries: what a test registers does not outlive it."""
+    import agents.registry
+
+    monkeypatch.setattr(agents.registry, "_REGISTRY", dict(agents.registry._REGISTRY))
+    return agents.registry
+
+
+def test_register_agent_refuses_a_bad_kind_or_target(registry):
+    with pytest.raises(ValueError, match="kind='param': expected one of params, path"):
+        register_agent("bad-kind", "agents.simple:GreedyAgent", kind="param")
+    for target in ("agents.simple:", ":GreedyAgent", "agents.simple.GreedyAgent", "a:b:c"):
+        with pytest.raises(ValueError, match=f"agent target {target!r}: expected 'module:function'"):
+            register_agent("bad-target", target, kind="params")
+    with pytest.raises(TypeError, match="agent target 42: expected 'module:function' or a callable"):
+        register_agent("bad-target", 42, kind="params")
+    assert "bad-kind" not in available_agents() and "bad-target" not in available_agents()
+
+
+def test_custom_entry_names_only_what_register_agent_added(registry):
+    assert registry.custom_entry("greedy") is None and registry.custom_entry("ppo:x.zip") is None
+    register_agent("mine", "agents.simple:GreedyAgent", kind="params")
+    assert registry.custom_entry("mine:a=1") == ("mine", "agents.simple:GreedyAgent", "params")
+    register_agent("greedy", "agents.simple:RandomAgent", kind="params")  # a built-in replaced
+    assert registry.custom_entry("Greedy") == ("greedy", "agents.simple:RandomAgent", "params")
+
+
+def test_a_params_factory_taking_any_keyword_gets_every_option(registry):
+    from agents.simple import RandomAgent
+
+    seen = {}
+
+    def factory(system=None, rules=None, seed=None, **options):
+        seen.update(options)
+        return RandomAgent(seed=seed)
+
+    register_agent("any-options", factory, kind="params")
+    check_spec("any-options:depth=3")
+    make_agent("any-options:depth=3,style=bold")
+    assert seen == {"depth": 3, "style": "bold"}
+
+
+def test_make_agent_checks_the_seed_rules_and_what_the_factory_returns(registry):
+    from agents.simple import RandomAgent
+
+    register_agent("seedless", lambda system=None, rules=None, seed=None: RandomAgent(), kind="params")
+    for seed in (True, -1, 1.5):
+        with pytest.raises(ValueError, match=f"seed={seed!r}: expected an integer >= 0"):
+            make_agent("seedless", seed=seed)
+    with pytest.raises(TypeError, match="rules=5: expected a Rules, a dict of Rules fields or None"):
+        make_agent("random", rules=5)
+    register_agent("not-an-agent", lambda system=None, rules=None, seed=None: "corner", kind="params")
+    with pytest.raises(TypeError, match="agent factory for 'not-an-agent' returned str: expected an agents.Agent"):
+        make_agent("not-an-agent")
+    assert make_agent(" Greedy ").spec == "Greedy"  # the spec as given, without the spaces around it
+
+
+def test_act_with_values_moves_the_generator_as_act_does():
+    """Playing with hints (act_with_values) plays the same game as playing without."""
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(5))
+    hinted, plain = make_agent("random", seed=3), make_agent("random", seed=3)
+    state = game.init(deck)
+    cells = []
+    while not state.terminal:
+        cell, values = hinted.act_with_values(None, None, game, state)
+        assert values is None
+        cells.append(cell)
+        game.apply(state, cell)
+    assert cells == play(plain, game, deck)[0]
+
+
 def test_the_training_message_names_the_features_and_phases(tmp_path, capsys):
     """Two agents training different tables (expectimax's outs tables, mc's plain ones) printed the same line and
     looked like one table trained twice; the line now names the features and the phases."""
@@ -649,6 +722,20 @@ def test_five_of_a_kind_points_matter_only_in_games_with_jokers():
     with pytest.warns(RuntimeWarning, match="five of a kind 99 \\(built for 60\\)"):
         make_agent("greedy", rules=Rules(jokers=1)).act(None, None, joker_game,
                                                          joker_game.init(joker_game.deal(np.random.default_rng(0))))
+
+
+def test_the_other_points_warning_comes_once_per_agent_whatever_the_games():
+    import warnings
+
+    ones = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+            "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    agent = make_agent("greedy")  # built for American
+    deck = PokerSquaresGame().deal(np.random.default_rng(7))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        play(agent, PokerSquaresGame(Rules(), "english"), deck)
+        play(agent, PokerSquaresGame(Rules(), point_system(ones)), deck)
+    assert sum("built for point system 'american'" in str(w.message) for w in caught) == 1
 
 
 def test_mc_on_learned_tables_refuses_a_game_of_other_jokers_as_expectimax_does():

@@ -136,6 +136,31 @@ def test_damaged_table_files_raise_one_value_error_naming_the_file(tmp_path):
     assert loaded.system.name == "english" and loaded.phases == 2
 
 
+def test_a_table_file_with_one_bad_value_or_a_bad_meta_field_is_refused(tmp_path):
+    values = np.random.default_rng(0).random((NUM_KEYS, 2, 2))
+    one_inf = values.copy()
+    one_inf[0, 0, 0] = np.inf
+    cases = {
+        "one-inf": (one_inf, _meta(), "1 of 6336 values are NaN or infinite: expected finite numbers"),
+        "games-true": (values, _meta(games=True), "games=True: expected an integer >= 0"),
+        "seed-false": (values, _meta(seed=False), "seed=False: expected an integer >= 0"),
+        "no-seed": (values, _meta(seed=None), "meta lacks seed: expected what ValueTables.save writes"),
+    }
+    for name, (vals, meta, what) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        _write_npz(path, vals, values, meta)
+        with pytest.raises(ValueError, match=re.escape(f"value tables {str(path)!r}: {what}")):
+            ValueTables.load(path)
+
+
+def test_a_table_file_without_a_policy_was_learned_by_self_play(tmp_path):
+    """Files written before ``policy`` was recorded hold ``train_tables``'s one-ply self-play values."""
+    path = tmp_path / "old.npz"
+    values = np.random.default_rng(0).random((NUM_KEYS, 2, 2))
+    _write_npz(path, values, values, _meta(policy=None))
+    assert ValueTables.load(path).policy == "ply=1"
+
+
 def test_a_table_file_that_is_not_an_npz_gets_our_message_not_numpys_pickle_advice(tmp_path):
     """Before, a junk ``tables=`` file passed on NumPy's 'you can load it unsafely using the allow_pickle= keyword
     argument': advice never to follow for a file of tables."""
@@ -289,7 +314,8 @@ def test_an_agent_built_or_reseeded_directly_names_a_bad_seed_and_keeps_its_gene
 
 
 @pytest.mark.parametrize("spec, key", [("expectimax:cache=", "cache"), ("mc:rollout=heuristic,cache= ", "cache"),
-                                       ("search:tables=,rollouts=4", "tables")])
+                                       ("search:tables=,rollouts=4", "tables"),
+                                       ("mc:rollout=heuristic,cache= ,rollouts=2", "cache")])
 def test_an_option_without_a_value_is_refused(spec, key, _no_training):
     """Before: ``cache=`` was read as '' and silently turned the table cache off (400,000 games retrained on every
     build); ``tables=`` looked for a file named ''."""

@@ -122,3 +122,62 @@ def test_a_model_with_non_finite_weights_is_refused_when_loaded(tmp_path, bad):
     spec = re.escape(f"dqn:{folder}")
     with pytest.raises(ValueError, match=rf"agent spec '{spec}' cannot be built: ValueError: .*{message}"):
         evaluate(["random", f"dqn:{folder}"], games=2, progress=False)
+
+
+def test_best_cells_tolerance_is_at_least_absolute_near_zero_and_every_row_needs_a_number():
+    from agents.learned import best_cells
+
+    nan = np.nan
+    assert list(best_cells(np.array([[0.0, 1e-8, nan], [nan, -1e-8, 0.0]]))) == [0, 1]  # float noise around 0: ties
+    with pytest.raises(ValueError, match="every legal cell a NaN score"):
+        best_cells(np.array([[1.0, 2.0], [nan, nan]]))  # one row without a number is enough
+
+
+def test_a_batch_row_without_a_legal_cell_does_not_stop_the_others(tmp_path):
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation, mask_array
+
+    agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    obs, mask = encode_observation(game, state), mask_array(game.legal_mask(state))
+    scores = np.zeros(25)
+    scores[[3, 7]] = [0.5, 0.9]
+    agent.model = _FixedScores(scores)
+    no7 = mask.copy()
+    no7[7] = 0
+    assert list(agent.act_batch(np.stack([obs, obs]), np.stack([no7, np.zeros_like(mask)]))) == [3, 7]
+
+
+def test_trained_game_reads_the_run_folder_of_its_own_algorithm_only(tmp_path):
+    import json
+
+    from agents.learned import trained_game
+    from pokersquares_env.core import Rules
+
+    (tmp_path / "config.json").write_text(json.dumps({"algo": "dqn", "jokers": 1, "scoring": "english"}))
+    assert trained_game(tmp_path / "model.zip", "maskable-ppo") is None  # another algorithm's run
+    rules, system = trained_game(tmp_path / "model.pt", "dqn")
+    assert rules == Rules(jokers=1) and system.name == "english"
+    rules, system = trained_game(tmp_path / "model.pt", "fast-ppo", config={"algo": "fast-ppo"})
+    assert rules == Rules() and system.name == "american"  # no scoring recorded: American, the default
+
+
+def test_another_game_warning_names_five_of_a_kind_points_in_a_game_with_jokers_once_a_model(monkeypatch):
+    import warnings
+
+    import agents.learned
+    from agents.learned import warn_if_other_game
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    monkeypatch.setattr(agents.learned, "_WARNED", set())
+    ones = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+            "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    trained = (Rules(), point_system(ones))  # no jokers; five of a kind at four of a kind's 7
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            warn_if_other_game("fastppo:run", trained, point_system({**ones, "five_of_a_kind": 20}), {"jokers": 1})
+    assert len(caught) == 1
+    assert "rules plain (here jokers=1) and 'custom' points (here 'custom')" in str(caught[0].message)

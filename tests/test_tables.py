@@ -317,6 +317,7 @@ def saved(tmp_path_factory, outs_table):
     ("games=5,phases=3", "games=5, phases=3"),
     ("phases=2", "phases=2"),
     ("cache=false", "cache=False"),
+    ("cache=none", "cache=None"),
 ])
 def test_options_given_with_a_tables_file_are_refused_not_ignored(saved, agent, options, named):
     with pytest.raises(ValueError, match=re.escape(f"{named} with tables='{saved['outs']}': ")
@@ -399,3 +400,76 @@ def test_exploration_decays_linearly_over_the_batches(monkeypatch):
     tables_module.train_tables("american", games=1000, batch=250, phases=2, epsilon=0.5, epsilon_end=0.1)
     assert [n for n, _ in seen] == [250] * 4
     assert [eps for _, eps in seen] == pytest.approx([0.5, 0.4, 0.3, 0.2])
+
+
+def test_custom_point_systems_of_one_name_are_cached_apart(tmp_path, capsys):
+    """The cache file name carries the points: two 'custom' systems do not overwrite each other's tables."""
+    ones = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+            "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    a, b = point_system(ones), point_system({**ones, "one_pair": 2})
+    assert a.name == b.name == "custom"
+    load_or_train(a, games=200, phases=1, cache=tmp_path)
+    load_or_train(b, games=200, phases=1, cache=tmp_path)
+    assert len(os.listdir(tmp_path)) == 2
+    capsys.readouterr()
+    assert tuple(load_or_train(a, games=200, phases=1, cache=tmp_path).system.points) == tuple(a.points)
+    assert "training" not in capsys.readouterr().err
+
+
+def test_a_cached_table_of_another_seed_is_retrained_and_replaced(tmp_path, capsys):
+    kw = dict(games=200, phases=1, cache=tmp_path)
+    mine = load_or_train("american", seed=0, **kw)
+    key = tmp_path / _cache_name(point_system("american"), Rules(), 200, 1, 0, "none")
+    load_or_train("american", seed=5, **kw).save(key)  # another seed's table copied onto this key
+    capsys.readouterr()
+    got = load_or_train("american", seed=0, **kw)
+    assert "holds tables trained for other seed 5 (not 0)" in capsys.readouterr().err
+    assert got.seed == 0 and ValueTables.load(key).seed == 0
+    np.testing.assert_array_equal(got.values, mine.values)
+
+
+def test_tables_cached_under_a_tilde_folder_are_read_back_not_retrained(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    load_or_train("american", games=200, phases=1, cache="~/tc")
+    capsys.readouterr()
+    assert load_or_train("american", games=200, phases=1, cache="~/tc").games == 200
+    assert "training" not in capsys.readouterr().err
+
+
+def test_a_damaged_cache_entry_is_retrained_and_said_so_even_with_the_tables_in_memory(trainings, tmp_path, capsys):
+    load_or_train("american", games=200, phases=1, seed=4, cache=False)  # kept in memory
+    path = tmp_path / _cache_name(point_system("american"), Rules(), 200, 1, 4, "none")
+    path.write_bytes(b"junk")
+    capsys.readouterr()
+    load_or_train("american", games=200, phases=1, seed=4, cache=tmp_path)
+    err = capsys.readouterr().err
+    assert "training value tables" in err and "the cached file cannot be read" in err, err
+    assert ValueTables.load(path).games == 200  # replaced
+
+
+def test_the_oldest_uncached_tables_are_dropped_first(trainings):
+    from agents.tables import _TRAINED_MAX
+
+    for seed in range(_TRAINED_MAX + 1):
+        load_or_train("american", games=20, phases=1, seed=seed, cache=False)
+    load_or_train("american", games=20, phases=1, seed=_TRAINED_MAX, cache=False)  # the newest: kept
+    assert len(trainings) == _TRAINED_MAX + 1
+    load_or_train("american", games=20, phases=1, seed=0, cache=False)  # the oldest: dropped, trained again
+    assert len(trainings) == _TRAINED_MAX + 2
+
+
+def test_a_tables_file_of_other_jokers_warns_when_no_rules_are_given(tmp_path):
+    """No rules is the plain game (no jokers)."""
+    from agents.tables import load_tables_file
+
+    path = tmp_path / "j1.npz"
+    train_tables("american", Rules(jokers=1), games=20, phases=1).save(path)
+    with pytest.warns(RuntimeWarning, match="trained with jokers=1, but the game has jokers=0"):
+        load_tables_file("american", None, path)
+
+
+def test_the_training_seed_chooses_the_self_play_games():
+    values = train_tables("american", games=200, phases=1, seed=0).values
+    np.testing.assert_array_equal(train_tables("american", games=200, phases=1, seed=0).values, values)
+    assert not np.array_equal(train_tables("american", games=200, phases=1, seed=1).values, values)

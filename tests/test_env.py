@@ -351,3 +351,79 @@ def test_a_reward_scale_too_large_for_a_float_is_named(env_id):
     with pytest.raises(ValueError, match=r"reward_scale=1000+: expected a positive finite number or 'normalized'"):
         gym.make(env_id, reward_scale=10**400)
     assert gym.make(env_id, reward_scale=10**6).unwrapped.reward_scale == 1e6
+
+
+def test_observation_layout_of_a_card_and_a_joker():
+    """The documented 18-number code: rank flag (2..A), then suit flag (♣ ♦ ♥ ♠), a joker only its joker flag."""
+    env = gym.make("PokerSquares-v0", jokers=2)
+    deck = parse_cards("2♣ JK A♠ JK") + list(range(1, 22))
+    obs, _ = env.reset(options={"deck": deck})
+    card = obs[CARD_OFFSET : CARD_OFFSET + 18]
+    assert np.flatnonzero(card).tolist() == [0, 13]  # rank 2, suit ♣
+    obs, *_ = env.step(0)
+    assert np.flatnonzero(obs[CARD_OFFSET : CARD_OFFSET + 18]).tolist() == [17]  # the first joker (code 52)
+    assert np.flatnonzero(obs[0:18]).tolist() == [0, 13]
+    obs, *_ = env.step(1)
+    assert np.flatnonzero(obs[18:36]).tolist() == [17]
+    assert np.flatnonzero(obs[CARD_OFFSET : CARD_OFFSET + 18]).tolist() == [12, 16]  # ace of spades
+    obs, *_ = env.step(2)
+    assert np.flatnonzero(obs[CARD_OFFSET : CARD_OFFSET + 18]).tolist() == [17]  # the second joker (code 53)
+
+
+def test_the_reset_info_mask_is_not_changed_by_later_steps():
+    env = gym.make("PokerSquares-v0")
+    _, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    _, _, _, _, info1 = env.step(0)
+    env.step(1)
+    assert mask.all() and info1["action_mask"].tolist() == [0] + [1] * 24
+
+
+def test_an_illegal_ending_is_a_forfeit_with_an_unscaled_penalty():
+    """The penalty is not scaled, the game is not won even when its score reaches the threshold."""
+    env = gym.make("PokerSquares-v0", illegal_action="penalty", reward_scale=2.0, win_threshold=0)
+    env.reset(seed=0)
+    _, reward, *_ = env.step(0)
+    assert reward == 0
+    _, reward, terminated, _, info = env.step(0)  # its score, 0, reaches the threshold 0: still a forfeit
+    assert terminated and reward == -10.0 and info["won"] is False and info["score"] == 0
+
+
+def test_an_illegal_ending_scores_only_the_completed_lines():
+    """Incomplete lines score nothing and their hands say "none", whatever they hold."""
+    deck = parse_cards("A♠ A♥ A♦ A♣ K♠ K♥ 2♣ 3♣ 4♦")
+    deck += [c for c in range(52) if c not in deck][:16]
+    env = gym.make("PokerSquares-v0", illegal_action="penalty")
+    env.reset(options={"deck": deck})
+    for cell in (0, 1, 2, 3, 10, 11, 12, 13, 14):  # row 1: four aces, incomplete; row 3: a pair of kings
+        env.step(cell)
+    *_, info = env.step(0)
+    assert info["score"] == 2 and info["scores"] == {"american": 2, "english": 1}
+    assert info["hands"] == ["none", "none", "one_pair"] + ["none"] * 7
+
+
+def test_final_info_lists_the_placements_in_play_order():
+    env = gym.make("PokerSquares-v0")
+    info = play(env, lambda obs, info: 24 - len(env.unwrapped.state.placements), seed=0)[-1][3]
+    assert info["placements"] == list(range(24, -1, -1))
+
+
+def test_ansi_render_after_an_illegal_ending_says_so():
+    env = gym.make("PokerSquares-v0", illegal_action="penalty", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(0)
+    assert "illegal action" not in env.render()
+    env.step(0)
+    assert env.render().endswith("game over: ended by an illegal action")
+    env.reset(seed=0)
+    for cell in range(25):  # a game played to its end was not ended early
+        env.step(cell)
+    assert "illegal action" not in env.render()
+
+
+def test_one_element_integer_arrays_play_their_cell():
+    env = gym.make("PokerSquares-v0")
+    env.reset(seed=0)
+    for action, cell in ((np.array([3]), 3), (np.array(4, dtype=np.int32), 4)):
+        _, _, terminated, _, info = env.step(action)
+        assert not terminated and env.unwrapped.state.placements[-1] == cell and info["action_mask"][cell] == 0

@@ -192,6 +192,9 @@ def test_bad_arguments_are_named():
         parallel_env(rounds=None)
     with pytest.raises(ValueError, match="target=100 with rounds=1"):
         parallel_env(target=100)
+    for target in (0, -5):  # a target must be positive: 0 would end every match after round 1
+        with pytest.raises(ValueError, match=f"target={target}: expected a positive finite number"):
+            parallel_env(rounds=3, target=target)
     with pytest.raises(TypeError, match="unknown rule options \\['jokerz'\\]"):
         parallel_env(jokerz=1)
     with pytest.raises(ValueError, match="placement='diagonal'"):
@@ -662,3 +665,40 @@ def test_one_given_deck_per_round_plays_every_round_from_its_deck():
     for _ in range(25):
         obs, *_ = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
     assert par.round == 2 and par.deck[:25] == tuple(parse_cards(second))
+
+
+def test_state_before_reset_is_every_board_empty():
+    par = parallel_env(num_players=3)
+    state = par.state()
+    assert state.shape == (3, 25) and (state == -1).all() and par.state_space.contains(state)
+
+
+def test_round_end_infos_are_each_agents_own():
+    """Changing one agent's info leaves the other agents' infos as they were."""
+    par = parallel_env(num_players=2)
+    history = play(par, seed=0)
+    infos = history[-1][3]
+    expected = dict(infos["player_1"]["round_scores"])
+    infos["player_0"]["round_scores"]["player_1"] = -1.0
+    infos["player_0"]["totals"]["player_1"] = -1.0
+    assert infos["player_1"]["round_scores"] == expected and infos["player_1"]["totals"] == expected
+
+
+def test_a_reset_without_a_seed_goes_on_from_the_seeded_generator():
+    decks = []
+    for _ in range(2):
+        par = parallel_env(num_players=2)
+        par.reset(seed=4)
+        decks.append(par.deck)
+        par.reset()
+        decks.append(par.deck)
+    assert decks[0] == decks[2] and decks[1] == decks[3] and decks[0] != decks[1]
+
+
+def test_bad_decks_options_name_the_round_and_the_number_of_rounds():
+    first = "As Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s Ah Kh Qh Jh Th 9h 8h 7h 6h 5h 4h 3h"
+    par = parallel_env(num_players=2, rounds=3)
+    with pytest.raises(ValueError, match=r"reset option 'decks', round 2: "):
+        par.reset(options={"decks": [first, "Zz"]})
+    with pytest.raises(ValueError, match=r"holds 4 decks but the match has 3 round\(s\): expected at most 3$"):
+        par.reset(options={"decks": [first] * 4})

@@ -37,7 +37,7 @@ from pokersquares_env._adapter import (
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
-from pokersquares_env.env import OBS_SIZE, encode_observation, mask_array
+from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, OBS_SIZE, encode_observation, mask_array
 from pokersquares_env.scoring import HandCategory, point_system, points_level
 
 try:  # optional extra: the module imports without it, building an env needs it
@@ -534,8 +534,9 @@ class PokerSquaresParallelEnv(_ParallelEnv):
         rewards = {a: (self.illegal_penalty if a in offences else 0.0) for a in self.agents}
         obs = {a: self._observe(a) for a in self.agents}
         infos = {a: {**self._info(a, forfeit=offences), **self._result(forfeit=offences)} for a in self.agents}
-        for a in self.agents:  # the match is over: nothing is legal and no card is announced
+        for a in self.agents:  # the match is over: nothing is legal and no card is announced (as the single env)
             obs[a]["action_mask"][:] = 0
+            obs[a]["observation"][CARD_OFFSET:CARD_OFFSET + CARD_FEATURES] = 0
             infos[a]["action_mask"] = np.zeros(NUM_CELLS, dtype=np.int8)
             infos[a]["card"] = -1
         for agent, reason in offences.items():

@@ -254,13 +254,17 @@ def test_illegal_penalty_end_names_only_the_offender_and_clears_every_mask():
     par = parallel_env(num_players=3, illegal_action="penalty")
     par.reset(seed=0)
     par.step({"player_0": 0, "player_1": 0, "player_2": 0})
-    _, rewards, terms, truncs, infos = par.step({"player_0": 1, "player_1": 0, "player_2": 2})  # player_1: occupied
+    obs, rewards, terms, truncs, infos = par.step({"player_0": 1, "player_1": 0, "player_2": 2})  # player_1: occupied
     assert rewards == {"player_0": 0.0, "player_1": -10.0, "player_2": 0.0}
     assert all(terms.values()) and not any(truncs.values()) and not par.agents
     assert "occupied" in infos["player_1"]["illegal_action"]
     assert "illegal_action" not in infos["player_0"] and "illegal_action" not in infos["player_2"]
     for a, info in infos.items():
         assert info["action_mask"].dtype == np.int8 and not info["action_mask"].any(), a
+        # no card announced, as info["card"] == -1 says (an audit found the observation still showed it); the boards
+        # (one card each: the ending step places none) and the unseen cards are kept
+        assert info["card"] == -1 and not obs[a]["observation"][450:468].any(), a
+        assert obs[a]["observation"][:450].sum() == 2 and obs[a]["observation"][468:].sum() > 0, a
 
 
 def test_illegal_penalty_end_keeps_the_end_of_match_contract():

@@ -148,6 +148,10 @@ def _check_options(spec: str, name: str, factory: Callable[..., Agent], options:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # no signature: let the call decide
         return
+    reserved = [k for k in options if k in ("system", "rules", "seed", "self")]
+    if reserved:  # given by the caller (make_agent, the harness), never in a spec: refused even before **kwargs
+        raise ValueError(f"agent spec {spec!r}: option(s) {', '.join(reserved)} cannot be set in a spec (the point "
+                         f"system, rules and seed come from the game and the caller: --scoring, --rules, --seed)")
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return
     accepted = [n for n, p in params.items()

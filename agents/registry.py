@@ -143,12 +143,15 @@ def _resolve(name: str) -> Callable[..., Agent]:
         raise ImportError(f"agent {name!r}: module {module_name!r} has no {func_name!r}") from None
 
 
+_CALLER_ARGS = ("system", "rules", "seed")  # what make_agent passes every params factory itself: never spec options
+
+
 def _check_options(spec: str, name: str, factory: Callable[..., Agent], options: dict[str, Any]) -> None:
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # no signature: let the call decide
         return
-    reserved = [k for k in options if k in ("system", "rules", "seed", "self")]
+    reserved = [k for k in options if k in _CALLER_ARGS]
     if reserved:  # given by the caller (make_agent, the harness), never in a spec: refused even before **kwargs
         raise ValueError(f"agent spec {spec!r}: option(s) {', '.join(reserved)} cannot be set in a spec (the point "
                          f"system, rules and seed come from the game and the caller: --scoring, --rules, --seed)")
@@ -156,7 +159,7 @@ def _check_options(spec: str, name: str, factory: Callable[..., Agent], options:
         return
     accepted = [n for n, p in params.items()
                 if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                and n not in ("system", "rules", "seed", "self")]
+                and n not in (*_CALLER_ARGS, "self")]
     unknown = [k for k in options if k not in accepted]
     if unknown:
         raise ValueError(

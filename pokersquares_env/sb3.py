@@ -149,8 +149,7 @@ class _Adapter:
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the actions for ``step_wait`` (a bool or an int beyond int64 in a list is refused here, naming it)."""
-        _check_action_items(actions)
-        self._actions = np.asarray(actions)
+        self._actions = np.asarray(_check_action_items(actions))
 
     def step_wait(self):
         """Step every sub-env, resetting finished ones at once (SB3 semantics)."""

@@ -133,17 +133,23 @@ def _holds_odd_codes(row: Any) -> bool:
         isinstance(c, (bool, np.bool_)) or (isinstance(c, int) and not _INT64_MIN <= c <= _INT64_MAX) for c in row)
 
 
-def _check_action_items(actions: Any) -> None:
+def _check_action_items(actions: Any) -> Any:
     """Refuse, by index, a bool or an int beyond int64 in a list or tuple of actions, before ``np.asarray`` reads a
-    bool as cell 0 or 1 and a huge int as a float or an object (the single env refuses both, naming them)."""
+    bool as cell 0 or 1 and a huge int as a float or an object (the single env refuses both, naming them).
+
+    Returns the actions, a list or tuple with its numpy integer scalars as Python ints: ``np.asarray`` reads
+    ``[np.uint64(5), 3]`` as float64, the single env takes ``np.uint64(5)`` as cell 5."""
     if not isinstance(actions, (list, tuple)):
-        return
+        return actions
+    if any(isinstance(a, np.integer) for a in actions):
+        actions = [int(a) if isinstance(a, np.integer) else a for a in actions]
     for i, a in enumerate(actions):
         if isinstance(a, (bool, np.bool_)):
             raise TypeError(f"actions[{i}] = {a!r}: a bool is no cell: expected integer cell indices 0..24")
         if isinstance(a, int) and not _INT64_MIN <= a <= _INT64_MAX:
             raise ValueError(f"actions[{i}] = {a}: expected integer cell indices 0..24 (a value this large does not "
                              f"fit an int64)")
+    return actions
 
 
 _INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
@@ -454,8 +460,9 @@ class PokerSquaresVectorEnv(VectorEnv):
         distinct cards of the rules' deck, of which the first 25 are dealt.  A row may give its cards as codes or as
         text (one string, or a list or array of card strings, codes mixed in), as the single env's ``deck`` option.
         """
-        if isinstance(decks, np.ndarray) and decks.ndim == 2 and decks.dtype.kind in "UO":
-            decks = list(decks)  # rows of card text, parsed row by row below
+        if isinstance(decks, np.ndarray) and decks.dtype.kind in "UO" and decks.ndim in (1, 2):
+            # rows of card text, or deck strings (as Python str), parsed row by row below
+            decks = list(decks) if decks.ndim == 2 else decks.tolist()
         if isinstance(decks, (list, tuple)) and len(decks) == self.num_envs and any(
                 _holds_text(row) or _holds_odd_codes(row) for row in decks):
             decks = [self._parse_deck(i, row) if _holds_text(row) or _holds_odd_codes(row) else row
@@ -645,7 +652,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         return legal
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        _check_action_items(actions)
+        actions = _check_action_items(actions)
         arr = np.asarray(actions)
         if arr.shape != (self.num_envs,):
             if arr.size == self.num_envs:

@@ -365,3 +365,12 @@ def test_each_finished_game_reports_its_own_terminal_observation_and_final_infos
             else:
                 np.testing.assert_array_equal(obs[i], o)
     assert ended >= 8 and len({s.state.num_placed for s in singles}) > 1  # ends at different times
+
+
+def test_a_numpy_unsigned_scalar_among_int_actions_is_its_cell():
+    """Before, ``step_async([np.uint64(1), 5])`` stored float64 actions, which the vector env then refused."""
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.reset()
+    venv.step_async([np.uint64(1), 5])
+    venv.step_wait()
+    assert venv.venv._placed.tolist() == [1, 1] and venv.venv._mask[0, 1] == 0 and venv.venv._mask[1, 5] == 0

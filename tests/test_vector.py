@@ -724,3 +724,318 @@ def test_terminal_rewards_go_to_their_own_sub_env_when_an_illegal_ending_comes_f
 def test_a_first_reset_must_reset_every_sub_env():
     with pytest.raises(ValueError, match=r"options\['reset_mask'\] needs a first reset of every sub-env"):
         PokerSquaresVectorEnv(2).reset(options={"reset_mask": np.array([True, False])})
+
+
+def test_spaces_are_one_cell_per_sub_env():
+    venv = PokerSquaresVectorEnv(3, jokers=2)
+    assert venv.single_action_space == gym.spaces.Discrete(25)
+    assert venv.action_space == gym.spaces.MultiDiscrete([25] * 3)
+    assert venv.single_observation_space == PokerSquaresEnv(jokers=2).observation_space
+    assert venv.observation_space.shape == (3, 522)
+
+
+def test_action_masks_before_the_first_reset_are_refused():
+    with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\) before action_masks\(\)"):
+        PokerSquaresVectorEnv(2).action_masks()
+
+
+def test_num_envs_true_is_refused_and_max_episode_steps_of_one_game_is_accepted():
+    with pytest.raises(ValueError, match=r"num_envs=True: expected a positive integer"):
+        PokerSquaresVectorEnv(True)
+    assert PokerSquaresVectorEnv(2, max_episode_steps=25).num_envs == 2  # a game is exactly 25 steps
+
+
+def test_ints_below_int64_in_actions_or_deck_rows_are_named_as_those_above():
+    """The negative side of the int64 range is checked as the positive side: named, not read as an object array."""
+    env = PokerSquaresVectorEnv(2, illegal_action="penalty")
+    env.reset(seed=0)
+    before = env._placed.copy()
+    with pytest.raises(ValueError, match=r"actions\[0\] = -1180591620717411303424: expected integer cell indices "
+                                         r"0\.\.24 \(a value this large does not fit an int64\)"):
+        env.step([-2**70, 5])
+    np.testing.assert_array_equal(env._placed, before)
+    with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\]: card code -1180591620717411303424 out of "
+                                         r"range"):
+        env.reset(options={"deck": [list(range(1, 26)), [-2**70] + list(range(1, 25))]})
+    with pytest.raises(TypeError, match=r"options\['deck'\]\[0\]\[0\]: card code np.True_ is not an integer"):
+        env.reset(options={"deck": [[np.True_] + list(range(2, 26))] * 2})  # a numpy bool, as a Python one
+    with pytest.raises(TypeError, match=r"options\['deck'\]\[1\]\[0\]: card code True is not an integer"):
+        env.reset(options={"deck": [tuple(range(1, 26)), (True, *range(2, 26))]})  # rows as tuples, as lists
+    with pytest.raises(TypeError, match=r"^options\['deck'\] has dtype float64: expected integer card codes$"):
+        env.reset(options={"deck": np.zeros((2, 25))})  # the whole option's fault, not row 0's
+
+
+def test_deck_codes_out_of_the_rules_deck_are_named_with_its_range():
+    env = PokerSquaresVectorEnv(2, backend="numpy")
+    with pytest.raises(ValueError, match=r"^options\['deck'\]\[0\]\[3\] = -1: expected a code of the rules' deck, "
+                                         r"0\.\.51 \(0 joker\(s\)\)$"):
+        env.reset(options={"deck": np.array([[0, 1, 2, -1, *range(4, 25)], list(range(25))])})
+    jokers = PokerSquaresVectorEnv(2, jokers=2, backend="numpy")
+    with pytest.raises(ValueError, match=r"^options\['deck'\]\[1\]\[0\] = 54: expected a code of the rules' deck, "
+                                         r"0\.\.53 \(2 joker\(s\)\)$"):
+        jokers.reset(options={"deck": np.array([list(range(25)), [54, *range(1, 25)]])})
+    _, info = jokers.reset(options={"deck": np.array([list(range(25)), [53, *range(1, 25)]])})
+    assert info["card"].tolist() == [0, 53]
+
+
+def test_a_one_dimensional_array_deck_is_shown_on_one_line():
+    env = PokerSquaresVectorEnv(2)
+    with pytest.raises(ValueError, match=r"options\['deck'\] array\(\[ 0, 1, 2, .*\.\.\. has shape \(60,\)") as exc:
+        env.reset(options={"deck": np.arange(60)})  # numpy prints this array on several lines
+    assert "\n" not in str(exc.value)
+
+
+def test_an_object_array_or_tuples_of_card_text_deal_as_lists_of_it_do():
+    from pokersquares_env.cards import format_card
+
+    text = [format_card(c) for c in range(51, -1, -1)]
+    venv, codes = PokerSquaresVectorEnv(2), PokerSquaresVectorEnv(2)
+    codes.reset(options={"deck": [list(range(51, -1, -1)), list(range(52))]})
+    for decks in (np.array([text, text[::-1]], dtype=object), [tuple(text), tuple(text[::-1])]):
+        _, info = venv.reset(options={"deck": decks})
+        assert info["card"].tolist() == [51, 0]
+        np.testing.assert_array_equal(venv._obs, codes._obs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tie_between_the_25th_and_26th_keys_deals_as_the_stable_sort(backend):
+    """Which of two tied keys is dealt 25th decides whether a card is dealt at all: the stable sort's choice."""
+    class TiedAtTheCut:
+        def random(self, shape):
+            keys = np.random.default_rng(0).random(shape)
+            order = np.argsort(keys, axis=1)
+            rows = np.arange(shape[0])
+            keys[rows, order[:, 25]] = keys[rows, order[:, 24]]
+            return keys
+
+    venv = PokerSquaresVectorEnv(20, backend=backend)
+    venv._np_random = TiedAtTheCut()
+    keys = TiedAtTheCut().random((20, 52))
+    expected = np.argsort(keys, axis=1, kind="stable")[:, :25]
+    assert not np.array_equal(np.argsort(keys, axis=1)[:, :25], expected)  # the unstable sort differs somewhere
+    np.testing.assert_array_equal(venv._deal(20), expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reset_mask_must_be_bool_and_may_reset_all_at_first(backend):
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    obs, info = venv.reset(seed=3, options={"reset_mask": np.array([True, True])})  # a first reset of every sub-env
+    np.testing.assert_array_equal(obs, PokerSquaresVectorEnv(2, backend=backend).reset(seed=3)[0])
+    with pytest.raises(ValueError, match=r"options\['reset_mask'\] has shape \(2,\) and dtype int64: expected a bool "
+                                         r"array of shape \(2,\)"):
+        venv.reset(options={"reset_mask": np.array([0, 1])})  # not read as indices or as a truth mask
+    np.testing.assert_array_equal(venv._obs, obs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reset_mask_with_decks_deals_each_reset_sub_env_its_own_row(backend):
+    venv = PokerSquaresVectorEnv(3, backend=backend)
+    _, info = venv.reset(seed=0)
+    decks = np.array([list(range(25)), list(range(10, 35)), list(range(20, 45))])
+    _, again = venv.reset(options={"deck": decks, "reset_mask": np.array([False, False, True])})
+    assert again["card"].tolist() == [*info["card"][:2].tolist(), 20]
+    assert venv.game_state(2).deck[:25] == tuple(range(20, 45))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_partial_reset_leaves_a_pending_autoreset_pending(backend):
+    """A sub-env that ended on the last step and is not in reset_mask still resets on the next step (its action
+    ignored), as it would have without the partial reset."""
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    venv.reset(seed=0)
+    for cell in range(25):
+        _, _, term, _, _ = venv.step(np.array([cell, cell]))
+    assert term.all()
+    venv.reset(options={"reset_mask": np.array([False, True])})
+    obs, reward, term, _, info = venv.step(np.array([0, 0]))  # sub-env 0: autoreset, cell 0 ignored
+    assert not term.any() and reward[0] == 0
+    assert obs[0, :450].sum() == 0 and info["action_mask"][0].all() and venv._placed.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_illegal_action_raise_names_the_sub_env_while_others_autoreset(backend):
+    """The sub-env named is the one whose action is illegal (and the reason is its own), also on a step that
+    resets a sub-env of a lower index, whose action is ignored."""
+    venv = PokerSquaresVectorEnv(3, backend=backend)
+    decks = np.array([list(range(25))] * 3)
+    venv.reset(options={"deck": decks})
+    venv.step(np.array([0, 0, 0]))
+    venv.reset(options={"deck": decks, "reset_mask": np.array([False, True, True])})  # sub-env 0 is a card ahead
+    for cell in range(1, 25):
+        _, _, term, _, _ = venv.step(np.array([cell, cell - 1, cell - 1]))
+    assert term.tolist() == [True, False, False]
+    placed = venv._placed.copy()
+    with pytest.raises(IllegalActionError, match=r"^sub-env 1: cell 3 \(d1\) is occupied by 5♣$"):
+        venv.step(np.array([99, 3, 30]))
+    with pytest.raises(IllegalActionError, match=r"^sub-env 2: cell 30 is out of range 0\.\.24$"):
+        venv.step(np.array([99, 24, 30]))
+    np.testing.assert_array_equal(venv._placed, placed)
+    _, _, term, _, _ = venv.step(np.array([99, 24, 24]))
+    assert term.tolist() == [False, True, True] and venv._placed.tolist() == [0, 25, 25]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cell_holding_card_code_0_is_named_as_occupied_by_it(backend):
+    venv = PokerSquaresVectorEnv(2, backend=backend, illegal_action="penalty")
+    venv.reset(options={"deck": np.array([list(range(25)), list(range(25))])})  # 2♣ (code 0) is dealt first
+    venv.step(np.array([7, 8]))
+    _, reward, term, _, info = venv.step(np.array([7, 9]))
+    assert term.tolist() == [True, False] and reward[0] == -10
+    assert info["illegal_action"][0] == "cell 7 (c2) is occupied by 2♣"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_infos_stay_as_returned_after_later_steps(backend):
+    """Infos are the caller's: the masks, cards, final boards and placements of one step are not the env's
+    buffers, which the next steps (placements and the autoreset) go on writing."""
+    import copy
+
+    venv = PokerSquaresVectorEnv(2, backend=backend)
+    _, info = venv.reset(seed=0)
+    returned, saved = [info], [copy.deepcopy(info)]
+    for step in range(27):  # 25 placements, both games ending together, then the autoreset and one more
+        _, _, _, _, info = venv.step(np.array([step % 25, 24 - step % 25]))
+        returned.append(info)
+        saved.append(copy.deepcopy(info))
+    assert "board" in returned[25] and (returned[25]["board"] >= 0).all()
+
+    def check(got, want, where):
+        assert got.keys() == want.keys(), where
+        for key, value in want.items():
+            if isinstance(value, dict):
+                check(got[key], value, f"{where}[{key!r}]")
+            else:
+                np.testing.assert_array_equal(got[key], value, err_msg=f"{where}[{key!r}] changed")
+
+    for i, (got, want) in enumerate(zip(returned, saved, strict=True)):
+        check(got, want, f"info {i}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_uint64_actions_name_the_first_too_large_and_play_int64_max_as_a_cell(backend):
+    """2**63 - 1 fits an int64: an out-of-range cell, as the single env says, not a value refused as too large."""
+    venv = PokerSquaresVectorEnv(3, backend=backend)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^actions\[1\] = 9223372036854775808: expected integer cell indices"):
+        venv.step(np.array([1, 2**63, 2**64 - 1], dtype=np.uint64))
+    with pytest.raises(IllegalActionError, match=r"^sub-env 2: cell 9223372036854775807 is out of range 0\.\.24$"):
+        venv.step(np.array([1, 2, 2**63 - 1], dtype=np.uint64))
+
+
+def test_a_column_of_actions_plays_as_one_cell_per_sub_env():
+    """A policy's (N, 1) column of cells is taken as the (N,) actions it holds; other sizes are refused."""
+    venv, flat = PokerSquaresVectorEnv(3), PokerSquaresVectorEnv(3)
+    venv.reset(seed=2)
+    flat.reset(seed=2)
+    obs, reward, *_ = venv.step(np.array([[4], [0], [24]]))
+    np.testing.assert_array_equal(obs, flat.step(np.array([4, 0, 24]))[0])
+    with pytest.raises(ValueError, match=r"actions have shape \(3, 2\): expected \(3,\)"):
+        venv.step(np.zeros((3, 2), dtype=int))
+
+
+def test_reset_mask_none_resets_every_sub_env():
+    venv = PokerSquaresVectorEnv(2)
+    obs, _ = venv.reset(seed=4, options={"reset_mask": None})  # as deck=None: the option not given
+    np.testing.assert_array_equal(obs, PokerSquaresVectorEnv(2).reset(seed=4)[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_copy_false_steps_return_read_only_views_of_the_buffer(backend):
+    venv = PokerSquaresVectorEnv(2, backend=backend, copy=False)
+    venv.reset(seed=0)
+    obs, *_ = venv.step(np.array([0, 1]))
+    assert not obs.flags.writeable and obs[:, :450].sum() == 4
+    again, *_ = venv.step(np.array([2, 3]))
+    assert np.shares_memory(obs, again) and obs[:, :450].sum() == 8  # the next step overwrites it
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_masks_and_infos_edited_by_the_caller_leave_the_env_as_it_was(backend):
+    """``action_masks()`` and every info array are the caller's: editing them changes neither the env nor the
+    other arrays of the same info (each ``_key`` presence array is its own)."""
+    venv = PokerSquaresVectorEnv(2, backend=backend, illegal_action="penalty")
+    venv.reset(options={"deck": np.array([list(range(25))] * 2)})
+    masks = venv.action_masks()
+    masks[:] = False
+    assert venv.action_masks().all()
+    venv.step(np.array([0, 24]))
+    masks = venv.action_masks()
+    venv.step(np.array([1, 23]))
+    assert masks[0, 1] and masks[1, 23]  # as returned, before the step
+    for step in range(2, 25):
+        _, _, term, _, info = venv.step(np.array([step, 24 - step]))
+    assert term.all()
+    for key in ("_action_mask", "_card", "_score"):
+        info[key][:] = False
+    assert info["_hands"].all() and info["_board"].all() and info["_won"].all()
+    _, _, _, _, info = venv.step(np.array([0, 0]))  # the autoreset
+    assert info["_action_mask"].all() and info["_card"].all() and info["action_mask"].all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unflagged_final_info_values_are_zero_or_none(backend):
+    venv = PokerSquaresVectorEnv(2, backend=backend, illegal_action="penalty")
+    venv.reset(seed=0)
+    venv.step(np.array([0, 0]))
+    _, _, term, _, info = venv.step(np.array([0, 1]))  # sub-env 0 forfeits on an occupied cell; 1 plays on
+    assert term.tolist() == [True, False]
+    assert info["_illegal_action"].tolist() == [True, False] and info["_score"].tolist() == [True, False]
+    assert info["illegal_action"][1] is None and all(hand is None for hand in info["hands"][1])
+    assert info["score"][1] == 0 and not info["won"][1] and not info["board"][1].any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_forfeited_game_is_not_won_even_when_its_score_reaches_the_threshold(backend):
+    venv = PokerSquaresVectorEnv(2, backend=backend, illegal_action="penalty", win_threshold=0)
+    venv.reset(seed=0)
+    for step in range(24):
+        venv.step(np.array([step, step]))
+    _, _, term, _, info = venv.step(np.array([0, 24]))  # sub-env 0 forfeits; 1 completes its board
+    assert term.all() and info["_won"].all() and info["score"][0] >= 0
+    assert info["won"].tolist() == [False, True]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint64])
+def test_decks_of_any_integer_dtype_deal_as_int64_decks(backend, dtype):
+    decks = np.array([list(range(27, 52)), list(range(51, 26, -1))])
+    venv, wide = PokerSquaresVectorEnv(2, backend=backend), PokerSquaresVectorEnv(2, backend=backend)
+    obs, info = venv.reset(options={"deck": decks.astype(dtype)})
+    np.testing.assert_array_equal(obs, wide.reset(options={"deck": decks})[0])
+    assert info["card"].tolist() == [27, 51]
+    for cells in ([0, 1], [2, 3]):
+        np.testing.assert_array_equal(venv.step(np.array(cells))[0], wide.step(np.array(cells))[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_list_of_numpy_unsigned_scalars_and_ints_plays_as_cells(backend):
+    """Before, ``step([np.uint64(5), 3])`` was refused as "dtype float64" (numpy reads that mix as floats), though the
+    single env takes ``np.uint64(5)`` as cell 5; and ``np.uint64(2**63)`` in such a list got that TypeError instead of
+    the ValueError naming it."""
+    venv, ints = PokerSquaresVectorEnv(2, backend=backend), PokerSquaresVectorEnv(2, backend=backend)
+    venv.reset(seed=3)
+    ints.reset(seed=3)
+    obs = venv.step([np.uint64(5), 3])[0]
+    np.testing.assert_array_equal(obs, ints.step([5, 3])[0])
+    before = venv._obs.copy()
+    with pytest.raises(ValueError, match=r"^actions\[0\] = 9223372036854775808: expected integer cell indices"):
+        venv.step([np.uint64(2**63), 5])
+    np.testing.assert_array_equal(venv._obs, before)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_numpy_array_of_deck_strings_deals_as_the_list_of_them(backend):
+    """Before, ``deck=np.array([t, t])`` (N deck strings) was refused as "has shape (2,)", while ``[t, t]`` dealt."""
+    from pokersquares_env.cards import format_card
+
+    text = [" ".join(format_card(c) for c in range(52)), " ".join(format_card(c) for c in range(51, -1, -1))]
+    venv, listed = PokerSquaresVectorEnv(2, backend=backend), PokerSquaresVectorEnv(2, backend=backend)
+    _, info = venv.reset(options={"deck": np.array(text)})
+    listed.reset(options={"deck": text})
+    assert info["card"].tolist() == [0, 51]
+    np.testing.assert_array_equal(venv._obs, listed._obs)
+    with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]: bad card 'Xx'"):
+        venv.reset(options={"deck": np.array([text[0], "Xx " + text[1]])})
+    for three in (text + text[:1], np.array(text + text[:1])):  # the same message for the list and the array
+        with pytest.raises(ValueError, match=r"^options\['deck'\] \['2♣ 3♣ .* has shape \(3,\): expected \(2, >=25\)"):
+            venv.reset(options={"deck": three})

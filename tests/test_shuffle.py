@@ -464,3 +464,145 @@ def test_solve_walks_across_equal_scores():
     cards = np.random.default_rng(3).permutation(52)[:25]
     _, score = solve(cards, seed=0, restarts=8, rounds=5)
     assert score >= 190
+
+
+# ---- a mutation audit of the env: budgets, observations, rewards, scaling, illegal endings ----------------------
+
+
+def test_budget_bounds_types_and_message():
+    """The budget bounds are inclusive (25 placements, 65535 swaps: the most 16 bits hold), numpy integers are
+    budgets and booleans are not; the message names the unit of the mode."""
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+
+    assert PokerShuffleEnv(mode="arrange", budget=25).budget == 25
+    assert PokerShuffleEnv(mode="arrange", budget=np.int64(7)).budget == 7
+    swap = PokerShuffleEnv(mode="swap", budget=65535)
+    obs, info = swap.reset(seed=0)
+    assert info["budget_left"] == 65535 and obs[450:466].tolist() == [1] * 16
+    with pytest.raises(ValueError, match=re.escape("budget=65536: expected None or an integer 1..65535 (swaps in "
+                                                   "mode='swap')")):
+        PokerShuffleEnv(mode="swap", budget=65536)
+    with pytest.raises(ValueError, match=re.escape("budget=26: expected None or an integer 1..25 (placements in "
+                                                   "mode='arrange')")):
+        PokerShuffleEnv(mode="arrange", budget=26)
+    for bad in (True, 2.0, "3"):
+        with pytest.raises(ValueError, match=re.escape(f"budget={bad!r}: expected None or an integer")):
+            PokerShuffleEnv(mode="swap", budget=bad)
+
+
+def test_arrange_observation_moves_a_card_from_the_hand_to_the_board():
+    """Empty cells and placed cards' hand slots are all zeros; a placed card's 18 features move from its slot to
+    its cell (the observation layout of the class docstring)."""
+    env = gym.make("PokerShuffle-v0", mode="arrange")
+    obs, info = env.reset(seed=1)
+    assert not obs[:450].any()  # an empty board
+    hand = obs[450:900].reshape(25, 18)
+    assert (hand.sum(1) >= 2).all()  # every dealt card: a rank and a suit flag (or the joker flag)
+    obs, *_ = env.step(arrange_action(4, 12))
+    board, after = obs[:450].reshape(25, 18), obs[450:900].reshape(25, 18)
+    assert np.array_equal(board[12], hand[4]) and not np.delete(board, 12, axis=0).any()
+    assert not after[4].any() and np.array_equal(np.delete(after, 4, axis=0), np.delete(hand, 4, axis=0))
+    assert obs[900 + 24] == 1 and obs[900:926].sum() == 1  # 24 placements left
+    assert "dealt_score" not in info  # swap mode only
+
+
+def test_arrange_terminal_rewards_are_zero_until_the_whole_score():
+    """reward_mode="terminal": 0 on every step, then the whole final score (not the last placement's lines)."""
+    env = gym.make("PokerShuffle-v0", mode="arrange", reward_mode="terminal")
+    _, info = env.reset(options={"cards": RU_EXAMPLE})
+    for cell in range(25):
+        _, reward, terminated, _, info = env.step(arrange_action(cell, cell))
+        assert terminated == (cell == 24)
+        if not terminated:
+            assert reward == 0
+    assert reward == info["score"] == 302  # the last card completes only row 5 and column 5
+
+
+@pytest.mark.parametrize("mode", ["arrange", "swap"])
+def test_reward_scale_multiplies_every_reward_but_not_the_penalty(mode):
+    def rewards(scale):
+        env = gym.make("PokerShuffle-v0", mode=mode, reward_scale=scale, budget=10, illegal_action="penalty")
+        _, info = env.reset(options={"cards": RU_EXAMPLE})
+        rng, out, terminated = np.random.default_rng(0), [], False
+        while not terminated:
+            _, reward, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            out.append(reward)
+        env.reset(options={"cards": RU_EXAMPLE})
+        if mode == "arrange":
+            env.step(arrange_action(0, 0))
+            penalty = env.step(arrange_action(0, 1))[1]  # slot 0 is already on a1
+        else:
+            penalty = env.step(301)[1]  # out of range 0..300
+        return out, info["score"], penalty
+
+    one, score, penalty_one = rewards(1.0)
+    two, score_two, penalty_two = rewards(2.0)
+    assert score == score_two and any(r != 0 for r in one)
+    assert two == pytest.approx([2 * r for r in one])
+    assert penalty_one == penalty_two == -10.0  # illegal_penalty is not scaled
+
+
+def test_an_illegal_ending_ends_the_episode_and_why_illegal_says_so():
+    env = gym.make("PokerShuffle-v0", mode="swap", illegal_action="penalty").unwrapped
+    env.reset(seed=0)
+    assert env.why_illegal(STOP) is None
+    assert env.why_illegal(True) == "action True is not an integer 0..300"
+    _, reward, terminated, _, info = env.step(True)  # a bool is no action, not swap 1
+    assert terminated and reward == -10.0 and info["illegal_action"] == "action True is not an integer 0..300"
+    assert env.why_illegal(STOP) == "the game is over" and not env.action_masks().any()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(STOP)
+
+
+def test_step_after_the_end_or_before_reset_needs_a_reset():
+    env = gym.make("PokerShuffle-v0", mode="swap").unwrapped
+    with pytest.raises(gym.error.ResetNeeded):
+        env.action_masks()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(STOP)
+    env.reset(seed=0)
+    _, _, terminated, _, _ = env.step(STOP)
+    assert terminated and env.why_illegal(0) == "the game is over"
+    with pytest.raises(gym.error.ResetNeeded):  # not an IllegalActionError: the episode is over
+        env.step(0)
+
+
+def test_step_takes_a_numpy_integer_array_as_its_action():
+    env = gym.make("PokerShuffle-v0", mode="swap")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(np.array(swap_action(0, 1)))
+    _, _, _, _, info = env.step(np.array([swap_action(2, 3)]))
+    _, _, terminated, _, info = env.step(np.array(STOP))
+    assert terminated and info["swaps"] == [(0, 1), (2, 3)]
+
+
+def test_ansi_render_lists_the_cards_still_to_place_and_the_swaps_left():
+    env = gym.make("PokerShuffle-v0", mode="arrange", render_mode="ansi")
+    _, info = env.reset(options={"cards": RU_EXAMPLE})
+    env.step(arrange_action(0, 0))
+    env.step(arrange_action(24, 1))
+    text = env.render()
+    from pokersquares_env.cards import format_cards
+
+    assert f"cards to place: {format_cards(RU_EXAMPLE[1:24])}\n" in text + "\n"
+    assert "placements left before the check: 23" in text
+    swap = gym.make("PokerShuffle-v0", mode="swap", budget=7, render_mode="ansi")
+    _, info = swap.reset(options={"cards": RU_EXAMPLE})
+    swap.step(swap_action(0, 5))
+    assert swap.render().endswith("dealt layout scored 302; swaps left: 6")
+
+
+def test_a_swap_mode_frame_shows_the_dealt_score():
+    pytest.importorskip("PIL")
+    from pokersquares_env import render
+
+    env = gym.make("PokerShuffle-v0", mode="swap", budget=30, render_mode="rgb_array").unwrapped
+    _, info = env.reset(seed=3)
+    env.step(swap_action(0, 9))
+    frame = env.render()
+
+    def drawn(dealt_score):
+        return render.draw_poker_shuffle(env.game, env.state, cards=env.cards, placed=env._placed, mode="swap",
+                                         budget_left=29, dealt_score=dealt_score)
+
+    assert np.array_equal(frame, drawn(info["dealt_score"])) and not np.array_equal(frame, drawn(None))

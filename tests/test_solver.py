@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -264,3 +266,234 @@ def test_anneal_finds_good_layouts_as_a_falling_temperature_does():
     layouts: 15.3).  A mutation audit found both unseen: the tests checked only that it returns its best layout."""
     scores = [anneal(deal(d), steps=5000, seed=0)[1] for d in range(12)]
     assert np.mean(scores) > 120
+
+
+# ---- a mutation audit of the solver, the baseline and `pokersquares solve` -------------------------------------
+
+
+def test_solve_checks_kick_and_restarts_and_takes_the_most_restarts(monkeypatch):
+    from pokersquares_env.shuffle import solver
+
+    for kwargs, message in [(dict(kick=0), "kick=0: expected an integer >= 1"),
+                            (dict(restarts=True), "restarts=True: expected an integer >= 1"),
+                            (dict(rounds=False), "rounds=False: expected an integer >= 0")]:
+        with pytest.raises(ValueError, match=message):
+            solve(deal(0), **kwargs)
+    monkeypatch.setattr(solver, "MAX_RESTARTS", 3)  # the bound is inclusive
+    _, _, stats = solver.solve(deal(0), restarts=3, rounds=0, return_stats=True)
+    assert len(stats["chain_scores"]) == 3
+    with pytest.raises(ValueError, match="restarts=4: expected an integer from 1 to 3"):
+        solver.solve(deal(0), restarts=4, rounds=0)
+
+
+@pytest.mark.parametrize("restarts, climbs, rounds_done", [
+    (4, 2, 1),  # one batch: the limit passes after round 1, and round 2 does not start
+    (8, 5, 1),  # two batches: the limit passes inside round 2, which is cut short and not counted
+])
+def test_the_time_limit_stops_the_rounds_and_the_stats_count_only_rounds_completed(monkeypatch, restarts, climbs,
+                                                                                   rounds_done):
+    """A clock that passes the limit after the given number of batch climbs (the chains' build counts as climbs)."""
+    from types import SimpleNamespace
+
+    from pokersquares_env.shuffle import solver
+
+    done = [0]
+    climb = solver._climb
+
+    def counted(*args):
+        done[0] += 1
+        return climb(*args)
+
+    monkeypatch.setattr(solver, "_BATCH", 4)
+    monkeypatch.setattr(solver, "_climb", counted)
+    monkeypatch.setattr(solver, "time", SimpleNamespace(perf_counter=lambda: 100.0 if done[0] >= climbs else 0.0))
+    grid, score, stats = solver.solve(deal(0), seed=0, restarts=restarts, rounds=50, time_limit=1.0,
+                                      return_stats=True)
+    assert stats["rounds"] == rounds_done and len(stats["chain_scores"]) == restarts and done[0] == climbs
+    assert score == max(stats["chain_scores"]) == score_grid(grid)
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(st.integers(0, 53), min_size=5, max_size=5, unique=True),
+       system=st.sampled_from(["american", "english"]))
+def test_the_baselines_line_scoring_agrees_with_score_grid(codes, system):
+    """anneal scores its lines itself (and rescores only the lines a swap touches): both must agree with score_grid."""
+    from pokersquares_env.scoring import LINE_CELLS, line_points
+    from pokersquares_env.shuffle.solver import _CELL_LINES, _line_value, _points_table
+
+    ps = point_system(system)
+    grid = codes + [c for c in range(52) if c not in codes][:20]
+    assert _line_value(codes, _points_table(ps).tolist()) == line_points(grid, ps)[0]
+    for line, cells in enumerate(LINE_CELLS.tolist()):
+        assert all(line in _CELL_LINES[cell] for cell in cells)
+
+
+@pytest.mark.parametrize("table", ["american", {"one_pair": 1, "two_pair": 3, "three_of_a_kind": 6, "straight": 12,
+                                                "flush": 5, "full_house": 0, "four_of_a_kind": 16,
+                                                "straight_flush": 30, "royal_flush": 50}])
+def test_the_baseline_is_the_same_walk_under_a_scaled_table(table):
+    """The temperature is in units of the table's full house (its largest value when a full house scores 0), so a
+    table scaled by a power of two (exact in floats) makes the same walk and returns the same layout."""
+    system = point_system(table)
+    scaled = {name: value / 64 for name, value in system.as_dict().items()}
+    for d in range(3):
+        grid, score = anneal(deal(d), system, seed=d, steps=3000)
+        scaled_grid, scaled_score = anneal(deal(d), scaled, seed=d, steps=3000)
+        assert np.array_equal(grid, scaled_grid) and scaled_score == score / 64
+
+
+def test_the_seed_drives_the_search_and_the_baseline():
+    cards = deal(7)
+    solved = {tuple(solve(cards, seed=s, restarts=1, rounds=0)[0].ravel()) for s in range(4)}
+    annealed = {tuple(anneal(cards, seed=s, steps=200)[0].ravel()) for s in range(4)}
+    assert len(solved) > 1 and len(annealed) > 1
+    assert np.array_equal(anneal(cards, seed=2, steps=200)[0], anneal(cards, seed=2, steps=200)[0])
+
+
+def test_check_cards_reads_a_5x5_grid_row_major():
+    cards = deal(4)
+    assert check_cards(np.array(cards).reshape(5, 5)) == cards
+    assert check_cards([cards[5 * r:5 * r + 5] for r in range(5)]) == cards
+    with pytest.raises(ValueError, match="got 26 cards: expected exactly 25"):
+        check_cards(RU_EXAMPLE + " 9s")  # a card string too
+    grid, _ = solve(np.array(cards).reshape(5, 5), restarts=1, rounds=0)
+    assert sorted(grid.ravel().tolist()) == sorted(cards)
+
+
+def test_upper_bound_refuses_an_lp_it_did_not_solve():
+    pytest.importorskip("scipy")
+    from pokersquares_env.shuffle.solver import upper_bound
+
+    with pytest.raises(RuntimeError, match=r"the LP relaxation did not solve within 1e-09 s"):
+        upper_bound(parse_cards(RU_EXAMPLE), "english", time_limit=1e-9)
+
+
+def test_solve_cli_passes_its_defaults_and_options_to_the_search(monkeypatch, capsys):
+    """The defaults the help names (seed 0, 48 chains, 40 rounds, no time limit), and --seed also seeds the search."""
+    import json
+
+    from pokersquares_env.cli import main
+    from pokersquares_env.shuffle import solver
+
+    calls = []
+    real_solve = solver.solve
+
+    def spy(cards, system, **kwargs):
+        calls.append((list(cards), kwargs))
+        return real_solve(cards, system, **{**kwargs, "restarts": 2, "rounds": 0})
+
+    monkeypatch.setattr(solver, "solve", spy)
+    assert main(["solve", "--json"]) == 0
+    assert calls[-1] == (deal(0), dict(seed=0, restarts=48, rounds=40, time_limit=None, return_stats=True))
+    assert parse_cards(json.loads(capsys.readouterr().out)["cards"]) == deal(0)
+    assert main(["solve", "--seed", "5", "--restarts", "3", "--rounds", "2", "--time-limit", "9", "--json"]) == 0
+    assert calls[-1] == (deal(5), dict(seed=5, restarts=3, rounds=2, time_limit=9.0, return_stats=True))
+
+
+def test_solve_cli_deals_the_jokers_asked_for(capsys):
+    import json
+
+    from pokersquares_env.cli import main
+
+    seed = next(s for s in range(100) if max(deal(s, 2)) >= 52)  # a seeded deal holding a joker (seed 2 holds none)
+    assert main(["solve", "--seed", str(seed), "--jokers", "2", "--restarts", "1", "--rounds", "0", "--json"]) == 0
+    cards = parse_cards(json.loads(capsys.readouterr().out)["cards"])
+    assert cards == [min(c, 52) for c in deal(seed, 2)] != deal(seed)  # a joker reads back as JK, code 52
+
+
+def test_solve_cli_says_how_far_a_time_limit_let_the_search_go(monkeypatch, capsys):
+    import json
+
+    from pokersquares_env.cli import main
+    from pokersquares_env.shuffle import solver
+
+    monkeypatch.setattr(solver, "_BATCH", 4)
+    argv = ["solve", "--seed", "1", "--restarts", "400", "--rounds", "3", "--time-limit", "0.001"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert 4 <= out["chains"] < 400 and out["rounds"] == 0
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"--time-limit 0.001 stopped the search: \d+ of 400 chains built, 0 of 3 rounds completed", text)
+    # all the chains built, a round cut short: the message says so too
+    real_solve = solver.solve
+
+    def short(*args, **kwargs):
+        grid, score, stats = real_solve(*args, **{**kwargs, "rounds": 1})
+        return grid, score, stats
+
+    monkeypatch.setattr(solver, "solve", short)
+    assert main(["solve", "--seed", "1", "--restarts", "2", "--rounds", "3", "--time-limit", "100"]) == 0
+    assert "--time-limit 100 stopped the search: 2 of 2 chains built, 1 of 3 rounds completed" in capsys.readouterr().out
+
+
+def test_solve_cli_baseline_uses_the_seed_and_is_printed(monkeypatch, capsys):
+    import json
+
+    from pokersquares_env.cli import main
+    from pokersquares_env.shuffle import solver
+
+    real_anneal = solver.anneal
+    seeds = []
+
+    def quick(cards, system, **kwargs):
+        seeds.append(kwargs["seed"])
+        return real_anneal(cards, system, seed=kwargs["seed"], steps=300)
+
+    monkeypatch.setattr(solver, "anneal", quick)
+    argv = ["solve", "--seed", "3", "--restarts", "1", "--rounds", "0", "--baseline"]
+    assert main([*argv, "--json"]) == 0
+    base = json.loads(capsys.readouterr().out)["baseline_score"]
+    assert seeds == [3] and base == real_anneal(deal(3), "american", seed=3, steps=300)[1]
+    assert main(argv) == 0
+    assert f"simulated-annealing baseline: {base:g}" in capsys.readouterr().out
+
+
+def test_solve_cli_prints_the_column_points_under_the_columns(capsys):
+    import json
+
+    from pokersquares_env.cli import main
+
+    argv = ["solve", *RU_EXAMPLE.split(), "--restarts", "2", "--rounds", "1"]
+    assert main([*argv, "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["line_points"]
+    assert main(argv) == 0
+    columns = next(line for line in capsys.readouterr().out.splitlines() if line.endswith("(columns)"))
+    assert [float(p) for p in columns.split()[:5]] == points[5:]
+    assert points[:5] != points[5:]  # rows and columns tell apart here
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), jokers=st.sampled_from([0, 1, 2]),
+       system=st.sampled_from(["american", "english", {"one_pair": 0.1, "two_pair": 0.3, "three_of_a_kind": 0.7,
+                                                       "straight": 1.1, "flush": -0.2, "full_house": 0.3,
+                                                       "four_of_a_kind": 2.9, "straight_flush": 5, "royal_flush": 7}]))
+def test_solve_reports_the_true_score_of_a_layout_of_exactly_the_given_cards(seed, jokers, system):
+    cards = deal(seed % 10_000, jokers)
+    grid, score, stats = solve(cards, system, seed=seed, restarts=3, rounds=1, return_stats=True)
+    assert sorted(grid.ravel().tolist()) == sorted(cards)
+    assert score == pytest.approx(score_grid(grid, system), abs=1e-9)
+    assert score == pytest.approx(stats["chain_scores"][0], abs=1e-6) and len(stats["chain_scores"]) == 3
+
+
+def test_solve_cli_names_the_hands_under_the_chosen_points(tmp_path, capsys):
+    """A joker stands for the card worth most under the table in use: with a pair worth more than three of a kind,
+    a pair and a joker are a pair, not the three of a kind the American points make of them."""
+    import json
+
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import grid_hands
+
+    pairs_first = {"one_pair": 10, "two_pair": 1, "three_of_a_kind": 1, "straight": 1, "flush": 1, "full_house": 1,
+                   "four_of_a_kind": 1, "straight_flush": 1, "royal_flush": 1}
+    table = tmp_path / "pairs_first.json"
+    table.write_text(json.dumps(pairs_first))
+    differ = 0
+    for seed in range(8):
+        assert main(["solve", "--seed", str(seed), "--jokers", "2", "--scoring", str(table), "--restarts", "2",
+                     "--rounds", "0", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        grid = parse_cards(" ".join(out["grid"]))
+        assert out["hands"] == grid_hands(grid, point_system(pairs_first))
+        differ += out["hands"] != grid_hands(grid, "american")
+    assert differ  # seed 7: a line the American points read as three of a kind

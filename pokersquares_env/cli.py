@@ -252,10 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(only)
+    if only is not None and _load(only) is None:  # said before parsing, which would call the command unknown
+        parser.error(f"command {only!r} is not available in this install (module {COMMANDS[only]} missing)")
     args = parser.parse_args(argv)
     if not getattr(args, "_module", None):
-        if only is not None:
-            parser.error(f"command {only!r} is not available in this install (module {COMMANDS[only]} missing)")
         parser.print_help()
         return 0 if not argv else 2
     try:

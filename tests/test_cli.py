@@ -506,3 +506,126 @@ def test_run_as_the_command_a_warning_is_one_line_without_the_script_line(monkey
     line = warnings.formatwarning(RuntimeWarning("fastppo:run was trained for 'american' points"), RuntimeWarning,
                                   "/venv/bin/pokersquares", 6, "sys.exit(main())")
     assert line == "pokersquares: RuntimeWarning: fastppo:run was trained for 'american' points\n"
+
+
+# ---- found by a mutation audit of cli.py ---------------------------------------------------------------------------
+
+
+def test_a_bounded_integer_takes_both_ends_and_names_bad_text():
+    from pokersquares_env.cli import int_between
+
+    parse = int_between(1, 3)
+    assert [parse("1"), parse("3")] == [1, 3]  # both ends are in the range
+    for text, shown in (("0", "0"), ("4", "4"), ("1.5", "'1.5'"), ("two", "'two'")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^{re.escape(shown)}: expected an integer from 1 to 3$"):
+            parse(text)
+
+
+def test_a_positive_number_refuses_zero_and_infinity_naming_the_text_given():
+    from pokersquares_env.cli import positive_float
+
+    assert positive_float("0.5") == 0.5 and positive_float("1e-9") == 1e-9
+    for text, shown in (("0", "0"), ("-1", "-1"), ("inf", "inf"), ("1e999", "1e999"), ("nan", "nan"),
+                        ("soon", "'soon'")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^{re.escape(shown)}: expected a finite number > 0$"):
+            positive_float(text)
+
+
+def test_version_names_the_package_and_its_version(capsys):
+    from pokersquares_env import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"pokersquares_env {__version__}\n"
+
+
+def test_a_command_whose_module_is_not_installed_is_left_out(monkeypatch, capsys):
+    """A command whose module is missing from the install is left out of the list (the others still run, and running
+    it is a usage error); a module that is there but fails on a missing import of its own is not hidden."""
+    monkeypatch.setitem(COMMANDS, "ghost", "pokersquares_env.no_such_command")
+    assert "ghost" not in build_parser().format_help()
+    assert main(["solve", "--seed", "1", "--restarts", "2", "--json"]) == 0
+    capsys.readouterr()
+    for argv in (["ghost"], ["ghost", "--steps", "5"]):  # before, argparse's "invalid choice: 'ghost'" came first
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err and err.endswith(
+            "error: command 'ghost' is not available in this install (module pokersquares_env.no_such_command "
+            "missing)\n")
+
+    import importlib
+
+    real = importlib.import_module
+
+    def broken(name, *args):
+        if name == "pokersquares_env.broken_command":
+            raise ModuleNotFoundError("No module named 'some_dependency'", name="some_dependency")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    monkeypatch.setitem(COMMANDS, "ghost", "pokersquares_env.broken_command")
+    with pytest.raises(ModuleNotFoundError, match="some_dependency"):
+        build_parser()
+
+
+def test_an_import_error_of_a_module_no_extra_installs_is_one_line_without_a_hint(monkeypatch, capsys):
+    import agents.demo
+
+    def run(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'someplugin'", name="someplugin")
+
+    monkeypatch.setattr(agents.demo, "run", run)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "pokersquares demo: No module named 'someplugin'\n"
+
+
+def test_ctrl_c_in_a_command_is_one_line_on_stderr_and_status_130(monkeypatch, capsys):
+    import agents.demo
+
+    def run(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.demo, "run", run)
+    assert main(["demo"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "interrupted\n" and captured.out == ""
+
+
+def test_the_suit_letters_error_handler_writes_each_symbol_as_its_letter():
+    from pokersquares_env.cli import _plain_text_streams
+
+    _plain_text_streams()  # registers the handler
+    assert "A♠ T♥♦♣ – x".encode("ascii", "pokersquares-suits") == b"As Thdc ? x"
+
+
+def test_errors_in_ascii_write_suits_as_letters_too(tmp_path):
+    """Standard error is made to write suits as letters as standard output is: a card named in an error message."""
+    import os
+    import subprocess
+    import sys
+
+    cards = "As As Kd Qd Jd Td 9d 8d 7d 6d 5d 4d 3d 2d Ac Kc Qc Jc Tc 9c 8c 7c 6c 5c 4c".split()
+    done = subprocess.run([sys.executable, "-m", "pokersquares_env", "solve", *cards], capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"}, cwd=tmp_path, timeout=120)
+    err = done.stderr.decode("ascii")
+    assert done.returncode == 2 and "card As (code 51) appears twice" in err and "Traceback" not in err, err
+
+
+def test_only_the_command_run_as_the_command_sets_the_one_line_warning_format(monkeypatch, capsys):
+    """The format is checked against one set here: a test run earlier may have left the command's format behind."""
+    import sys
+    import warnings
+
+    from pokersquares_env.cli import _warning_line
+
+    def callers_format(*args, **kwargs):
+        return "the caller's format\n"
+
+    monkeypatch.setattr(warnings, "formatwarning", callers_format)
+    assert main(["solve", "--seed", "1", "--restarts", "2"]) == 0  # called from Python
+    assert warnings.formatwarning is callers_format
+    monkeypatch.setattr(sys, "argv", ["pokersquares", "solve", "--seed", "1", "--restarts", "2"])
+    assert main() == 0  # as the command
+    assert warnings.formatwarning is _warning_line

@@ -1667,3 +1667,25 @@ def test_record_games_refuses_a_jsonl_it_cannot_write_when_made(tmp_path, monkey
     monkeypatch.setattr(os, "access", lambda path, mode, **kw: os.fspath(path) != locked and access(path, mode, **kw))
     with pytest.raises(ValueError, match="is not writable"):
         RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=lines)
+
+
+# ---- found by a mutation audit of wrappers.py and cli.py ------------------------------------------------------------
+
+
+def test_record_games_jsonl_true_is_named_after_the_prefix(tmp_path):
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, name_prefix="hand", jsonl=True)
+    info = _play_episode(env)
+    assert sorted(os.listdir(tmp_path)) == ["hand-000000.json", "hands.jsonl"]
+    assert env.jsonl_path == os.path.join(tmp_path, "hands.jsonl")
+    assert load_records(tmp_path / "hands.jsonl")[0].to_dict() == load_record(info["record_path"]).to_dict()
+
+
+def test_record_games_rebuilt_from_its_spec_keeps_the_episode_trigger(tmp_path):
+    def trigger(episode):
+        return episode % 2 == 1
+
+    env = RecordGames(gym.make("PokerSquares-v0"), tmp_path, episode_trigger=trigger, meta={"run": 3})
+    again = gym.make(env.spec)
+    assert again.episode_trigger is trigger and again.meta == {"run": 3}
+    assert "record_path" not in _play_episode(again)  # episode 0 is not recorded, as the first wrapper's would not be
+    again.close()

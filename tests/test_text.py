@@ -107,3 +107,62 @@ def test_board_text_for_a_pair_in_a_complete_row():
     game, state = _played(range(5))
     assert board_text(game, state).splitlines()[1].rstrip().endswith("One pair 2")
     assert np.isclose(game.score(state), 2)
+
+
+def test_color_marks_the_diamonds_and_hearts_and_only_them():
+    import re
+
+    game, state = _played(range(25))
+    text = board_text(game, state, color=True)
+    coloured = re.findall(r"\x1b\[31m *(\S+)\x1b\[0m", text)
+    assert len(coloured) == 13 and all(card[-1] in "♦♥" for card in coloured)
+    plain = re.sub(r"\x1b\[31m *\S+\x1b\[0m", "", text)
+    assert plain.count("♣") + plain.count("♠") == 12 and "♦" not in plain and "♥" not in plain
+    assert "\x1b" not in board_text(game, state)
+
+
+def test_the_score_line_names_the_games_point_system():
+    game = PokerSquaresGame(system="english")
+    state = game.init(DECK)
+    for cell in range(5):
+        game.apply(state, cell)
+    assert "score (english): 1 " in board_text(game, state)  # a pair: 1 point in English scoring, 2 in American
+
+
+def test_card_false_leaves_out_the_card_to_place():
+    game, state = _played([0, 1])
+    assert "card to place: 3♣" in board_text(game, state)
+    text = board_text(game, state, card=False)
+    assert "card to place" not in text and "cards left" not in text
+    assert text.splitlines()[-1].startswith("score (american): 0 ")
+
+
+def test_summary_of_one_system_given_as_a_table_or_a_file(tmp_path):
+    import json
+
+    game, state = _played(range(25))
+    table = {"one_pair": 10, "two_pair": 0, "three_of_a_kind": 0, "straight": 0, "flush": 0, "full_house": 0,
+             "four_of_a_kind": 0, "straight_flush": 0, "royal_flush": 0}
+    lines = summary_text(game, state, table).splitlines()
+    assert lines[10:] == ["total custom: 20"]  # two pairs (row 1, column c), the table's one total
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(table))
+    assert summary_text(game, state, path).splitlines()[10:] == ["total pairs: 20"]
+    assert summary_text(game, state).splitlines()[10:] == ["total american: 94", "total english: 41"]
+
+
+def test_points_that_are_not_finite_or_below_four_decimals_read_as_such():
+    from pokersquares_env.text import fmt_points
+
+    assert [fmt_points(float("inf")), fmt_points(float("-inf")), fmt_points(float("nan"))] == ["inf", "-inf", "nan"]
+    # four decimals keep the fraction: shown to four decimals, not to every digit
+    assert fmt_points(1.00012) == "1.0001" and fmt_points(-0.00012) == "-0.0001"
+
+
+def test_summary_lines_are_aligned_and_an_unfinished_line_has_no_hand():
+    game, state = _played(range(25))
+    assert summary_text(game, state, "american").splitlines()[:2] == ["row 1  One pair            2",
+                                                                      "row 2  Straight flush     75"]
+    game, state = _played([0, 1, 2, 3])  # a pair in a row of four: no hand yet, and no points
+    lines = summary_text(game, state, "american").splitlines()
+    assert lines[0] == "row 1  -                   0" and lines[-1] == "total american: 0"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 import time
 from typing import Any
 
@@ -79,7 +80,7 @@ class MonteCarloAgent(RatingAgent):
         # training sizes; none: the default
         games = None if games is None else check_positive_int(games, "games")
         phases = None if phases is None else check_phases(phases)
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+        if seconds is not None and (isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real)
                                     or not math.isfinite(seconds) or seconds <= 0):
             raise ValueError(f"seconds={seconds!r}: expected a finite positive number of seconds per move (or none)")
         if seconds is not None and given_rollouts is not None:  # refused, not ignored
@@ -107,9 +108,8 @@ class MonteCarloAgent(RatingAgent):
         self.system = point_system("american" if system is None else system)
         self.rules = Rules.parse(rules) if rules is not None else Rules()
         self._uses_tables = rollout != "heuristic"
-        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-            raise ValueError(f"candidates={candidates!r}: expected a positive integer")
-        self.rollouts, self.seconds, self.round = rollouts, seconds, round
+        candidates = check_positive_int(candidates, "candidates")
+        self.rollouts, self.seconds, self.round = rollouts, None if seconds is None else float(seconds), round
         self.candidates = candidates
         if rollout == "heuristic":
             self._table = heuristic_values(self.system)[:, :, None]

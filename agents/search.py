@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any
 
@@ -126,7 +127,8 @@ class RolloutSearchAgent(RatingAgent):
         self.endgame = int(endgame)
         self.candidates = _positive_int("candidates", candidates)
         self.rollouts = _positive_int("rollouts", rollouts)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
+        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or not np.isfinite(weight)
+                or weight < 0):
             raise ValueError(f"weight={weight!r}: expected a finite number >= 0")
         self.weight = float(weight)
         self.system = point_system("american" if system is None else system)

@@ -220,6 +220,125 @@ def test_mc_values_cells_not_rolled_out_from_the_policys_favourite(monkeypatch):
     assert np.allclose(values[cells], totals / 12)
 
 
+def test_mc_rolls_out_the_cells_its_rollout_policy_rates_best(tmp_path):
+    """Only the ``candidates`` cells the rollout policy (one-ply greedy on the tables) rates best are rolled out: those
+    of highest ``expectimax:ply=1`` value on the same tables, down to one legal cell more than ``candidates`` (a
+    mutation audit found the worst cells, gains of the wrong phase, or every cell with one to spare, rolled out
+    unseen)."""
+    from agents.tables import train_tables
+
+    path = tmp_path / "none.npz"
+    train_tables("american", games=2000, phases=26, features="none").save(path)
+    ply1 = make_agent(f"expectimax:ply=1,features=none,backend=numpy,tables={path}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(4)), validate=False)
+    while not state.terminal:
+        legal = np.array(game.legal_cells(state))
+        if len(legal) > 3:
+            gains = ply1.action_values(None, None, game, state)
+            agent = make_agent(f"mc:rollouts=2,candidates=3,tables={path}", seed=0)
+            values, cells = agent.rate(game, state.copy())
+            assert list(cells) == sorted(legal[np.argsort(-gains[legal], kind="stable")[:3]]), len(legal)
+        game.apply(state, int(np.nanargmax(ply1.action_values(None, None, game, state))))
+
+
+def test_mc_with_seconds_runs_one_round_at_least(monkeypatch):
+    """A budget spent before the first round still runs one: the values are those of ``rollouts=round`` (not 0/0)."""
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(9)))
+    for cell in (0, 7, 13):
+        game.apply(state, cell)
+    want = make_agent("mc:rollouts=4,candidates=3,rollout=heuristic", seed=2).rate(game, state.copy())
+    clock = iter(np.arange(0.0, 100.0, 2.0))  # each perf_counter call 2 s later: the 1 s budget is spent at once
+    monkeypatch.setattr("agents.mc.time.perf_counter", lambda: next(clock))
+    got = make_agent("mc:seconds=1,round=4,candidates=3,rollout=heuristic", seed=2).rate(game, state.copy())
+    assert np.isfinite(got[0][got[1]]).all()
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-9)
+
+
+def test_mc_values_a_forced_move_by_all_its_rollouts():
+    """A forced move's value is the mean of ``rollouts`` rollouts (drawn from a copy of the generator), as every other
+    cell's is (a mutation audit found a single rollout unseen)."""
+    import copy
+
+    game = PokerSquaresGame(Rules(first_cell="center"))  # the first move is forced
+    state = game.init(game.deal(np.random.default_rng(2)))
+    agent = make_agent("mc:rollouts=16,rollout=heuristic", rules=game.rules, seed=0)
+    unseen = np.array(game.unseen(state), dtype=np.int64)
+    base = Batch.from_state(state, 1, first_cell=12)
+    totals = agent._rollout_totals(base, np.array([12]), state.card, unseen, 16, rng=copy.deepcopy(agent.rng))[0]
+    values, cells = agent.rate(game, state.copy())
+    assert list(cells) == [12] and np.ptp(totals) > 0
+    assert values[12] == totals.mean()
+
+
+def test_mc_heuristic_rollouts_value_lines_by_the_agents_point_system():
+    """``rollout=heuristic`` rates cells by the hand-set line values of the agent's own point system: English ones for
+    an English agent (a mutation audit found the American values used for every system unseen)."""
+    from agents.lines import heuristic_values
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules(), "english")
+    state = game.init(game.deal(np.random.default_rng(14)), validate=False)
+    for cell in (0, 6, 12, 18, 3, 9):
+        game.apply(state, cell)
+    base = Batch.from_state(state, 1)
+    legal = np.array(game.legal_cells(state))
+    tops = {}
+    for name in ("english", "american"):
+        gains = base.cell_gains(np.array([state.card]), heuristic_values(point_system(name))[:, :, None], 0)[0]
+        tops[name] = sorted(legal[np.argsort(-gains[legal], kind="stable")[:3]])
+    assert tops["english"] != tops["american"]
+    _, cells = make_agent("mc:rollouts=2,candidates=3,rollout=heuristic", system="english", seed=0).rate(game, state)
+    assert list(cells) == tops["english"]
+
+
+def test_mc_rollout_totals_are_the_exact_scores_of_true_unseen_cards():
+    """With two cells left, each rollout puts one random unseen card in the other cell: its total is that board's
+    score to the last bit, under fractional points too (a mutation audit found numpy's pairwise ``sum`` of the lines,
+    and "orders" that were not permutations of the unseen cards, unseen)."""
+    import copy
+
+    tenths = {"high_card": 0.1, "one_pair": 0.2, "two_pair": 0.3, "three_of_a_kind": 0.7, "straight": 1.1,
+              "flush": 1.3, "full_house": 1.7, "four_of_a_kind": 2.3, "straight_flush": 2.9, "royal_flush": 3.1}
+    game = PokerSquaresGame(Rules(), tenths)
+    agent = make_agent("mc:rollouts=12,rollout=heuristic", system=game.system, seed=0)
+    for deal in range(6):
+        deck = list(game.deal(np.random.default_rng(deal)))
+        state = game.init(deck, validate=False)
+        for cell in range(23):
+            game.apply(state, cell)
+        unseen = np.array(game.unseen(state), dtype=np.int64)
+        rng = np.random.default_rng(deal)
+        totals = agent._rollout_totals(Batch.from_state(state, 1), np.array([23, 24]), state.card, unseen, 12,
+                                       rng=copy.deepcopy(rng))
+        last = unseen[np.argsort(rng.random((12, unseen.size)), axis=1)[:, 0]]
+        for i, (cell, other) in enumerate(((23, 24), (24, 23))):
+            for j, card in enumerate(last):
+                board = [*deck[:24], int(card)]
+                final = game.init(board + [c for c in deck if c not in board], validate=False)
+                for placed in [*range(23), cell, other]:
+                    game.apply(final, placed)
+                assert totals[i, j] == game.score(final), (deal, cell, j)
+
+
+def test_mc_follows_the_games_placement_rules_not_those_it_was_built_with():
+    """Legality follows ``game.rules`` (placement and first cell), as for expectimax and search: mc built for the plain
+    rules plays an adjacent, first-cell-centre game legally (a mutation audit found it rolling out its own rules' cells
+    unseen)."""
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
+    agent = make_agent("mc:rollouts=2,candidates=3,rollout=heuristic", seed=0)
+    assert agent.rules == Rules()
+    state = game.init(game.deal(np.random.default_rng(5)), validate=False)
+    while not state.terminal:
+        legal = game.legal_cells(state)
+        cell, values = agent.act_with_values(None, None, game, state.copy())
+        assert np.flatnonzero(~np.isnan(values)).tolist() == legal and cell in legal
+        game.apply(state, cell)
+    assert state.placements[0] == 12
+
+
 def test_mc_values_the_last_card_by_the_exact_score_under_fractional_points():
     """The last card's value is the game's score to the last bit under a table of fractions too: the rollouts add
     the lines in the order every scoring path uses (numpy's pairwise ``sum`` differed in 182 of 200 deals)."""

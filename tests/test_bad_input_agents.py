@@ -243,6 +243,10 @@ def test_load_or_train_names_a_bad_training_size(tmp_path, option, value):
     ("mc:phases=0", "phases=0: expected a positive integer"),
     ("mc:phases=27", r"phases=27: expected an integer from 1 to 26"),  # a review: phases no game visits
     ("mc:games=true", "games=True: expected a positive integer"),
+    # a mutation audit found these accepted unseen: no time, an unknown rollout policy, no cells to roll out
+    ("mc:seconds=0,rollout=heuristic", "seconds=0: expected a finite positive number"),
+    ("mc:rollout=bogus", "rollout='bogus': expected one of tables, heuristic"),
+    ("mc:candidates=0,rollout=heuristic", "candidates=0: expected a positive integer"),
 ])
 def test_mc_refuses_bad_options_before_training(spec, match, monkeypatch):
     import agents.tables
@@ -256,8 +260,13 @@ def test_mc_keeps_good_seconds_and_round():
     agent = MonteCarloAgent(seconds=0.01, round=3, rollout="heuristic")
     assert agent.seconds == 0.01 and agent.round == 3
     agent = MonteCarloAgent(rollout="heuristic")
-    assert (agent.rollouts, agent.seconds, agent.round) == (64, None, 8)
+    assert (agent.rollouts, agent.seconds, agent.round, agent.candidates) == (64, None, 8, 5)
     assert make_agent("mc:rollouts=none,round=none,seconds=0.5,rollout=heuristic").seconds == 0.5  # none: not given
+    # numpy numbers count as the numbers they hold (before, candidates=np.int64(3) was "expected a positive integer")
+    agent = MonteCarloAgent(rollout="heuristic", candidates=np.int64(3), seconds=np.float32(0.25))
+    assert (agent.candidates, agent.seconds) == (3, 0.25) and type(agent.candidates) is int
+    with pytest.raises(ValueError, match=r"seconds=np.True_: expected a finite positive number"):
+        MonteCarloAgent(rollout="heuristic", seconds=np.True_)
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -165,6 +165,17 @@ def test_a_game_of_other_jokers_than_the_agent_was_built_for_is_refused(tables, 
     assert len(state.placements) == 0
 
 
+def test_compiled_values_refuse_a_game_of_other_jokers(tables):
+    """The kernels :func:`compiled_values` returns refuse a game of other jokers than their rules, as documented, not
+    only the agents that call them (a mutation audit found the kernels' own check dropped unseen)."""
+    run = compiled_values(tables(Rules()).values, Rules(), "numba")
+    game = PokerSquaresGame(Rules(jokers=1))
+    state = game.init(game.deal(np.random.default_rng(3)), validate=False)
+    for ply in (2, 3):
+        with pytest.raises(ValueError, match=re.escape("have jokers=1, but the agent was built for rules")):
+            run(game, state, ply)
+
+
 @pytest.mark.parametrize("spec, needs", [("expectimax:ply=3", "ply=3"), ("search:depth=4", "depth=4"),
                                          ("search:ply=3,rollouts=2", "ply=3")])
 def test_options_of_the_kernels_with_straights_tables_name_the_real_reason(spec, needs, tmp_path, monkeypatch):
@@ -421,6 +432,16 @@ def test_expectimax_ply3_plays_legal_and_needs_numba(tables):
         make_agent("expectimax:ply=3,top=0,games=3000,phases=26")
 
 
+def test_expectimax_ply3_rerates_four_cells_by_default(tables):
+    """``top`` defaults to 4, as documented (a mutation audit found another default unseen)."""
+    agent = make_agent("expectimax:ply=3,games=3000,phases=26")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(2)), validate=False)
+    for _ in range(6):
+        game.apply(state, game.legal_cells(state)[0])
+    assert agent.top == 4 and np.isfinite(agent.action_values(None, None, game, state)).sum() == 4
+
+
 def test_two_ply_rollouts_match_numpy_expectimax_play(tables):
     """rollout=ply2: each rollout move is numpy's expectimax:ply=2 over the cards not yet drawn in that rollout."""
     from agents import _fast
@@ -465,6 +486,44 @@ def test_search_rollout_option(tables):
         make_agent("search:rollout=ply3,games=3000,phases=26")
     with pytest.raises(ValueError, match="needs the compiled backend"):
         make_agent("search:rollout=ply2,backend=numpy,games=3000,phases=26")
+
+
+@pytest.mark.parametrize("rules, moves", [(Rules(), 19), (Rules(placement="adjacent"), 8)], ids=["plain", "adjacent"])
+def test_search_two_ply_rollouts_play_every_candidate_on_the_same_orders_to_the_end(tables, tmp_path, rules, moves):
+    """``search:rollout=ply2``: each candidate's rollouts draw the same random orders of the unseen cards, and every
+    rollout move is numpy's expectimax:ply=2 under the game's rules over all the cards not yet drawn in that rollout,
+    not only those the rollout will still draw (a mutation audit found the orders cut to the cards drawn, and
+    rollouts placing cards under free placement in an adjacent game, unseen)."""
+    import copy
+
+    vt = tables(rules)
+    path = tmp_path / "t.npz"
+    vt.save(path)
+    game = PokerSquaresGame(rules)
+    deck = list(game.deal(np.random.default_rng(5)))
+    state = game.init(deck, validate=False)
+    for _ in range(moves):
+        game.apply(state, int(np.random.default_rng(len(state.placements)).choice(game.legal_cells(state))))
+    agent = make_agent(f"search:rollout=ply2,rollouts=2,candidates=2,tables={path}", rules=rules, seed=1)
+    rng = copy.deepcopy(agent.rng)
+    values, cells = agent.rate(game, state.copy())
+    ply2 = make_agent(f"expectimax:ply=2,tables={path}", rules=rules).action_values(None, None, game, state)
+    unseen = np.array(game.unseen(state))
+    perms = unseen[np.argsort(rng.random((2, unseen.size)), axis=1)]
+    placed = len(state.placements)
+    means = []
+    for c in cells:
+        finals = []
+        for perm in perms:
+            s = game.init(deck[:placed + 1] + list(perm), validate=False)
+            for cell in list(state.placements) + [int(c)]:
+                game.apply(s, cell)
+            while not s.terminal:
+                game.apply(s, int(np.nanargmax(expectimax_values(vt.values, game, s, 2))))
+            finals.append(game.score(s))
+        means.append(np.mean(finals))
+    np.testing.assert_allclose(values[cells], ply2[cells] + np.array(means) - means[0], rtol=0, atol=1e-9)
+    assert values[cells[1]] != ply2[cells[1]]
 
 
 # ----------------------------------------------------------------------------- exact endgame

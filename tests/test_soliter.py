@@ -1001,11 +1001,12 @@ def _brute_force_wins(game: SoliterGame, start) -> bool:
     return False
 
 
-@pytest.mark.parametrize("seed", [6, 9, 20, 1019])
+@pytest.mark.parametrize("seed", [6, 9, 20, 331, 1019])
 def test_an_exhausted_search_with_a_redeal_is_a_proof(seed):
     """A redeal gathers the columns and cells in order, so positions that differ only in their order may redeal
     differently.  Before, the solver keyed them as one position and tried only the first empty column or cell, and
-    "proved" deals 20 and 1019 of this variant unsolvable (exhausted=True) though they have wins."""
+    "proved" deals 20 and 1019 of this variant unsolvable (exhausted=True) though they have wins.  Deal 331 needs
+    every move before the last stage as well: with the pruned moves there, it too was "proved" unsolvable."""
     game = SoliterGame("36", redeal="reverse", columns=5, free_cells=2)
     state = game.deal(np.random.default_rng(seed))
     res = solve_result(state, max_seconds=20, game=game)
@@ -1603,3 +1604,266 @@ def test_the_default_illegal_penalty_is_minus_ten():
     env.reset(seed=0)
     _, r, term, _, _ = env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
     assert r == -10.0 and term
+
+
+# ---------------------------------------------------------------- mutation audit: solver options, budget, key
+def test_solve_passes_its_options_to_the_search_and_unwraps_a_wrapped_env():
+    """``solve`` takes an env wrapped or not (the docs), and its ``max_nodes`` and ``variant`` reach the search."""
+    wrapped = gym.make("Soliter-v0", variant="classic")
+    wrapped.reset(seed=1)
+    plan = solve(wrapped, 5)
+    assert plan is not None and _replay("classic", 1, plan)[0]
+    assert solve(wrapped, float("inf"), max_nodes=3) is None  # the node budget ends it: no plan within 3 positions
+    game = SoliterGame("36")
+    state = game.deal(np.random.default_rng(3))
+    plan = solve(state, 5, variant="36")  # without variant= the 36-card state is refused as not classic
+    env = SoliterEnv("36", max_steps=100_000)
+    env.reset(options={"state": state})
+    info = {"won": False}
+    for a in plan:
+        *_, info = env.step(a)
+    assert info["won"]
+
+
+def test_solve_defaults_are_the_documented_ones():
+    """docs/soliter.md gives the signature of ``solve``; the defaults of ``solve`` and ``solve_result`` match it."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "soliter.md").read_text(encoding="utf-8")
+    line = re.search(r"^`(solve\(.*\)) -> list\[int\] \| None`$", doc, re.M).group(1)
+    args = ast.parse(f"def {line}: pass").body[0].args
+    documented = {a.arg: ast.literal_eval(d) for a, d in zip(args.args[-len(args.defaults):], args.defaults)}
+    documented |= {a.arg: ast.literal_eval(d) for a, d in zip(args.kwonlyargs, args.kw_defaults)}
+    assert documented == {"max_seconds": 1.0, "game": None, "variant": "classic", "max_nodes": None}
+    for fn in (solve, solve_result):
+        params = inspect.signature(fn).parameters
+        assert {name: params[name].default for name in documented} == documented, fn.__name__
+
+
+def test_the_time_budget_ends_the_search_without_a_proof():
+    """Classic deal 2 has no win; proving it takes about 12,000 positions.  A spent time budget is no proof."""
+    env = make("classic")
+    env.reset(seed=2)
+    res = solve_result(env, 1e-9)
+    # the clock is read every 64 positions: the search stops at the first reading
+    assert res.plan is None and res.nodes == 64 and not res.exhausted and not res.proved
+    res = solve_result(env, 0.05)
+    assert res.plan is None and not res.exhausted and 0.05 <= res.seconds < 0.075  # CPU seconds, not twice them
+    res = solve_result(env, float("inf"))
+    assert res.plan is None and res.exhausted and res.proved and res.nodes > 1000
+    assert "exhausted=True, proved=True" in repr(res)
+    res = solve_result(env, float("inf"), max_nodes=10)
+    assert "exhausted=False, proved=False" in repr(res)
+
+
+def test_the_solver_returns_the_auto_moves_that_win_at_once():
+    """A position that the safe auto-moves alone win: the plan is those moves, found without expanding a position."""
+    from pokersquares_env.soliter.rules import SoliterState
+
+    g = SoliterGame("classic")
+    home = [13] * 4
+    home[g.suit[C("K♣")]] = 11  # Q♣ and K♣ are out, Q♣ in a cell, K♣ on column 1
+    cols = ((C("K♣"),),) + ((),) * 7
+    s = g.check_state(SoliterState(cols, (C("Q♣"), EMPTY, EMPTY, EMPTY), tuple(home), (), 0, 8, 0))
+    res = solve_result(s, 1.0, game=g)
+    pile = g.pile_base + g.suit[C("K♣")]
+    assert res.plan == [g.encode(g.cell_base, pile), g.encode(0, pile)] and res.nodes == 0 and not res.exhausted
+
+
+def test_an_exhausted_search_with_one_deck_and_king_foundations_is_no_proof():
+    """King foundations make the pruning inexact even with one deck: ``proved`` stays False (docs/soliter.md)."""
+    game = SoliterGame("classic", king_foundations=True, free_cells=1)
+    res = solve_result(game.deal(np.random.default_rng(1)), 5, game=game)
+    assert res.plan is None and res.exhausted and not res.proved and "exhausted=True, proved=False" in repr(res)
+
+
+def test_the_solvers_position_key_ignores_the_order_of_columns_and_cells_unless_a_redeal_follows():
+    """Columns and cells are interchangeable, so positions differing only in their order are one position; before
+    the last stage of a one-deck redeal game the redeal gathers them in order, so there they are not."""
+    from pokersquares_env.soliter.solver import _Search
+
+    for game, same in ((SoliterGame("classic"), True), (SoliterGame("36", redeal="reverse", columns=5), False)):
+        s = game.deal(np.random.default_rng(0))
+        cols = list(s.columns)
+        c0, c1 = cols[0][-1], cols[1][-1]
+        cols[0], cols[1] = cols[0][:-1], cols[1][:-1]
+        a = s._replace(columns=tuple(cols), cells=(c0, EMPTY, c1) + (EMPTY,) * (game.num_cells - 3))
+        b = a._replace(cells=(EMPTY, c1, EMPTY, c0) + (EMPTY,) * (game.num_cells - 4))
+        swapped = a._replace(columns=(a.columns[2], a.columns[1], a.columns[0]) + a.columns[3:])
+        search = _Search(game)
+        assert (search._key(a) == search._key(b)) is same
+        assert (search._key(a) == search._key(swapped)) is same
+
+
+def test_an_ace_is_always_safe_to_send_home():
+    """Nothing lies below an ace, so the auto-moves send it home at once (also on the joker path)."""
+    from pokersquares_env.soliter.solver import _Search
+
+    for variant in ("joker", "104-aces-kings", "classic"):
+        game = SoliterGame(variant)
+        state = game.deal(np.random.default_rng(0))
+        assert _Search(game)._safe_home(state, C("A♥")), variant
+
+
+def test_solver_keeps_a_two_deck_card_in_a_free_cell_until_both_copies_below_it_are_home():
+    """As on a column (the test above): a 3♣ in a free cell waits while one 2♣ is still out."""
+    from pokersquares_env.soliter.solver import _Search
+
+    for foundations, sent in (((2, 0, 0, 0, 1, 0, 0, 0), False), ((2, 0, 0, 0, 2, 0, 0, 0), True)):
+        game, state = _two_deck_position("104", foundations, "3♣")
+        state = state._replace(columns=((C("K♠"),),) + state.columns[1:],
+                               cells=(C("3♣"),) + (EMPTY,) * (game.num_cells - 1))
+        actions: list[int] = []
+        after = _Search(game)._auto_fast(state, actions)
+        if sent:
+            assert actions == [game.encode(game.cell_base, game.pile_base)] and after.cells[0] == EMPTY
+            assert after.foundations[0] == 3
+        else:
+            assert after == state and actions == []
+
+
+# ---------------------------------------------------------------- mutation audit: the soliter command
+def _cli(*argv: str) -> int:
+    from pokersquares_env.cli import main
+
+    return main(["soliter", *argv])
+
+
+def _fake_search(monkeypatch, plan_of=lambda env: None):
+    """Replace the solver the command calls: each call is recorded (the variant, the position and the budget) and
+    answered with ``plan_of(env)``, 7 positions and 0.25 CPU s."""
+    from pokersquares_env.soliter import solver
+
+    calls = []
+
+    def fake(env, max_seconds=1.0, **kw):
+        calls.append((env.game.variant, env.state, max_seconds))
+        return solver.SolveResult(plan_of(env), 7, 0.25, False)
+
+    monkeypatch.setattr(solver, "solve_result", fake)
+    return calls
+
+
+def _deal(seed: int, **kw):
+    env = make(**kw)
+    env.reset(seed=seed)
+    return env.state
+
+
+def test_cli_show_prints_the_deal_of_the_seed_and_options(capsys):
+    assert _cli("show") == 0  # the default seed is 0
+    assert capsys.readouterr().out == make().game.text(_deal(0)) + "\n"
+    assert _cli("show", "--seed", "3", "--free-cells", "0") == 0  # 0 cells is an option given, not the default
+    assert capsys.readouterr().out == make(free_cells=0).game.text(_deal(3, free_cells=0)) + "\n"
+
+
+def test_cli_refuses_variant_options_that_cannot_be_played_with_exit_2(capsys):
+    assert _cli("solve", "--variant", "104-aces-kings", "--columns", "7") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before anything runs
+    assert captured.err.strip() == ("pokersquares soliter solve: variant '104-aces-kings': columns=7: expected at least "
+                                    "8 to hold 104 cards")
+
+
+def test_cli_solve_passes_the_deal_and_budget_and_reports_a_spent_budget(monkeypatch, capsys):
+    calls = _fake_search(monkeypatch)
+    assert _cli("solve", "--seed", "3", "--free-cells", "0") == 1
+    out = capsys.readouterr().out
+    assert out.endswith("no solution found: budget spent; 7 positions expanded in 0.25 CPU s\n")
+    (variant, state, seconds), = calls
+    assert variant.free_cells == 0 and state == _deal(3, free_cells=0) and seconds == 1.0  # the default: 1 CPU s
+    assert _cli("solve", "--time-limit", "0.5") == 1
+    assert calls[-1][1:] == (_deal(0), 0.5)
+
+
+def test_cli_solve_moves_replay_to_a_win_and_a_plan_that_does_not_win_fails(monkeypatch, capsys):
+    """The printed moves, read back as places, win the deal; a plan that does not win exits 1."""
+    assert _cli("solve", "--variant", "multistage", "--seed", "1") == 0  # with redeals; replayed with seed 1
+    out = capsys.readouterr().out
+    assert "replay wins: True" in out and not re.search(r"^ +1\. ", out, re.M)  # no moves without --moves
+    assert _cli("solve", "--variant", "multistage", "--seed", "1", "--moves") == 0
+    out = capsys.readouterr().out
+    moves = int(re.search(r"solved in (\d+) moves", out).group(1))
+    lines = re.findall(r"^ *(\d+)\. (.*)$", out, re.M)
+    assert [int(n) for n, _ in lines] == list(range(1, moves + 1))
+    env = make("multistage", max_steps=100_000)
+    env.reset(seed=1)
+    game = env.game
+    place = {game.place_name(p): p for p in range(game.num_places)}
+    info = {"won": False}
+    for _n, text in lines:
+        action = game.redeal_action if text == "redeal" else game.encode(*(place[t] for t in text.split(" -> ")))
+        *_, info = env.step(action)
+    assert info["won"] and "redeal" in {text for _n, text in lines}
+    _fake_search(monkeypatch, lambda env: [int(np.flatnonzero(env.action_masks())[0])])  # one legal move: no win
+    assert _cli("solve", "--seed", "1") == 1
+    assert "solved in 1 moves (7 positions, 0.25 CPU s); replay wins: False" in capsys.readouterr().out
+
+
+def test_cli_bench_solves_the_seeded_deals_within_the_budget_and_reports_a_wilson_interval(monkeypatch, capsys):
+    calls = _fake_search(monkeypatch)
+    assert _cli("bench", "--no-progress") == 0  # the defaults: 100 deals from seed 0, 1 CPU s each
+    assert capsys.readouterr().out == "classic: solved 0/100 = 0.0% (95% CI 0.0-3.7%), 0.250 CPU s per deal\n"
+    assert len(calls) == 100 and {c[2] for c in calls} == {1.0}
+    assert calls[0][1] == _deal(0) and calls[-1][1] == _deal(99)
+    calls.clear()
+    assert _cli("bench", "--no-progress", "--seed0", "5", "--deals", "3", "--time-limit", "0.5") == 0
+    assert [c[1] for c in calls] == [_deal(5), _deal(6), _deal(7)] and {c[2] for c in calls} == {0.5}
+    assert "classic: solved 0/3 = 0.0% (95% CI 0.0-56.2%)" in capsys.readouterr().out
+    _fake_search(monkeypatch, lambda env: [int(np.flatnonzero(env.action_masks())[0])])  # a plan that does not win
+    assert _cli("bench", "--no-progress", "--seed0", "5", "--deals", "3") == 1
+    assert capsys.readouterr().err == "seed 5: plan does not replay to a win\n"
+
+
+def test_cli_bench_replays_each_plan_with_its_own_seed(capsys):
+    assert _cli("bench", "--no-progress", "--variant", "36", "--seed0", "1", "--deals", "3") == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("36: solved 3/3 = 100.0% (95% CI ") and captured.err == ""
+
+
+def test_cli_play_wins_when_the_solvers_plan_is_typed_in(monkeypatch, capsys):
+    """Every kind of place (c1..c8, f1..f4, h1..h4) is read as the place it names: the plan, typed, wins."""
+    env = make()
+    env.reset(seed=12)
+    game = env.game
+
+    def name(p):
+        if p < game.cell_base:
+            return f"c{p + 1}"
+        return f"f{p - game.cell_base + 1}" if p < game.pile_base else f"h{p - game.pile_base + 1}"
+
+    typed = [" ".join(name(p) for p in game.decode(a)) for a in solve(env, 5)]
+    assert {"c8", "f4", "h4"} <= set(" ".join(typed).split())  # the last place of each kind is in the plan
+    status, out = _soliter_play(monkeypatch, capsys, "\n".join(typed) + "\n", "--seed", "12")
+    assert status == 0 and out.startswith("moves: 'c3 c5'") and "illegal" not in out
+    assert out.rstrip().endswith("you won!")
+
+
+def test_cli_play_reads_any_free_cell_and_foundation_and_refuses_what_it_cannot_read(monkeypatch, capsys):
+    # classic seed 1: A♥ ends column 3 and A♠ column 4
+    moves = "c1 f\nc2 f\nc5 f\nc6 f\nc4 f\nc4 h\nc3 h3\nf c3\nc1 c2 c3\nredeal\nq\n"
+    status, out = _soliter_play(monkeypatch, capsys, moves, "--seed", "1")
+    assert status == 0
+    boards = out.split("\n> ")
+    cells = [re.search(r"^cells: +(.*)$", b, re.M).group(1).split() for b in boards[:-1]]  # the last: "q"
+    assert cells[1][1:] == ["..", "..", ".."]  # 'c1 f' takes the first free cell
+    assert "\n> c4 f\nillegal: no free cell takes it now" in out  # all four are full: not sent home instead
+    assert "(1/52 home)" in boards[6] and "(2/52 home)" in boards[7]  # 'c4 h' and 'c3 h3' send the aces home
+    assert "> f c3\ncannot read 'f c3': places are c1..c8, f1..f4 (or f), h1..h4 (or h)" in out  # 'f' is no source
+    assert "> c1 c2 c3\ncannot read 'c1 c2 c3': expected two places" in out
+    assert "> redeal\nthis variant has no redeal\n" in out
+
+
+def test_the_two_deck_solver_skips_only_a_move_between_the_two_copies_of_a_parent():
+    """King-foundation games take the general move list: a card moves onto its parent from under any card but the
+    other copy of that parent (that move changes nothing)."""
+    from pokersquares_env.soliter.solver import _Search
+
+    game, state = _two_deck_position("104-aces-kings", (0,) * 8, "3♣")
+    search = _Search(game)
+    onto = state._replace(columns=((C("K♠"), C("3♣")), (C("4♣"),)) + state.columns[2:])
+    assert (0, 1) in search._moves(onto)
+    between = state._replace(columns=((C("4♣"), C("3♣")), (C("4♣"),)) + state.columns[2:])
+    assert (0, 1) not in search._moves(between) and (0, 1) in search._moves(between, every=True)

@@ -53,8 +53,9 @@ NUM_STANDARD = 52
 
 
 class SolveResult:
-    """What a search found: ``plan`` (actions or ``None``), ``nodes`` expanded, ``seconds``, ``exhausted`` and
-    ``proved``.
+    """What a search found: ``plan`` (actions or ``None``), ``nodes`` (positions taken off the queue: those expanded,
+    plus the one at which a spent budget stopped the search, e.g. 4 for ``max_nodes=3``), ``seconds``, ``exhausted``
+    and ``proved``.
 
     ``exhausted``: the whole reachable pruned space was searched and holds no win.  ``proved``: ``exhausted``, and
     the pruning is exact for the game (one deck, no jokers, no king foundations), so no win exists at all."""

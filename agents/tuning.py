@@ -27,6 +27,7 @@ measures the tuned tables on held-out deals.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -163,6 +164,14 @@ def load_theta(path: Any) -> np.ndarray:
     return _theta_from(data, path)
 
 
+def _finite_float(x: int | float) -> bool:
+    """Whether ``x`` is a finite float (an int too large for one is not: ``np.isfinite`` cannot even take it)."""
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
 def _theta_from(data: Any, path: Any) -> np.ndarray:
     """:func:`load_theta` on the parsed JSON ``data`` of the file ``path`` (named in the errors)."""
     if not isinstance(data, dict):
@@ -175,7 +184,7 @@ def _theta_from(data: Any, path: Any) -> np.ndarray:
         entry = data[name]
         pair = [entry.get(k) if isinstance(entry, dict) else None for k in ("row", "column")]
         ok = all(isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                   and np.isfinite(x) for x in v) for v in pair)
+                                                   and _finite_float(x) for x in v) for v in pair)
         if not ok or len(pair[0]) != len(pair[1]) or (rows and len(pair[0]) != len(rows[0][0])):
             raise ValueError(f"theta file {str(path)!r}: class {name!r} is {entry!r}; expected "
                              '{"row": [numbers], "column": [numbers]} with one number per phase bin, the same '

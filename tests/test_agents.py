@@ -520,6 +520,25 @@ def test_outs_buckets_of_a_known_line():
     assert b.outs(straights=True)[0, 1] == 0
 
 
+def test_straight_buckets_count_live_windows_and_skip_lines_with_a_rank_group():
+    """A lone 7 fits five windows (3-7 .. 7-J): the top bucket, 2+; a pair of sevens has a rank group: bucket 0; a
+    lone 2 fits A-5 and 2-6, but once every 6 is seen only A-5 is live: bucket 1."""
+    def straight_bucket(b, line):
+        return int(b.outs(straights=True)[0, line] - b.outs()[0, line] * STRAIGHT_BUCKETS)
+
+    seven = Batch(1)
+    seven.place(np.array([0]), np.array([5]))  # 7 of clubs on a1
+    assert straight_bucket(seven, 0) == STRAIGHT_BUCKETS - 1 == 2
+    seven.place(np.array([1]), np.array([18]))  # 7 of diamonds beside it: a pair
+    assert straight_bucket(seven, 0) == 0
+    two = Batch(1)
+    two.place(np.array([0]), np.array([0]))  # 2 of clubs on a1
+    assert straight_bucket(two, 0) == 2
+    for cell, card in zip([5, 6, 7, 8], [4, 17, 30, 43], strict=True):  # the four sixes on row b
+        two.place(np.array([cell]), np.array([card]))
+    assert straight_bucket(two, 0) == 1
+
+
 # ---------------------------------------------------------------------------- tables
 
 

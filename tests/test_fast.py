@@ -247,6 +247,44 @@ def test_batch_play_out_with_exploration_needs_an_rng(tables):
     assert b.placed == 25 and b.legal().sum() == 0
 
 
+def test_batch_play_out_explores_with_probability_epsilon():
+    """A vanishing ``epsilon`` plays the greedy moves; ``epsilon`` 1 plays random legal cells (others than greedy)."""
+    from agents.lines import NUM_KEYS
+
+    values = np.random.default_rng(0).normal(size=(NUM_KEYS, 2, 26))
+    decks = np.argsort(np.random.default_rng(3).random((8, 52)), axis=1)
+    greedy, rare, always = Batch(8), Batch(8), Batch(8)
+    greedy.play_out(decks, values)
+    rare.play_out(decks, values, epsilon=1e-12, rng=np.random.default_rng(0))
+    always.play_out(decks, values, epsilon=1.0, rng=np.random.default_rng(0))
+    assert np.array_equal(rare.keys(), greedy.keys())
+    assert not np.array_equal(always.keys(), greedy.keys()) and always.occ.all()
+
+
+@pytest.mark.parametrize("phases", [3, 4, 7])
+def test_self_play_and_batch_play_out_agree_on_tables_of_few_phases(phases):
+    """With 26 phases a wrong phase of a board (``placed * phases // 25`` for ``// 26``) changes nothing: the kernels'
+    and numpy's phases must agree for tables of few phases too, the entries they read and credit included."""
+    from agents import _fast
+    from agents.batch import NUM_OUTS
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    values = np.random.default_rng(phases).normal(size=(NUM_KEYS, 2, phases, NUM_OUTS))
+    decks = np.argsort(np.random.default_rng(2).random((24, 52)), axis=1)
+    points = point_system("american").line_points_table
+    rec, final = _fast.self_play(values, decks, ply=1, explore=np.zeros((24, 25), bool), noise=np.zeros((24, 25)),
+                                 points=points)
+    b = Batch(24)
+    record = []
+    b.play_out(decks, values, record=record)
+    assert np.array_equal(final, points[b.keys()])
+    kind = np.array([0] * 5 + [1] * 5)
+    assert [ph for ph, _, _ in record] == [min(phases - 1, (m + 1) * phases // 26) for m in range(25)]
+    for m, (ph, keys, outs) in enumerate(record):
+        assert np.array_equal(rec[:, m], ((keys * 2 + kind) * phases + ph) * NUM_OUTS + outs)
+
+
 def test_improve_tables(tables, tmp_path):
     base = tables(Rules())
     a = improve_tables(base, games=96, batch=48, seed=4)

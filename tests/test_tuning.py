@@ -130,7 +130,9 @@ def test_tuning_repairs_a_broken_table_and_is_deterministic(small):
                                         ({"ply": True}, "ply=True: expected 1 or 2"),
                                         ({"init": np.full((9, 2), np.nan)},
                                          "init: 18 of 18 values are NaN or infinite"),
-                                        ({"init": np.zeros((9, 2, 1, 1))}, r"init of shape \(9, 2, 1, 1\)")])
+                                        ({"init": np.zeros((9, 2, 1, 1))}, r"init of shape \(9, 2, 1, 1\)"),
+                                        ({"init": np.zeros((9, 2, 2)), "bins": 3}, r"init of shape \(9, 2, 2\)"),
+                                        ({"seed": -1}, "seed=-1: expected an integer >= 0")])
 def test_tune_tables_rejects_bad_options(small, bad, match):
     from agents.tuning import tune_tables
 
@@ -453,3 +455,174 @@ def test_a_rerun_scored_by_its_own_scoring_json_writes_it_again(tmp_path):
     path.unlink()  # what a rerun's clearing of OUTPUTS does, after the file was read
     assert _scoring_arg(str(path), loaded, tmp_path) == str(path)
     assert tuple(point_system(str(path)).points) == tuple(system.points)
+
+
+# ----------------------------------------------------------------------------- a mutation audit's additions
+
+def test_scale_values_names_a_theta_without_bins_and_values_of_other_kinds():
+    """A theta of no phase bins or values with other than row and column kinds are refused by name (not a numpy
+    IndexError or broadcast error)."""
+    with pytest.raises(ValueError, match=r"theta of shape \(9, 2, 0\)"):
+        scale_values(np.zeros((NUM_KEYS, 2, 26)), np.zeros((len(CLASS_NAMES), 2, 0)))
+    for kinds in (1, 3):
+        with pytest.raises(ValueError, match=rf"values of shape \({NUM_KEYS}, {kinds}, 26\)"):
+            scale_values(np.zeros((NUM_KEYS, kinds, 26)), np.zeros((len(CLASS_NAMES), 2)))
+
+
+def test_random_decks_are_seeded_permutations_of_the_rules_deck():
+    from agents.tuning import random_decks
+
+    for rules in (Rules(), Rules(jokers=2)):
+        decks = random_decks(rules, 5, [4, 92, 0])
+        assert decks.shape == (5, rules.deck_size)
+        assert all(sorted(row) == list(range(rules.deck_size)) for row in decks.tolist())
+        np.testing.assert_array_equal(random_decks(rules, 5, [4, 92, 0]), decks)
+        assert not np.array_equal(random_decks(rules, 5, [5, 92, 0]), decks)
+    assert (random_decks(Rules(jokers=2), 40, 1) >= 52).any()  # the jokers are dealt too
+
+
+@pytest.mark.parametrize("bad, match", [({"generations": True}, "generations=True"),
+                                        ({"generations": 0}, "generations=0"),
+                                        ({"population": 0, "elite": 0}, "population=0"),
+                                        ({"bins": 0}, "bins=0"), ({"bins": 1.0}, "bins=1.0"),
+                                        ({"sigma": 0.0}, "sigma=0.0"), ({"sigma": float("inf")}, "sigma=inf"),
+                                        ({"sigma": float("nan")}, "sigma=nan")])
+def test_check_options_names_the_bad_option(bad, match):
+    from agents.tuning import check_options
+
+    options = {"ply": 1, "generations": 2, "population": 4, "elite": 2, "games": 10, "sigma": 0.3, "bins": 1}
+    with pytest.raises(ValueError, match=re.escape(match)):
+        check_options(**{**options, **bad})
+    check_options(**{**options, "elite": 4})  # every candidate in the elite is allowed
+    check_options(**{**options, "ply": 2, "bins": 3, "sigma": 1})
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"one card": {"row": [], "column": []}}, "class 'one card' is"),
+    ({"flush draw": {"row": [True], "column": [0.1]}}, "class 'flush draw' is"),
+    ({"two pair": {"row": [float("nan")], "column": [0.1]}}, "class 'two pair' is"),
+    ({"dead": {"row": [0.1], "column": "0.1"}}, "class 'dead' is"),
+    ({"dead": [0.1, -0.1]}, "class 'dead' is"),
+    # rows and columns of different lengths in the first class, or a class of another length than the first
+    ({"one card": {"row": [0.1], "column": [0.1, 0.2]}}, "class 'one card' is"),
+    ({"flush+straight draw": {"row": [0.1, 0.2], "column": [0.1, 0.2]}}, "class 'flush+straight draw' is"),
+    # an integer too large for a float (before: numpy's TypeError, not this ValueError naming the file and class)
+    ({"dead": {"row": [10 ** 400], "column": [0.1]}}, "class 'dead' is"),
+])
+def test_load_theta_refuses_entries_it_cannot_use(tmp_path, change, match):
+    from agents.tuning import load_theta
+
+    path = tmp_path / "theta.json"
+    path.write_text(json.dumps({**{name: {"row": [0.1], "column": [-0.1]} for name in CLASS_NAMES}, **change}))
+    with pytest.raises(ValueError, match=re.escape(match)):
+        load_theta(path)
+
+
+def test_load_theta_reads_every_class_and_names_a_missing_file(tmp_path):
+    from agents.tuning import load_theta
+
+    data = {name: {"row": [i, i + 0.5], "column": [-i, -i - 0.5]} for i, name in enumerate(CLASS_NAMES)}
+    path = tmp_path / "theta.json"
+    path.write_text(json.dumps({"_about": {"note": "ignored"}, **data}))
+    theta = load_theta(path)
+    assert theta.dtype == np.float64 and theta.shape == (len(CLASS_NAMES), 2, 2)
+    for i, name in enumerate(CLASS_NAMES):
+        assert theta[i, 0].tolist() == data[name]["row"] and theta[i, 1].tolist() == data[name]["column"]
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ValueError, match=re.escape(f"theta file {str(missing)!r}: cannot read it as JSON")):
+        load_theta(missing)
+
+
+def test_tuned_tables_check_the_phases_and_pass_the_cache_and_the_tables_fields(small, fake_default_tables):
+    from agents.tuning import tuned_tables
+
+    with pytest.raises(ValueError, match=re.escape("not {'phases': 13}")):
+        tuned_tables("american", games=400_000, phases=13, features="outs")
+    assert fake_default_tables == []
+    vt = tuned_tables("american", games=400_000, phases=26, features="outs", cache=False)
+    assert fake_default_tables[-1][1]["cache"] is False
+    # the tuned tables keep the base tables' counts and provenance; only the values and the policy change
+    np.testing.assert_array_equal(vt.counts, small.counts)
+    assert (vt.games, vt.seed, vt.rules) == (small.games, small.seed, small.rules)
+    assert vt.system.name == "american" and vt.policy == f"{small.policy}+tuned(american)"
+
+
+def test_tuned_tables_know_a_shipped_system_by_its_points_not_its_name(small, fake_default_tables):
+    """A mapping of the american points is the american system: it gets the american multipliers."""
+    from agents.tuning import tuned_tables
+
+    mapping = point_system(point_system("american").as_dict())
+    assert mapping.name != "american"
+    vt = tuned_tables(mapping, games=400_000, phases=26, features="outs")
+    want = tuned_tables("american", games=400_000, phases=26, features="outs")
+    np.testing.assert_array_equal(vt.values, want.values)
+    assert vt.policy.endswith("+tuned(american)")
+
+
+@needs_numba
+@pytest.mark.parametrize("ply, bins, init", [(1, 1, None), (2, 2, "one bin")])
+def test_each_generation_plays_the_mean_and_refits_to_the_elite(small, monkeypatch, ply, bins, init):
+    """What the docstring promises, read off the candidates and scores the search plays: the current mean is always
+    candidate 0, every candidate of a generation (and the untuned tables) plays the same fresh deals, the record holds
+    their scores, the next mean is the elite's mean, the spread is the elite's standard deviation plus a small floor
+    that shrinks, and the tuned tables are the base scaled by the final mean."""
+    import agents.tuning as tuning
+
+    real_scale, real_play = tuning.scale_values, tuning.play_scores
+    scaled, plays = [], []
+
+    def scale(values, theta):
+        scaled.append(np.array(theta, dtype=np.float64))
+        return real_scale(values, theta)
+
+    def play(values, decks, tables, ply_):
+        scores = real_play(values, decks, tables, ply_)
+        plays.append((values is small.values, decks.copy(), ply_, scores.mean()))
+        return scores
+
+    monkeypatch.setattr(tuning, "scale_values", scale)
+    monkeypatch.setattr(tuning, "play_scores", play)
+    gens, population, elite, games, sigma = 3, 8, 3, (40 if ply == 1 else 8), 0.4
+    start = None if init is None else np.random.default_rng(1).normal(scale=0.2, size=(len(CLASS_NAMES), 2))
+    records = []
+    result = tuning.tune_tables(small, ply=ply, generations=gens, population=population, elite=elite, games=games,
+                                sigma=sigma, bins=bins, init=start, seed=3, callback=records.append)
+    assert records == result.history and len(records) == gens
+    assert len(scaled) == gens * population + 1 and len(plays) == gens * (population + 1)
+    mean = np.zeros((len(CLASS_NAMES), 2, bins)) if init is None else np.repeat(start[:, :, None], bins, axis=2)
+    std = np.full(mean.shape, sigma)
+    floors, decks_by_gen = [], []
+    for g, record in enumerate(records):
+        thetas = np.array(scaled[g * population:(g + 1) * population])
+        gen_plays = plays[g * (population + 1):(g + 1) * (population + 1)]
+        assert [p[0] for p in gen_plays] == [False] * population + [True]  # the candidates, then the base
+        assert all(p[2] == ply for p in gen_plays)
+        decks = gen_plays[0][1]
+        assert decks.shape == (games, 52) and all(np.array_equal(p[1], decks) for p in gen_plays)
+        decks_by_gen.append(decks)
+        fitness = np.array([p[3] for p in gen_plays[:population]])
+        np.testing.assert_array_equal(thetas[0], mean)  # the mean itself is candidate 0
+        z = (thetas[1:] - mean) / std  # the others are drawn around it with the current spread
+        assert 0.5 < z.std() < 1.6, z.std()
+        chosen = thetas[np.argsort(-fitness, kind="stable")[:elite]]
+        assert record["generation"] == g and record["base"] == gen_plays[-1][3]
+        assert record["mean_theta"] == fitness[0] and record["best"] == fitness.max()
+        assert record["elite"] == pytest.approx(np.sort(fitness)[::-1][:elite].mean())
+        mean = chosen.mean(0)
+        floors.append(record["sigma"] - chosen.std(0).mean())
+        std = chosen.std(0) + floors[-1]
+    if init is None:
+        assert records[0]["mean_theta"] == records[0]["base"]  # theta zero: the untuned tables
+    assert all(0 < f < 0.1 * sigma for f in floors)  # a small floor on the spread ...
+    assert floors == sorted(floors, reverse=True) and floors[0] > floors[-1]  # ... that shrinks
+    assert not any(np.array_equal(decks_by_gen[0], d) for d in decks_by_gen[1:])  # fresh deals each generation
+    np.testing.assert_allclose(result.theta, mean, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(scaled[-1], result.theta)
+    np.testing.assert_array_equal(result.tables.values, real_scale(small.values, result.theta))
+    np.testing.assert_array_equal(result.tables.counts, small.counts)
+    assert (result.tables.games, result.tables.seed, result.tables.rules) == (small.games, small.seed, small.rules)
+    # another seed deals other games
+    plays.clear()
+    tuning.tune_tables(small, ply=ply, generations=1, population=2, elite=1, games=games, sigma=sigma, bins=bins,
+                       seed=4)
+    assert not np.array_equal(plays[0][1], decks_by_gen[0])

@@ -480,6 +480,23 @@ def test_expectimax_ply3_rerates_four_cells_by_default(tables):
     assert agent.top == 4 and np.isfinite(agent.action_values(None, None, game, state)).sum() == 4
 
 
+def _ply2_rollout_means(game, vt, deck, state, cells, perms) -> list[float]:
+    """The reference for ``rollout=ply2``: each cell's mean final score over rollouts that place the current card on
+    it and then draw each order of ``perms``, every move by numpy's expectimax:ply=2 on ``vt``."""
+    placed, means = len(state.placements), []
+    for c in cells:
+        finals = []
+        for perm in perms:
+            s = game.init(deck[:placed + 1] + list(perm), validate=False)
+            for cell in list(state.placements) + [int(c)]:
+                game.apply(s, cell)
+            while not s.terminal:
+                game.apply(s, int(np.nanargmax(expectimax_values(vt.values, game, s, 2))))
+            finals.append(game.score(s))
+        means.append(float(np.mean(finals)))
+    return means
+
+
 def test_two_ply_rollouts_match_numpy_expectimax_play(tables):
     """rollout=ply2: each rollout move is numpy's expectimax:ply=2 over the cards not yet drawn in that rollout."""
     from agents import _fast
@@ -497,17 +514,7 @@ def test_two_ply_rollouts_match_numpy_expectimax_play(tables):
     cells = np.array(game.legal_cells(state)[:2])
     got = _fast.rollout2_means(flat, phases, nout, vt.system.line_points_table, state, cells, state.card, perms,
                                False, None)
-    placed = len(state.placements)
-    for i, c in enumerate(cells):
-        finals = []
-        for perm in perms:
-            s = game.init(deck[:placed + 1] + list(perm), validate=False)
-            for cell in list(state.placements) + [int(c)]:
-                game.apply(s, cell)
-            while not s.terminal:
-                game.apply(s, int(np.nanargmax(expectimax_values(vt.values, game, s, 2))))
-            finals.append(game.score(s))
-        assert got[i] == pytest.approx(np.mean(finals))
+    np.testing.assert_allclose(got, _ply2_rollout_means(game, vt, deck, state, cells, perms))
 
 
 def test_search_rollout_option(tables):
@@ -548,18 +555,7 @@ def test_search_two_ply_rollouts_play_every_candidate_on_the_same_orders_to_the_
     ply2 = make_agent(f"expectimax:ply=2,tables={path}", rules=rules).action_values(None, None, game, state)
     unseen = np.array(game.unseen(state))
     perms = unseen[np.argsort(rng.random((2, unseen.size)), axis=1)]
-    placed = len(state.placements)
-    means = []
-    for c in cells:
-        finals = []
-        for perm in perms:
-            s = game.init(deck[:placed + 1] + list(perm), validate=False)
-            for cell in list(state.placements) + [int(c)]:
-                game.apply(s, cell)
-            while not s.terminal:
-                game.apply(s, int(np.nanargmax(expectimax_values(vt.values, game, s, 2))))
-            finals.append(game.score(s))
-        means.append(np.mean(finals))
+    means = _ply2_rollout_means(game, vt, deck, state, cells, perms)
     np.testing.assert_allclose(values[cells], ply2[cells] + np.array(means) - means[0], rtol=0, atol=1e-9)
     assert values[cells[1]] != ply2[cells[1]]
 

@@ -122,15 +122,22 @@ def _small_tables(tmp_path, name="main.npz", **train):
     return vt, path
 
 
+def _flat_tables(tmp_path, vt):
+    """The path of ``vt`` with every line worth 0, saved in ``tmp_path``."""
+    from agents.tables import ValueTables
+
+    flat = tmp_path / "flat.npz"
+    ValueTables(np.zeros_like(vt.values), vt.counts, vt.system, vt.rules, vt.games, vt.seed, "flat").save(flat)
+    return flat
+
+
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_rollout_tables_steer_only_the_rollouts(tmp_path, backend):
     if backend == "numba":
         pytest.importorskip("numba")
-    from agents.tables import ValueTables
 
     vt, main = _small_tables(tmp_path)
-    flat = tmp_path / "flat.npz"  # every line worth 0: rollouts fill the first legal cell; expectimax is unchanged
-    ValueTables(np.zeros_like(vt.values), vt.counts, vt.system, vt.rules, vt.games, vt.seed, "flat").save(flat)
+    flat = _flat_tables(tmp_path, vt)  # every line worth 0: rollouts fill the first legal cell; expectimax unchanged
     game = PokerSquaresGame()
     state = _midgame(game, seed=3, moves=6)
     spec = f"search:candidates=4,rollouts=32,backend={backend},tables={main}"
@@ -288,11 +295,9 @@ def test_reply_ply2_plays_on_the_main_tables_beside_rollout_tables(tmp_path):
     does; on the main tables it changes the estimate (a mutation audit found the reply played on the rollout tables
     unseen)."""
     pytest.importorskip("numba")
-    from agents.tables import ValueTables
 
     vt, main = _small_tables(tmp_path)
-    flat = tmp_path / "flat.npz"
-    ValueTables(np.zeros_like(vt.values), vt.counts, vt.system, vt.rules, vt.games, vt.seed, "flat").save(flat)
+    flat = _flat_tables(tmp_path, vt)
     game = PokerSquaresGame()
     state = _midgame(game, seed=10, moves=12)
     spec = f"search:candidates=3,rollouts=8,tables={main},rollout_tables={flat}"

@@ -810,3 +810,236 @@ def test_vs_records_the_winner_you_the_opponent_or_none_on_a_tie(tmp_path):
         vs = load_record(record).meta["vs"]
         assert vs["winner"] == winner and vs["agent"] == "rival"
         assert vs["placements"] == [cell_name(c) for c in theirs]
+
+
+# ---- a mutation audit of play.py and replay.py (2026-12-03) -----------------------------------------------------------
+
+
+def test_every_quit_help_and_board_word_is_read_as_typed_with_spaces_and_capitals():
+    """q, quit and exit quit after y or yes (in any case, spaces around them); h, help and ? print the help; b and
+    board print the board again; a cell may have spaces inside (``'c 3'``, ``'3 b'``). A mutation audit found every
+    word but ``q``/``y`` and ``h`` unseen."""
+    from pokersquares_env.play import HELP_TEXT
+
+    for word in ("q", "quit", "exit", " EXIT "):
+        for yes in ("y", "yes", "Y", " Yes "):
+            session, out = _scripted([word, yes, "c3"])
+            assert session.status == 0 and "Game abandoned; nothing recorded." in out, (word, yes)
+            assert session.state.num_placed == 0
+    session, out = _scripted(["q", "no", "c 3", "3 b", "q", "y"])
+    assert session.state.placements == [12, 11] and out.count("Quit this game?") == 2
+    for word in ("h", "help", "?", "HELP"):
+        session, out = _scripted([word, "q", "y"])
+        assert out.count(HELP_TEXT) == 1 and "is not a cell" not in out, word
+    for word in ("b", "board", "Board"):
+        session, out = _scripted([word, "q", "y"])
+        assert out.count("-- card 1 of 25 --") == 2 and "is not a cell" not in out, word
+    session, out = _scripted(["c3", "q", "y"])
+    assert "-- card 1 of 25 --" in out and "-- card 2 of 25 --" in out and "-- card 0 " not in out
+
+
+def test_a_refused_entry_is_quoted_as_typed():
+    """The refusal names the text the player typed, capitals included, not the lower-cased form read."""
+    session, out = _scripted(["ZZ", "q", "y"])
+    assert "'ZZ' is not a cell: type a column a-e and a row 1-5, such as c3 (h for help)" in out
+
+
+def test_hint_asks_the_hint_agent_again_or_says_there_is_none():
+    """``hint`` prints the hint agent's choice again (it is shown once before every card anyway); without --hint it
+    says how to get one."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Fixed:
+        spec, uses_obs = "fixed", False
+
+        def act(self, obs, info, game, state):
+            return 18  # d4
+
+        def action_values(self, obs, info, game, state):
+            return None
+
+    game = PokerSquaresGame()
+    out = io.StringIO()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Fixed(),
+                           read=_reader(["hint", "hint", "q", "y"], out), out=out)
+    assert session.play() == 0
+    assert out.getvalue().count("hint (fixed): d4\n") == 3
+    session, out = _scripted(["hint", "q", "y"])
+    assert "no hint agent: start the game with --hint AGENT" in out and session.state.num_placed == 0
+
+
+def test_a_hint_line_fits_80_columns_with_long_values():
+    """As many rated cells as fit: values of six characters leave room for three of them, not four (the line would
+    be 81 columns)."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Wide:
+        spec, uses_obs = "wide", False
+
+        def act(self, obs, info, game, state):
+            return 0
+
+        def action_values(self, obs, info, game, state):
+            return np.full(25, -123.4)
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Wide(), out=io.StringIO())
+    text = session.hint_text()
+    assert text == "hint (wide): a1   a1 -123.4  b1 -123.4  c1 -123.4 (best 3 of 25 rated)"
+    assert len(text) <= 80
+
+
+def test_the_input_ending_and_ctrl_c_are_said_on_the_error_stream_and_quitting_on_the_output():
+    """Why a game ended without a result goes to ``err`` (a transcript redirected to a file does not hide it); a
+    quit is part of the game's transcript. Through a pseudo-terminal the two streams are one, so the tests there
+    could not tell."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(0))
+    for exc, status, message in ((EOFError, 1, "The input ended before the game was over; nothing recorded."),
+                                 (KeyboardInterrupt, 130, "Interrupted; nothing recorded.")):
+        def read(prompt, exc=exc):
+            raise exc
+
+        out, err = io.StringIO(), io.StringIO()
+        assert TerminalGame(game, deck, read=read, out=out, err=err).play() == status
+        assert err.getvalue() == f"\n{message}\n" and message not in out.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert TerminalGame(game, deck, read=_reader(["q", "y"], out), out=out, err=err).play() == 0
+    assert out.getvalue().endswith("Game abandoned; nothing recorded.\n") and err.getvalue() == ""
+
+
+def test_vs_names_the_opponent_and_says_the_verdict_with_the_winners_score_first(tmp_path):
+    """The header names the opponent; the verdict gives the winner's points first; the record's ``meta.vs.scores``
+    holds the opponent's board under each system by name (a mutation audit found all three unseen)."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame, cell_name
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(3))
+    rows_first = list(range(25))
+    scattered = [(7 * i) % 25 for i in range(25)]
+    points = {}
+    for order in (rows_first, scattered):
+        state = game.init(deck)
+        for cell in order:
+            game.apply(state, cell)
+        points[tuple(order)] = state
+    (low, low_state), (high, high_state) = sorted(points.items(), key=lambda kv: game.score(kv[1]))
+    fmt = lambda p: f"{p:g}"  # noqa: E731
+    lo, hi = fmt(game.score(low_state)), fmt(game.score(high_state))
+    assert lo != hi
+    for mine, theirs, verdict in ((high, low, f"You win, {hi} to {lo}."), (low, high, f"rival wins, {hi} to {lo}.")):
+        record = tmp_path / "vs.json"
+        out = io.StringIO()
+        session = TerminalGame(game, deck, seed=3, vs=_FixedCells("rival", theirs), record=str(record),
+                               read=_reader([cell_name(c) for c in mine], out), out=out)
+        assert session.play() == 0
+        text = out.getvalue()
+        assert "Against rival: it places the same cards on its own board, hidden until the end." in text
+        assert verdict in text.splitlines()
+        their_state = points[tuple(theirs)]
+        scores = load_record(record).meta["vs"]["scores"]
+        assert scores == {"american": game.score(their_state, "american"),
+                          "english": game.score(their_state, "english")}
+        assert scores["american"] != scores["english"]
+
+
+def test_side_by_side_numbers_the_rows_colours_red_suits_and_totals_a_custom_table(tmp_path):
+    """The boards of --vs: rows numbered 1-5 under the column letters, diamonds and hearts in red (only they), and
+    the total under a custom table by its name, before the American and English totals."""
+    from pokersquares_env.cards import parse_cards
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.play import _Style, side_by_side
+    from pokersquares_env.scoring import point_system
+
+    table = tmp_path / "mine.json"
+    table.write_text(json.dumps(point_system("american").to_json()["points"] | {"one_pair": 7}))
+    game = PokerSquaresGame(system=point_system(str(table)))
+    cards = "2c 2d 3c 4s 5c 7h 8h 9h Th Jh 6s 6h Ks Kh Qs Qh 9s 9d As Ad 3s 3h Jc Jd 8c"
+    state = game.init(parse_cards(cards))
+    for cell in range(25):
+        game.apply(state, cell)
+    text = side_by_side(game, [state, state], ["you", "rival"])
+    rows = text.splitlines()
+    assert rows[1].split() == ["a", "b", "c", "d", "e"] * 2
+    assert [row.split()[0] for row in rows[2:7]] == ["1", "2", "3", "4", "5"]
+    assert rows[2].split()[:6] == ["1", "2♣", "2♦", "3♣", "4♠", "5♣"]
+    name = game.system.name
+    totals = {ln.split()[1]: ln.split()[2:] for ln in rows if ln.startswith("total ")}
+    assert list(totals) == [name[:16], "american", "english"]
+    assert totals[name[:16]] == [f"{game.score(state):g}"] * 2
+    coloured = side_by_side(game, [state], ["you"], _Style(True))
+    red = re.findall(r"\x1b\[31m\s*(\S+)\x1b\[0m", coloured)
+    assert red and all(card[-1] in "♦♥" for card in red)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == side_by_side(game, [state], ["you"])
+    assert len(red) == sum(1 for card in cards.split() if card[-1] in "dh")
+
+
+def test_a_jsonl_record_names_the_replay_command_for_it_with_the_path_quoted(tmp_path, monkeypatch, capsys):
+    """The message after an appended game gives the replay command that shows it: the record's index, and the path
+    quoted for the shell (here it has a space)."""
+    from pokersquares_env import cli
+
+    record = tmp_path / "my games.jsonl"
+    for n, seed in enumerate(("3", "4")):
+        status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", seed, "--record",
+                                       str(record))
+        assert status == 0, out.err
+        assert out.out.splitlines()[-1] == (f"Record appended to {record} as record {n} "
+                                            f"(pokersquares replay '{record}' --index {n})")
+    assert cli.main(["replay", str(record), "--index", "1"]) == 0 and "seed 4" in capsys.readouterr().out
+
+
+def test_record_paths_of_spaces_a_read_only_folder_or_a_seed_one_bit_too_large_are_refused(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """Before the game, with exit status 2: a --record path of spaces only, a folder that cannot be written in
+    (os.access, as root ignores permissions), and a seed of MAX_SEED_BITS + 1 bits (the bound itself is fine)."""
+    from pokersquares_env.records import MAX_SEED_BITS
+
+    moves = "\n".join(CELLS) + "\n"
+    status, out = _play_in_process(monkeypatch, capsys, moves, "--seed", "3", "--record", "  ")
+    assert status == 2 and out.out == ""
+    assert out.err == "pokersquares play: --record '  ': expected the path of a JSON (or JSONL) file to write\n"
+    record = tmp_path / "g.json"
+    status, out = _play_in_process(monkeypatch, capsys, moves, "--seed", str(2**MAX_SEED_BITS), "--record",
+                                   str(record))
+    assert status == 2 and out.out == "" and f"an integer of {MAX_SEED_BITS + 1:,} bits" in out.err
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if os.fspath(path) == str(tmp_path) and mode == os.W_OK
+                        else real_access(path, mode))
+    status, out = _play_in_process(monkeypatch, capsys, moves, "--seed", "3", "--record", str(record))
+    assert status == 2 and out.out == "" and not record.exists()
+    assert out.err == (f"pokersquares play: --record {str(record)!r} cannot be written in {str(tmp_path)!r}: expected "
+                       f"the path of a JSON file to write\n")
+
+
+def test_the_header_names_a_first_cell_of_a1_too():
+    """The first-cell rule is said for a1 (cell 0) as for any other cell, as replay says it."""
+    session, out = _scripted(["q", "y"], first_cell="top-left")
+    assert out.splitlines()[0] == "Poker Squares -- american points, seed 0, first card on a1"
+
+
+def test_an_opponent_choosing_an_illegal_cell_is_named_with_the_reason():
+    """A --vs agent's illegal choice is an error naming the agent and why the cell is illegal, not the core's bare
+    refusal of the move."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Stubborn(_FixedCells):
+        spec = "stubborn"
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), vs=Stubborn("stubborn", [0, 0]),
+                           read=_reader(["a1", "b1"], io.StringIO()), out=io.StringIO())
+    with pytest.raises(RuntimeError, match=r"^agent 'stubborn' chose an illegal cell: cell 0 \(a1\) is occupied"):
+        session.play()

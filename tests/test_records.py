@@ -1689,3 +1689,96 @@ def test_record_games_rebuilt_from_its_spec_keeps_the_episode_trigger(tmp_path):
     assert again.episode_trigger is trigger and again.meta == {"run": 3}
     assert "record_path" not in _play_episode(again)  # episode 0 is not recorded, as the first wrapper's would not be
     again.close()
+
+
+# ---- a mutation audit of replay.py (2026-12-03) --------------------------------------------------------------------
+
+
+def test_replay_heading_moves_and_boards(tmp_path):
+    """The heading names the player and a first cell of a1 (cell 0) too; moves are numbered from 1; ``boards=True``
+    prints the board after every move, and only then."""
+    import io
+
+    game, state = play_random(4, rules=Rules(first_cell="top-left"))
+    record = GameRecord.from_game(game, state, seed=0, agent="random", meta={"env": "PokerSquares-v0"})
+    out = io.StringIO()
+    print_replay(record, out)
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert lines[0] == "Poker Squares game record: american points, seed 0, played by random, first card on a1"
+    moves = [ln for ln in lines if "->" in ln]
+    assert [int(ln.split(".")[0]) for ln in moves] == list(range(1, 26))
+    assert moves[0].startswith(" 1. ") and moves[0].split()[3] == "a1"
+    assert text.count("score (american)") == 1
+    with_boards = io.StringIO()
+    print_replay(record, with_boards, boards=True)
+    assert with_boards.getvalue().count("score (american)") == 26
+
+
+def test_replay_of_a_swap_record_with_no_swaps_says_none(tmp_path):
+    import io
+
+    game, state = play_random(6)
+    out = io.StringIO()
+    print_replay(GameRecord.from_game(game, state, meta={"mode": "swap", "swaps": [], "dealt_score": 12}), out)
+    assert ("Swap mode: the dealt layout scored 12; swaps none. The moves below lay out the final arrangement cell by "
+            "cell.") in out.getvalue().splitlines()
+
+
+def test_replay_cli_says_on_stderr_that_a_file_cannot_be_read_and_how_many_frames_it_wrote(tmp_path, capsys):
+    """A missing file: exit 2 and the reason on standard error, nothing on standard output. --gif: 'wrote X (N
+    frames)' at the default 2 frames per second (500 ms a frame, the last held 3 s)."""
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from pokersquares_env.cli import main
+
+    missing = tmp_path / "none.json"
+    assert main(["replay", str(missing)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"pokersquares replay: cannot read {str(missing)!r}: No such file or directory\n"
+    game, state = play_random(3)
+    path = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=3), path)
+    gif = tmp_path / "g.gif"
+    assert main(["replay", str(path), "--gif", str(gif)]) == 0
+    assert capsys.readouterr().out == f"wrote {gif} (26 frames)\n"
+    with Image.open(gif) as img:
+        assert img.n_frames == 26 and img.info["duration"] == 500
+
+
+def test_replay_png_is_the_final_board_titled_by_player_and_seed_and_a_failed_write_exits_2(tmp_path, capsys,
+                                                                                           monkeypatch):
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from pokersquares_env import replay
+    from pokersquares_env.cli import main
+    from pokersquares_env.render import draw_poker_squares
+
+    game, state = play_random(3)
+    path = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=3, agent="random"), path)
+    png = tmp_path / "g.png"
+    assert main(["replay", str(path), "--png", str(png)]) == 0
+    with Image.open(png) as img:
+        assert np.array_equal(np.asarray(img.convert("RGB")), draw_poker_squares(game, state, title="random · seed 3"))
+    capsys.readouterr()
+
+    def full(path, write):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(replay, "_atomic_image_save", full)
+    assert main(["replay", str(path), "--png", str(tmp_path / "h.png")]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == "pokersquares replay: [Errno 28] No space left on device\n"
+
+
+def test_replay_names_an_opponent_without_a_score_and_none_without_a_name(tmp_path):
+    import io
+
+    game, state = play_random(5)
+    for vs, last in (({"agent": "x"}, "Opponent x"), ({"score": 40}, "Scores: ")):
+        out = io.StringIO()
+        print_replay(GameRecord.from_game(game, state, meta={"vs": vs}), out)
+        assert out.getvalue().splitlines()[-1].startswith(last)

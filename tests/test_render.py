@@ -670,3 +670,273 @@ def test_a_multiplayer_match_that_ended_outlines_no_cell():
         plain = render.draw_poker_squares(game, state, legal=False, title=f"{name} · {game.system.name}",
                                           notes=["b played an illegal cell"])
         np.testing.assert_array_equal(ended[name], plain)
+
+
+# ---- pixels, text and options pinned by a mutation audit ---------------------------------------------------------
+
+
+def _shows(frame, xy, text, font, fill, anchor="la"):
+    """Whether ``text`` in ``font`` is drawn at ``xy`` in ``fill``: every fully inked pixel of its mask is ``fill``."""
+    mask, dx, dy = render._text_mask(text, font, anchor)
+    ink = np.asarray(mask) == 255
+    x, y = int(round(xy[0])) + dx, int(round(xy[1])) + dy
+    return bool((frame[y : y + ink.shape[0], x : x + ink.shape[1]][ink] == fill).all())
+
+
+def _has(patch, colour, tol=0):
+    return int((np.abs(patch.astype(int) - np.array(colour)).sum(-1) <= tol).sum())
+
+
+def test_the_empty_table_has_25_outlined_slots_at_fixed_pixels_a_title_bar_and_a_divider():
+    empty = render.draw_board([-1] * 25)
+    for cell in range(25):
+        r, c = divmod(cell, 5)
+        x, y = 30 + 70 * c, 56 + 96 * r  # 64x90 slots 6 px apart, the grid's corner at (30, 56)
+        assert tuple(empty[y + 45, x]) == render.SLOT_EDGE and tuple(empty[y + 45, x - 1]) == render.FELT, cell
+        assert tuple(empty[y, x + 32]) == render.SLOT_EDGE and tuple(empty[y - 1, x + 32]) == render.FELT, cell
+        assert tuple(empty[y + 45, x + 32]) == render.SLOT, cell
+    assert tuple(empty[2, render.WIDTH // 2]) == render.FELT_DARK  # the title bar
+    assert tuple(empty[render.TITLE_H + 2, render.WIDTH // 2]) == render.FELT
+    assert tuple(empty[400, render.PANEL_X - 4]) == render.FELT_DARK  # the panel's divider
+
+
+def test_coordinates_name_their_own_column_and_row():
+    empty = render.draw_board([-1] * 25)
+    font = render._font(15, bold=True)
+    for c in range(5):
+        x, _ = render._cell_xy(c)
+        xy = (x + render.CARD_W / 2, render.GRID_Y - 11)
+        assert _shows(empty, xy, "abcde"[c], font, render.DIM, "mm"), c
+        assert not _shows(empty, xy, "abcde"[4 - c] if c != 2 else "a", font, render.DIM, "mm"), c
+    for r in range(5):
+        _, y = render._cell_xy(5 * r)
+        xy = (render.GRID_X / 2, y + render.CARD_H / 2)
+        assert _shows(empty, xy, str(r + 1), font, render.DIM, "mm"), r
+        assert not _shows(empty, xy, str(r if r else 2), font, render.DIM, "mm"), r
+
+
+def test_card_pictures_show_face_corner_indexes_and_centre_marks():
+    with pytest.raises(ValueError, match="card code -1 out of range"):
+        render.card_image(-1)
+    two, ace, king = (np.array(render.card_image(c)) for c in parse_cards("2s As Ks"))
+    assert tuple(two[10, 32]) == render.CARD_FACE  # blank face above the centre suit
+    ink = lambda p: _has(p, render.BLACK, 60)  # noqa: E731
+    # The corner index, top-left and again upside down bottom-right.
+    for card in (two, ace, king):
+        top_left, bottom_right = card[:40, :18].astype(int), card[-40:, -18:][::-1, ::-1].astype(int)
+        assert ink(card[-40:, -18:]) > 20 and np.abs(top_left - bottom_right).mean() < 4
+    # Ace: a bigger centre suit than a two's; a king: its letter framed (the frame's top edge 26 px above the centre).
+    centre = (slice(22, 68), slice(14, 50))
+    assert ink(ace[centre]) > ink(two[centre]) + 50
+    assert ink(king[19:21, 20:44]) > 20 and ink(ace[19:21, 20:44]) == 0
+    joker = np.array(render.card_image(52))
+    assert _has(joker, render.JOKER, 30) > 100 and _has(joker[35:50, 25:40], render.GOLD, 30) > 5  # purple, gold star
+    on_blue = np.array(render.card_image(0, background=(0, 0, 255)))
+    assert _has(on_blue[:2, :2], (0, 0, 255), 30) and _has(two[:2, :2], render.FELT, 30)
+
+
+def test_the_ten_shows_10_in_its_corner():
+    if not hasattr(render._font(13), "path"):
+        pytest.skip("no TrueType font here")
+    ten = np.array(render.card_image(parse_cards("Ts")[0]))
+    columns = (np.abs(ten[4:16, 2:22].astype(int) - render.BLACK).sum(-1) < 200).any(0)
+    runs = int(columns[0]) + int((columns[1:] & ~columns[:-1]).sum())
+    assert runs == 2  # "1" and "0", not one "T"
+
+
+def test_bad_boards_and_flags_are_named():
+    with pytest.raises(ValueError, match=r"board has 24 cells: expected 25"):
+        render.draw_board([-1] * 24)
+    with pytest.raises(ValueError, match="board cell 0 holds card code 54"):
+        render.draw_board([54] + [-1] * 24)
+    with pytest.raises(ValueError, match=r"playable has shape \(24,\)"):
+        render.draw_board([-1] * 25, playable=[1] * 24)
+
+
+def test_outlines_colour_only_empty_playable_cells_and_the_last_card_placed():
+    empty = [-1] * 25
+    flags = [0] * 25
+    flags[24] = 1
+    e5 = render.draw_board(empty, playable=1 << 24)
+    np.testing.assert_array_equal(e5, render.draw_board(empty, playable=flags))
+    x, y = render._cell_xy(24)
+    assert tuple(e5[y + 45, x + 1]) == render.PLAYABLE and tuple(e5[y + 45, x + 32]) == render.PLAYABLE  # edge, dot
+    board = list(empty)
+    board[0] = board[7] = parse_cards("Ks")[0]
+    outlined = render.draw_board(board, playable=[1] * 25)
+    for cell in (0, 7):
+        assert np.array_equal(cell_patch(outlined, cell), np.asarray(render.card_image(board[cell]))), cell
+    np.testing.assert_array_equal(render.draw_board(board, last_cell=12), render.draw_board(board))  # an empty cell
+    assert not np.array_equal(render.draw_board(board, last_cell=0), render.draw_board(board))
+
+
+def test_line_captions_are_grey_until_complete_and_a_partial_line_without_points_shows_none():
+    empty = [-1] * 25
+    cards = parse_cards(EXAMPLE)
+    _, y = render._cell_xy(0)
+    row1 = (slice(y, y + render.CARD_H), slice(render.ROW_LABEL_X, render.ROW_LABEL_X + render.ROW_LABEL_W))
+    xa, _ = render._cell_xy(0)
+    ya = render.GRID_Y + render.GRID_H + 2
+    col_a = (slice(ya, ya + 36), slice(xa, xa + render.CARD_W))
+    pair = list(empty)
+    pair[0], pair[1], pair[5] = parse_cards("Ts Tc 9c")  # row 1: a pair of two cards; column a: two cards, no pair
+    pair[10] = parse_cards("9d")[0]  # column a: 9 9 (a pair) now
+    frame = render.draw_board(pair)
+    assert _has(frame[row1], render.DIM) > 0 and _has(frame[row1], render.TEXT) == 0
+    assert _has(frame[col_a], render.DIM) > 0 and _has(frame[col_a], render.TEXT) == 0
+    full = render.draw_board(cards)
+    assert _has(full[row1], render.TEXT) > 0 and _has(full[row1], render.GOLD) > 0
+    assert _has(full[col_a], render.TEXT) > 0 and _has(full[col_a], render.GOLD) > 0
+    two = list(empty)
+    two[0], two[1] = parse_cards("2s 9h")  # no rank group: a partial check scores 0, and no "0 pts" is shown
+    partial, plain = render.draw_board(two, partial=True), render.draw_board(two)
+    assert np.array_equal(partial[row1], plain[row1]) and np.array_equal(partial[col_a], plain[col_a])
+
+
+def test_title_and_placed_count():
+    board = [-1] * 25
+    board[3] = 0  # the 2 of clubs is a card
+    frame = render.draw_board(board)
+    xy, font = (render.WIDTH - 12, render.TITLE_H / 2), render._font(14)
+    assert _shows(frame, xy, "1/25 placed", font, render.DIM, "rm")
+    assert not _shows(frame, xy, "1/24 placed", font, render.DIM, "rm")
+    assert not _shows(frame, xy, "0/25 placed", font, render.DIM, "rm")
+    bar = (slice(0, render.TITLE_H), slice(0, 400))
+    assert not np.array_equal(render.draw_board(board, title="Mine")[bar], frame[bar])
+    cards = parse_cards(EXAMPLE)
+    cards[24] = -1  # 24 cards, over 100 points: not won yet
+    gold = np.array(render.GOLD)
+    line = render.draw_board(cards)[render.TITLE_H + 98 : render.TITLE_H + 118, render.PANEL_X :]
+    assert int((np.abs(line.astype(int) - gold).sum(-1) < 30).sum()) == 0
+
+
+def test_side_panel_card_to_place_count_total_and_notes():
+    empty = [-1] * 25
+    px, y = render.PANEL_X + 6, render.TITLE_H + 14 + 20
+    np.testing.assert_array_equal(render.draw_board(empty, drawn=-1, cards_left=0),
+                                  render.draw_board(empty, drawn=None, cards_left=0))  # "board full"
+    frame = render.draw_board(empty, drawn=17, cards_left=24)
+    x = px + (render.PANEL_W - 12 - render.BIG_W) // 2
+    np.testing.assert_array_equal(frame[y : y + render.BIG_H, x : x + render.BIG_W],
+                                  np.asarray(render.card_image(17, render.BIG_W, render.BIG_H)))
+    after = (px, y + render.BIG_H + 10)
+    small = render._font(13)
+    assert _shows(frame, after, "Cards after it: 24", small, render.DIM)
+    assert not _shows(frame, after, "Cards after it: 25", small, render.DIM)
+    # The total sits at the same place whatever is above it, in gold.
+    below = (slice(render.TITLE_H + 250, None), slice(render.PANEL_X, None))
+    np.testing.assert_array_equal(frame[below], render.draw_board(empty, remaining=[1, 2, 3, 4])[below])
+    assert _shows(frame, (px, render.TITLE_H + 250 + 16), "0", render._font(40, True), render.GOLD)
+    # Every note while it fits, none cut off at the bottom.
+    two = render.draw_board(empty, notes=["first", "second"])
+    assert not np.array_equal(two, render.draw_board(empty, notes=["first"]))
+    plain = render.draw_board(empty, drawn=17, cards_left=24)
+    many = render.draw_board(empty, drawn=17, cards_left=24, notes=[f"note {i}" for i in range(40)])
+    drawn_rows = np.flatnonzero((many != plain).any(axis=(1, 2)))
+    assert drawn_rows.max() < render.HEIGHT - 12  # the last note that fits ends above the bottom edge
+
+
+def test_poker_shuffle_panel_counts_every_card_and_draws_the_28th():
+    empty = [-1] * 25
+    cards = list(range(30))
+    px, y = render.PANEL_X + 6, render.TITLE_H + 14 + 20
+    below = (slice(y + 7 * (render.MINI_H + 4), None), slice(render.PANEL_X, None))
+    top = (slice(render.TITLE_H, y), slice(render.PANEL_X, None))
+    f25, f28, f30 = (render.draw_board(empty, remaining=cards[:n]) for n in (25, 28, 30))
+    np.testing.assert_array_equal(f25[below], f28[below])  # seven rows of four for both
+    x = px + 3 * (render.MINI_W + 4)
+    slot = (slice(y + 6 * (render.MINI_H + 4), y + 6 * (render.MINI_H + 4) + render.MINI_H), slice(x, x + render.MINI_W))
+    np.testing.assert_array_equal(f28[slot], np.asarray(render.card_image(27, render.MINI_W, render.MINI_H)))
+    assert not np.array_equal(f28[top], f30[top])  # "Dealt cards to place: 30", though 28 are drawn
+    np.testing.assert_array_equal(f28[y:], f30[y:])
+
+
+def test_draw_poker_shuffle_options():
+    game = PokerSquaresGame()
+    cards = parse_cards(EXAMPLE)
+    board = [-1] * 25
+    board[:10] = cards[:10]
+    with pytest.raises(ValueError, match="mode='bogus'"):
+        render.draw_poker_shuffle(game, board, mode="bogus")
+    with pytest.raises(ValueError, match="placed has 2 flags for 3 cards"):
+        render.draw_poker_shuffle(game, board, cards=cards[10:13], placed=[True, False])
+    np.testing.assert_array_equal(render.draw_poker_shuffle(game, board, cards=cards[10:13], placed=[True, False, False]),
+                                  render.draw_poker_shuffle(game, board, cards[11:13]))
+    swap = render.draw_poker_shuffle(game, board, cards[10:], mode="swap", budget_left=3)
+    np.testing.assert_array_equal(swap, render.draw_board(board, game.system, partial=True, notes=["swaps left: 3"],
+                                                          title=f"Poker Shuffle (swap) · {game.system.name}"))
+    bar = (slice(0, render.TITLE_H), slice(0, 400))
+    assert not np.array_equal(render.draw_poker_shuffle(game, board, title="Mine")[bar],
+                              render.draw_poker_shuffle(game, board)[bar])
+
+
+def test_multiplayer_frames_show_round_and_match_points():
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(1))
+    states = {"a": game.init(deck), "b": game.init(deck)}
+    frames = render.multiplayer_frames(game, states, totals={"a": 10}, match_points={"a": 2}, round=2)
+    np.testing.assert_array_equal(frames["a"], render.draw_poker_squares(
+        game, states["a"], title=f"a · round 2 · {game.system.name}", notes=["match total: 10", "match points: 2"]))
+
+
+def test_tile_frames_and_renderer_check_their_frames():
+    a = np.zeros((4, 5, 3), np.uint8)
+    out = render.tile_frames([a, a], gap=2)
+    assert (out[:, 5:7] == render.FELT_DARK).all()
+    assert render.tile_frames([a, a], columns=0, gap=2).shape == (10, 5, 3)  # at least one column
+    with pytest.raises(ValueError, match="at least one frame"):
+        render.tile_frames([])
+    with pytest.raises(ValueError, match="frame 1 has shape .* dtype float64"):
+        render.tile_frames([a, a.astype(float)])
+    renderer = render.Renderer("rgb_array")
+    for bad in (np.zeros((4, 5, 4), np.uint8), np.zeros((4, 5, 3))):
+        with pytest.raises(ValueError, match="expected HxWx3 uint8"):
+            renderer.show(bad)
+
+
+def test_human_window_takes_the_title_and_follows_the_frame_size(monkeypatch):
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    renderer = render.Renderer("human", "My table")
+    renderer.show(np.zeros((40, 60, 3), np.uint8))
+    assert pygame.display.get_caption()[0] == "My table" and renderer._window.get_size() == (60, 40)
+    renderer.show(np.zeros((30, 20, 3), np.uint8))
+    assert renderer._window.get_size() == (20, 30)
+    renderer.close()
+
+
+def test_a_complete_row_shows_its_hand_and_points_beside_it():
+    frame = render.draw_board(parse_cards(EXAMPLE))  # row 1: 8♠ Q♠ T♠ 4♠ 2♠, a flush (20 American points)
+    _, y = render._cell_xy(0)
+    name = render._fit_font("Flush", render.ROW_LABEL_W, 15, bold=True, condensed=False)
+    assert _shows(frame, (render.ROW_LABEL_X, y + render.CARD_H / 2 - 3), "Flush", name, render.TEXT, "ls")
+    points = (render.ROW_LABEL_X, y + render.CARD_H / 2 + 3)
+    assert _shows(frame, points, "20 pts", render._font(16, True), render.GOLD, "lt")
+    assert not _shows(frame, points, "25 pts", render._font(16, True), render.GOLD, "lt")
+
+
+def test_each_suit_has_its_own_shape_and_a_finished_game_shows_board_full():
+    centre = (slice(25, 65), slice(12, 52))
+    shapes = [(np.abs(np.array(render.card_image(13 * suit))[centre].astype(int) - render.CARD_FACE).sum(-1) > 150)
+              for suit in range(4)]  # the twos of clubs, diamonds, hearts, spades: their ink, whatever its colour
+    assert all((shapes[i] != shapes[j]).sum() > 20 for i in range(4) for j in range(i))  # not an edge's few pixels
+    game = PokerSquaresGame()
+    state = game.init(parse_cards(EXAMPLE))
+    for cell in range(25):
+        game.apply(state, cell)
+    np.testing.assert_array_equal(
+        render.draw_poker_squares(game, state, title="t"),
+        render.draw_board(state.board, game.system, drawn=None, cards_left=0, last_cell=24, title="t"))
+
+
+def test_an_empty_list_of_dealt_cards_and_a_system_without_a_win_threshold():
+    empty = [-1] * 25
+    label = "Dealt cards to place: 0"
+    font = render._fit_font(label, render.PANEL_W - 8, 13, False, False)
+    assert _shows(render.draw_board(empty, remaining=[]), (render.PANEL_X + 6, render.TITLE_H + 14), label, font,
+                  render.DIM)
+    american = PokerSquaresGame().system
+    free = american.__class__("free", american.points, win_threshold=None)
+    frame = render.draw_board(parse_cards(EXAMPLE), free)
+    line = frame[render.TITLE_H + 98 : render.TITLE_H + 118, render.PANEL_X :]
+    assert _has(line, render.GOLD, 30) == 0 and _has(line, render.DIM, 30) == 0  # no "win at" line

@@ -205,7 +205,7 @@ def test_replay_jsonl_index(tmp_path, capsys):
 def test_a_damaged_jsonl_line_hides_no_other_record(tmp_path):
     """A JSONL file whose last write was cut short used to refuse every record in it: replay now parses only the
     line asked for, and load_records(skip_bad=True) reads the others with a warning naming the damaged line."""
-    from pokersquares_env.records import append_record, load_records, read_record
+    from pokersquares_env.records import append_record, read_record
 
     path = tmp_path / "games.jsonl"
     for seed in (1, 2, 3):
@@ -215,15 +215,21 @@ def test_a_damaged_jsonl_line_hides_no_other_record(tmp_path):
     path.write_text(text[:-200])  # the last line cut short
     before = path.read_bytes()
     assert read_record(path, 0).seed == 1 and read_record(path, 1).seed == 2
-    with pytest.raises(RecordError, match=r"games.jsonl:3: not valid JSON"):
-        read_record(path, 2)
-    with pytest.raises(RecordError, match=r"games.jsonl:3: not valid JSON"):
-        load_records(path)
-    with pytest.warns(RuntimeWarning, match=r"skipped a damaged record: .*games.jsonl:3: not valid JSON"):
-        assert [r.seed for r in load_records(path, skip_bad=True)] == [1, 2]
+    _assert_only_line_3_is_refused(path, "not valid JSON")
     game, state = play_random(4)
     append_record(GameRecord.from_game(game, state, seed=4), path)  # starts a new line after the cut one
     assert read_record(path, -1).seed == 4 and path.read_bytes().startswith(before)
+
+
+def _assert_only_line_3_is_refused(path, why: str) -> None:
+    """Line 3 of the JSONL file ``path`` is refused for ``why`` by read_record and load_records; skip_bad keeps the
+    records of seeds 1 and 2, with a warning naming the line."""
+    with pytest.raises(RecordError, match=rf"games.jsonl:3: {why}"):
+        read_record(path, 2)
+    with pytest.raises(RecordError, match=rf"games.jsonl:3: {why}"):
+        load_records(path)
+    with pytest.warns(RuntimeWarning, match=rf"skipped a damaged record: .*games.jsonl:3: {why}"):
+        assert [r.seed for r in load_records(path, skip_bad=True)] == [1, 2]
 
 
 def test_a_jsonl_line_cut_inside_a_suit_symbol_hides_no_other_record(tmp_path):
@@ -237,12 +243,7 @@ def test_a_jsonl_line_cut_inside_a_suit_symbol_hides_no_other_record(tmp_path):
     cut = data.index("♠".encode()) + 1
     path.write_bytes(data + data[:cut])  # a third line, cut inside the symbol's bytes
     assert read_record(path, 0).seed == 1 and read_record(path, -2).seed == 2
-    with pytest.raises(RecordError, match=r"games.jsonl:3: not UTF-8 text"):
-        read_record(path, 2)
-    with pytest.raises(RecordError, match=r"games.jsonl:3: not UTF-8 text"):
-        load_records(path)
-    with pytest.warns(RuntimeWarning, match=r"skipped a damaged record: .*games.jsonl:3: not UTF-8 text"):
-        assert [r.seed for r in load_records(path, skip_bad=True)] == [1, 2]
+    _assert_only_line_3_is_refused(path, "not UTF-8 text")
     # the damaged bytes in the middle of an otherwise whole line: that line only
     middle = data.index("♠".encode())
     path.write_bytes(data[:middle] + b"\xff" + data[middle + 1:])

@@ -362,3 +362,138 @@ def test_spellings_of_first_cells_hands_and_a_joker_beyond_the_rules():
     with pytest.raises(ValueError, match="53"):
         PokerSquaresGame(Rules(jokers=1)).check_deck(list(range(52)) + [53])
     PokerSquaresGame(Rules(jokers=1)).check_deck(list(range(52)) + [52])
+
+
+def test_parse_cell_refuses_a_bool_and_index_text_past_24():
+    """Mutants a mutation audit found alive: parse_cell(True) read as cell 1, parse_cell("25") as cell 25."""
+    assert parse_cell("24") == 24 and parse_cell(" 0 ") == 0
+    for bad in (True, False, "25", "99"):
+        with pytest.raises(ValueError, match=rf"bad cell {re.escape(repr(bad))}: expected a column a-e"):
+            parse_cell(bad)
+
+
+def test_rules_parse_refuses_a_record_whose_version_is_true(tmp_path):
+    """JSON ``true`` equals 1 in Python: a record of version ``true`` is no version-1 record."""
+    from pokersquares_env.records import GameRecord
+
+    game = PokerSquaresGame(Rules(jokers=1))
+    state = game.init(list(range(53)))
+    for cell in range(25):
+        game.apply(state, cell)
+    path = tmp_path / "true.json"
+    path.write_text(json.dumps({**GameRecord.from_game(game, state).to_dict(), "version": True}))
+    with pytest.raises(ValueError, match=r"a game record of format 'pokersquares-record' version True: expected"):
+        Rules.parse(str(path))
+
+
+def test_rules_restricts_the_playable_cells_only_where_the_rules_say():
+    assert not Rules().restricts(0) and not Rules().restricts(7)
+    assert Rules(first_cell="center").restricts(0) and not Rules(first_cell="center").restricts(1)
+    assert Rules(placement="adjacent").restricts(0) and Rules(placement="adjacent").restricts(9)
+    assert Rules(placement="adjacent", first_cell="a1").restricts(3)
+
+
+def test_rules_with_options_ignores_options_that_are_none():
+    assert Rules.with_options("jokers=1", placement=None, first_cell=None) == Rules(jokers=1)
+    assert Rules.with_options(None, jokers=None, placement="adjacent") == Rules(placement="adjacent")
+
+
+def test_rules_parse_tells_files_from_key_value_specs(tmp_path, monkeypatch):
+    """A .JSON path (any case) is a file even when its name holds '='; a spec such as 'jokers=2' stays a spec even
+    where a file of that name exists; a JSON object with "rules" but no "deck" is no game record."""
+    want = Rules(jokers=2, placement="adjacent")
+    odd = tmp_path / "set=1.JSON"
+    odd.write_text(json.dumps(want.to_json()))
+    assert Rules.parse(str(odd)) == want
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jokers=1").write_text("not json")
+    assert Rules.parse("jokers=1") == Rules(jokers=1)
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps({"rules": want.to_json()}))
+    with pytest.raises(ValueError, match=r"nested.json': unknown rule option\(s\) \['rules'\]"):
+        Rules.parse(str(nested))
+
+
+def test_rules_parse_errors_name_the_source_once(tmp_path):
+    """A key given twice in a rules file is reported as such, not wrapped as 'cannot be read as JSON'; an empty value
+    is not KEY=VALUE."""
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"placement": "free", "placement": "adjacent"}')
+    with pytest.raises(ValueError) as info:
+        Rules.parse(str(twice))
+    assert str(info.value) == (f"rules file {str(twice)!r}: key 'placement' is given twice: expected each option "
+                               "once")
+    with pytest.raises(ValueError, match=r"rules 'jokers=': 'jokers=' is not KEY=VALUE"):
+        Rules.parse("jokers=")
+
+
+def _played(game, deck, cells):
+    state = game.init(deck)
+    for cell in cells:
+        game.apply(state, cell)
+    return state
+
+
+def test_grid_is_the_board_row_major():
+    state = _played(PokerSquaresGame(), list(range(52)), [1, 5])
+    grid = state.grid()
+    assert grid.shape == (5, 5) and grid[0, 1] == 0 and grid[1, 0] == 1 and grid[0, 0] == -1
+
+
+def test_why_illegal_names_the_game_over_the_card_and_refuses_arrays_of_one_cell():
+    game = PokerSquaresGame()
+    state = _played(game, list(range(52)), [2])
+    assert game.why_illegal(state, 2) == "cell 2 (c1) is occupied by 2♣"
+    assert game.why_illegal(state, np.array(7)) is None
+    assert game.why_illegal(state, np.array([7])) == "action array([7]) is not an integer cell index 0..24"
+    with pytest.raises(IllegalActionError, match="not an integer cell index"):
+        game.apply(state, np.array([7]))
+    assert state.placements == [2]
+    state = _played(game, list(range(52)), range(25))
+    assert game.why_illegal(state, 3) == "the game is over: all 25 cells are filled"
+    with pytest.raises(IllegalActionError, match="the game is over"):
+        game.apply(state, 3)
+
+
+def test_apply_returns_both_lines_a_card_completes():
+    game = PokerSquaresGame()
+    state = _played(game, list(range(52)), range(24))
+    points, completed = game.apply(state, 24)
+    assert completed == [4, 9] and points == sum(game.line_points(state)[i] for i in (4, 9))
+    state = _played(game, list(range(52)), range(4))
+    assert game.apply(state, 4) == (game.line_points(state)[0], [0])
+
+
+def test_partial_reading_of_an_unfinished_board():
+    """Incomplete lines score 0 and have no hand unless ``partial`` is set; an empty line has no hand either way."""
+    from pokersquares_env.cards import parse_cards
+
+    head = parse_cards("2♣ 2♦")
+    game = PokerSquaresGame()
+    state = _played(game, head + [c for c in range(52) if c not in head], [0, 1])
+    assert game.line_points(state) == [0.0] * 10 and game.score(state) == 0.0
+    assert game.hands(state) == ["none"] * 10
+    assert game.line_points(state, partial=True) == [2.0] + [0.0] * 9
+    assert game.score(state, partial=True) == 2.0 and game.score(state, "english", partial=True) == 1.0
+    assert game.hands(state, partial=True) == ["one_pair"] + ["none"] * 4 + ["high_card"] * 2 + ["none"] * 3
+    assert game.hands(game.init(list(range(52))), partial=True) == ["none"] * 10
+
+
+def test_hands_read_the_category_that_scores_best_under_the_system_given():
+    """A joker line that can be a straight flush or a flush is a flush where a flush scores more."""
+    from pokersquares_env.cards import parse_cards
+    from pokersquares_env.scoring import CATEGORY_KEYS
+
+    head = parse_cards("JK 2♣ 3♣ 4♣ 5♣")
+    game = PokerSquaresGame(Rules(jokers=1))
+    state = _played(game, head + [c for c in range(52) if c not in head], range(5))
+    flushes = {key: 1 for key in CATEGORY_KEYS} | {"flush": 50}
+    assert game.hands(state)[0] == "straight_flush" and game.hands(state, flushes)[0] == "flush"
+    assert game.line_points(state, flushes)[0] == 50.0 and game.score(state, flushes) == 50.0
+
+
+def test_line_names_and_cells():
+    from pokersquares_env.core import line_cells, line_name
+
+    assert [line_name(i) for i in (0, 4, 5, 9)] == ["row 1", "row 5", "col a", "col e"]
+    assert line_cells(0) == [0, 1, 2, 3, 4] and line_cells(5) == [0, 5, 10, 15, 20] and line_cells(9)[-1] == 24

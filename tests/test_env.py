@@ -427,3 +427,112 @@ def test_one_element_integer_arrays_play_their_cell():
     for action, cell in ((np.array([3]), 3), (np.array(4, dtype=np.int32), 4)):
         _, _, terminated, _, info = env.step(action)
         assert not terminated and env.unwrapped.state.placements[-1] == cell and info["action_mask"][cell] == 0
+
+
+def test_free_placement_with_a_first_cell_opens_the_board_after_the_first_card():
+    env = gym.make("PokerSquares-v0", first_cell="center")
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].tolist() == [int(c == 12) for c in range(25)]
+    _, _, _, _, info = env.step(12)
+    assert info["action_mask"].tolist() == [int(c != 12) for c in range(25)]
+    assert env.unwrapped.action_masks().tolist() == [c != 12 for c in range(25)]
+
+
+def test_a_cell_filled_after_the_first_card_stays_refused():
+    env = gym.make("PokerSquares-v0")
+    env.reset(seed=0)
+    for cell in (0, 1, 2):
+        env.step(cell)
+    state = env.unwrapped.state.copy()
+    for cell in (0, 1, 2):
+        with pytest.raises(IllegalActionError, match=rf"cell {cell} \(.*\) is occupied"):
+            env.step(cell)
+    assert env.unwrapped.state == state
+
+
+def test_an_illegal_ending_clears_a_drawn_joker_from_the_observation():
+    env = gym.make("PokerSquares-v0", jokers=2, illegal_action="penalty")
+    deck = parse_cards("2♣ JK") + list(range(1, 30))
+    env.reset(options={"deck": deck})
+    obs, *_ = env.step(0)
+    assert obs[CARD_OFFSET + 17] == 1
+    obs, _, terminated, _, info = env.step(0)
+    assert terminated and info["card"] == -1 and not obs[CARD_OFFSET : CARD_OFFSET + 18].any()
+
+
+def test_masks_and_render_before_the_first_reset_ask_for_a_reset():
+    with pytest.raises(gym.error.ResetNeeded, match="before action_masks"):
+        gym.make("PokerSquares-v0").unwrapped.action_masks()
+    with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\) before render\(\)"):
+        gym.make("PokerSquares-v0", render_mode="ansi").unwrapped.render()
+
+
+def test_render_without_a_render_mode_names_the_modes_to_pass():
+    env = gym.make("PokerSquares-v0").unwrapped
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match=r"pass render_mode='ansi' or 'rgb_array' to make\(\)") as record:
+        assert env.render() is None
+    assert "'human'" not in str(record[0].message)
+
+
+def test_human_mode_shows_a_frame_on_every_reset_and_step(monkeypatch):
+    import pokersquares_env.env as env_module
+
+    shown = []
+
+    class FakeRenderer:
+        def show(self, frame):
+            shown.append(np.asarray(frame).shape)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(env_module, "new_renderer", lambda *args: FakeRenderer())
+    env = env_module.PokerSquaresEnv(render_mode="human")
+    env.reset(seed=0)
+    assert len(shown) == 1 and len(shown[0]) == 3
+    env.step(0)
+    assert len(shown) == 2
+
+
+def test_ansi_render_after_an_illegal_ending_marks_no_playable_cell():
+    env = gym.make("PokerSquares-v0", placement="adjacent", first_cell="center", illegal_action="penalty",
+                   render_mode="ansi")
+    env.reset(seed=0)
+    env.step(12)
+    assert "()" in env.render()  # the cells touching c3 are marked playable
+    env.step(0)  # a1 touches no placed card: the game ends
+    assert "()" not in env.render()
+
+
+@pytest.mark.parametrize("penalty, error, message", [
+    (True, TypeError, "illegal_penalty=True: expected a number"),
+    (float("inf"), ValueError, "illegal_penalty=inf: expected a finite number"),
+    (float("-inf"), ValueError, "illegal_penalty=-inf: expected a finite number"),
+    (float("nan"), ValueError, "illegal_penalty=nan: expected a finite number"),
+])
+def test_bad_illegal_penalties_are_named(penalty, error, message):
+    with pytest.raises(error, match=message):
+        gym.make("PokerSquares-v0", illegal_penalty=penalty)
+
+
+def test_choice_errors_list_the_choices():
+    from pokersquares_env._adapter import check_choice
+
+    with pytest.raises(ValueError, match=r"^mode='x': expected one of 'a', 'b', 'c'$"):
+        check_choice("mode", "x", ("a", "b", "c"))
+    with pytest.raises(ValueError, match=r"^mode='x': expected 'a' or 'b'$"):
+        check_choice("mode", "x", ("a", "b"))
+    with pytest.raises(ValueError, match=r"^mode=array\('a', dtype='<U1'\): expected 'a' or 'b'$"):
+        check_choice("mode", np.array("a"), ("a", "b"))  # equal to a choice, but not a string
+
+
+def test_reset_options_may_be_any_mapping():
+    from types import MappingProxyType
+
+    deck = list(range(51, 26, -1))
+    env = gym.make("PokerSquares-v0")
+    _, info = env.reset(options=MappingProxyType({"deck": deck}))
+    assert info["card"] == 51
+    with pytest.raises(TypeError, match=r"options=\[\('deck', 1\)\]: expected None or a dict"):
+        env.reset(options=[("deck", 1)])

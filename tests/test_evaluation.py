@@ -1293,3 +1293,506 @@ def test_the_pps_table_puts_each_figure_under_its_heading():
         cells = [c.strip() for c in line.strip("|").split("|")]
         assert cells == [want["agent"], str(want["systems"]), f"{want['tournament_score']:.3f}",
                          f"{want['normalized']:.3f}"]
+
+
+# ---- a second mutation audit of the harness (2026-12-04) ----------------------------------------------------------
+
+
+class _Inspector(Agent):
+    """Checks at every move what the harness hands it (raising on the first difference, so the game is an error):
+    the env's observation, the action mask and the drawn card, after a ``reset`` before every game."""
+
+    name = "inspector"
+    uses_obs = True
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+        self.moves = None  # set by reset()
+
+    def reset(self):
+        self.moves = 0
+
+    def act(self, obs, info, game, state):
+        from pokersquares_env.env import encode_observation, mask_array
+
+        if self.moves != state.num_placed:
+            raise AssertionError(f"not reset before the game: {self.moves} moves, {state.num_placed} cards placed")
+        if obs is None or not np.array_equal(obs, encode_observation(game, state)):
+            raise AssertionError(f"obs is not the env's observation: {obs!r}")
+        if not np.array_equal(info["action_mask"], mask_array(game.legal_mask(state))):
+            raise AssertionError(f"action_mask {info['action_mask']!r}")
+        if info["card"] != state.card:
+            raise AssertionError(f"card {info['card']!r}, drawn {state.card!r}")
+        self.moves += 1
+        return game.legal_cells(state)[-1]
+
+
+def test_an_agent_gets_the_envs_observation_mask_and_card_and_a_reset_before_every_game(monkeypatch):
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register_agent("inspector", lambda system=None, rules=None, seed=None: _Inspector(seed), kind="params")
+    records = run_chunk("inspector", [0, 1, 2], {"seed": 4})
+    assert [r.get("error") for r in records] == [None, None, None]
+    assert [r["deal"] for r in records] == [0, 1, 2] and all(len(r["placements"]) == 25 for r in records)
+
+
+def test_a_failed_games_record_keeps_its_moves_and_its_error(tmp_path):
+    """The record of a game that raised holds the cells played before the error, and games.jsonl says the error."""
+    res = evaluate(["raiser:always=true"], games=2, seed=0, progress=False)
+    assert [len(r["placements"]) for r in res.records] == [2, 2]  # raised on the third move
+    res.save(tmp_path, plots=False)
+    lines = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert [d["meta"]["deal"] for d in lines] == [0, 1]
+    assert all("RuntimeError: boom" in d["meta"]["error"] and d["meta"]["eval_seed"] == 0 for d in lines)
+    assert [len(d["placements"]) for d in lines] == [2, 2]
+
+
+def test_a_backend_that_is_not_a_name_or_cannot_be_imported_is_named(monkeypatch):
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev, "_BACKENDS", dict(ev._BACKENDS))
+    with pytest.raises(TypeError, match=r"^backend=5: expected the name of a back end, one of local, ray$"):
+        evaluate("random", games=1, progress=False, backend=5)
+    ev.register_backend("nofunc", "agents.evaluation:no_such_function")  # the module is there, the function is not
+    with pytest.raises(ImportError, match=r"^backend 'nofunc' \(agents.evaluation:no_such_function\) is not "
+                                          r"available: .*no_such_function"):
+        evaluate("random", games=1, progress=False, backend="nofunc")
+
+
+def test_the_figures_of_one_game_warn_nothing():
+    """One game has no spread (NaN) and that is said without numpy's 'Degrees of freedom <= 0' warning."""
+    import warnings
+
+    from agents.evaluation import summarize
+
+    recs = [{"agent": "a", "deal": 0, "score": 12.0, "scores": {"american": 12.0, "english": 3.0}, "seconds": 0.5}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = summarize(recs, "a", "american")
+    assert row["mean"] == row["min"] == row["max"] == 12.0 and math.isnan(row["std"]) and math.isnan(row["ci95"])
+
+
+def test_a_played_system_is_named_in_any_case_and_an_agent_without_games_has_no_hand_shares(tmp_path):
+    """``scores``/``paired`` take the played system's own name in any case (a table named 'Flat' as 'flat' too); an
+    agent that finished no game has no hand shares (NaN, null in hands.json), not shares of 0."""
+    flat = {"name": "Flat", "points": {"one_pair": 1, "two_pair": 1, "three_of_a_kind": 1, "straight": 1, "flush": 1,
+                                       "full_house": 1, "four_of_a_kind": 1, "straight_flush": 1, "royal_flush": 1}}
+    res = evaluate(["random", "raiser:always=true"], games=2, seed=0, scoring=flat, progress=False)
+    assert res.scores("random", "flat") == res.scores("random", "FLAT") == res.scores("random", "Flat") \
+        == res.scores("random")
+    assert res.paired("flat") == res.paired()
+    freq = res.hand_frequencies()
+    assert all(math.isnan(v) for kind in freq["raiser:always=true"].values() for v in kind.values())
+    assert sum(freq["random"]["all"].values()) == pytest.approx(1.0)
+    res.save(tmp_path, plots=False)
+    hands = json.loads((tmp_path / "hands.json").read_text())
+    assert set(hands["raiser:always=true"]["all"].values()) == {None}
+
+
+def test_plots_skipped_is_said_every_time_whatever_the_warning_filters(capsys):
+    """Within ``plots_skipped_said_by`` a PlotsSkippedWarning is always one line on stderr (even under an 'ignore'
+    filter, and again for a second evaluation in the same process); other warnings keep the filters."""
+    import warnings
+
+    from agents.evaluation import PlotsSkippedWarning, plots_skipped_said_by
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with plots_skipped_said_by("pokersquares x"):
+            for _ in range(2):
+                warnings.warn(PlotsSkippedWarning("plots not written"), stacklevel=1)
+            warnings.warn(UserWarning("ignored"), stacklevel=1)
+    assert capsys.readouterr().err == "pokersquares x: warning: plots not written\n" * 2
+
+
+def test_the_output_files_hold_the_figures_in_their_documented_form(tmp_path, monkeypatch):
+    """summary.md shows floats to 3 decimals; hands.csv holds each agent's shares under their hand headings; a --pps
+    system folder holds no plots; an evaluation whose every game raised still draws its plots; an unknown table
+    format is refused by name."""
+    pytest.importorskip("matplotlib")
+    from agents.evaluation import PLOT_FILES, RESULT_FILES
+
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+
+    res = evaluate(["random"], games=3, seed=0, progress=False)
+    row = res.summary[0]
+    header, _, cells = (line.strip("|").split("|") for line in res.table("markdown").splitlines())
+    md = dict(zip((c.strip() for c in header), (c.strip() for c in cells), strict=True))
+    assert md["mean"] == f"{row['mean']:.3f}" and md["games"] == "3"
+    res.save(tmp_path / "plain", plots=False)
+    lines = (tmp_path / "plain" / "hands.csv").read_text().splitlines()
+    heads = lines[0].split(",")
+    freq = res.hand_frequencies()["random"]
+    for line in lines[1:]:
+        values = dict(zip(heads, line.split(","), strict=True))
+        assert values["agent"] == "random"
+        assert all(values[h] == f"{freq[values['lines']][h]:.5f}" for h in heads[2:])
+    assert not set(PLOT_FILES) & set(os.listdir(tmp_path / "plain"))
+    with pytest.raises(ValueError, match=r"^fmt='html': expected 'markdown' or 'csv'$"):
+        res.table("html")
+    evaluate_pps(["random"], systems=["american"], games=1, progress=False, out_dir=tmp_path / "pps")
+    assert sorted(os.listdir(tmp_path / "pps" / "american")) == sorted(["evaluation.json", *RESULT_FILES])
+    failed = evaluate(["raiser:always=true"], games=1, progress=False, out_dir=tmp_path / "failed")
+    assert len(failed.errors) == 1 and set(PLOT_FILES) <= set(os.listdir(tmp_path / "failed"))
+
+
+def test_counts_and_seeds_are_refused_by_name_at_their_bounds(monkeypatch):
+    """``games`` runs from 1 to MAX_GAMES and ``seed`` from 0, both ints (a bool is no count or seed); checked
+    before any game."""
+    from agents.evaluation import MAX_GAMES, check_games, check_positive_int, check_seed
+
+    played = _no_games(monkeypatch)
+    for games in (MAX_GAMES + 1, True, 0):
+        with pytest.raises(ValueError, match=rf"^games={games!r}: expected "):
+            evaluate("random", games=games, progress=False)
+    for seed in (-1, True, 1.0):
+        with pytest.raises(ValueError, match=rf"^seed={seed!r}: expected an integer >= 0$"):
+            evaluate("random", games=1, seed=seed, progress=False)
+    assert played == []
+    assert check_games(MAX_GAMES) == MAX_GAMES and check_seed(np.int64(0)) == 0
+    assert check_positive_int(np.int32(1), "jobs") == 1
+    with pytest.raises(ValueError, match=r"^jobs=False: expected a positive integer$"):
+        check_positive_int(False, "jobs")
+
+
+def test_a_registered_back_end_is_prepared_and_run_with_the_jobs_and_its_options(monkeypatch):
+    """A back end taking ``**options`` takes any option; its ``prepare`` is asked first with the specs and jobs; a
+    back end's ``jobs`` is evaluate's own, never a back-end option."""
+    import agents.evaluation as ev
+
+    monkeypatch.setattr(ev, "_BACKENDS", dict(ev._BACKENDS))
+    seen = []
+
+    def run(tasks, *, jobs=1, **options):
+        seen.append(("run", jobs, options))
+        yield from ev._local(tasks, jobs=1)
+
+    run.prepare = lambda specs, *, jobs, **options: seen.append(("prepare", specs, jobs, options))
+    ev.register_backend("anything", run)
+    res = evaluate(("random", "greedy"), games=2, progress=False, backend="anything", jobs=3,
+                   backend_options={"colour": "blue"})
+    assert seen == [("prepare", ["random", "greedy"], 3, {"colour": "blue"}), ("run", 3, {"colour": "blue"})]
+    assert [r["games"] for r in res.summary] == [2, 2]
+
+    def strict(tasks, *, jobs=1, address=None):
+        yield from ev._local(tasks, jobs=1)
+
+    ev.register_backend("strict", strict)
+    with pytest.raises(ValueError, match=r"unknown option\(s\) 'jobs' for backend 'strict', which takes address "
+                                         r"\(jobs is evaluate's own\)"):
+        evaluate("random", games=1, progress=False, backend="strict", backend_options={"jobs": 2})
+
+
+def test_no_agent_is_refused_and_a_missing_extra_stays_an_import_error(monkeypatch):
+    """An empty agent list is a ValueError; an agent whose factory needs a missing extra raises its ImportError (as
+    is: the command line says it as one line), not a 'cannot be built' ValueError."""
+    import agents.registry as registry
+
+    with pytest.raises(ValueError, match=r"^agent_specs is empty: expected at least one agent spec$"):
+        evaluate([], games=1, progress=False)
+
+    def needs_extra(system=None, rules=None, seed=None):
+        raise ImportError('this agent needs torch: pip install "pokersquares_env[rl]"')
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register_agent("needs-extra", needs_extra, kind="params")
+    with pytest.raises(ImportError, match=r"^this agent needs torch"):
+        evaluate("needs-extra", games=1, progress=False)
+
+
+def test_a_spec_that_is_not_a_string_is_named_and_the_records_list_agent_by_agent(monkeypatch):
+    import agents.evaluation as ev
+
+    with pytest.raises(TypeError, match=r"^agent_specs: 5 \(int\) is not an agent spec: expected a string"):
+        evaluate(["random", 5], games=1, progress=False)
+    res = evaluate(["greedy", "random"], games=3, seed=0, progress=False, chunk_size=1)
+    assert [(r["agent"], r["deal"]) for r in res.records] == [(a, d) for a in ("greedy", "random") for d in range(3)]
+    monkeypatch.setattr(ev.os, "sched_getaffinity", lambda pid: {3}, raising=False)  # one CPU of many
+    monkeypatch.setattr(ev.os, "cpu_count", lambda: 8)
+    assert ev.usable_cpus() == 1 and ev.local_workers(4) == 1
+
+
+def test_the_progress_bar_counts_every_game_of_every_agent(monkeypatch):
+    import agents.evaluation as ev
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total):
+            self.total, self.done, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, n):
+            self.done += n
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(ev, "progress_bar", lambda progress, total, **kw: Bar(total) if progress else None)
+    evaluate(["random", "greedy"], games=3, progress=True, chunk_size=2)
+    (bar,) = bars
+    assert (bar.total, bar.done, bar.closed) == (6, 6, True)
+
+
+def test_pps_makes_the_out_folder_and_builds_each_agent_per_system_before_the_games(tmp_path, monkeypatch):
+    """The folder exists from the first game on, and no agent is built again for a system it was built for."""
+    import agents.registry as registry
+    from agents.simple import GreedyAgent
+
+    out = tmp_path / "out"
+    builds, seen = [], []
+
+    class Watcher(GreedyAgent):
+        def act(self, obs, info, game, state):
+            seen.append((len(builds), out.is_dir()))
+            return super().act(obs, info, game, state)
+
+    def build(system=None, rules=None, seed=None):
+        builds.append(system.name)
+        return Watcher(system=system, rules=rules, seed=seed)
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    register_agent("watcher", build, kind="params")
+    evaluate_pps("watcher", systems=["american", "english"], games=1, progress=False, out_dir=out)
+    # built once per system up front, then once by the chunk that plays each system's games
+    assert builds == ["american", "english", "american", "english"]
+    assert seen[0] == (3, True) and all(made for _, made in seen)
+
+
+def test_the_pps_set_of_a_seed_is_pinned_and_single_hand_tables_reach_every_hand():
+    """The tables of seed 0 are what every recorded --pps figure was measured on; a single-hand table may score any
+    of the ten challenge hands (royal flush too), and scores 1 for that hand only."""
+    from agents.evaluation import _PPS_HANDS
+    from pokersquares_env.scoring import CATEGORY_KEYS
+
+    systems = {s.name: s.points for s in pps_systems(0)}
+    assert list(systems) == ["american", "english", "random-1", "random-2", "hypercorner-1", "hypercorner-2",
+                             "single-full_house", "single-two_pair", "ameritish-1"]
+    assert systems["random-1"] == (-127.0, -72.0, -29.0, 112.0, -118.0, -45.0, -4.0, 68.0, 68.0, 68.0, 17.0)
+    assert systems["ameritish-1"] == (0.0, 2.0, 6.0, 8.0, 15.0, 13.0, 24.0, 37.0, 37.0, 64.0, 72.0)
+    singles = {s.name: s.points for seed in range(40) for s in pps_systems(seed) if s.name.startswith("single-")}
+    assert sorted(singles) == sorted(f"single-{h}" for h in _PPS_HANDS)
+    for name, points in singles.items():
+        hand = name.removeprefix("single-")
+        ones = {h for h, p in zip(CATEGORY_KEYS, points, strict=True) if p == 1}
+        assert ones == ({hand, "five_of_a_kind"} if hand == "four_of_a_kind" else {hand}), name
+
+
+def test_pps_normalized_is_undefined_where_no_agent_beats_random_play(monkeypatch):
+    """``normalized`` is NaN on a system where the best mean is below random play's expectation (a negative span
+    would turn the scale upside down), as where it equals it."""
+    from agents.evaluation import EvaluationResult, PPSResult
+    from pokersquares_env.scoring import point_system
+
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 10.0)
+    config = {"seed": 0, "scoring": point_system("american").to_json(), "rules": {"jokers": 0}}
+
+    def result(scores):
+        recs = [{"agent": a, "deal": d, "score": s, "scores": {"american": s, "english": 0.0}, "seconds": 0.1}
+                for a, row in scores.items() for d, s in enumerate(row)]
+        return EvaluationResult(list(scores), recs, config, 2)
+
+    pps = PPSResult({"below": result({"a": [2.0, 4.0], "b": [6.0, 8.0]}), "level": result({"a": [10.0, 10.0]}),
+                     "above": result({"a": [2.0, 4.0], "b": [12.0, 16.0]})})
+    rows = {(r["system"], r["agent"]): r for r in pps.summary}
+    assert all(math.isnan(rows[k]["normalized"]) for k in (("below", "a"), ("below", "b"), ("level", "a")))
+    assert rows["below", "b"]["tournament"] == 1.0 and rows["below", "a"]["tournament"] == 0.0
+    assert rows["above", "b"]["normalized"] == 1.0 and rows["above", "a"]["normalized"] == pytest.approx(-7 / 4)
+
+
+def test_out_dir_names_a_blank_path_an_unwritable_folder_and_a_linked_folder(tmp_path, monkeypatch):
+    """A blank path names no folder; a folder that cannot be written in is refused before any work; a link to an
+    evaluation's folder inside ``--out`` is no per-system folder of an evaluation (a file of the user's)."""
+    from agents.evaluation import check_out_dir
+
+    for blank in ("", "   "):
+        with pytest.raises(ValueError, match=rf"^out_dir={blank!r}: expected a folder path"):
+            check_out_dir(blank)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != str(locked))
+    with pytest.raises(ValueError, match=r"locked': cannot write in it \(no permission\)$"):
+        check_out_dir(locked)
+    with pytest.raises(ValueError, match=rf"below': cannot create it in {str(locked)!r} \(no permission\)$"):
+        check_out_dir(locked / "below")
+    monkeypatch.undo()
+    evaluate("random", games=1, progress=False).save(tmp_path / "ev", plots=False)
+    (tmp_path / "ev" / "evaluation.json").unlink()  # as an evaluate wrote before the marker: only its files
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "summary.md").write_text("old")
+    os.symlink(tmp_path / "ev", tmp_path / "out" / "linked")
+    with pytest.raises(ValueError, match=r"holds entries no evaluation writes \(linked\)"):
+        check_out_dir(tmp_path / "out", foreign=False)
+
+
+def test_evaluate_pps_reads_the_set_name_in_any_case(monkeypatch):
+    played = _no_games(monkeypatch)
+    res = evaluate_pps("greedy", systems=" PPS ", games=1, seed=3, progress=False)
+    assert list(res.results) == [s.name for s in pps_systems(3)] and len(played) == len(res.results)
+
+
+def test_evaluate_pps_refuses_what_names_no_system_or_two_alike_and_numbers_unnamed_tables(monkeypatch):
+    """Unnamed tables become custom-1, custom-2, ... skipping a name already given; two tables given one name, a
+    name that cannot be a folder, no system at all, or a keyword evaluate_pps sets itself are refused before any
+    game."""
+    played = _no_games(monkeypatch)
+    points = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+              "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    other = {**points, "royal_flush": 10}
+    third = {**points, "royal_flush": 11}
+    res = evaluate_pps("greedy", systems=[points, other, {"name": "custom-1", "points": third}], games=1,
+                       progress=False)
+    assert list(res.results) == ["custom-2", "custom-3", "custom-1"]
+    assert res.results["custom-1"].system.points[-1] == 11
+    cases = [([], ValueError, r"^systems is empty: expected 'pps' or at least one point system$"),
+             ([{"name": "..", "points": points}], ValueError, r"^systems\[0\] is named '\.\.': expected a name that "
+                                                               r"can be a folder name"),
+             ([{"name": "mine", "points": points}, {"name": "mine", "points": other}], ValueError,
+              r"^systems: systems\[0\] and systems\[1\] are both named 'mine' but have different points")]
+    for systems, error, message in cases:
+        with pytest.raises(error, match=message):
+            evaluate_pps("greedy", systems=systems, games=1, progress=False)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) 'scoring': expected .* \(the systems give "
+                                        r"the scoring\)$"):
+        evaluate_pps("greedy", systems=["american"], games=1, progress=False, scoring="english")
+    assert len(played) == 3  # the three tables of the first run only
+
+
+def test_evaluate_pps_checks_its_systems_and_options_before_building_an_agent(monkeypatch):
+    """A table with American's points but no win threshold is another system; bytes are no system; a bad
+    chunk_size is refused before any agent is built (tables trained)."""
+    import agents.evaluation as ev
+    from pokersquares_env.scoring import PointSystem, point_system
+
+    played = _no_games(monkeypatch)
+    no_win = PointSystem("american-nowin", point_system("american").points, None)
+    res = evaluate_pps("greedy", systems=["american", no_win], games=1, progress=False)
+    assert list(res.results) == ["american", "american-nowin"] and len(played) == 2
+    built = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *args, **kwargs: built.append(args))
+    with pytest.raises(TypeError, match=r"^systems=b'pps': expected 'pps', a point system"):
+        evaluate_pps("greedy", systems=b"pps", games=1, progress=False)
+    with pytest.raises(ValueError, match=r"^chunk_size=0: expected a positive integer$"):
+        evaluate_pps("greedy", systems=["american"], games=1, progress=False, chunk_size=0)
+    assert built == []
+
+
+def test_cli_prints_each_comparison_as_a_minus_b_and_reads_a_spaced_scoring_set(monkeypatch, capsys):
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    assert cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "3", "--seed", "1",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    (pair,) = evaluate(["random", "greedy"], games=3, seed=1, progress=False).paired()
+    assert out.endswith(f"\nrandom - greedy: {pair['mean_diff']:+.3f} +- {pair['ci95']:.3f} over 3 common deals\n")
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--scoring-set", " american , english ",
+                     "--format", "json", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["american", "english", "overall"]
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--address", "ray://x:1", "--no-progress"]) == 2
+    assert capsys.readouterr().err == "pokersquares evaluate: --address 'ray://x:1' needs --backend ray\n"
+
+
+def test_cli_warns_when_jobs_is_one_more_than_the_cpus(monkeypatch, capsys):
+    import agents.evaluation as ev
+
+    local = ev._local
+    monkeypatch.setattr(ev, "_local", lambda tasks, *, jobs=1: local(tasks, jobs=1))  # in this process
+    monkeypatch.setattr(ev.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--jobs", "4", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ("pokersquares evaluate: warning: --jobs 4 is more than the 3 CPUs this process "
+                                       "may use: running 3 worker processes (the results are the same)\n")
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--jobs", "3", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_prints_at_most_20_error_lines_and_counts_the_rest(capsys):
+    """Each failed game of raiser:always=true has a message of its own (it names the deal): 20 lines, then the
+    number of failed games left; a message shared by several deals is one line counting them."""
+    from agents.evaluate import _report_errors
+
+    assert cli.main(["evaluate", "--agent", "raiser:always=true", "--games", "23", "--no-progress"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 21 and all(line.startswith("error: agent raiser:always=true on deal ") for line in err[:20])
+    assert err[20] == "... and 3 more failed games (every one is in errors.json under --out)"
+    shared = [{"agent": "a", "deal": d, "error": "could not build", "system": "english"} for d in (4, 5, 6)]
+    others = [{"agent": "b", "deal": d, "error": "eb" if d < 2 else "ec", "system": "english"} for d in range(3)]
+    _report_errors(shared + others, limit=1)  # 3 failed games in 2 lines left out
+    assert capsys.readouterr().err == ("error: agent a under point system english on deal 4 and 2 more deals: could "
+                                       "not build\n... and 3 more failed games (every one is in errors.json of each "
+                                       "system's folder under --out)\n")
+
+
+def test_cli_passes_scoring_and_address_on_and_refuses_an_import_that_is_no_module_name(monkeypatch, capsys):
+    import agents.evaluation as ev
+
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--scoring", "english", "--format", "json",
+                     "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["scoring"] == "english"
+    seen = []
+
+    def fake_ray(tasks, *, jobs=1, address=None):
+        seen.append(address)
+        yield from ev._local(tasks, jobs=1)
+
+    monkeypatch.setattr(ev, "_BACKENDS", {**ev._BACKENDS, "ray": fake_ray})
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--backend", "ray", "--address", "ray://x:1",
+                     "--no-progress"]) == 0
+    assert seen == ["ray://x:1"]
+    capsys.readouterr()
+    for bad in ("lab/agents", "my-agents", "lab..agents"):
+        assert cli.main(["evaluate", "--import", bad, "--agent", "greedy", "--games", "1", "--no-progress"]) == 2
+        assert capsys.readouterr().err == (f"pokersquares evaluate: --import {bad!r}: expected a module name such as "
+                                           f"myagents or lab.agents (not a file path)\n")
+
+
+_ONE_CHUNK_LOST = """
+import os
+import time
+
+import agents.evaluation as ev
+from agents.registry import register_agent
+from agents.simple import GreedyAgent
+
+PARENT, DONE = os.getpid(), os.path.abspath("first-chunk-done")
+
+
+class DiesOnDeal2(GreedyAgent):
+    def act(self, obs, info, game, state):
+        if os.getpid() != PARENT and state.deck == ev.deal_deck(0, 2):
+            while not os.path.exists(DONE):  # the chunk of deals 0-1 has played its last move
+                time.sleep(0.01)
+            time.sleep(0.5)  # ... and sent its records
+            os._exit(1)
+        if state.deck == ev.deal_deck(0, 1) and state.num_placed == 24:
+            open(DONE, "w").close()
+        return super().act(obs, info, game, state)
+
+
+register_agent("dies2", lambda system=None, rules=None, seed=None: DiesOnDeal2(system=system, rules=rules, seed=seed),
+               kind="params")
+ev.usable_cpus = lambda: 3
+try:
+    ev.evaluate(["dies2"], games=4, jobs=3, chunk_size=2, progress=False)
+except ev.WorkerLostError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the test agent reaches the workers by fork")
+def test_a_lost_worker_names_the_workers_there_were_and_only_the_deals_left_without_records(tmp_path):
+    """Two chunks for jobs=3: two workers; the chunk that finished before the other's worker died is not named."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run([sys.executable, "-c", _ONE_CHUNK_LOST], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the evaluation hung after a worker process died")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("a worker process of the local back end (2 workers) died"), done.stdout
+    assert "no records for agent 'dies2' deals 2-3: run it" in done.stdout

@@ -359,7 +359,12 @@ class PointSystem:
                                                                                           np.floating)):
                 raise TypeError(f"point system {self.name!r}: win_threshold {self.win_threshold!r} is not a number: "
                                 f"expected a number or None")
-            if not math.isfinite(float(self.win_threshold)):
+            try:
+                finite = math.isfinite(float(self.win_threshold))
+            except OverflowError:  # an int past the float range
+                raise ValueError(f"point system {self.name!r}: win_threshold {self.win_threshold!r} is too large for a "
+                                 f"float: expected a finite number or None") from None
+            if not finite:
                 raise ValueError(f"point system {self.name!r}: win_threshold {self.win_threshold!r} is not finite: "
                                  f"expected a finite number or None")
         builtin = self.name.strip().lower()
@@ -396,9 +401,14 @@ class PointSystem:
     def won(self, score: Any) -> Any:
         """Whether ``score`` (a number, or an array of them) reaches the win threshold, both compared to 9 decimals
         (:func:`points_level`): ten lines of 0.1 add up to 0.9999999999999999 and reach a threshold of 1.  Always
-        false without a threshold.  A bool for a number, a bool array for an array."""
+        false without a threshold.  A bool for a number, a bool array for an array; anything else is refused."""
+        if isinstance(score, np.ndarray) and score.ndim == 0:
+            score = score[()]
         if np.ndim(score):
-            scores = np.asarray(score, dtype=np.float64)
+            try:
+                scores = np.asarray(score, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"scores {score!r}: expected a number or an array of numbers") from None
             if self.win_threshold is None:
                 return np.zeros(scores.shape, dtype=bool)
             level = points_level(self.win_threshold)
@@ -409,7 +419,13 @@ class PointSystem:
             for i in np.flatnonzero(~whole.ravel()):
                 out.flat[i] = points_level(scores.flat[i]) >= level
             return out
-        return self.win_threshold is not None and points_level(score) >= points_level(self.win_threshold)
+        if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)):
+            raise TypeError(f"score {score!r} is not a number: expected a number or an array of numbers")
+        try:
+            level = points_level(score)
+        except OverflowError:  # an int past the float range: compared as the infinity it rounds towards
+            level = math.inf if score > 0 else -math.inf
+        return self.win_threshold is not None and level >= points_level(self.win_threshold)
 
     @property
     def integral(self) -> bool:
@@ -669,7 +685,7 @@ def _as_codes(cards: str | Iterable[Any], *, allow_empty: bool, where: str) -> l
 
 
 def _hand_key(cards: str | Iterable[Any]) -> int:
-    if not isinstance(cards, Iterable):
+    if not isinstance(cards, Iterable) or isinstance(cards, Mapping):  # a dict would be read as its keys
         raise TypeError(f"hand {cards!r}: expected up to 5 cards (text or codes)")
     codes = _as_codes(cards, allow_empty=False, where="hand")
     if len(codes) > 5:
@@ -767,7 +783,11 @@ def score_grids(boards: Any, system: SystemSpec = "american") -> np.ndarray:
     Codes are -1 (empty) or 0..53; a board that holds a card twice is refused, as by :func:`score_grid`.
     """
     ps = point_system(system)
-    arr = np.asarray(boards)
+    try:
+        arr = np.asarray(boards)
+    except ValueError:  # numpy refuses ragged lists
+        raise ValueError("boards are ragged (rows of different lengths): expected (N, 25) or (N, 5, 5) card codes") \
+            from None
     if not (arr.ndim == 2 and arr.shape[1] == 25 or arr.ndim == 3 and arr.shape[1:] == (5, 5)):
         raise ValueError(f"boards have shape {arr.shape}: expected (N, 25) or (N, 5, 5)")
     if not np.issubdtype(arr.dtype, np.integer):

@@ -581,3 +581,180 @@ def test_won_on_an_array_is_won_of_each_score(threshold, scores):
     assert system.won(array).tolist() == expected
     if len(array) % 2 == 0:
         assert system.won(array.reshape(2, -1)).ravel().tolist() == expected
+
+
+def test_hand_category_names_are_read_in_any_spelling_and_a_bool_is_not_a_category():
+    """``from_key`` takes a category's key in any case, with spaces or hyphens and around spaces; an int only in
+    range (the error names the range); True is no category (bool is an int, but no table means hand 1 by True)."""
+    for spelling in ("full_house", "Full House", " full house ", "FULL-HOUSE", H.FULL_HOUSE, 6, np.int8(6)):
+        assert H.from_key(spelling) is H.FULL_HOUSE
+    assert H.FULL_HOUSE.label == "Full house" and H.ROYAL_FLUSH.label == "Royal flush"
+    assert H.FULL_HOUSE.key == "full_house"
+    with pytest.raises(ValueError, match=r"^hand category 11 out of range: expected 0\.\.10$"):
+        H.from_key(11)
+    for bad in (True, False):
+        with pytest.raises(ValueError, match=rf"unknown hand category {bad}: expected one of high_card, "):
+            H.from_key(bad)
+    with pytest.raises(ValueError, match="unknown hand category True"):
+        point_system("american")[True]
+
+
+def test_a_hand_of_four_cards_and_a_joker_makes_only_rank_groups():
+    """An incomplete line scores its rank groups only, jokers included: a joker beside 2♠ 3♠ 4♠ pairs one of them
+    (no straight, flush or straight flush needs five cards)."""
+    assert hand_category("2s 3s 4s JK") == H.ONE_PAIR and score_hand("2s 3s 4s JK") == 2
+    assert hand_category("Ts Js Qs Ks JK") == H.ROYAL_FLUSH  # five cards: the flushes count
+    assert hand_category("7c 7d 7h JK") == H.FOUR_OF_A_KIND and hand_category("2s 3s JK JK") == H.THREE_OF_A_KIND
+
+
+def test_more_than_five_cards_are_not_a_hand():
+    with pytest.raises(ValueError, match=r"^hand has 6 cards: expected at most 5$"):
+        hand_category("2c 3c 4c 5c 6c 7c")
+    with pytest.raises(ValueError, match=r"^hand has 6 cards: expected at most 5$"):
+        score_hand(list(range(6)))
+
+
+def test_scores_default_to_american_and_are_ints_under_whole_points():
+    """Without a system the American table scores (the documented default); whole points give ints, fractional
+    points floats."""
+    grid = list(range(25))
+    assert score_hand("7c 7d 7h 2s 2c") == 25 and line_points(RUSSIAN_EXAMPLE) == line_points(RUSSIAN_EXAMPLE,
+                                                                                               "american")
+    assert score_grid(RUSSIAN_EXAMPLE) == 302
+    assert type(score_hand("7c 7d 7h 2s 2c")) is int and type(score_grid(grid)) is int
+    assert all(type(p) is int for p in line_points(grid, "english"))
+    tenths = {key: 0.5 for key in CATEGORY_KEYS}
+    assert type(score_hand("7c 7d", tenths)) is float and type(score_grid(grid, tenths)) is float
+    assert all(type(p) is float for p in line_points(grid, tenths))
+    assert type(score_hand("7c 7d", PointSystem("halves", [2.0] * 11))) is int  # whole floats are whole points
+
+
+def test_a_grid_of_text_with_other_than_25_cards_is_refused():
+    short = RUSSIAN_EXAMPLE[:RUSSIAN_EXAMPLE.rindex(" ")]  # the last card cut: 24 cards
+    for function in (score_grid, line_points, grid_hands):
+        with pytest.raises(ValueError, match=r"^grid has 24 cards: expected 25 \(row-major, -1 for an empty cell\)$"):
+            function(short)
+
+
+def test_score_grids_refuses_codes_below_empty_and_non_integer_arrays():
+    with pytest.raises(ValueError, match=r"^boards hold card code -2: expected -1 \(empty\) or 0\.\.53$"):
+        score_grids(np.array([[-2] + list(range(24))]))
+    with pytest.raises(TypeError, match=r"^boards have dtype float64: expected integer card codes$"):
+        score_grids(np.array([list(range(25))], dtype=np.float64))
+    assert score_grids(np.full((2, 25), -1)).tolist() == [0.0, 0.0]
+
+
+def test_expected_random_score_is_exact():
+    """10 lines times the exact mean hand value: 10 when every hand is worth 1, and 10 times the chance of one pair
+    (1,098,240 of the 2,598,960 hands) when only a pair pays."""
+    assert expected_random_score({key: 1 for key in CATEGORY_KEYS}) == 10.0
+    only_pair = dict.fromkeys(CATEGORY_KEYS, 0) | {"one_pair": 1}
+    assert expected_random_score(only_pair) == pytest.approx(10 * 1_098_240 / 2_598_960, rel=1e-12)
+
+
+def test_reward_scale_factor_takes_a_positive_number_or_the_normalized_scale():
+    from pokersquares_env.scoring import reward_scale_factor
+
+    assert reward_scale_factor(2, "american") == 2.0 and type(reward_scale_factor(2, "american")) is float
+    assert reward_scale_factor("normalized", "english") == 1 / expected_random_score("english")
+    for bad in (0, -1.5, True, 10**400, float("inf"), float("nan"), "2", None):
+        with pytest.raises(ValueError, match=rf"^reward_scale={re.escape(repr(bad))}: expected a positive finite "
+                                             r"number or 'normalized'$"):
+            reward_scale_factor(bad, "american")
+    zeros = dict.fromkeys(CATEGORY_KEYS, 0)
+    with pytest.raises(ValueError, match=r"expected random-play score, which is 0\.000 under 'custom': pass a "
+                                         r"positive number instead"):
+        reward_scale_factor("normalized", zeros)
+
+
+def test_a_point_system_needs_exactly_one_value_per_category():
+    for count in (10, 12):
+        with pytest.raises(ValueError, match=rf"^point system 'm': expected 11 values, got {count}$"):
+            PointSystem("m", tuple(range(count)))
+
+
+def test_a_built_in_name_refuses_lower_points_too_and_names_at_most_three():
+    american = dict(POINT_SYSTEMS["american"])
+    with pytest.raises(ValueError, match=r"\(flush 19, not 20\): expected the american values"):
+        point_system({"name": "american", "points": dict(american, flush=19)})
+    three = dict(american, flush=19, straight=14, two_pair=4)
+    with pytest.raises(ValueError, match=r"\(two_pair 4, not 5; straight 14, not 15; flush 19, not 20\): expected"):
+        point_system({"name": "american", "points": three})
+    with pytest.raises(ValueError, match=r"\(one_pair 1, not 2; two_pair 4, not 5; straight 14, not 15; \.\.\.\): "
+                                         r"expected"):
+        point_system({"name": "american", "points": dict(three, one_pair=1)})
+    with pytest.raises(ValueError, match=r"\(flush 20\.5, not 20\)"):
+        PointSystem("American", tuple(dict(american, flush=20.5)[k] for k in CATEGORY_KEYS))
+
+
+def test_as_dict_gives_whole_points_as_ints():
+    system = PointSystem("m", [float(v) for v in range(10)] + [2.5])
+    assert system.as_dict() == dict(zip(CATEGORY_KEYS, [*range(10), 2.5]))
+    assert all(type(v) is int for v in list(system.as_dict().values())[:10])
+    assert json.dumps(system.to_json()["points"]) == json.dumps(dict(zip(CATEGORY_KEYS, [*range(10), 2.5])))
+
+
+def test_without_a_threshold_no_score_is_won_and_scores_compare_to_nine_decimals():
+    free = point_system("american", win_threshold=None)
+    assert free.won(10**6) is False
+    assert free.won(np.array([0.0, 500.0, 10.0**9])).tolist() == [False, False, False]
+    one = point_system("american", win_threshold=1)
+    assert one.won(1 - 1e-10) and not one.won(1 - 1e-8)  # 9 decimals: 0.9999999999 ties 1, 0.99999999 does not
+    assert one.won(np.array([1 - 1e-10, 1 - 1e-8])).tolist() == [True, False]
+
+
+def test_a_built_in_name_is_read_with_spaces_around_it_and_a_missing_json_file_is_named(tmp_path, monkeypatch):
+    assert point_system(" English ") == point_system("english")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^point system file 'nosuch\.json' does not exist: expected 'american'"):
+        point_system("nosuch.json")
+    with pytest.raises(ValueError, match=r"^unknown point system 'nosuch': expected 'american'"):
+        point_system("nosuch")
+
+
+def test_a_built_in_file_with_a_null_threshold_has_no_threshold(tmp_path):
+    """The docstring: a table named 'american' by its file's stem takes the built-in threshold unless it gives a
+    "win_threshold", null included."""
+    path = tmp_path / "american.json"
+    path.write_text(json.dumps({"points": dict(POINT_SYSTEMS["american"]), "win_threshold": None}))
+    system = point_system(str(path))
+    assert system.name == "american" and system.win_threshold is None
+
+
+def test_a_wrapped_table_whose_points_are_not_a_mapping_is_named():
+    for bad in ([1, 2], "flush", 5):
+        with pytest.raises(ValueError, match=rf"^point system: 'points' is {re.escape(repr(bad))}: expected a mapping "
+                                             r"of category to points$"):
+            point_system({"name": "x", "points": bad})
+
+
+def test_a_hand_may_be_a_numpy_array_of_codes_of_any_shape():
+    """A row cut from an (N, 25) or 5x5 board array, 1-D or not, is a hand of its codes."""
+    board = np.array(parse_cards("7c 7d 7h 7s Ac 2c 3d 4d 5d 6h"), dtype=np.int64).reshape(2, 5)
+    assert score_hand(board[0]) == 50 and score_hand(board[:1]) == 50
+    assert hand_category(board[1:].astype(np.uint8)) == H.STRAIGHT
+    with pytest.raises(ValueError, match=r"^hand has 10 cards: expected at most 5$"):
+        score_hand(board)
+
+
+def test_bad_scores_and_hands_are_refused_with_the_value_named():
+    """Before: ``PointSystem(..., 10**400)`` raised a bare OverflowError, ``won(None)`` a bare TypeError,
+    ``won("abc")`` numpy's 'could not convert string to float', ragged ``score_grids`` numpy's 'inhomogeneous
+    shape', and ``score_hand({0: 1})`` scored the dict's keys."""
+    american = point_system("american")
+    with pytest.raises(ValueError, match=r"point system 'm': win_threshold 1000.* is too large for a float: "
+                                         r"expected a finite number or None"):
+        PointSystem("m", american.points, 10**400)
+    system = point_system("american", win_threshold=100)
+    for bad in (None, "abc", True, [1, "x"], object()):
+        with pytest.raises((TypeError, ValueError), match=r"expected a number or an array of numbers") as err:
+            system.won(bad)
+        assert repr(bad)[:8] in str(err.value)
+    assert system.won(10**400) is True and system.won(-(10**400)) is False  # past floats: still ordered
+    assert system.won(np.array(120.0)) is True and system.won(np.array(99)) is False  # a 0-d array is a number
+    with pytest.raises(ValueError, match=r"boards are ragged .*expected \(N, 25\) or \(N, 5, 5\)"):
+        score_grids([[0] * 25, [1] * 24])
+    for bad in ({0: 1}, {"2c": 1}):
+        with pytest.raises(TypeError, match=r"hand \{.*\}: expected up to 5 cards"):
+            score_hand(bad)
+    assert score_hand({"Ah", "Ad"}) == score_hand(["Ah", "Ad"])  # a set of cards is still a hand

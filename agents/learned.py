@@ -48,11 +48,25 @@ def _mask_of(info: Any, game: Any, state: Any) -> np.ndarray:
 
 
 def _check_obs(obs: Any, game: Any, state: Any) -> np.ndarray:
-    if obs is None:
-        from pokersquares_env.env import encode_observation
+    """``obs`` as an array of the env's observation shape, or encoded from ``game`` and ``state`` when it is None."""
+    from pokersquares_env.env import OBS_SIZE, encode_observation
 
+    if obs is None:
+        if game is None or state is None:
+            raise ValueError("a learned agent got obs=None without the game and state to encode one from: expected "
+                             f"the env's observation (shape ({OBS_SIZE},)) or game= and state=")
         return encode_observation(game, state)
-    return np.asarray(obs)
+    try:
+        arr = np.asarray(obs)
+    except ValueError:  # ragged
+        arr = np.asarray(obs, dtype=object)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"a learned agent got an observation of {arr.dtype} values: expected the env's observation, "
+                         f"numbers of shape ({OBS_SIZE},)")
+    if arr.shape != (OBS_SIZE,):
+        raise ValueError(f"a learned agent got an observation of shape {arr.shape}: expected the env's observation, "
+                         f"shape ({OBS_SIZE},)")
+    return arr
 
 
 class MaskablePPOAgent(_AgentBase):
@@ -105,7 +119,8 @@ def best_cells(values: np.ndarray, tol: float = TIE_TOLERANCE) -> np.ndarray:
         raise ValueError("the network gave every legal cell a NaN score: expected a model with finite weights")
     filled = np.where(scored, values, -np.inf)
     best = filled.max(axis=-1, keepdims=True)
-    floor = np.where(np.isfinite(best), best - tol * np.maximum(1.0, np.abs(best)), best)
+    with np.errstate(invalid="ignore"):  # inf - inf where the best is infinite: that row keeps the best itself
+        floor = np.where(np.isfinite(best), best - tol * np.maximum(1.0, np.abs(best)), best)
     return (scored & (filled >= floor)).argmax(axis=-1)
 
 

@@ -107,6 +107,25 @@ def test_seeded_random_agent_is_reproducible():
     assert a == b and a != c
 
 
+def test_random_agent_plays_every_cell_the_action_mask_allows_and_no_other():
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    mask = np.zeros(25, dtype=np.int8)
+    mask[[3, 9, 24]] = 1  # what info["action_mask"] allows, not the game's 25 cells
+    played = {make_agent("random", seed=seed).act(None, {"action_mask": mask}, game, state) for seed in range(40)}
+    assert played == {3, 9, 24}
+
+
+def test_visible_view_keeps_the_dealt_cards_and_the_drawn_one_and_shuffles_the_rest():
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(3)), validate=False)
+    for cell in range(9):
+        game.apply(state, cell)
+    views = [visible_view(state, np.random.default_rng(seed)).deck for seed in range(8)]
+    assert all(deck[:10] == state.deck[:10] and sorted(deck) == sorted(state.deck) for deck in views)
+    assert len({deck[10] for deck in views}) > 1  # the next card to be drawn is hidden too
+
+
 def test_action_values_are_nan_exactly_on_illegal_cells():
     game = PokerSquaresGame(Rules(placement="adjacent"))
     state = game.init(game.deal(np.random.default_rng(1)), validate=False)
@@ -385,12 +404,79 @@ def test_greedy_breaks_ties_towards_a_column_that_keeps_a_flush_open():
     assert make_agent("greedy").act(None, None, game, state) == 3  # no spade column: the first empty one, d1
 
 
+def test_greedy_takes_a_joker_to_keep_any_columns_flush_open():
+    """A joker (a pair with 2♣ in row 3 or column a) fits every suit: the first tied cell, a1, not b3 of an empty
+    column."""
+    from pokersquares_env.cards import parse_cards
+
+    game = PokerSquaresGame(Rules(jokers=1))
+    two = parse_cards("2♣")
+    state = game.init(two + [52] + [c for c in range(52) if c not in two])
+    game.apply(state, 10)
+    agent = make_agent("greedy", rules=game.rules)
+    assert agent.act(None, None, game, state) == 0
+    assert int(np.nanargmax(agent.action_values(None, None, game, state))) == 0
+
+
 def test_greedy_plays_the_first_cell_of_a_tie_when_no_column_keeps_a_flush_open():
     """Every column holds a club and a diamond and A♥ adds no points anywhere: the lowest empty cell, a3 (a mutation
     audit found the last tied cell played unseen)."""
     placed = [(c, i) for i, c in enumerate("2♣ 3♣ 4♣ 5♣ 7♣ 9♦ T♦ J♦ Q♦ K♦".split())]
     game, state = position(placed, "A♥")
     assert make_agent("greedy").act(None, None, game, state) == 10
+
+
+def test_greedy_counts_the_points_of_a_line_it_completes_in_a_column():
+    # Column a holds four hearts: K♥ at a5 (cell 20) completes the flush (20 points); every other cell adds nothing.
+    game, state = position([("2♥", 0), ("5♥", 5), ("8♥", 10), ("J♥", 15)], "K♥")
+    agent = make_agent("greedy")
+    assert agent.act(None, None, game, state) == 20
+    assert agent.action_values(None, None, game, state)[20] == pytest.approx(20)
+
+
+def test_greedy_action_values_rank_cells_as_greedy_plays_them():
+    """``play --hint`` shows greedy's values: a tie is broken in them as greedy breaks it (the flush tie-break)."""
+    game, state = position([("2♣", 10), ("9♦", 16), ("K♥", 22)], "5♥")
+    agent = make_agent("greedy")
+    values = agent.action_values(None, None, game, state)
+    assert int(np.nanargmax(values)) == agent.act(None, None, game, state) == 2
+    assert values[2] == pytest.approx(0, abs=1e-9) and values[2] > values[0]  # a tie-break far below any gain
+
+
+def test_baseline_agents_built_directly_play_for_american_points():
+    from agents.simple import GreedyAgent, RuleAgent
+
+    assert GreedyAgent().system.name == RuleAgent().system.name == "american"
+
+
+def test_baseline_agents_play_under_a_point_system_that_pays_nothing():
+    from pokersquares_env.scoring import HandCategory
+
+    zero = point_system({c.name.lower(): 0 for c in HandCategory
+                         if c not in (HandCategory.HIGH_CARD, HandCategory.FIVE_OF_A_KIND)})
+    game = PokerSquaresGame(Rules(), zero)
+    for spec in ("greedy", "rules"):
+        placements, score = play(make_agent(spec, system=zero), game, game.deal(np.random.default_rng(0)))
+        assert len(placements) == 25 and score == 0
+
+
+def test_rules_agent_keeps_rows_of_few_ranks_and_live_flush_draws():
+    # 7♣ matches no rank: row 1 (one rank, J♥) is better than row 0 (three ranks), both in the empty column d
+    game, state = position([("2♦", 0), ("5♦", 1), ("9♠", 2), ("J♥", 5)], "7♣")
+    values = make_agent("rules").action_values(None, None, game, state)
+    assert values[8] > values[3]
+    # 9♠ breaks a suit either way: the mixed column b rather than column a's two-club flush draw (same row 2)
+    game, state = position([("2♣", 0), ("3♣", 5), ("4♦", 1), ("5♥", 6)], "9♠")
+    values = make_agent("rules").action_values(None, None, game, state)
+    assert values[11] > values[10]
+
+
+def test_rules_agent_counts_the_points_of_a_column_it_completes():
+    # K♥ completes column a's hearts flush: the full flush draw (20) and the 20 points it pays at once
+    game, state = position([("2♥", 0), ("5♥", 5), ("8♥", 10), ("J♥", 15)], "K♥")
+    agent = make_agent("rules")
+    assert agent.action_values(None, None, game, state)[20] == pytest.approx(40)
+    assert agent.act(None, None, game, state) == 20
 
 
 @pytest.mark.parametrize("table", ["american", {"one_pair": -1, "two_pair": -1, "three_of_a_kind": -1, "flush": 1,
@@ -772,6 +858,65 @@ def test_a_params_factory_taking_any_keyword_gets_every_option(registry):
                 check(spec)
 
 
+def test_register_agent_refuses_a_name_no_spec_could_ask_for(registry):
+    for name in ("a,b", " padded", "padded ", ""):
+        with pytest.raises(ValueError, match="expected a non-empty name without ':', ',' or surrounding spaces"):
+            register_agent(name, "agents.simple:GreedyAgent", kind="params")
+    with pytest.raises(ValueError, match="agent name 'Flaky': expected a lower-case name such as 'flaky'"):
+        register_agent("Flaky", "agents.simple:GreedyAgent", kind="params")
+    assert available_agents() == sorted(available_agents())  # sorted, as documented
+    register_agent("aaa-first", "agents.simple:GreedyAgent", kind="params")
+    assert available_agents()[0] == "aaa-first"
+
+
+def test_spec_key_ignores_option_order_but_tells_paths_apart():
+    from agents.registry import spec_key
+
+    assert spec_key("mc:rollouts=8,candidates=3") == spec_key("MC:candidates=3, rollouts=8")
+    assert spec_key("mc:rollouts=8") != spec_key("mc:rollouts=9")
+    assert spec_key("ppo:runs/a") != spec_key("ppo:runs/b")
+    assert spec_key("ppo:runs/a") == spec_key("PPO: runs/a ")
+
+
+def test_parse_spec_gives_the_raw_arg_and_trims_option_words():
+    assert parse_spec("mc:rollouts=2, rollout=heuristic") == ("mc", "rollouts=2, rollout=heuristic",
+                                                             {"rollouts": 2, "rollout": "heuristic"})
+    assert parse_spec("mc:a= true ,b= OFF,c= null ")[2] == {"a": True, "b": False, "c": None}
+    for blank in ("", "   "):
+        with pytest.raises(ValueError, match=f"agent spec {blank!r}: expected a name such as .*greedy"):
+            parse_spec(blank)
+
+
+def test_an_unknown_option_names_what_the_agent_accepts():
+    with pytest.raises(ValueError, match=r"unknown option\(s\) depth; 'greedy' accepts no options$"):
+        make_agent("greedy:depth=1")
+    with pytest.raises(ValueError, match=r"'mc' accepts (?!.*\b(system|rules|seed)\b).*rollouts"):
+        check_spec("mc:depth=1")
+
+
+def test_a_target_that_cannot_be_imported_is_named_with_a_hint(registry, monkeypatch):
+    import sys
+
+    register_agent("no-module", "no_such_module_for_a_test:factory", kind="params")
+    with pytest.raises(ImportError, match="agent 'no-module' needs module 'no_such_module_for_a_test', which could not "
+                                          "be imported .*expected a module this process can import"):
+        make_agent("no-module")
+    register_agent("no-function", "agents.simple:NoSuchAgent", kind="params")
+    with pytest.raises(ImportError, match="agent 'no-function': module 'agents.simple' has no 'NoSuchAgent'"):
+        make_agent("no-function")
+    monkeypatch.setitem(sys.modules, "agents.learned", None)  # a built-in loader's module that cannot be imported
+    with pytest.raises(ImportError, match=r"learned policies need the training extra: pip install"):
+        make_agent("ppo:model.zip")
+
+
+def test_without_spec_drops_only_a_leading_spec_and_colon():
+    from agents.registry import without_spec
+
+    assert without_spec(" ppo:x ", "ppo:x:  no model file") == "no model file"
+    assert without_spec("ppo:x", "ppo:xy: no model file") == "ppo:xy: no model file"  # another spec: kept
+    assert without_spec("ppo:x", "no model file") == "no model file"
+
+
 def test_make_agent_checks_the_seed_rules_and_what_the_factory_returns(registry):
     from agents.simple import RandomAgent
 
@@ -787,6 +932,49 @@ def test_make_agent_checks_the_seed_rules_and_what_the_factory_returns(registry)
     assert make_agent(" Greedy ").spec == "Greedy"  # the spec as given, without the spaces around it
 
 
+def test_a_path_factory_gets_the_path_point_system_rules_and_seed(registry):
+    from agents.simple import RandomAgent
+
+    calls = []
+
+    def loader(path, *, system=None, rules=None, seed=None):
+        calls.append((path, system.name, rules, seed))
+        agent = RandomAgent(seed=seed)
+        agent.spec = f"loaded from {path}"  # a spec the factory sets itself is kept
+        return agent
+
+    register_agent("recorded", loader)
+    agent = make_agent("recorded: runs/x ", system="english", rules={"jokers": 1}, seed=5)
+    assert calls == [("runs/x", "english", Rules(jokers=1), 5)]
+    assert agent.spec == "loaded from runs/x"
+    for spec in ("recorded", "recorded:", "recorded:   "):  # no path: refused before the factory is called
+        with pytest.raises(ValueError, match=f"agent spec {spec!r}: expected recorded:PATH"):
+            make_agent(spec)
+    assert len(calls) == 1
+
+
+def test_a_built_in_loaders_type_error_is_not_reworded(monkeypatch):
+    """Only an agent registered with the default kind='path' gets the note about factory(PATH, ...)."""
+    import agents.learned
+
+    def broken(path, *, system=None, rules=None, seed=None):
+        raise TypeError("broken loader")
+
+    monkeypatch.setattr(agents.learned, "load_fastppo", broken)
+    with pytest.raises(TypeError, match="^broken loader$"):
+        make_agent("fastppo:runs/x")
+
+
+def test_check_model_path_looks_for_paths_only(tmp_path):
+    from agents.registry import check_model_path
+
+    for spec in ("mc:rollouts=2", "greedy", "ppo", f"ppo:{tmp_path}", f"dqn:{tmp_path}"):
+        check_model_path(spec)  # an option list is no path; a folder is a run folder
+    with pytest.raises(ValueError, match=f"no file or folder '{tmp_path / 'nothing'}': expected a saved model"
+                                         r" \(a model file or a training run folder\)$"):
+        check_model_path(f"fastppo:{tmp_path / 'nothing'}")
+
+
 def test_act_with_values_moves_the_generator_as_act_does():
     """Playing with hints (act_with_values) plays the same game as playing without."""
     game = PokerSquaresGame()
@@ -800,6 +988,29 @@ def test_act_with_values_moves_the_generator_as_act_does():
         cells.append(cell)
         game.apply(state, cell)
     assert cells == play(plain, game, deck)[0]
+
+
+def test_default_act_with_values_rates_cells_from_the_random_state_act_chose_from():
+    """An agent rating cells by sampling without RatingAgent: its values come from the state its choice came from."""
+
+    class Sampler(Agent):
+        name = "sampler"
+
+        def act(self, obs, info, game, state):
+            return int(np.nanargmax(self.action_values(obs, info, game, state)))
+
+        def action_values(self, obs, info, game, state):
+            values = np.full(25, np.nan)
+            legal = game.legal_cells(state)
+            values[legal] = self.rng.random(len(legal))
+            return values
+
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    agent, plain = Sampler(seed=1), Sampler(seed=1)
+    cell, values = agent.act_with_values(None, None, game, state)
+    assert cell == plain.act(None, None, game, state) == int(np.nanargmax(values))
+    assert agent.rng.random() == plain.rng.random()  # the generator moved as act moves it
 
 
 def test_the_training_message_names_the_features_and_phases(tmp_path, capsys):
@@ -848,6 +1059,25 @@ def test_an_agent_handed_a_game_of_other_points_says_so_once_and_still_plays(spe
         play(same, game, game.deal(np.random.default_rng(7)))
         play(make_agent(spec, seed=1), PokerSquaresGame(Rules(), point_system("american")),
              game.deal(np.random.default_rng(7)))
+
+
+def test_the_other_points_warning_names_three_hands_at_most_and_the_callers_line():
+    """Also from ``action_values`` alone (``play --hint``), and reported at the caller's line, not the library's."""
+    american = point_system("american")
+    from pokersquares_env.scoring import HandCategory
+
+    points = {c.name.lower(): american.points[c] for c in HandCategory}
+    game = PokerSquaresGame(Rules(), point_system({**points, "one_pair": 1, "two_pair": 2, "flush": 3}))
+    state = game.init(game.deal(np.random.default_rng(0)))
+    for spec in ("greedy", "rules"):
+        with pytest.warns(RuntimeWarning) as caught:
+            make_agent(spec).action_values(None, None, game, state)
+        assert "(one pair 1 (built for 2), two pair 2 (built for 5), flush 3 (built for 20)):" in str(
+            caught[0].message)
+        assert caught[0].filename == __file__
+    four = PokerSquaresGame(Rules(), point_system({**points, "one_pair": 1, "two_pair": 2, "flush": 3, "straight": 4}))
+    with pytest.warns(RuntimeWarning, match=r"two pair 2 \(built for 5\), straight 4 \(built for 15\), \.\.\.\):"):
+        make_agent("greedy").act(None, None, four, state)
 
 
 def test_five_of_a_kind_points_matter_only_in_games_with_jokers():
@@ -953,3 +1183,17 @@ def test_heuristic_line_values_follow_the_classic_strategy():
     draw = (KEY_FLUSH == 1) & (KEY_WINDOW == 1) & (KEY_PAIRS == 0) & (KEY_K == 0)
     np.testing.assert_allclose(v[draw & (KEY_T == 2)], [[5.40625, 8.65625]])
     np.testing.assert_allclose(v[draw & (KEY_T == 4)], [[22.225, 31.325]])
+
+
+def test_heuristic_line_values_of_draws_and_rank_groups_are_pinned():
+    """mc's rollouts and the tables' prior play by these: a one- and a three-card straight-flush draw, and a
+    three-card line holding a pair, two pairs or trips (rows weigh the groups' upgrades more than columns)."""
+    from agents.lines import KEY_FLUSH, KEY_K, KEY_PAIRS, KEY_T, KEY_WINDOW, heuristic_values
+
+    v = heuristic_values(point_system("american"))
+    draw = (KEY_FLUSH == 1) & (KEY_WINDOW == 1) & (KEY_PAIRS == 0) & (KEY_K == 0)
+    np.testing.assert_allclose(v[draw & (KEY_T == 1)], [[2.244, 3.804]])
+    np.testing.assert_allclose(v[draw & (KEY_T == 3)], [[11.75625, 17.60625]])
+    group = (KEY_T == 3) & (KEY_FLUSH == 0) & (KEY_WINDOW == 0) & (KEY_K == 0)
+    np.testing.assert_allclose([v[group & (KEY_PAIRS == p)][0] for p in (1, 2, 3)],
+                               [[3.6875, 3.0125], [4.5, 2.7], [18.4375, 15.0625]])

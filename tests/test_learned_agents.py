@@ -181,3 +181,115 @@ def test_another_game_warning_names_five_of_a_kind_points_in_a_game_with_jokers_
             warn_if_other_game("fastppo:run", trained, point_system({**ones, "five_of_a_kind": 20}), {"jokers": 1})
     assert len(caught) == 1
     assert "rules plain (here jokers=1) and 'custom' points (here 'custom')" in str(caught[0].message)
+
+
+def test_trained_game_reads_the_run_above_a_checkpoint_and_its_point_system_file(tmp_path):
+    import json
+
+    from agents.learned import trained_game
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    table = point_system({"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5,
+                          "full_house": 6, "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9})
+    (tmp_path / "config.json").write_text(json.dumps({"algo": "dqn", "placement": "adjacent", "first_cell": "center",
+                                                      "scoring": "/elsewhere/points.json"}))
+    (tmp_path / "point_system.json").write_text(json.dumps(table.to_json()))
+    for model in (tmp_path / "model.pt", tmp_path / "checkpoints" / "model.pt"):
+        rules, system = trained_game(model, "dqn")
+        assert rules == Rules(placement="adjacent", first_cell="center") and system.points == table.points
+
+
+def test_best_cells_never_picks_an_unscored_cell_when_the_best_is_infinite():
+    import warnings
+
+    from agents.learned import best_cells
+
+    nan, inf = np.nan, np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # before: numpy's 'invalid value encountered in subtract' (inf - inf)
+        assert list(best_cells(np.array([[nan, -inf, nan, -inf], [nan, 1.0, inf, inf]]))) == [1, 2]
+
+
+@pytest.mark.parametrize("learned", ["fastppo", "ppo"])
+def test_a_learned_agent_refuses_a_missing_or_misshapen_observation_naming_the_expected_shape(tmp_path, learned):
+    """Before: obs=None without game and state was an AttributeError ('NoneType' object has no attribute 'board'),
+    and an observation of the wrong shape torch's or SB3's own error."""
+    if learned == "ppo":
+        sb3_contrib = pytest.importorskip("sb3_contrib")
+        import gymnasium as gym
+
+        import pokersquares_env  # noqa: F401 - registers PokerSquares-v0
+
+        env = gym.make("PokerSquares-v0")
+        (tmp_path / "p").mkdir()
+        sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu").save(
+            tmp_path / "p" / "model.zip")
+        agent = make_agent(f"ppo:{tmp_path / 'p'}")
+    else:
+        agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
+    info = {"action_mask": np.ones(25, dtype=np.int8)}
+    with pytest.raises(ValueError, match=r"obs=None without the game and state .*expected the env's observation "
+                                         r"\(shape \(522,\)\) or game= and state="):
+        agent.act(None, info)
+    for bad, shape in ((np.zeros(3, np.float32), r"\(3,\)"), (np.zeros((1, 522), np.uint8), r"\(1, 522\)")):
+        with pytest.raises(ValueError, match=rf"observation of shape {shape}: expected the env's observation, "
+                                             r"shape \(522,\)"):
+            agent.act(bad, info)
+    with pytest.raises(ValueError, match=r"observation of <U1 values: expected the env's observation"):
+        agent.act(np.array(["x"] * 522), info)
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation
+
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(1)))
+    obs = encode_observation(game, state)  # a good observation, as a list too, still plays a legal cell
+    assert agent.act(obs, info) == agent.act(list(obs), info) == agent.act(None, None, game, state)
+
+
+def test_a_learned_agent_on_a_finished_game_says_the_game_is_over(tmp_path):
+    from pokersquares_env.core import PokerSquaresGame
+
+    agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(0)))
+    while not state.terminal:
+        game.apply(state, game.legal_cells(state)[0])
+    for call in (agent.act, agent.action_values):
+        with pytest.raises(ValueError, match=r"the game is over \(25 cards placed\)"):
+            call(None, None, game, state)
+    with pytest.raises(ValueError, match=r"info\['action_mask'\] marks no legal cell: the game is over"):
+        agent.act(None, {"action_mask": np.zeros(25, dtype=np.int8)})  # no state: the mask says so
+
+
+def test_learned_agents_are_compared_with_the_game_they_were_trained_for(tmp_path, monkeypatch):
+    """A torch model file holds its point system; a ppo run folder its config.json.  Named by their spec."""
+    import json
+    import warnings
+
+    import agents.learned
+    from agents.config import TrainConfig
+    from agents.fast_ppo import make_net, save_model
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    monkeypatch.setattr(agents.learned, "_WARNED", set())
+    cfg = TrainConfig(algo="fast-ppo", out=str(tmp_path)).resolved()  # American by its config
+    save_model(tmp_path / "model.pt", make_net(cfg.net, cfg.hidden), cfg, point_system=point_system("english").to_json())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent = make_agent(f"fastppo:{tmp_path}", system="english")
+        agents.learned.warn_if_other_game("plain", (Rules(), point_system("american")), None, None)  # the defaults
+    assert agent.name == f"fastppo:{tmp_path}"
+    with pytest.warns(RuntimeWarning, match=rf"fastppo:{re.escape(str(tmp_path))} was trained for 'english' points "
+                                            r"\(here 'american'\)"):
+        make_agent(f"fastppo:{tmp_path}")
+
+    class Loaded:  # stands in for the MaskablePPO model a ppo run folder holds
+        def __init__(self, path, name=None, seed=None):
+            self.path, self.name = Path(path) / "model.zip", name
+
+    monkeypatch.setattr(agents.learned, "MaskablePPOAgent", Loaded)
+    (tmp_path / "config.json").write_text(json.dumps({"algo": "maskable-ppo", "jokers": 1}))
+    with pytest.warns(RuntimeWarning, match=r"ppo:.* was trained for rules jokers=1 \(here plain\)"):
+        agents.learned.load_ppo(str(tmp_path))

@@ -997,21 +997,28 @@ print("cli exit", cli.main(["evaluate", "--agent", "dies", "--games", "2", "--jo
 """
 
 
-@pytest.mark.skipif(os.name == "nt", reason="the test agent reaches the workers by fork")
-def test_a_worker_process_that_dies_stops_the_evaluation_naming_its_deals(tmp_path):
-    """Before, a worker of ``--jobs 2`` that died (an OOM kill, a crash) left multiprocessing.Pool waiting forever for
-    its chunk: the evaluation hung.  Run in a child process, so that a hang fails the test instead of the suite."""
+def _run_dying_worker_script(script: str, cwd: Path):
+    """Run ``script`` (an evaluation whose worker dies) in a child process, so that a hang fails the test instead of
+    the suite; its finished process, which must exit 0."""
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     try:
-        done = subprocess.run([sys.executable, "-c", _DIES_IN_A_WORKER], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=180)
+        done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=180)
     except subprocess.TimeoutExpired:
         pytest.fail("the evaluation hung after a worker process died")
     assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the test agent reaches the workers by fork")
+def test_a_worker_process_that_dies_stops_the_evaluation_naming_its_deals(tmp_path):
+    """Before, a worker of ``--jobs 2`` that died (an OOM kill, a crash) left multiprocessing.Pool waiting forever for
+    its chunk: the evaluation hung.  Run in a child process, so that a hang fails the test instead of the suite."""
+    done = _run_dying_worker_script(_DIES_IN_A_WORKER, tmp_path)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("WorkerLostError: a worker process of the local back end (2 workers) died before its "
                                "chunk ended (killed, e.g. for lack of memory, or crashed)"), done.stdout
@@ -1790,16 +1797,6 @@ except ev.WorkerLostError as exc:
 @pytest.mark.skipif(os.name == "nt", reason="the test agent reaches the workers by fork")
 def test_a_lost_worker_names_the_workers_there_were_and_only_the_deals_left_without_records(tmp_path):
     """Two chunks for jobs=3: two workers; the chunk that finished before the other's worker died is not named."""
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    try:
-        done = subprocess.run([sys.executable, "-c", _ONE_CHUNK_LOST], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=180)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the evaluation hung after a worker process died")
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _run_dying_worker_script(_ONE_CHUNK_LOST, tmp_path)
     assert done.stdout.startswith("a worker process of the local back end (2 workers) died"), done.stdout
     assert "no records for agent 'dies2' deals 2-3: run it" in done.stdout

@@ -24,6 +24,21 @@ def _nothing_written_outside_pytest_tmp(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True)
+def _registries_restored():
+    """Each test starts from the shipped agent and back-end registries: a name a test registers (``register_agent``,
+    ``register_backend``) without monkeypatching the registry is removed after it, so it cannot change what a later
+    test in the same worker sees (one did: 'test-address' showed up in another test's list of back ends)."""
+    import agents.evaluation as evaluation
+    import agents.registry as registry
+
+    saved = [(table, dict(table)) for table in (evaluation._BACKENDS, registry._REGISTRY)]
+    yield
+    for table, before in saved:
+        table.clear()
+        table.update(before)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """With ``POKERSQUARES_NO_SKIP=1`` (set by ``scripts/test.sh``, which installs every extra, and so by CI) a skipped
     test fails the run: a skip there can only mean a missing dependency or a broken import hiding a test."""

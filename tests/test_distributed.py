@@ -786,3 +786,85 @@ def test_a_chunk_that_loses_its_worker_once_is_played_again_within_its_retries(m
     failures["left"] = 1
     with pytest.raises(WorkerLostError, match="after 0 resubmissions"):
         list(distributed.run_chunks(tasks, retries=0))
+
+
+def test_ensure_ray_names_a_bad_cpu_count_and_a_cluster_that_wants_a_token(monkeypatch):
+    """A bad num_cpus is named before Ray starts; a cluster refusing this process for want of an auth token ("Auth..."
+    in Ray's error, any case) is named with how to give it one."""
+    import types
+
+    import agents.distributed as dist
+
+    inits = []
+
+    def init(**kwargs):
+        inits.append(kwargs)
+        if kwargs.get("address"):
+            raise ConnectionError("Authentication required by the cluster")
+
+    ray = types.SimpleNamespace(is_initialized=lambda: False, init=init)
+    monkeypatch.setattr(dist, "import_ray", lambda what: ray)
+    monkeypatch.setattr(dist, "_check_reachable", lambda address: None)
+    monkeypatch.setattr(dist, "_JOINED", {"address": None, "node": None}, raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    for bad in (0, -2, True, 1.5):
+        with pytest.raises(ValueError, match=re.escape(f"num_cpus={bad!r}: expected a positive integer or None")):
+            dist.ensure_ray(num_cpus=bad)
+    assert inits == []
+    with pytest.raises(dist.RayConnectionError, match=r"at address '10.0.0.1:6379' .*The cluster wants an auth token"):
+        dist.ensure_ray("10.0.0.1:6379")
+
+
+def test_prepare_names_bad_retries_and_task_cpus(monkeypatch):
+    from agents.distributed import prepare
+
+    _fake_ray(monkeypatch, cpus=2.0, open_=True)
+    for options, message in (({"retries": -1}, "retries=-1: expected an integer >= 0"),
+                             ({"retries": True}, "retries=True: expected an integer >= 0"),
+                             ({"cpus_per_task": 0}, "cpus_per_task=0: expected a positive number"),
+                             ({"cpus_per_task": True}, "cpus_per_task=True: expected a positive number")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            prepare(["greedy"], **options)
+    prepare(["greedy"], retries=0, cpus_per_task=0.5)  # no resubmission, half a CPU: fine
+
+
+def test_a_chunk_that_ends_without_some_records_plays_only_those_again(monkeypatch):
+    """A task that ended with deals still lacking a record (here its stream sent deal 2's record again instead of
+    deal 3's) is resubmitted with those deals; a record already received is never given twice."""
+    sent = {"again": 1}
+
+    def get(ref):
+        if ref == 3 and sent["again"]:
+            sent["again"] -= 1
+            return {"deal": 2}
+        return {"deal": ref}
+
+    distributed = _fake_streaming_ray(monkeypatch, get)
+    records = [r for batch in distributed.run_chunks([("greedy", list(range(5)), {"seed": 0})], retries=1)
+               for r in batch]
+    assert sorted(r["deal"] for r in records) == [0, 1, 2, 3, 4]
+
+
+def test_an_address_does_not_excuse_task_cpus_beyond_the_local_session_already_open(monkeypatch):
+    """A local Ray session already open in this process is the one used, whatever address is asked for (or is in
+    $RAY_ADDRESS): cpus_per_task beyond its CPUs is refused, not warned about as a cluster that may grow."""
+    from agents.distributed import prepare
+
+    _fake_ray(monkeypatch, cpus=1.0, open_=True, local=True)
+    with pytest.raises(ValueError, match=r"cpus_per_task=2 is more than the 1 CPUs of the Ray session already open"):
+        prepare(["greedy"], address="10.0.0.1:6379", cpus_per_task=2)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    with pytest.raises(ValueError, match=r"cpus_per_task=2 is more than the 1 CPUs of the Ray session already open"):
+        prepare(["greedy"], cpus_per_task=2)
+
+
+def test_a_chunk_given_up_names_each_failure_by_its_first_line(monkeypatch):
+    from agents.evaluation import WorkerLostError
+
+    def get(ref):
+        raise _FakeRayError("worker died\n  traceback line\nlast line")
+
+    distributed = _fake_streaming_ray(monkeypatch, get)
+    with pytest.raises(WorkerLostError, match=re.escape("after 1 resubmissions; failures: ['_FakeRayError: worker "
+                                                        "died', '_FakeRayError: worker died']")):
+        list(distributed.run_chunks([("greedy", [0, 1], {"seed": 0})], retries=1))

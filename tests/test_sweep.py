@@ -693,3 +693,261 @@ def test_the_means_over_seeds_and_the_best_trial_are_the_right_figures(tmp_path)
     folder.mkdir()
     (folder / "curve.csv").write_text("step,eval_score\n100,1.0\n200,\n300,5.0\n400,\n")
     assert _last_eval(folder) == 5.0
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"name": "a/b"}, "name='a/b': expected letters, digits, '_', '.' or '-'"),
+    ({"space": None}, "space=None: expected a mapping of option -> values"),
+    ({"train": ["algo"]}, "train=['algo']: expected a mapping of TrainConfig options"),
+    ({"train": {"learning_rat": 0.1}}, "train: unknown training option(s) ['learning_rat']"),
+    ({"space": {"out": ["a", "b"]}}, "space: 'out' cannot vary (each trial gets its own run folder)"),
+    ({"space": {"progress": [True, False]}}, "space: 'progress' cannot vary"),
+    ({"space": {}}, "space is empty: expected at least one varied option"),
+    ({"samples": 0}, "samples=0: expected a positive integer"),
+    ({"samples": True}, "samples=True: expected a positive integer"),
+    ({"search_seed": -1}, "search_seed=-1: expected an integer >= 0"),
+    ({"search_seed": True}, "search_seed=True: expected an integer >= 0"),
+    ({"max_concurrent": 0}, "max_concurrent=0: expected a positive integer or null"),
+    ({"max_concurrent": True}, "max_concurrent=True: expected a positive integer or null"),
+    ({"metric": "seconds"}, "metric='seconds': expected one of ['mean', 'mean_american', 'mean_english', 'win_rate', "
+                            "'eval_score']"),
+])
+def test_bad_sweep_options_are_named(options, message):
+    """Each bad top-level option is refused, naming the option, its value and what was expected."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SweepConfig.from_dict({"name": "b", "train": _fixed({"seed": 0}), "space": {"seed": [0]}, **options})
+    SweepConfig.from_dict({"name": "b", "train": _fixed({"seed": 0}), "space": {"seed": [0]}, "samples": 1,
+                           "search_seed": 0, "max_concurrent": 1})  # the good values pass
+
+
+def test_every_combination_and_every_value_of_a_large_space_is_checked():
+    """A bad value is named even when it is bad only in combination with another varied value (neither the first),
+    and, in a space of more than 1000 combinations, when it is bad whatever the others are."""
+    space = {"num_steps": [25, 10], "num_envs": [4, 2], "seed": [0]}  # 10 steps x 2 envs = 20 < minibatch 40
+    with pytest.raises(ValueError, match=re.escape("trial {'num_steps': 10, 'num_envs': 2, 'seed': 0}: "
+                                                   "minibatch_size=40: expected at most num_envs * num_steps = 20")):
+        SweepConfig.from_dict({"name": "c", "train": {**_fixed(space), "minibatch_size": 40}, "space": space})
+    space = {"learning_rate": [0.001, -1.0], "seed": list(range(1000))}
+    with pytest.raises(ValueError, match=re.escape("learning_rate=-1.0: expected a positive number")):
+        SweepConfig.from_dict({"name": "c", "train": _fixed(space), "space": space})
+
+
+def test_a_grid_mapping_is_a_grid_and_an_empty_grid_is_refused(tmp_path, monkeypatch):
+    """``{grid: [...]}`` is the same as a list: every value is a trial (Tune's grid search), and with no random
+    dimension more than one sample is refused; an empty list is named, not an IndexError."""
+    space = {"seed": {"grid": [0, 1, 2]}}
+    cfg = SweepConfig.from_dict({"name": "g", "train": _fixed(space), "space": space})
+    assert [d["seed"] for d in _draws(tmp_path, monkeypatch, space, samples=1)] == [0, 1, 2]
+    with pytest.raises(ValueError, match=re.escape("samples=2: the space has no random dimension")):
+        SweepConfig.from_dict({**cfg.to_dict(), "samples": 2})
+    with pytest.raises(ValueError, match=re.escape("space: seed: an empty list: expected at least one value")):
+        SweepConfig.from_dict({"name": "g", "train": _fixed(space), "space": {"seed": []}})
+
+
+
+@pytest.mark.parametrize(("key", "spec", "message"), [
+    ("ent_coef", {"uniform": [0.0, 0.01], "choice": [0.0]},
+     "ent_coef={'uniform': [0.0, 0.01], 'choice': [0.0]}: expected a list of values (grid) or one of {choice: ..., "
+     "uniform: ..., loguniform: ..., randint: ..., grid: ...}"),
+    ("ent_coef", {"choice": []}, "space: ent_coef: choice=[]: expected a non-empty list"),
+    ("ent_coef", {"uniform": [0.0, 0.005, 0.01]},
+     "space: ent_coef: uniform=[0.0, 0.005, 0.01]: expected [low, high] of finite numbers with low < high"),
+    ("ent_coef", {"uniform": [0.01, 0.01]}, "uniform=[0.01, 0.01]: expected [low, high] of finite numbers with low < "
+                                            "high"),
+    ("update_epochs", {"randint": [1.5, 4]},
+     "space: update_epochs: randint=[1.5, 4]: expected [low, high] of finite numbers with low < high (integers)"),
+])
+def test_bad_random_dimensions_are_named(key, spec, message):
+    """A malformed dimension is named with what was expected, not met by a Python error while its values are
+    checked."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SweepConfig.from_dict({"name": "r", "train": _fixed({key: 0}), "space": {key: spec, "seed": [0]}})
+
+
+def test_a_wide_randint_excludes_its_high():
+    """randint's high is excluded, in a wide range (its ends and a spread checked) as in a narrow one: seeds up to
+    2**32 - 1 pass, and the value just past the highest one is named when it is in range."""
+    SweepConfig.from_dict({"name": "w", "train": {"algo": "fast-ppo"}, "space": {"seed": {"randint": [0, 2 ** 32]}},
+                           "samples": 2})
+    with pytest.raises(ValueError, match=re.escape("seed=4294967296: expected an integer 0..4294967295")):
+        SweepConfig.from_dict({"name": "w", "train": {"algo": "fast-ppo"},
+                               "space": {"seed": {"randint": [0, 2 ** 32 + 1]}}, "samples": 2})
+
+
+def test_an_out_emptied_after_the_config_was_made_is_refused():
+    """An empty ``out`` given to the config means the default folder; one emptied afterwards (then run) is named."""
+    cfg = SweepConfig.from_dict({"name": "e", "out": "", "train": _fixed({"seed": 0}), "space": {"seed": [0]}})
+    assert cfg.out == str(Path("runs", "sweeps", "e"))
+    cfg.out = ""
+    with pytest.raises(ValueError, match=re.escape("out='': expected a folder path (text)")):
+        cfg.validate()
+
+
+def test_load_sweep_finds_a_point_system_file_beside_the_config(tmp_path, monkeypatch):
+    """A point-system file named relative to the sweep config's folder is found there (whatever the current folder)
+    and made absolute, as each trial runs in a folder of its own."""
+    from agents.sweep import load_sweep
+    from pokersquares_env.scoring import point_system
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "work").mkdir()
+    (tmp_path / "cfg" / "pts.json").write_text(json.dumps(point_system("english").to_json()))
+    path = tmp_path / "cfg" / "s.json"
+    path.write_text(json.dumps({"train": {**_fixed({"seed": 0}), "scoring": "pts.json"}, "space": {"seed": [0]}}))
+    monkeypatch.chdir(tmp_path / "work")
+    cfg = load_sweep(path)
+    assert cfg.train["scoring"] == str(tmp_path / "cfg" / "pts.json") and cfg.name == "s"
+
+
+def test_a_moved_sweep_folder_reuses_its_finished_trials(tmp_path, monkeypatch):
+    """A finished trial's record names the run folder it was written in; the sweep folder moved (or spelled another
+    way) trains the same config, so its trials are reused, not trained again."""
+    import agents.train
+
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=FAST, space={"seed": [0]}).to_dict()
+    _stale_record(tmp_path, sweep)  # this very config's record
+    (tmp_path / "sw").rename(tmp_path / "moved")
+
+    def fake_train(cfg, **kwargs):
+        raise RuntimeError("trained again")
+
+    monkeypatch.setattr(agents.train, "train", fake_train)
+    assert run_trial({"seed": 0}, {**sweep, "out": str(tmp_path / "moved")}) == {"mean": 123.0, "reused": True}
+
+
+def test_trial_folders_show_four_digits_and_plain_values_of_numpy_draws():
+    """A float is shown with 4 significant digits; Tune's numpy draws name the same folder (and parameters) as the
+    plain values."""
+    import numpy as np
+
+    from agents.sweep import trial_params
+
+    cfg = SweepConfig(name="t", out="o", space={"learning_rate": {"uniform": [0.001, 0.002]}, "seed": [0, 1]})
+    assert trial_folder(cfg, {"learning_rate": 0.0012344, "seed": 1}).name.startswith("learning_rate=0.001234,seed=1-")
+    drawn = {"learning_rate": np.float64(0.0012344), "seed": np.int64(1)}
+    assert trial_folder(cfg, drawn) == trial_folder(cfg, {"learning_rate": 0.0012344, "seed": 1})
+    params = trial_params(cfg, drawn)
+    assert params == {"learning_rate": 0.0012344, "seed": 1} and type(params["seed"]) is int
+
+
+def test_the_summary_writes_a_missing_figure_as_null_or_an_empty_cell(tmp_path):
+    """summary.json is strict JSON: a figure that is not a number (one seed's spread, a metric not measured) is
+    null, not NaN, which JSON does not have; summary.md leaves its cell empty; summary.csv names each trial's run
+    folder."""
+    cfg = SweepConfig.from_dict({"name": "n", "out": str(tmp_path / "n"), "train": FAST, "space": {"seed": [0]}})
+    trial = {"params": {"seed": 0}, "folder": str(tmp_path / "t0"), "status": "done",
+             "metrics": {"mean": 2.0, "win_rate": math.nan}}
+    SweepResult(cfg, [trial]).save(plots=False)
+
+    def no_nan(name):
+        raise ValueError(f"{name} in summary.json")
+
+    summary = json.loads((tmp_path / "n" / "summary.json").read_text(), parse_constant=no_nan)
+    assert summary["trials"][0]["win_rate"] is None and summary["groups"][0]["mean_seed_std"] is None
+    assert summary["groups"][0]["mean"] == 2.0
+    assert "nan" not in (tmp_path / "n" / "summary.md").read_text().lower()
+    with open(tmp_path / "n" / "summary.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert row["folder"] == str(tmp_path / "t0") and row["mean"] == "2.0"
+
+
+def test_plots_skip_the_curve_rows_without_an_evaluation(tmp_path):
+    """curve.csv has a row per logged step, its evaluation cells empty between evaluations: curves.png draws the
+    evaluated steps only."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cfg = SweepConfig.from_dict({"name": "c", "out": str(tmp_path / "c"), "train": FAST, "space": {"seed": [0]}})
+    folder = tmp_path / "t0"
+    folder.mkdir()
+    (folder / "curve.csv").write_text("step,train_score,eval_score\n100,1.0,\n200,2.0,5.0\n300,3.0,\n")
+    trial = {"params": {"seed": 0}, "folder": str(folder), "status": "done", "metrics": {"mean": 5.0}}
+    paths = SweepResult(cfg, [trial]).save()
+    assert [Path(p).name for p in paths] == ["summary.md", "summary.csv", "summary.json", "curves.png", "final.png"]
+    assert all(Path(p).stat().st_size > 0 for p in paths)
+
+
+@pytest.mark.parametrize("record", [{"name": "x"}, {"name": "x", "out": "o", "train": {}, "space": {}, "notes": 1}])
+def test_a_sweep_json_that_is_not_a_sweep_config_makes_no_sweep_folder(tmp_path, record):
+    """Only a sweep's own record (its config: name, out, train and space, and no other keys) makes a folder a
+    sweep's; another JSON object called sweep.json does not."""
+    from agents.sweep import check_sweep_root
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "sweep.json").write_text(json.dumps(record))
+    (folder / "user.txt").write_text("mine")
+    with pytest.raises(ValueError, match=re.escape(f"out={str(folder)!r} is not a sweep's folder (its sweep.json is "
+                                                   f"not a sweep's record; it holds user.txt)")):
+        check_sweep_root(folder)
+    (folder / "sweep.json").write_text(json.dumps({k: record.get(k, {}) for k in ("name", "out", "train", "space")}))
+    check_sweep_root(folder)  # a sweep's record: its folder
+
+
+def test_run_sweep_passes_max_concurrent_and_leaves_a_cluster_its_cpus(tmp_path, monkeypatch):
+    """max_concurrent reaches Tune; with $RAY_ADDRESS (a cluster, whose nodes may be larger) cpus_per_trial is not
+    checked against this machine's --cpus."""
+    pytest.importorskip("ray.tune")
+    from agents.sweep import run_sweep
+
+    captured = _capture_tuner(monkeypatch)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    with pytest.raises(_Stop):
+        run_sweep({"name": "c", "out": str(tmp_path / "sw"), "train": _fixed({"seed": 0}), "space": {"seed": [0, 1]},
+                   "max_concurrent": 3, "cpus_per_trial": 8}, cpus=1, verbose=0)
+    assert captured["tune_config"].max_concurrent_trials == 3
+
+
+def test_run_sweep_gives_back_the_callers_ctrl_c_handler(tmp_path, monkeypatch):
+    """Tune installs its own SIGINT handler and leaves it behind: the sweep restores the caller's."""
+    import signal
+
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from agents.sweep import run_sweep
+
+    class TunerTakingCtrlC:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return []
+
+    def mine(signum, frame):
+        pass
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", TunerTakingCtrlC)
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        result = run_sweep({"name": "s", "out": str(tmp_path / "sw"), "train": _fixed({"seed": 0}),
+                            "space": {"seed": [0]}}, verbose=0, plots=False)
+        assert signal.getsignal(signal.SIGINT) is mine and result.trials == []
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_the_sweep_command_exits_1_naming_a_failed_trial(tmp_path, monkeypatch, capsys):
+    """``pokersquares sweep`` returns 1 when some trial failed (0 only when every trial finished), and names it."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from pokersquares_env.cli import main
+
+    class FailedTuner:
+        def __init__(self, trainable, **kwargs):
+            pass
+
+        def fit(self):
+            return [types.SimpleNamespace(config={"seed": 0}, metrics={}, error=RuntimeError("boom\ntrial crashed"))]
+
+    _no_ray(monkeypatch)
+    monkeypatch.setattr(tune, "Tuner", FailedTuner)
+    out = tmp_path / "sw"
+    assert main(["sweep", str(_sweep_file(tmp_path)), "--quiet", "--no-plots", "--cpus", "1", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "1 trials (0 reused from finished run folders, 1 failed)" in captured.out
+    assert re.search(r"failed: seed=0-[0-9a-f]{8}: trial crashed\n", captured.err), captured.err

@@ -270,3 +270,73 @@ def test_demo_names_a_point_file_with_a_non_number_without_a_traceback(tmp_path,
     err = capsys.readouterr().err
     assert err.startswith(f"pokersquares demo: point system file {str(bad)!r}: ") and err.count("\n") == 1, err
     assert "'x' is not a number" in err and not out.exists()
+
+
+def test_demo_outside_tiny_mode_trains_its_documented_budget_shaped_by_the_tables(tmp_path, monkeypatch, capsys):
+    """Without POKERSQUARES_TINY (``0`` is off), the demo trains 2.5M steps annealed by steps (so a seed reproduces)
+    within 10 minutes, shaped by the self-play tables, which are made before the PPO clock starts."""
+    import agents.shaping
+    import agents.train
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    made, seen = [], {}
+
+    def interrupted(**kwargs):  # stop before the evaluation: the options are the point
+        seen.update(kwargs)
+        return TrainResult(out=kwargs["out"], model_path=kwargs["out"] + "/model.pt", steps=64, seconds=1.0,
+                           interrupted=True, evaluation=None)
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "0")
+    monkeypatch.setattr(agents.shaping.LinePotential, "make", staticmethod(lambda *a, **k: made.append(a)))
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--no-search", "--no-progress"]) == 130
+    assert made == [("tables", "american")] and seen["shaping"] == "tables"
+    assert seen["timesteps"] == 2_500_000 and seen["anneal_by"] == "steps" and seen["time_limit"] == 600.0
+    assert "(at most 10 min)" in capsys.readouterr().out
+
+
+def test_demo_mark_must_be_a_file(tmp_path, monkeypatch, capsys):
+    """A folder named demo.json is no mark of the demo: a run beside it is refused, untouched (not replaced)."""
+    from pokersquares_env.cli import main
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    out = tmp_path / "demo"
+    (out / "demo.json").mkdir(parents=True)
+    (out / "config.json").write_text("{}")
+    assert main(["demo", "--out", str(out), "--no-search", "--no-progress", "--shaping", "none"]) == 2
+    assert "holds a training run the demo did not write" in capsys.readouterr().err
+    assert (out / "config.json").read_text() == "{}"
+
+
+def test_demo_evaluates_on_its_seed_and_prints_the_trained_agents_differences(tmp_path, monkeypatch, capsys):
+    """The common deals are those of --seed, and the paired differences printed are the trained agent's only."""
+    import agents.evaluation
+    import agents.train
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "demo"
+    spec, seen = f"fastppo:{out}", {}
+
+    class Evaluation:
+        def table(self):
+            return "| the table |"
+
+        def paired(self):
+            return [{"a": spec, "b": "random", "mean_diff": 12.5, "ci95": 1.25, "deals": 3},
+                    {"a": "random", "b": "greedy", "mean_diff": -3.0, "ci95": 0.5, "deals": 3}]
+
+    def evaluate(agents, **kwargs):
+        seen.update(kwargs, agents=agents)
+        return Evaluation()
+
+    monkeypatch.setenv("POKERSQUARES_TINY", "1")
+    monkeypatch.setattr(agents.train, "train", lambda **kw: TrainResult(
+        out=kw["out"], model_path=kw["out"] + "/model.pt", steps=64, seconds=1.0, interrupted=False, evaluation=None))
+    monkeypatch.setattr(agents.evaluation, "evaluate", evaluate)
+    assert main(["demo", "--out", str(out), "--seed", "7", "--games", "3", "--no-search", "--no-progress",
+                 "--shaping", "none"]) == 0
+    assert seen["agents"] == [spec, "random", "greedy", "rules"] and seen["seed"] == 7 and seen["games"] == 3
+    text = capsys.readouterr().out
+    assert f"{spec} - random: +12.50 ± 1.25 (95% CI over 3 shared deals)" in text and "random - greedy" not in text

@@ -1800,3 +1800,24 @@ def test_a_lost_worker_names_the_workers_there_were_and_only_the_deals_left_with
     done = _run_dying_worker_script(_ONE_CHUNK_LOST, tmp_path)
     assert done.stdout.startswith("a worker process of the local back end (2 workers) died"), done.stdout
     assert "no records for agent 'dies2' deals 2-3: run it" in done.stdout
+
+
+def test_progress_must_be_a_bool_numpys_too():
+    """``progress="no"`` is refused, naming it, rather than read as true; numpy's bools are bools."""
+    from pokersquares_env._progress import check_progress, progress_bar
+
+    assert check_progress(np.bool_(False)) is False and progress_bar(np.bool_(False), total=3) is None
+    for value in ("no", 1):
+        with pytest.raises(TypeError, match=f"progress={value!r}: expected True or False"):
+            progress_bar(value, total=3)
+
+
+def test_progress_iter_shows_a_bar_while_it_yields_the_items():
+    import io
+
+    pytest.importorskip("tqdm")
+    from pokersquares_env._progress import progress_iter
+
+    shown = io.StringIO()
+    assert list(progress_iter(range(3), file=shown, desc="deals")) == [0, 1, 2]
+    assert "deals" in shown.getvalue() and "3/3" in shown.getvalue()

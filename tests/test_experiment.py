@@ -1338,3 +1338,85 @@ def test_a_reward_shaping_run_short_of_its_last_update_is_unfinished(tmp_path):
     for steps, finished in ((needed, True), (needed - batch, False)):
         (folder / "progress.json").write_text(json.dumps({"steps": steps, "seconds": 1, "episodes": 1}))
         assert _finished(folder, tc) == finished, steps
+
+
+def test_reward_shaping_cli_full_budget_and_options_given_as_zero_reach_the_experiment(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """--full is the documented full budget (3M steps, 2,000 deals, its own folder); an option given as 0
+    (--eval-seed 0) is kept, not read as absent; --retrain reaches the experiment."""
+    from agents.experiments import reward_shaping
+    from pokersquares_env.cli import main
+
+    seen = []
+    monkeypatch.setattr(reward_shaping, "run_experiment", lambda cfg: seen.append(cfg) or {})
+    monkeypatch.setattr(reward_shaping, "markdown", lambda results: "| results |")
+    monkeypatch.chdir(tmp_path)
+    assert main(["experiment", "reward-shaping", "--full", "--eval-seed", "0", "--retrain", "--no-progress"]) == 0
+    assert main(["experiment", "reward-shaping", "--out", "small", "--no-progress"]) == 0
+    full, small = seen
+    assert (full.timesteps, full.games, full.out, full.eval_seed, full.retrain) == (
+        3_000_000, 2_000, "runs/reward_shaping_full", 0, True)
+    assert (small.timesteps, small.games, small.out, small.eval_seed, small.retrain) == (
+        150_000, 500, "small", 20_260, False)
+    assert "outputs in runs/reward_shaping_full:" in capsys.readouterr().out
+
+
+def test_clearing_an_experiments_outputs_removes_links_not_what_they_point_to(tmp_path):
+    """A results file or evaluation/ that is a symbolic link (even a dangling one) is removed as a link; the folder
+    it points to is left as it is."""
+    from agents.experiments.marks import clear_outputs
+
+    root, elsewhere = tmp_path / "exp", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "games.jsonl").write_text("mine\n")
+    (root / "results.md").symlink_to(tmp_path / "gone.md")  # dangling
+    (root / "evaluation").symlink_to(elsewhere)
+    (root / "notes.txt").write_text("kept\n")
+    clear_outputs(root, ("results.md", "results.json"))
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]
+    assert (elsewhere / "games.jsonl").read_text() == "mine\n"
+
+
+def test_experiments_evaluate_each_run_eval_points_times(tmp_path, monkeypatch, capsys):
+    """Every run evaluates every ``timesteps // eval_points`` steps (compare-trainers and potential-shaping alike)."""
+    import agents.train
+    from agents.experiments.compare_trainers import compare_trainers
+    from agents.experiments.potential_shaping import potential_shaping
+    from agents.train import TrainResult
+
+    seen = []
+
+    def interrupted(cfg, **kwargs):  # stop after the first run: its config is the point
+        seen.append(cfg)
+        return TrainResult(out=cfg.out, model_path=cfg.out + "/model.pt", steps=1, seconds=1.0, interrupted=True,
+                           evaluation=None)
+
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        compare_trainers(str(tmp_path / "ct"), timesteps=1000, eval_points=4, algos=("fast-ppo",), progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        potential_shaping(str(tmp_path / "ps"), shapings=("none",), seeds=(0,), timesteps=1000, eval_points=4,
+                          progress=False)
+    assert [cfg.eval_every for cfg in seen] == [250, 250]
+
+
+def test_compare_trainers_names_algos_given_as_one_string(tmp_path, monkeypatch):
+    """``algos="fast-ppo"`` is named whole as the list it should be, not refused letter by letter ('f')."""
+    from agents.experiments.compare_trainers import compare_trainers
+
+    _no_work(monkeypatch)
+    with pytest.raises(ValueError, match=re.escape("algos='fast-ppo': expected a non-empty list of algorithms")):
+        compare_trainers(str(tmp_path / "ct"), algos="fast-ppo", timesteps=100)
+    assert not (tmp_path / "ct").exists()
+
+
+def test_compare_trainers_refuses_rule_options_in_train_options(tmp_path, monkeypatch):
+    """One run's train_options may not set a rule option (its deals would differ from the common deals): ``rules``."""
+    from agents.experiments.compare_trainers import compare_trainers
+
+    _no_work(monkeypatch)
+    with pytest.raises(ValueError, match=re.escape("train_options['fast-ppo']={'jokers': 1}: may not set jokers")):
+        compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100,
+                         train_options={"fast-ppo": {"jokers": 1}})
+    assert not (tmp_path / "ct").exists()

@@ -1783,3 +1783,34 @@ def test_replay_names_an_opponent_without_a_score_and_none_without_a_name(tmp_pa
         out = io.StringIO()
         print_replay(GameRecord.from_game(game, state, meta={"vs": vs}), out)
         assert out.getvalue().splitlines()[-1].startswith(last)
+
+
+def test_write_json_that_fails_leaves_no_temporary_file(tmp_path):
+    from pokersquares_env._files import write_json
+
+    with pytest.raises(TypeError):
+        write_json(str(tmp_path / "data.json"), {"a": object()})  # not JSON: fails while writing
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_file_whose_mode_cannot_be_set_is_removed(tmp_path, monkeypatch):
+    from pokersquares_env import _files
+
+    def refuse(path, mode):
+        raise PermissionError(1, "Operation not permitted", path)
+
+    monkeypatch.setattr(_files.os, "chmod", refuse)
+    with pytest.raises(PermissionError):
+        _files.plain_temp_file(str(tmp_path), ".data.", ".tmp")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_file_problem_names_a_folder_and_a_folder_that_cannot_be_made(tmp_path):
+    from pokersquares_env._files import output_file_problem
+
+    assert output_file_problem(str(tmp_path), "--out") == (f"--out {str(tmp_path)!r} is a folder: expected the path "
+                                                           f"of a JSON file to write")
+    assert output_file_problem(str(tmp_path / "new" / "r.json"), "--json") is None and (tmp_path / "new").is_dir()
+    (tmp_path / "afile").write_text("x")
+    below = str(tmp_path / "afile" / "r.json")
+    assert output_file_problem(below, "--json").startswith(f"--json {below!r}: cannot create its folder")

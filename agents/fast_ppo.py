@@ -20,8 +20,9 @@ Read it top to bottom: the networks, ``make_env``, then one linear training loop
   out, the valid samples rarely divide evenly: at the defaults (256 games x 50 steps,
   minibatches of 1,600) a rollout holds 12,288 or 12,544 valid samples, so 7
   minibatches run per epoch and 9-11% of the samples are unused in that epoch.  A rollout
-  with no valid sample (``num_steps=1`` at the step where every game resets) takes
-  no gradient step.
+  with fewer valid samples than ``minibatch_size`` takes one gradient step per epoch on
+  all of them (the minibatch shrinks to the rollout).  A rollout with no valid sample
+  (``num_steps=1`` at the step where every game resets) takes no gradient step.
 
 The run folder matches the other trainers (see :mod:`agents.train`).  Run it with
 ``pokersquares train --algo fast-ppo ...`` or :func:`agents.train.train`.

@@ -41,6 +41,33 @@ def test_a_missing_point_system_file_next_to_a_config_in_the_current_folder_is_n
     assert err.count(path) == 1
 
 
+def test_a_missing_point_system_file_named_in_capitals_or_by_an_absolute_path(tmp_path, monkeypatch, capsys):
+    """A `.JSON` name is a file name too (both places are named); an absolute path is looked for only where it
+    says, so the message names no config-file folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfgdir").mkdir()
+    (tmp_path / "cfgdir" / "c.yaml").write_text("scoring: NOTHERE.JSON\n")
+    status, _, err = _train(capsys, "--config", "cfgdir/c.yaml", "--print-config")
+    assert status == 2 and "scoring='NOTHERE.JSON': point system file 'NOTHERE.JSON' does not exist" in err
+    assert "next to the config file" in err
+    absolute = str(tmp_path / "gone" / "nothere.json")
+    (tmp_path / "cfgdir" / "c.yaml").write_text(f"scoring: {absolute}\n")
+    status, _, err = _train(capsys, "--config", "cfgdir/c.yaml", "--print-config")
+    assert status == 2 and f"scoring={absolute!r}" in err
+    assert "next to the config file" not in err and "current folder" not in err
+
+
+def test_an_empty_config_path_is_named_and_a_yml_config_is_read_as_yaml(tmp_path, capsys):
+    status, out, err = _train(capsys, "--config", "", "--print-config")
+    assert status == 2 and out == ""
+    assert "config file '': expected the path of a JSON or YAML file" in err  # not the current folder, '.'
+    path = tmp_path / "c.yml"
+    path.write_text("algo: dqn\ntimesteps: 777\n")
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 0, err
+    assert (json.loads(out)["algo"], json.loads(out)["timesteps"]) == ("dqn", 777)
+
+
 def test_a_point_system_file_found_in_either_place_still_loads(tmp_path, monkeypatch, capsys):
     from pokersquares_env.scoring import POINT_SYSTEMS
 

@@ -819,3 +819,36 @@ def test_search_reply_option(tables, tmp_path):
         RolloutSearchAgent(system="american", rules=rules, tables=str(path), reply="ply2", backend="numpy")
     with pytest.raises(ValueError, match="reply='ply2' needs rollout='ply1'"):
         RolloutSearchAgent(system="american", rules=rules, tables=str(path), reply="ply2", rollout="ply2")
+
+
+def test_tables_flat_refuses_tables_of_another_shape_naming_it():
+    """The kernels index the flat table by line key: a table of another number of keys (or of outs buckets) is
+    refused naming its shape, never read out of bounds (a mutation audit dropped the key check unseen)."""
+    from agents import _fast
+    from agents.batch import NUM_OUTS
+    from agents.lines import NUM_KEYS
+
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 3, NUM_OUTS)))
+    assert (flat.shape, phases, nout) == ((NUM_KEYS * 2 * 3 * NUM_OUTS,), 3, NUM_OUTS)
+    with pytest.raises(ValueError, match=re.escape(f"value tables of shape (10, 2, 3): expected ({NUM_KEYS}, 2, "
+                                                   "phases[, outs])")):
+        _fast.tables_flat(np.zeros((10, 2, 3)))
+    with pytest.raises(ValueError, match=re.escape(f"value tables of shape ({NUM_KEYS}, 2, 3, 7): the compiled "
+                                                   "kernels take")):
+        _fast.tables_flat(np.zeros((NUM_KEYS, 2, 3, 7)))
+
+
+@pytest.mark.parametrize("first_cell", [0, 12, 24])
+def test_compiled_values_on_an_empty_board_take_only_the_first_cell_the_rules_name(first_cell):
+    """A first cell of the rules is the only legal cell of the first card, cell 0 (top-left) included (a mutation
+    audit read first cell 0 as none, unseen: every test used the centre or cell 12)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 2)))
+    game = PokerSquaresGame(Rules(placement="adjacent", first_cell=first_cell))
+    state = game.init(list(range(52)), validate=False)
+    unseen = sorted(game.unseen(state))
+    for ply in (1, 2):
+        vals = _fast.ply_values(flat, phases, nout, state, unseen, ply, True, first_cell)
+        assert [c for c in range(25) if not np.isnan(vals[c])] == [first_cell]

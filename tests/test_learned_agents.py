@@ -293,3 +293,52 @@ def test_learned_agents_are_compared_with_the_game_they_were_trained_for(tmp_pat
     (tmp_path / "config.json").write_text(json.dumps({"algo": "maskable-ppo", "jokers": 1}))
     with pytest.warns(RuntimeWarning, match=r"ppo:.* was trained for rules jokers=1 \(here plain\)"):
         agents.learned.load_ppo(str(tmp_path))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"hidden": [0, 64]}, r"records hidden=\[0, 64\]: expected a non-empty list of positive layer sizes"),
+    ({"hidden": [True, 64]}, r"records hidden=\[True, 64\]: expected a non-empty list of positive layer sizes"),
+    ({"hidden": None}, r"is not a fast-ppo or dqn model file \(it lacks net, hidden and state_dict\)"),
+])
+def test_a_model_file_recording_bad_layer_sizes_or_none_is_named(tmp_path, change, message):
+    """A zero or boolean layer size, or no ``hidden`` at all, is named as such (a mutation audit let them through to
+    torch's own errors, or a KeyError, unseen).  ``None`` here: the key is left out."""
+    from agents.fast_ppo import load_policy
+
+    path = _untrained_model(tmp_path / "run") / "model.pt"
+    blob = torch.load(path, weights_only=True)
+    blob.update(change)
+    if change.get("hidden", 0) is None:
+        del blob["hidden"]
+    torch.save(blob, path)
+    with pytest.raises(ValueError, match=r"model.pt'.* " + message):
+        load_policy(path)
+
+
+def test_only_a_weights_only_refusal_counts_as_a_file_holding_code():
+    """``unsafe_objects`` names a file refused for the objects it holds, and nothing else: another kind of error
+    whose text looks alike is a damaged or foreign file ("")."""
+    import pickle
+
+    from agents.fast_ppo import load_failure, unsafe_objects
+
+    text = ("Weights only load failed. Re-running with weights_only=False runs arbitrary code.\n"
+            "Unsupported global: GLOBAL posix.mkdir was not an allowed global\nCheck the documentation of torch.load")
+    assert "holds Python objects other than tensors" in unsafe_objects(pickle.UnpicklingError(text))
+    assert unsafe_objects(RuntimeError(text)) == ""
+    assert load_failure(RuntimeError(text)) == "RuntimeError: Unsupported global: GLOBAL posix.mkdir was not an " \
+                                               "allowed global"
+
+
+def test_weights_that_do_not_fit_are_named_by_the_first_two_misfits_and_a_count_of_the_rest(tmp_path):
+    """Torch's list of misfit weights is cut to its first two, with how many more there are (a mutation audit
+    dropped the count unseen)."""
+    from agents.fast_ppo import load_policy
+
+    path = _untrained_model(tmp_path / "run") / "model.pt"
+    blob = torch.load(path, weights_only=True)
+    torch.save({**blob, "hidden": [8, 8]}, path)
+    with pytest.raises(ValueError, match=r"hidden=\[8, 8\] network it records \(RuntimeError: size mismatch for "
+                                         r"line\.0\.weight: .* size mismatch for line\.0\.bias: [^:]* \(and \d+ more\)\): "
+                                         r"expected the model\.pt a fast-ppo or dqn run saved, undamaged"):
+        load_policy(path)

@@ -141,6 +141,14 @@ def test_boundary_values_are_accepted(over):
         (dict(timesteps=True), "timesteps=True: expected an integer >= 1"),
         (dict(learning_starts=True), "learning_starts=True: expected an integer >= 0"),
         (dict(progress="no"), "progress='no': expected true or false"),
+        # an empty out would train into the current folder; an empty or boolean layer list, a gradient clip of 0 and
+        # a final evaluation past the harness's bound are named too
+        (dict(out=""), "out='': expected a folder path"),
+        (dict(hidden=[]), "hidden=[]: expected a non-empty list of positive layer sizes"),
+        (dict(hidden=[True, 8]), "hidden=[True, 8]: expected a non-empty list of positive layer sizes"),
+        (dict(max_grad_norm=0.0), "max_grad_norm=0.0: expected a positive number"),
+        (dict(final_eval_games=10**8 + 1), "final_eval_games=100000001: expected an integer 0..100000000"),
+        (dict(anneal_lr="yes"), "anneal_lr='yes': expected true or false"),
     ],
 )
 def test_values_just_past_a_bound_are_refused(over, needle):
@@ -168,6 +176,27 @@ def test_maskable_ppo_one_sample_minibatches_are_refused(tmp_path, over, needle)
     for fine in (dict(num_envs=1, num_steps=10, minibatch_size=8), dict(num_envs=2, num_steps=8, minibatch_size=2),
                  dict(num_envs=2, num_steps=8, minibatch_size=16)):
         TrainConfig(algo="maskable-ppo", **fine).resolved()  # a last minibatch of 2 or more samples, or none
+
+
+def test_maskable_ppo_minibatches_larger_than_the_rollout_are_refused():
+    with pytest.raises(ConfigError, match=re.escape("minibatch_size=17: expected at most num_envs * num_steps = 16")):
+        TrainConfig(algo="maskable-ppo", num_envs=2, num_steps=8, minibatch_size=17).resolved()
+
+
+def test_a_config_with_tuple_layers_saves_as_yaml_and_json_and_loads_as_a_list(tmp_path):
+    assert TrainConfig(hidden=(8, 8)).to_dict()["hidden"] == [8, 8]  # a plain dict: the list JSON writes
+    for name in ("c.yaml", "c.json"):
+        path = TrainConfig(algo="dqn", hidden=(8, 8)).save(tmp_path / name)
+        assert TrainConfig.load(path).hidden == [8, 8]
+
+
+def test_whole_numbers_in_float_notation_are_integers_for_every_integer_option():
+    """Options whose default is None (num_envs, num_steps, minibatch_size, update_epochs) take 64.0 as 64 too."""
+    cfg = TrainConfig.from_dict({"algo": "fast-ppo", "num_envs": 64.0, "num_steps": 5.0, "minibatch_size": 32.0,
+                                 "update_epochs": 2.0, "timesteps": 1e3})
+    assert (cfg.num_envs, cfg.num_steps, cfg.minibatch_size, cfg.update_epochs, cfg.timesteps) == (64, 5, 32, 2, 1000)
+    assert all(type(v) is int for v in (cfg.num_envs, cfg.num_steps, cfg.minibatch_size, cfg.update_epochs))
+    cfg.resolved()
 
 
 @pytest.mark.parametrize("algo,reward_mode", [("dqn", "line"), ("maskable-ppo", "line"), ("fast-ppo", "terminal"),
@@ -270,6 +299,25 @@ def test_cli_reports_bad_values_and_prints_resolved_config(tmp_path, capsys):
     assert printed["learning_rate"] is not None  # resolved
 
 
+def test_cli_takes_normalized_none_and_no_progress_as_documented(capsys):
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--reward-scale", "normalized", "--first-cell", "None", "--no-progress",
+                 "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["reward_scale"], printed["first_cell"], printed["progress"]) == ("normalized", None, False)
+
+
+def test_train_names_a_config_of_the_wrong_type_and_planned_steps_are_whole_dqn_iterations(tmp_path):
+    from agents.train import planned_steps
+
+    with pytest.raises(ConfigError, match=r"^config=5: expected a TrainConfig, a dict or None$"):
+        train(5)
+    # dqn steps in iterations of num_envs, whatever its num_steps (the iterations between training rounds)
+    cfg = TrainConfig(algo="dqn", num_envs=16, num_steps=4, timesteps=100).resolved()
+    assert planned_steps(cfg) == 112 and planned_steps(cfg, 16) == 16
+
+
 def test_cli_rules_spec_sits_over_the_config_file_under_the_single_flags(tmp_path, capsys):
     from pokersquares_env.cli import main
 
@@ -363,7 +411,9 @@ def test_resume_of_a_copied_run_stays_in_the_copy(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["{", "[1, 2]", '{"steps": "many"}', '{"seconds": -1}',
-                                    '{"steps": 5, "recent": [1, "x"]}', '{"steps": 5, "recent": 3}'])
+                                    '{"steps": 5, "recent": [1, "x"]}', '{"steps": 5, "recent": 3}',
+                                    '{"steps": 5, "seconds": Infinity}',
+                                    '{"steps": 5, "last_ckpt_step": 9}', '{"steps": 5, "recent": [true]}'])
 def test_resume_with_a_damaged_progress_file_is_refused_before_writing(tmp_path, damage):
     out = tmp_path / "run"
     train(_cfg("fast-ppo", out, checkpoint_every=1))
@@ -472,6 +522,38 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_overwrite(tmp_p
     assert TrainConfig.load(out / "config.json").scoring == "english"
     assert [p.name for p in (out / "checkpoints").iterdir()] == ["latest.pt"]  # the old run's step_N are gone
     assert (out / "notes.txt").read_text() == "mine"  # only the run's own files are replaced
+
+
+def test_clearing_a_run_removes_its_files_and_owner_marks_and_only_the_links_to_elsewhere(tmp_path):
+    """``--overwrite`` clears the old run's files and the demo's or an experiment's mark of it; a run file that is a
+    link to a folder elsewhere is removed as a link, the folder it points to is kept."""
+    from agents.train import OWNER_MARKS, clear_run
+
+    folder = tmp_path / "run"
+    (folder / "checkpoints").mkdir(parents=True)
+    (folder / "checkpoints" / "latest.pt").write_bytes(b"x")
+    (folder / "config.json").write_text("{}")
+    elsewhere = tmp_path / "logs"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("keep")
+    (folder / "tb").symlink_to(elsewhere, target_is_directory=True)
+    for mark in OWNER_MARKS:
+        (folder / mark).write_text("{}")
+    (folder / "notes.txt").write_text("mine")
+    assert sorted(clear_run(folder)) == sorted(["checkpoints", "config.json", "tb", *OWNER_MARKS])
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    assert (elsewhere / "keep.txt").read_text() == "keep"
+
+
+def test_a_train_result_reads_its_keys_as_attributes_and_has_no_others():
+    import copy
+
+    from agents.train import TrainResult
+
+    result = TrainResult(out="runs/x", steps=5)
+    assert (result.out, result.steps) == ("runs/x", 5)
+    assert not hasattr(result, "evaluation_games") and getattr(result, "missing", None) is None
+    assert copy.copy(result) == result
 
 
 def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):
@@ -778,6 +860,35 @@ def test_ctrl_c_saves_a_checkpoint_and_the_model(tmp_path, monkeypatch):
     assert result.interrupted and result.steps == sent[0] < 10**6
     assert (out / "model.pt").is_file() and (out / "checkpoints" / "latest.pt").is_file()
     assert signal.getsignal(signal.SIGINT) is handler_before  # the caller's handler restored
+
+
+def test_a_second_ctrl_c_aborts_at_once(tmp_path, monkeypatch):
+    from agents.train import RunFolder
+
+    original = RunFolder.step
+
+    def step_then_interrupt_twice(self, step, policy):
+        original(self, step, policy)
+        os.kill(os.getpid(), signal.SIGINT)  # the first asks for a checkpoint, the second aborts
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(RunFolder, "step", step_then_interrupt_twice)
+    handler_before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg("fast-ppo", tmp_path / "run", timesteps=10**6))
+    assert signal.getsignal(signal.SIGINT) is handler_before
+
+
+def test_flag_help_shows_the_defaults_in_words():
+    import argparse
+
+    from agents.train import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    helps = {a.dest: a.help for a in parser._actions}
+    assert helps["first_cell"].endswith("(default anywhere)")
+    assert helps["anneal_lr"].endswith("(default on)")
 
 
 def test_every_config_option_has_a_documented_flag():
@@ -1753,6 +1864,27 @@ def test_a_diverged_run_stops_with_a_message_and_saves_nothing_of_it(tmp_path, a
     train(_cfg(algo, tmp_path / "c"))
 
 
+def test_check_finite_names_the_step_and_the_weights_or_outputs_that_overflowed():
+    """Weights finite but so large that the network's outputs overflow stop the run too, when a probe is given."""
+    import torch
+
+    from agents.config import TrainingDiverged, check_finite
+
+    cfg = TrainConfig(algo="fast-ppo", learning_rate=0.01, max_grad_norm=0.5)
+    net = torch.nn.Linear(4, 2)
+    with torch.no_grad():
+        net.weight.fill_(1e38)
+        net.bias.zero_()
+    check_finite(net, cfg, 1234)  # every weight is finite
+    with pytest.raises(TrainingDiverged, match=r"^fast-ppo diverged at step 1,234: the network's outputs after an "
+                                               r"update hold NaN or infinity \(learning_rate=0.01, max_grad_norm=0.5\)"):
+        check_finite(net, cfg, 1234, probe=torch.full((1, 4), 10.0))
+    with torch.no_grad():
+        net.weight[0, 0] = float("nan")
+    with pytest.raises(TrainingDiverged, match=r"^fast-ppo diverged at step 7: the weights 'weight' after an update"):
+        check_finite(net, cfg, 7)
+
+
 def test_a_bad_value_in_the_stored_config_names_the_file(tmp_path):
     """Before, --resume reported it as if it were given (``learning_rate=-1.0: expected ...``)."""
     out = tmp_path / "run"
@@ -2021,6 +2153,33 @@ def test_dqn_defaults_are_the_documented_ones_and_an_unresolved_config_validates
     TrainConfig(algo="fast-ppo").validate()
 
 
+def test_fast_ppo_defaults_are_the_documented_ones():
+    """The fast-ppo hyper-parameters docs/training.md gives as its defaults ("now the fast-ppo defaults")."""
+    cfg = TrainConfig(algo="fast-ppo").resolved()
+    assert (cfg.net, cfg.hidden, cfg.learning_rate, cfg.ent_coef) == ("lines", [64, 64], 2e-3, 0.001)
+    assert (cfg.num_envs, cfg.num_steps, cfg.minibatch_size, cfg.update_epochs) == (256, 50, 1600, 4)
+
+
+def test_a_resolved_configs_layer_list_is_its_own():
+    """Changing the hidden sizes of one resolved config leaves the algorithm's defaults (and other configs) alone."""
+    for algo in sorted(ALGOS):
+        first = TrainConfig(algo=algo).resolved()
+        expected = list(first.hidden)
+        first.hidden.append(7)
+        assert TrainConfig(algo=algo).resolved().hidden == expected
+
+
+def test_options_left_to_the_algorithms_default_are_not_warned_about():
+    """An option the algorithm does not use is warned about only when set to something other than the default: a
+    config file's `ent_coef: null` for dqn (TrainConfig's default) or its own default value is no warning."""
+    from agents.config import unused_options
+
+    assert unused_options("dqn", {"ent_coef": None, "clip_coef": 0.2, "buffer_size": 5}) == []
+    assert unused_options("fast-ppo", {"buffer_size": 200_000, "ent_coef": None}) == []
+    assert unused_options("dqn", {"ent_coef": 0.5}) == [
+        "ent_coef=0.5 is a maskable-ppo and fast-ppo option; dqn does not use it"]
+
+
 def test_the_replay_buffer_keeps_each_transitions_fields_together_and_samples_every_one():
     """What ``add`` stores and ``sample`` returns, field by field: a transition's next observation, reward and end
     must come back with its own observation and cell (an audit swapped reward and done, or stored the observation
@@ -2045,20 +2204,32 @@ def test_the_replay_buffer_keeps_each_transitions_fields_together_and_samples_ev
     np.testing.assert_array_equal(next_mask, masks[action])
 
 
-def test_a_saved_buffer_whose_ring_position_is_its_capacity_is_refused(tmp_path):
-    pytest.importorskip("torch")
+def _with_meta(arrays, **changes):
+    """The arrays of a saved replay buffer with fields of its JSON ``meta`` changed."""
+    return {**arrays, "meta": np.array(json.dumps({**json.loads(str(arrays["meta"])), **changes}))}
+
+
+def _saved_full_buffer(tmp_path, size, damage):
+    """Save a full ReplayBuffer of ``size`` transitions (3 observation bits) to ``tmp_path/b.npz``, rewritten with
+    ``damage(arrays)``; return the path."""
     from agents.dqn import ReplayBuffer
 
-    buffer = ReplayBuffer(4, 3, seed=0)
-    buffer.add(np.zeros((4, 3), np.uint8), np.arange(4), np.zeros(4), np.zeros((4, 3), np.uint8),
-               np.ones((4, 25), bool), np.zeros(4))
+    buffer = ReplayBuffer(size, 3, seed=0)
+    buffer.add(np.zeros((size, 3), np.uint8), np.arange(size), np.zeros(size), np.zeros((size, 3), np.uint8),
+               np.ones((size, 25), bool), np.zeros(size))
     path = tmp_path / "b.npz"
     buffer.save(path)
     with np.load(path) as data:
         arrays = {k: data[k] for k in data.files}
-    meta = json.loads(str(arrays["meta"]))
-    arrays["meta"] = np.array(json.dumps({**meta, "pos": 4}))
-    np.savez(path, **arrays)
+    np.savez(path, **damage(arrays))
+    return path
+
+
+def test_a_saved_buffer_whose_ring_position_is_its_capacity_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    path = _saved_full_buffer(tmp_path, 4, lambda arrays: _with_meta(arrays, pos=4))
     with pytest.raises(ValueError, match="holds ring position 4 and size 4"):
         ReplayBuffer.load(path, 4, 3)
 
@@ -2282,3 +2453,248 @@ def test_fast_ppo_bootstraps_each_rollout_and_anneals_by_the_runs_progress(tmp_p
     train(cfg)
     assert bootstraps and all(torch.count_nonzero(b) > 0 for b in bootstraps)
     assert rates and all(r == pytest.approx(0.004 * 0.75) for r in rates)
+
+
+def test_ppo_losses_spread_a_row_without_a_legal_cell_over_every_cell():
+    """A row whose mask marks no legal cell is a policy over all the cells (as ``ppo_losses`` documents), not NaN
+    (a mutation audit dropped that fallback unseen)."""
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import ppo_losses
+
+    scores = torch.zeros(2, 4)
+    mask = torch.tensor([[False] * 4, [True, False, False, False]])
+    act = torch.tensor([3, 0])
+    zeros = torch.zeros(2)
+    _, _, _, ent, logp, ratio = ppo_losses(scores, zeros, mask, act, zeros, zeros, zeros, 0.2)
+    assert logp.tolist() == pytest.approx([-np.log(4.0), 0.0])  # uniform over the 4 cells; the one legal cell
+    assert ent.item() == pytest.approx(np.log(4.0) / 2)
+    assert torch.isfinite(ratio).all()
+
+
+def test_make_net_names_an_unknown_network():
+    pytest.importorskip("torch")
+    from agents.fast_ppo import make_net
+
+    with pytest.raises(ValueError, match=r"net='cnn': expected 'lines' or 'mlp'"):
+        make_net("cnn", [8])
+
+
+def test_lines_net_summarises_each_line_by_its_cards_jokers_included_before_and_after_the_drawn_card():
+    """LinesNet's line summary (its docstring): the rank, suit and joker counts of each line and how many cards it
+    holds, before and after the drawn card joins it (a mutation audit left the jokers out of the count, or added the
+    drawn card's features without counting it, unseen)."""
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import LinesNet
+    from pokersquares_env.core import PokerSquaresGame, Rules
+    from pokersquares_env.env import encode_observation
+
+    game = PokerSquaresGame(Rules(jokers=1))
+    deck = [0, 52, 18] + [c for c in range(52) if c not in (0, 18)]  # 2 of clubs, the joker, then 7 of diamonds
+    state = game.init(deck, validate=False)
+    game.apply(state, 0)  # row 0, column 0
+    game.apply(state, 1)  # row 0, column 1: the joker
+    obs = torch.as_tensor(encode_observation(game, state))[None]
+    net = LinesNet([8, 8])
+    summaries = []
+    net.line.register_forward_hook(lambda module, args, out: summaries.append(args[0]))
+    net(obs)
+    x = summaries[0][0]  # (10 lines, before 19 + after 19)
+    before, after = x[:, :19], x[:, 19:]
+    assert before[:, 18].tolist() == [2, 0, 0, 0, 0, 1, 1, 0, 0, 0]  # cards per row, then per column
+    assert (after[:, 18] == before[:, 18] + 1).all()
+    assert before[0, 17].item() == 1 and before[0, 0].item() == 1  # row 0: the joker and a 2
+    assert (after[:, :18] - before[:, :18] == obs[0, 450:468].float()).all()  # the drawn card (7 of diamonds)
+
+
+def test_mlp_final_activation_is_a_relu_after_the_last_layer_only_when_asked():
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import _mlp
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 3)
+    assert (_mlp([3, 8, 4], final_act=True)(x) >= 0).all()  # the line and global embeddings: after a ReLU
+    out = _mlp([3, 8, 4], final_act=False)(x)  # the cell scores: any sign
+    assert (out < 0).any() and (out > 0).any()
+
+
+def test_make_env_says_to_use_sync_vectorization_when_the_native_vector_env_is_missing(monkeypatch):
+    """A gymnasium error making the native vector env becomes an error naming the way out (a mutation audit let
+    gymnasium's own error through unseen); under ``vectorization='sync'`` gymnasium's error is left as it is."""
+    import gymnasium as gym
+
+    from agents.fast_ppo import make_env
+
+    def refuse(*args, **kwargs):
+        raise gym.error.Error("no vector entry point")
+
+    monkeypatch.setattr(gym, "make_vec", refuse)
+    with pytest.raises(RuntimeError, match=r"native vector env is not available \(no vector entry point\); train "
+                                           r"with vectorization='sync'"):
+        make_env(_cfg("fast-ppo", "unused").resolved(), 2)
+    with pytest.raises(gym.error.Error, match="no vector entry point"):
+        make_env(_cfg("fast-ppo", "unused", vectorization="sync").resolved(), 2)
+
+
+def test_restore_games_gives_back_the_saved_games_or_none_with_the_reason(capsys):
+    """The games a checkpoint saved come back only into a run of as many games, of this version, holding an env;
+    otherwise None with the reason on stderr (a mutation audit dropped the check of the number of games unseen)."""
+    pytest.importorskip("torch")
+    from agents.fast_ppo import games_state, make_env, restore_games
+    from pokersquares_env import __version__
+
+    cfg = _cfg("fast-ppo", "unused").resolved()
+    envs = make_env(cfg, 2)
+    obs, _ = envs.reset(seed=0)
+    games = games_state(envs, obs=obs, phi=None)
+    envs.close()
+    back = restore_games({"games": games}, cfg, 2)
+    assert back["env"].num_envs == 2 and np.array_equal(back["obs"], obs) and back["phi"] is None
+    capsys.readouterr()
+    cases = [
+        ({"games": games}, cfg, 3, "holds games of 2 envs, not 3"),
+        ({"games": {**games, "version": "0.0.1"}}, cfg, 2, f"holds games of pokersquares_env '0.0.1', not of this "
+                                                          f"{__version__!r}"),
+        ({"games": {"obs": obs}}, cfg, 2, "holds games that cannot be read (dict without an env)"),
+        ({}, cfg, 2, "holds no games in progress (saved by an older version)"),
+        ({}, _cfg("fast-ppo", "unused", vectorization="sync").resolved(), 2,
+         "holds no games in progress (sync vectorization)"),
+    ]
+    for state, config, num_envs, why in cases:
+        assert restore_games(state, config, num_envs) is None
+        assert f"--resume: the checkpoint {why}: the resumed run starts new games" in capsys.readouterr().err
+
+
+def test_fast_ppo_with_fewer_valid_samples_than_a_minibatch_takes_them_all_as_one(tmp_path, monkeypatch):
+    """``minibatch_size`` may be the whole rollout (num_envs * num_steps), which then holds fewer valid samples (the
+    autoreset steps are left out): each epoch takes one gradient step on all of them, not none (a mutation audit
+    made such a run learn nothing, unseen)."""
+    from agents import fast_ppo
+
+    sizes = []
+    real = fast_ppo.ppo_losses
+
+    def spy(scores, *args):
+        sizes.append(scores.shape[0])
+        return real(scores, *args)
+
+    monkeypatch.setattr(fast_ppo, "ppo_losses", spy)
+    train(_cfg("fast-ppo", tmp_path / "run", num_envs=4, num_steps=26, minibatch_size=104, update_epochs=2,
+               timesteps=104, hidden=[8, 8]))
+    assert sizes == [100, 100]  # 4 games x 25 moves (their 26th step is the autoreset), once per epoch
+
+
+def test_fast_ppo_logs_the_kl_estimate_and_the_clipped_fraction_of_its_minibatches(tmp_path, monkeypatch):
+    """The TensorBoard diagnostics of an update: ``approx_kl`` the mean over its minibatches of CleanRL's estimator
+    ``(ratio - 1) - log ratio`` (never negative) and ``clipfrac`` the share of ratios beyond ``1 +- clip_coef`` (a
+    mutation audit flipped the estimator's sign, or counted the unclipped ratios, unseen); and the loss it minimises
+    weighs the entropy by ``ent_coef`` and the value loss by ``vf_coef`` (an audit swapped the two unseen)."""
+
+    from agents import fast_ppo
+    from agents import train as train_module
+
+    kls, clipped, logged, weighed = [], [], [], []
+    real, real_scalars = fast_ppo.ppo_losses, train_module.RunFolder.scalars
+
+    def spy(scores, value, mask, actions, old_logp, adv, ret, clip_coef, *args):
+        out = real(scores, value, mask, actions, old_logp, adv, ret, clip_coef, *args)
+        logp, ratio = out[4].detach(), out[5].detach()
+        kls.append(((ratio - 1) - (logp - old_logp)).mean().item())
+        clipped.append(((ratio - 1).abs() > clip_coef).float().mean().item())
+        total, pg, v, ent = (x.item() for x in out[:4])
+        weighed.append(total == pytest.approx(pg - 0.05 * ent + 0.7 * v, rel=1e-5, abs=1e-7))
+        return out
+
+    def scalars_spy(self, step, values):
+        if "approx_kl" in values:
+            logged.append(values)
+        return real_scalars(self, step, values)
+
+    monkeypatch.setattr(fast_ppo, "ppo_losses", spy)
+    monkeypatch.setattr(train_module.RunFolder, "scalars", scalars_spy)
+    train(_cfg("fast-ppo", tmp_path / "run", num_envs=4, num_steps=26, minibatch_size=25, update_epochs=4,
+               timesteps=104, hidden=[8, 8], learning_rate=0.05, clip_coef=0.1, ent_coef=0.05, vf_coef=0.7))
+    assert len(logged) == 1 and len(kls) == 4 * 4 and all(weighed)
+    assert logged[0]["approx_kl"] == pytest.approx(float(np.mean(kls)), abs=1e-9)
+    assert logged[0]["clipfrac"] == pytest.approx(float(np.mean(clipped)), abs=1e-9)
+    assert min(kls) > -1e-6 and max(kls) > 1e-4  # the policy moved, and the estimate is never negative
+    assert 0 < logged[0]["clipfrac"] < 0.5
+
+
+def test_a_fast_ppo_run_diverging_in_its_last_update_stops_before_saving_it(tmp_path):
+    """The weights are checked after every update, the last one included (a mutation audit dropped that check
+    unseen: the tests' diverged runs were caught by the next rollout's sampling instead)."""
+    from agents.config import TrainingDiverged
+
+    with pytest.raises(TrainingDiverged, match=r"^fast-ppo diverged at step 416: "):
+        train(_cfg("fast-ppo", tmp_path / "run", learning_rate=1e30, timesteps=416))
+    assert not (tmp_path / "run" / "model.pt").exists()
+
+
+def test_the_torch_trainers_log_the_scores_of_the_games_that_ended_only():
+    """The scores a fast-ppo or dqn step reports to the curve: those of the games the final infos mark as ended (a
+    mutation audit took the others' instead, unseen)."""
+    pytest.importorskip("torch")
+    from agents.fast_ppo import _final_scores
+
+    done = np.array([True, False, True])
+    info = {"score": np.array([10.0, 0.0, 7.5]), "_score": np.array([True, False, True])}
+    assert _final_scores(info, done) == [10.0, 7.5]
+    assert _final_scores({"score": info["score"]}, np.array([False, True, False])) == [0.0]  # no "_score": done
+    assert _final_scores({}, done) == []
+
+
+def test_fast_ppo_cuts_the_advantages_where_each_game_ends(tmp_path, monkeypatch):
+    """The dones handed to the GAE mark the step of every game's 25th card, and no other (a mutation audit passed
+    no ends at all, letting the advantages run on into the next deal, unseen)."""
+    from agents import fast_ppo
+
+    dones = []
+    real = fast_ppo.gae
+
+    def spy(rewards, done, *args):
+        dones.append(done.clone())
+        return real(rewards, done, *args)
+
+    monkeypatch.setattr(fast_ppo, "gae", spy)
+    train(_cfg("fast-ppo", tmp_path / "run", num_envs=4, num_steps=26, minibatch_size=50, update_epochs=1,
+               timesteps=104, hidden=[8, 8]))
+    expected = np.zeros((26, 4))
+    expected[24] = 1.0  # steps 0-24 place the 25 cards; step 25 is the autoreset to a new deal
+    assert len(dones) == 1 and np.array_equal(dones[0].numpy(), expected)
+
+
+def test_a_replay_buffer_of_observations_other_than_flags_is_not_saved(tmp_path):
+    """The observations are saved packed as bits: one holding a 2 is refused by name, not saved as a 1 (a mutation
+    audit dropped the check unseen)."""
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    buffer = ReplayBuffer(4, 3, seed=0)
+    obs = np.array([[0, 1, 2], [1, 1, 0]], np.uint8)
+    buffer.add(obs, np.arange(2), np.zeros(2), np.zeros((2, 3), np.uint8), np.ones((2, 25), bool), np.zeros(2))
+    with pytest.raises(ValueError, match=r"the replay buffer's obs holds values above 1: expected 0/1 flags"):
+        buffer.save(tmp_path / "b.npz")
+    assert not (tmp_path / "b.npz").exists()
+
+
+def test_a_saved_buffer_holding_more_transitions_than_its_capacity_is_refused(tmp_path):
+    """A buffer file claiming (and holding) more transitions than its capacity is named, not loaded into a numpy
+    broadcasting error (a mutation audit dropped the size bound unseen)."""
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    path = _saved_full_buffer(tmp_path, 5, lambda arrays: _with_meta(arrays, capacity=4))
+    with pytest.raises(ValueError, match="holds ring position 0 and size 5: expected the replay buffer a dqn "
+                                         "checkpoint saved \\(capacity 4"):
+        ReplayBuffer.load(path, 4, 3)
+
+
+def test_a_saved_buffer_whose_arrays_differ_in_length_is_refused(tmp_path):
+    """A buffer file whose cells (or rewards, ...) are fewer than its transitions is named, not loaded into a numpy
+    broadcasting error (a mutation audit dropped the check unseen)."""
+    pytest.importorskip("torch")
+    from agents.dqn import ReplayBuffer
+
+    path = _saved_full_buffer(tmp_path, 5, lambda arrays: {**arrays, "action": arrays["action"][:4]})
+    with pytest.raises(ValueError, match="holds arrays of unequal lengths: expected the replay buffer"):
+        ReplayBuffer.load(path, 5, 3)

@@ -46,6 +46,20 @@ def tiny(tmp_path_factory):
     return out, results
 
 
+@pytest.fixture
+def tiny_rerun(tiny, tmp_path):
+    """``tiny`` for a test that runs the experiment again in its folder: the folder is put back as it was after the
+    test, so later tests read the module's own results (a rerun with a relative ``out`` rewrites
+    evaluation/games.jsonl under relative agent specs, which failed a later test when the order changed)."""
+    import shutil
+
+    out, _results = tiny
+    shutil.copytree(out, tmp_path / "before")
+    yield tiny
+    shutil.rmtree(out)
+    shutil.copytree(tmp_path / "before", out)
+
+
 def test_every_condition_and_seed_is_trained_and_evaluated_on_common_deals(tiny):
     out, results = tiny
     assert len(results["runs"]) == 2 * 2 * 3
@@ -134,8 +148,8 @@ def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(ti
     assert "five_of_a_kind" not in results["hand_columns"]
 
 
-def test_outputs_written_and_rerun_reuses_finished_runs(tiny, monkeypatch):
-    out, results = tiny
+def test_outputs_written_and_rerun_reuses_finished_runs(tiny_rerun, monkeypatch):
+    out, results = tiny_rerun
     for name in ("results.md", "results.json", "learning_curves.png", "hands.png", "experiment.json"):
         assert (out / name).is_file(), name
     import agents.train
@@ -859,12 +873,12 @@ def test_reward_shaping_takes_a_minibatch_size(tmp_path, capsys):
     assert not (tmp_path / "big" / "runs").exists()
 
 
-def test_a_finished_run_is_reused_when_out_is_spelled_otherwise(tiny, monkeypatch):
+def test_a_finished_run_is_reused_when_out_is_spelled_otherwise(tiny_rerun, monkeypatch):
     """Before, _finished compared the stored out as text, so `--out rs` after `--out /abs/rs` trained every run
     again."""
     import agents.train
 
-    out, results = tiny
+    out, results = tiny_rerun
 
     def no_training(*a, **k):
         raise AssertionError("a finished run was trained again")

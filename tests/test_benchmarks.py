@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -555,6 +556,22 @@ def test_step_breakdown_prints_every_piece_and_its_remainder(capsys):
     assert rows["whole step"][2].startswith("100%") and "x FrozenLake" in out and "backend numpy" in out
     with pytest.raises(SystemExit):
         breakdown.main(["--num-envs", "0"])
+
+
+def test_render_speed_times_a_cold_frame_and_the_median_of_warm_ones(capsys):
+    pytest.importorskip("PIL")
+    bench = load("render_speed")
+    assert bench.main(["--frames", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"first frame \(cold caches\): \d+\.\d ms", lines[0]), lines[0]
+    assert re.fullmatch(r"later frames: median \d+\.\d\d ms, min \d+\.\d\d ms, max \d+\.\d\d ms over 3 frames",
+                        lines[1]), lines[1]
+    bench.clear_caches()  # the cold frame is cold: every cache it names is empty
+    from pokersquares_env import render
+
+    assert all(getattr(render, name).cache_info().currsize == 0 for name in bench.CACHED)
+    with pytest.raises(SystemExit):
+        bench.main(["--frames", "0"])
 
 
 def test_step_breakdown_times_the_numba_update_and_copy_as_one_pass(capsys):

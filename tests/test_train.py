@@ -2256,6 +2256,45 @@ def test_dqn_stores_the_moves_of_the_games_only_and_marks_their_ends(tmp_path):
     assert not buffer.next_mask[:size][ends].any() and buffer.next_mask[:size][~ends].any(1).all()
 
 
+@pytest.mark.parametrize("schedule", ["greedy", "random", "decaying"])
+def test_dqn_explores_with_probability_epsilon(tmp_path, monkeypatch, schedule):
+    """A run whose optimiser never steps keeps its first network: at epsilon 0 every stored move is that network's
+    best legal cell, at epsilon 1 the moves are random legal cells, most of them not its best, and epsilon falling
+    from 1 to 0 over half the run explores early and never after (an audit that flipped the exploration test, random
+    with probability 1 - epsilon, went unseen)."""
+    import torch
+
+    from agents.dqn import BUFFER_FILE, ReplayBuffer
+    from agents.fast_ppo import load_policy
+    from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, NUM_CELLS, OBS_SIZE
+
+    monkeypatch.setattr(torch.optim.Adam, "step", lambda self, closure=None: None)  # the network stays as made
+    start, end = {"greedy": (0.0, 0.0), "random": (1.0, 1.0), "decaying": (1.0, 0.0)}[schedule]
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, buffer_size=4000, epsilon_start=start, epsilon_end=end, exploration_fraction=0.5))
+    buffer = ReplayBuffer.load(out / "checkpoints" / BUFFER_FILE, 4000, OBS_SIZE)
+    size = buffer.size  # 16 games x 100 steps less the autoreset steps, in the order played (the ring never wraps)
+    obs = buffer.obs[:size]
+    legal = ~obs[:, :CARD_OFFSET].reshape(size, NUM_CELLS, CARD_FEATURES).any(2)  # the empty cells
+    model, _ = load_policy(out / "model.pt")
+    with torch.no_grad():
+        q = model(torch.as_tensor(obs))[0].numpy().astype(np.float64)
+    q[~legal] = -np.inf
+    best = q.max(1)
+    taken = q[np.arange(size), buffer.action[:size]]
+    assert np.isfinite(taken).all()  # always a legal cell
+    greedy = taken >= best - 1e-5 * np.maximum(1.0, np.abs(best))
+    if schedule == "greedy":
+        assert greedy.all()
+    elif schedule == "random":
+        assert greedy.mean() < 0.3, greedy.mean()  # 0.19 here: a random cell is often tied with the best
+    else:
+        # the first 10 steps' 160 moves at epsilon 1 to 0.82; from step 50 (800 steps, half the run; 784 moves
+        # stored before it, less step 26's autoreset) epsilon is 0
+        assert greedy[:160].mean() < 0.4, greedy[:160].mean()  # 0.275 here
+        assert greedy[784:].all()
+
+
 def test_dqn_learns_from_learning_starts_on_and_takes_update_epochs_steps_a_round(tmp_path, monkeypatch):
     """Learning starts on the step that reaches ``learning_starts`` (not one round later), and each round takes
     ``update_epochs`` gradient steps."""

@@ -252,7 +252,8 @@ class PokerSquaresVectorEnv(VectorEnv):
     ``reset(options=...)`` takes ``deck`` (``(N, >=25)`` codes, N rows of
     codes whose lengths may differ, or N card strings: each row a deck of at
     least 25 distinct cards, whose first 25 are dealt) and ``reset_mask`` (``(N,)`` bool: reset only these sub-envs, now,
-    leaving the others as they are -- what SB3-style same-step resets need).
+    leaving the others as they are -- what SB3-style same-step resets need; ``None``, as
+    for ``deck``, is the option not given).
 
     ## Version History
     * v0: first release.
@@ -571,7 +572,9 @@ class PokerSquaresVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
-        """Place each sub-env's drawn card on its cell in ``actions`` (sub-envs that ended last step reset instead)."""
+        """Place each sub-env's drawn card on its cell in ``actions`` (sub-envs that ended last step reset instead).
+
+        ``actions`` has shape ``(N,)``; a policy's ``(N, 1)`` column of cells is taken as the ``(N,)`` it holds."""
         if self.closed:
             raise gym.error.ClosedEnvironmentError("step() on a closed vector env: make a new one")
         if not self._started:

@@ -706,3 +706,106 @@ def test_bad_decks_options_name_the_round_and_the_number_of_rounds():
         par.reset(options={"decks": [first, "Zz"]})
     with pytest.raises(ValueError, match=r"holds 4 decks but the match has 3 round\(s\): expected at most 3$"):
         par.reset(options={"decks": [first] * 4})
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"num_players": True}, ValueError, r"num_players=True: expected an integer >= 1"),
+    ({"rounds": 0}, ValueError, r"rounds=0: expected a positive integer"),
+    ({"rounds": True}, ValueError, r"rounds=True: expected a positive integer"),
+    ({"rounds": 3, "target": True}, ValueError, r"target=True: expected a positive finite number"),
+    ({"illegal_action": "ignore"}, ValueError, r"illegal_action='ignore': expected 'raise' or 'penalty'"),
+    ({"render_mode": "bogus"}, ValueError, r"render_mode='bogus': expected None or one of"),
+    ({"illegal_penalty": "x"}, TypeError, r"illegal_penalty='x': expected a number"),
+])
+def test_bools_zero_rounds_and_bad_modes_are_named_when_the_env_is_made(kwargs, error, message):
+    """A mutation audit found these checks dropped unseen: True read as 1 player, round or target; rounds=0; an
+    unknown illegal_action or render_mode; a penalty that is not a number."""
+    with pytest.raises(error, match=message):
+        parallel_env(**kwargs)
+
+
+def test_the_spaces_of_an_unhashable_agent_name_it():
+    par = parallel_env(num_players=2)
+    for space in (par.observation_space, par.action_space):
+        with pytest.raises(ValueError, match=r"agent \['player_0'\]: expected one of \['player_0', 'player_1'\]"):
+            space(["player_0"])
+
+
+def test_boards_with_jokers_are_in_the_state_space():
+    par = parallel_env(num_players=2, jokers=2)
+    par.reset(seed=0, options={"deck": [52, 53, *range(23)]})  # both jokers first
+    par.step({"player_0": 0, "player_1": 24})
+    par.step({"player_0": 1, "player_1": 23})
+    state = par.state()
+    assert sorted(state[state >= 0].tolist()) == [52, 52, 53, 53] and par.state_space.contains(state)
+
+
+def test_a_reset_after_an_illegal_end_renders_a_match_in_progress():
+    par = parallel_env(num_players=2, render_mode="ansi", illegal_action="penalty")
+    par.reset(seed=0)
+    par.step({"player_0": 0, "player_1": 0})
+    par.step({"player_0": 0, "player_1": 1})  # player_0: occupied, the match ends
+    assert "ended by an illegal action" in par.render()
+    par.reset(seed=1)
+    text = par.render()
+    assert "ended by an illegal action" not in text and "card to place" in text
+
+
+def test_the_render_names_every_offender_and_the_round():
+    par = parallel_env(num_players=3, rounds=2, render_mode="ansi", illegal_action="penalty")
+    obs, _ = par.reset(seed=0)
+    assert par.render().startswith("round 1\n")
+    for _ in range(25):
+        obs, *_ = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    assert par.render().startswith("round 2\n")
+    par.step({"player_0": 0, "player_1": 0, "player_2": 0})
+    par.step({"player_0": 0, "player_1": 1, "player_2": 0})  # 0 and 2: occupied
+    assert par.render().endswith("match over: ended by an illegal action of player_0, player_2")
+
+
+def test_the_deck_option_deals_the_first_round_only():
+    """``options["deck"]`` is the first round's cards; the next rounds are shuffled from the seeded generator, as
+    rounds past a ``decks`` list are."""
+    from pokersquares_env.cards import parse_cards
+
+    first = "As Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s Ah Kh Qh Jh Th 9h 8h 7h 6h 5h 4h 3h"
+    par = parallel_env(num_players=2, rounds=2)
+    obs, _ = par.reset(seed=4, options={"deck": first})
+    assert par.deck == tuple(parse_cards(first))
+    for _ in range(25):
+        obs, *_ = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    plain = parallel_env(num_players=2, rounds=2)
+    plain.reset(seed=4)
+    assert par.round == 2 and par.deck == plain.deck
+
+
+def test_decks_options_of_an_unlimited_match_and_bad_decks_options_named():
+    from pokersquares_env.cards import parse_cards
+
+    first = "As Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s Ah Kh Qh Jh Th 9h 8h 7h 6h 5h 4h 3h"
+    second = "2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc Ac 2d 3d 4d 5d 6d 7d 8d 9d Td Jd Qd Kd"
+    par = parallel_env(num_players=2, rounds=None, target=100)  # no limit: any number of decks
+    par.reset(seed=0, options={"decks": [first, second, first]})
+    assert par.deck == tuple(parse_cards(first))
+    with pytest.raises(TypeError, match=r"^reset option 'decks', round 2: deck 5: expected a sequence"):
+        par.reset(options={"decks": [first, 5]})
+    with pytest.raises(ValueError, match=r"reset option decks='As Ks .*: expected a non-empty list of decks"):
+        par.reset(options={"decks": first})  # one deck's text, not a list of decks
+
+
+def test_infos_match_points_are_each_agents_own():
+    par = parallel_env(num_players=2, rounds=2, match_scoring="ranking")
+    obs, infos = par.reset(seed=0)
+    for _ in range(25):
+        obs, _, _, _, infos = par.step({a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents})
+    expected = dict(par.match_points)
+    infos["player_0"]["match_points"]["player_1"] = -1.0
+    assert infos["player_1"]["match_points"] == expected and par.match_points == expected
+
+
+def test_the_rgb_frame_shows_the_match_points():
+    par = parallel_env(num_players=2, render_mode="rgb_array")
+    par.reset(seed=0)
+    before = par.render()
+    par.match_points["player_1"] = 2.5  # the totals stay as they were
+    assert not np.array_equal(par.render(), before)

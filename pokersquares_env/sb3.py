@@ -237,6 +237,27 @@ class _Adapter:
         result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in ids]
 
+    def _get_indices(self, indices: Any) -> list[int]:
+        """``indices`` (None for every sub-env, one index, or an iterable of them) as a list of sub-env numbers in
+        0..N-1; a negative index counts from the end, as ``DummyVecEnv`` reads it.  A sub-env that does not exist is
+        an ``IndexError`` naming it, an index that is not an integer a ``TypeError``."""
+        n = self.num_envs
+        if indices is None:
+            return list(range(n))
+        try:
+            items = [indices] if isinstance(indices, (int, np.integer)) else list(indices)
+        except TypeError:  # not iterable: one index (refused below unless it is an integer)
+            items = [indices]
+        ids = []
+        for i in items:
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise TypeError(f"indices={indices!r}: {i!r} is not a sub-env index: expected integers")
+            if not -n <= i < n:
+                raise IndexError(f"indices={indices!r}: there is no sub-env {int(i)}: expected 0..{n - 1} "
+                                 f"(or -{n}..-1 from the end)")
+            ids.append(int(i) % n)
+        return ids
+
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         """Sub-envs are never wrapped by Gymnasium wrappers."""
         return [False for _ in self._get_indices(indices)]

@@ -374,3 +374,110 @@ def test_a_numpy_unsigned_scalar_among_int_actions_is_its_cell():
     venv.step_async([np.uint64(1), 5])
     venv.step_wait()
     assert venv.venv._placed.tolist() == [1, 1] and venv.venv._mask[0, 1] == 0 and venv.venv._mask[1, 5] == 0
+
+
+def test_a_given_venv_refuses_rules_beside_it_and_more_sub_envs_than_it_has():
+    """A mutation audit found the rules beside a venv, and a num_envs above the venv's, unchecked: both were ignored."""
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    with pytest.raises(ValueError, match=r"pass either venv or rules \['scoring'\], not both"):
+        PokerSquaresSB3VecEnv(venv=PokerSquaresVectorEnv(2), scoring="english")
+    with pytest.raises(ValueError, match=r"num_envs=4 but venv has 2 sub-envs"):
+        PokerSquaresSB3VecEnv(num_envs=4, venv=PokerSquaresVectorEnv(2))
+
+
+def test_seed_seeds_the_next_reset_only():
+    """As SB3's ``seed``: the reset after ``seed(s)`` deals from ``s``, the one after it shuffles on."""
+    venv = make_sb3_vec_env(2)
+    venv.seed(5)
+    first = venv.reset()
+    assert not np.array_equal(venv.reset(), first)
+    other = make_sb3_vec_env(2)
+    other.seed(5)
+    np.testing.assert_array_equal(other.reset(), first)
+
+
+def test_step_wait_needs_a_step_async_before_each_call():
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.reset()
+    with pytest.raises(RuntimeError, match=r"step_wait\(\) called without step_async\(\)"):
+        venv.step_wait()
+    venv.step_async(np.array([0, 1]))
+    venv.step_wait()
+    with pytest.raises(RuntimeError, match=r"step_wait\(\) called without step_async\(\)"):
+        venv.step_wait()  # the actions were played once, not kept for another step
+    assert venv.action_masks().sum(1).tolist() == [24, 24]  # one card placed in each game
+
+
+def test_rewards_are_float32_as_dummy_vec_env_gives_them():
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.reset()
+    _, reward, _, _ = venv.step(np.array([0, 1]))
+    assert reward.dtype == np.float32 and reward.shape == (2,)
+
+
+def test_env_method_gives_one_result_per_index_and_refuses_close_and_unknown_sub_envs():
+    import gymnasium as gym
+
+    venv = make_sb3_vec_env(3, seed=1)
+    venv.reset()
+    venv.step(np.array([0, 5, 24]))
+    states = venv.env_method("game_state", 1)  # run once on the vector env, listed once per sub-env
+    assert len(states) == 3 and all(s.placements == [5] for s in states)
+    with pytest.raises(ValueError, match=r"env_method\('close'\).*call the VecEnv's own close\(\)"):
+        venv.env_method("close")
+    venv.step(np.array([1, 6, 23]))  # the refused close left the games playing
+    with pytest.raises(ValueError, match=r"set_attr\('reward_scale'\) for sub-envs \[0, 1, 1\]: .*expected all 3"):
+        venv.set_attr("reward_scale", 2.0, indices=[0, 1, 1])  # three indices, but not sub-env 2
+    assert venv.get_attr("reward_scale") == [1.0] * 3
+    assert venv.env_is_wrapped(gym.Wrapper) == [False] * 3 and venv.env_is_wrapped(gym.Wrapper, [2]) == [False]
+
+
+def test_get_images_gives_every_sub_envs_frame_under_rgb_array_only():
+    venv = make_sb3_vec_env(2, seed=0, render_mode="rgb_array")
+    venv.reset()
+    frames = venv.get_images()
+    assert len(frames) == 2 and all(f.ndim == 3 and f.shape[2] == 3 for f in frames)
+    plain = make_sb3_vec_env(2, seed=0)
+    plain.reset()
+    assert plain.get_images() == [None, None]
+
+
+
+def test_the_module_names_a_missing_attribute_and_makes_eight_sub_envs_by_default():
+    import pokersquares_env.sb3 as sb3
+
+    with pytest.raises(AttributeError, match=r"module 'pokersquares_env.sb3' has no attribute 'PokerSquaresVecEnv'"):
+        sb3.PokerSquaresVecEnv  # noqa: B018
+    assert make_sb3_vec_env().num_envs == 8
+
+
+def test_close_closes_the_vector_env():
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.reset()
+    assert not venv.venv.closed
+    venv.close()
+    assert venv.venv.closed
+
+
+def test_indices_count_from_the_end_and_a_missing_sub_env_or_a_non_integer_is_named():
+    """Indices are read as DummyVecEnv reads them (-1 is the last sub-env); a sub-env that does not exist was numpy's
+    'index 5 is out of bounds for axis 0 with size 2' (env_method) or a refusal as not every sub-env (set_attr),
+    now an IndexError naming it and the valid range; a bool or a float is not taken for an index."""
+    import gymnasium as gym
+
+    venv = make_sb3_vec_env(3, seed=0)
+    venv.reset()
+    masks = venv.action_masks()
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=[-1, 0]), masks[[2, 0]])
+    np.testing.assert_array_equal(venv.env_method("action_masks", indices=np.int64(-3)), masks[[0]])
+    venv.set_attr("reward_scale", 2.0, indices=[-1, 0, 1])  # every sub-env
+    assert venv.get_attr("reward_scale", indices=-2) == [2.0]
+    for call in (lambda: venv.env_method("action_masks", indices=[5]), lambda: venv.get_attr("reward_scale", 3),
+                 lambda: venv.env_is_wrapped(gym.Wrapper, [-4]), lambda: venv.set_attr("reward_scale", 1.0, [0, 1, 3])):
+        with pytest.raises(IndexError, match=r"there is no sub-env -?\d: expected 0\.\.2 \(or -3\.\.-1 from the end\)$"):
+            call()
+    for bad in (True, 1.0, "0", [0, None]):
+        with pytest.raises(TypeError, match=r"is not a sub-env index: expected integers$"):
+            venv.env_method("action_masks", indices=bad)
+    assert venv.get_attr("reward_scale") == [2.0] * 3  # the refused set_attr changed nothing

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.batch import Batch
+from agents.batch import FLUSH_BUCKETS, NUM_OUTS_CLAIMS, Batch
 from agents.expectimax import compiled_values, expectimax_values
 from agents.tables import ValueTables, improve_tables, train_tables
 from pokersquares_env.core import PokerSquaresGame, Rules
@@ -313,32 +313,72 @@ def test_improve_tables(tables, tmp_path):
             improve_tables(base, **{"games": 10, **kwargs})
 
 
+def test_improve_tables_exploration_decays_linearly_over_the_batches(tables, monkeypatch):
+    """Like train_tables, policy iteration explores with epsilon falling from ``epsilon`` to ``epsilon_end`` by games
+    played (a mutation audit found a constant epsilon unseen)."""
+    from agents import tables as tables_module
+
+    seen = []
+
+    def spy(fast, values, decks, rules, points, eps, ply, rng):
+        seen.append((len(decks), eps, ply))
+        return np.zeros(values.size), np.zeros(values.size)
+
+    monkeypatch.setattr(tables_module, "_compiled_batch", spy)
+    improve_tables(tables(Rules()), games=100, batch=25, ply=1, epsilon=0.6, epsilon_end=0.2)
+    assert [(n, ply) for n, _, ply in seen] == [(25, 1)] * 4
+    assert [eps for _, eps, _ in seen] == pytest.approx([0.6, 0.5, 0.4, 0.3])
+
+
+def test_improve_tables_blends_towards_the_base_values_with_weight_blend(tables):
+    """``blend`` is the weight, in games, of ``base``'s value: a huge one leaves every entry at its base value, a
+    tiny one moves visited entries to the average points their lines ended with (a mutation audit blended with
+    weight 1 whatever ``blend`` said, unseen)."""
+    base = tables(Rules())
+    kept = improve_tables(base, games=16, batch=16, seed=5, ply=1, blend=1e12)
+    np.testing.assert_allclose(kept.values, base.values, rtol=1e-9, atol=1e-9)
+    moved = improve_tables(base, games=16, batch=16, seed=5, ply=1, blend=1e-12)
+    np.testing.assert_array_equal(moved.counts, kept.counts)
+    visited = (moved.counts > 0) & ~(np.arange(base.values.shape[0]) // 264 == 5)[:, None, None, None]
+    # a visited entry is then the mean of its lines' final points (whole numbers in American scoring)
+    sums = moved.values[visited] * moved.counts[visited]
+    np.testing.assert_allclose(sums, np.round(sums), atol=1e-6)
+    assert not np.allclose(moved.values[visited], base.values[visited])
+
+
 # ---------------------------------------------------------------- claims tables: a from-scratch reference
+
+def _ref_entry(lines, li, seen_rank, seen_suit):
+    """Line ``li``'s claims-table key and outs bucket, computed from scratch (plain Python)."""
+    from agents.batch import _FLUSH_SPARE, _RANK_OUTS, _SUIT_OF, FLUSH_BUCKETS, _keys
+
+    t, k, pairs, ranks, suits = lines[li]
+    key = int(_keys(t, k, pairs, ranks, suits))
+    o = 0
+    if 0 < t < 5:
+        live = sum(4 - seen_rank[r] for r in range(13) if ranks >> r & 1)
+        rb = _RANK_OUTS[min(live, len(_RANK_OUTS) - 1)]
+        s = _SUIT_OF[suits]
+        fb = 0
+        if s >= 0:
+            kind = range(0, 5) if li < 5 else range(5, 10)
+            claims = sum(5 - lines[j][0] for j in kind
+                         if j != li and 2 <= lines[j][0] < 5 and _SUIT_OF[lines[j][4]] == s)
+            spare = 13 - seen_suit[s] - (5 - t)
+            if claims:
+                sp = spare - claims
+                fb = FLUSH_BUCKETS + (0 if sp < 0 else 1 if sp <= 1 else 2 if sp <= 4 else 3)
+            else:
+                fb = _FLUSH_SPARE[min(max(spare + 13, 0), len(_FLUSH_SPARE) - 1)]
+        o = fb * 6 + rb
+    return key, o
+
 
 def _ref_board_value(values, lines, seen_rank, seen_suit, ph):
     """Sum of every line's claims-table value, each line's abstraction computed from scratch (plain Python)."""
-    from agents.batch import _FLUSH_SPARE, _RANK_OUTS, _SUIT_OF, FLUSH_BUCKETS, _keys
-
     total = 0.0
-    for li, (t, k, pairs, ranks, suits) in enumerate(lines):
-        key = int(_keys(t, k, pairs, ranks, suits))
-        o = 0
-        if 0 < t < 5:
-            live = sum(4 - seen_rank[r] for r in range(13) if ranks >> r & 1)
-            rb = _RANK_OUTS[min(live, len(_RANK_OUTS) - 1)]
-            s = _SUIT_OF[suits]
-            fb = 0
-            if s >= 0:
-                kind = range(0, 5) if li < 5 else range(5, 10)
-                claims = sum(5 - lines[j][0] for j in kind
-                             if j != li and 2 <= lines[j][0] < 5 and _SUIT_OF[lines[j][4]] == s)
-                spare = 13 - seen_suit[s] - (5 - t)
-                if claims:
-                    sp = spare - claims
-                    fb = FLUSH_BUCKETS + (0 if sp < 0 else 1 if sp <= 1 else 2 if sp <= 4 else 3)
-                else:
-                    fb = _FLUSH_SPARE[min(max(spare + 13, 0), len(_FLUSH_SPARE) - 1)]
-            o = fb * 6 + rb
+    for li in range(10):
+        key, o = _ref_entry(lines, li, seen_rank, seen_suit)
         total += values[key, int(li >= 5), ph, o]
     return total
 
@@ -376,6 +416,56 @@ def _ref_gains(values, lines, counts, seen_rank, seen_suit, free, card, ph):
         after = _ref_place(lines, counts, sr, ss, c, card)
         out[c] = _ref_board_value(values, after[0], sr, ss, ph) - now
     return out
+
+
+def test_self_play_exploration_takes_every_legal_cell_the_noise_points_at():
+    """An exploring move takes the legal cell ``int(noise * legal cells)``: noise just below 1 takes the last free
+    cell (a mutation audit never took the last one, unseen)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    points = point_system("american").line_points_table
+    decks = np.argsort(np.random.default_rng(2).random((4, 52)), axis=1)
+    _, final = _fast.self_play(np.zeros((NUM_KEYS, 2, 2)), decks, ply=1, explore=np.ones((4, 25), bool),
+                               noise=np.full((4, 25), 0.999), points=points)
+    game = PokerSquaresGame(Rules())
+    for g, deck in enumerate(decks):
+        state = game.init([int(c) for c in deck], validate=False)
+        for m in range(25):
+            game.apply(state, 24 - m)
+        assert final[g].tolist() == [points[key] for key in state.line_keys()]
+
+
+def test_self_play_records_the_claims_buckets_of_a_from_scratch_reference():
+    """Self-play on claims tables credits each line's entry with its flush claims bucket (a mutation audit recorded
+    every line as unclaimed, unseen: the record tests used outs tables).  Exploring always with noise 0, every move
+    takes the first free cell, so the boards are known."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    phases = 3
+    values = np.random.default_rng(0).normal(size=(NUM_KEYS, 2, phases, NUM_OUTS_CLAIMS))
+    decks = np.argsort(np.random.default_rng(1).random((6, 52)), axis=1)
+    rec, _ = _fast.self_play(values, decks, ply=1, explore=np.ones((6, 25), bool), noise=np.zeros((6, 25)),
+                             points=point_system("american").line_points_table)
+    game = PokerSquaresGame(Rules())
+    claimed = 0
+    for g, deck in enumerate(decks):
+        state = game.init([int(c) for c in deck], validate=False)
+        for m in range(25):
+            game.apply(state, m)
+            lines = list(zip(state.line_t, state.line_k, state.line_pairs, state.line_ranks, state.line_suits,
+                             strict=True))
+            seen_rank = [sum(1 for c in state.board if 0 <= c < 52 and c % 13 == r) for r in range(13)]
+            seen_suit = [sum(1 for c in state.board if 0 <= c < 52 and c // 13 == q) for q in range(4)]
+            ph = min(phases - 1, (m + 1) * phases // 26)
+            for li in range(10):
+                key, o = _ref_entry(lines, li, seen_rank, seen_suit)
+                assert rec[g, m, li] == ((key * 2 + int(li >= 5)) * phases + ph) * NUM_OUTS_CLAIMS + o, (g, m, li)
+                claimed += o >= FLUSH_BUCKETS * 6
+    assert claimed > 0
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(jokers=1)], ids=["plain", "j1"])
@@ -726,6 +816,81 @@ def test_truncated_rollouts_match_numpy(tables, rules, features):
     np.testing.assert_array_equal(deep, full)  # a depth past the end of the game is a full rollout
 
 
+def test_rollout_means_of_the_last_card_is_its_final_score_with_or_without_a_reply():
+    """With the board full after ``card`` no card is left to draw (``orders`` of no columns): every rollout is the
+    final score, a two-ply ``reply`` included (a mutation audit read the first column of the empty orders)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules())
+    state = _endgame_state(game, 9, 1)
+    (cell,) = game.legal_cells(state)
+    final = state.copy()
+    game.apply(final, int(cell))
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 2)))
+    points = point_system("american").line_points_table
+    orders = np.zeros((3, 0), dtype=np.int64)
+    for reply in (None, (np.array(sorted(game.unseen(state))), flat)):
+        got = _fast.rollout_means(flat, phases, nout, points, state, np.array([cell]), state.card, orders, False,
+                                  None, reply=reply)
+        assert got.tolist() == [game.score(final)]
+
+
+def test_a_two_ply_reply_on_the_last_two_cells_plays_the_card_drawn_on_the_cell_left():
+    """With two cells free, a rollout's one move is the last card, which the two-ply reply must put on the one cell
+    left (a mutation audit computed no reply for boards of 24 cards, unseen)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules())
+    points = point_system("american").line_points_table
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 2)))
+    for seed in range(3):
+        state = _endgame_state(game, seed, 2)
+        unseen = np.array(sorted(game.unseen(state)))
+        orders = np.array([[state.deck[len(state.placements) + 1]]])  # the deal's own last card
+        cells = np.array(game.legal_cells(state))
+        got = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, orders, False, None,
+                                  reply=(unseen, flat))
+        for c, value in zip(cells, got):
+            board = state.copy()
+            game.apply(board, int(c))
+            (last,) = game.legal_cells(board)
+            game.apply(board, int(last))
+            assert value == game.score(board), (seed, c)
+
+
+@pytest.mark.parametrize("empty", [6, 3])
+def test_truncated_rollouts_score_complete_lines_by_their_points_not_the_table(empty):
+    """A truncated rollout scores the board by the points of its complete lines and the table value of the others.
+    On an all-zero table (the greedy move then takes the first legal cell) that is the points of the complete lines
+    alone (a mutation audit valued complete lines by the table too, and scored a board of one empty cell as a full
+    one, unseen: trained tables hold the points of complete lines)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules())
+    points = point_system("american").line_points_table
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 3)))
+    checked = 0
+    for seed in range(4):
+        state = _endgame_state(game, seed, empty)  # empty=3: the rollout stops with one cell left
+        orders = np.array([state.deck[len(state.placements) + 1:]], dtype=np.int64)  # the deal's own next cards
+        cells = np.array(game.legal_cells(state))
+        got = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, orders, False, None, depth=1)
+        for c, value in zip(cells, got):
+            board = state.copy()
+            game.apply(board, int(c))
+            game.apply(board, int(game.legal_cells(board)[0]))
+            want = sum(points[key] for key, t in zip(board.line_keys(), board.line_t) if t == 5)
+            assert value == want, (seed, c)
+            checked += want > 0
+    assert checked > 0
+
+
 def test_search_depth_truncates_only_the_rollouts_and_rejects_bad_values(tables, tmp_path):
     from agents.search import RolloutSearchAgent
 
@@ -836,6 +1001,18 @@ def test_tables_flat_refuses_tables_of_another_shape_naming_it():
     with pytest.raises(ValueError, match=re.escape(f"value tables of shape ({NUM_KEYS}, 2, 3, 7): the compiled "
                                                    "kernels take")):
         _fast.tables_flat(np.zeros((NUM_KEYS, 2, 3, 7)))
+
+
+@pytest.mark.parametrize("kinds", [1, 3])
+def test_tables_flat_refuses_tables_of_another_number_of_line_kinds(kinds):
+    """The second axis is row/column: a table with one or three kinds is refused naming its shape, not read out of
+    bounds or misread (a mutation audit checked only the number of keys, unseen)."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+
+    with pytest.raises(ValueError, match=re.escape(f"value tables of shape ({NUM_KEYS}, {kinds}, 3): expected "
+                                                   f"({NUM_KEYS}, 2, phases[, outs])")):
+        _fast.tables_flat(np.zeros((NUM_KEYS, kinds, 3)))
 
 
 @pytest.mark.parametrize("first_cell", [0, 12, 24])

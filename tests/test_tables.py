@@ -87,6 +87,31 @@ def test_a_failed_rename_is_harmless_only_when_the_target_holds_the_table(tmp_pa
     np.testing.assert_array_equal(ValueTables.load(path).values, outs_table.values)
 
 
+@pytest.mark.parametrize("field", ["counts", "games", "seed", "policy"])
+def test_a_failed_rename_is_not_hidden_when_the_target_holds_a_table_trained_otherwise(tmp_path, monkeypatch,
+                                                                                     outs_table, field):
+    """Equal values are not the same table: a target of other counts, games, seed or policy is another writer's
+    table, and a failed rename onto it must raise (a mutation audit compared only the values and points, unseen)."""
+    import dataclasses
+
+    path = tmp_path / "t.npz"
+    outs_table.save(path)
+    changed = {"counts": outs_table.counts + 1, "games": outs_table.games + 1, "seed": outs_table.seed + 1,
+               "policy": outs_table.policy + "+ply=2x10"}[field]
+    other = dataclasses.replace(outs_table, **{field: changed})
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied", dst)
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError):
+        other.save(path)
+    assert _leftovers(tmp_path, {"t.npz"}) == []
+    kept = ValueTables.load(path)  # the target is left as it was
+    assert (kept.games, kept.seed, kept.policy) == (outs_table.games, outs_table.seed, outs_table.policy)
+    np.testing.assert_array_equal(kept.counts, outs_table.counts)
+
+
 def test_save_names_no_npz_twice_and_keeps_the_mode_of_a_plain_file(tmp_path, outs_table):
     path = tmp_path / "plain"  # no .npz suffix: saved under exactly this name
     outs_table.save(path)
@@ -115,6 +140,7 @@ def _rewrite(src, dst, **meta_changes) -> None:
     ({"version": 99}, r"format version 99 \(a newer version of the package wrote it\): expected version 2"),
     ({"version": None}, r"format version None \(missing or not a whole number\): expected version 2"),
     ({"version": "2"}, r"format version '2' \(missing or not a whole number\)"),
+    ({"version": True}, r"format version True \(missing or not a whole number\)"),
     ({"features": "claims"}, r"meta says features='claims', but values of shape \(1584, 2, 4, 30\) are those of "
                              r"features='outs'"),
     ({"features": "none"}, r"meta says features='none'.*features='outs'"),
@@ -128,6 +154,54 @@ def test_load_checks_the_format_version_and_the_features(tmp_path, outs_table, c
     with pytest.raises(ValueError, match=re.escape(f"value tables '{bad}': ") + match):
         ValueTables.load(bad)
     assert ValueTables.load(good).features == "outs"
+
+
+def test_load_of_a_missing_file_names_its_whole_path(tmp_path):
+    path = tmp_path / "sub" / "nope.npz"
+    with pytest.raises(FileNotFoundError, match=re.escape(f"value tables {str(path)!r} do not exist: train them with "
+                                                          "agents.tables.train_tables")):
+        ValueTables.load(path)
+
+
+@pytest.mark.parametrize("key", ["games", "seed"])
+def test_load_refuses_a_negative_games_or_seed_naming_it(tmp_path, outs_table, key):
+    good = tmp_path / "good.npz"
+    outs_table.save(good)
+    bad = tmp_path / "bad.npz"
+    _rewrite(good, bad, **{key: -1})
+    with pytest.raises(ValueError, match=re.escape(f"value tables '{bad}': {key}=-1: expected an integer >= 0")):
+        ValueTables.load(bad)
+
+
+def test_load_refuses_values_of_five_axes_naming_their_shape(tmp_path, outs_table):
+    """Values of one axis more than an outs table (whose fourth axis is an outs size) are no table (a mutation audit
+    let five axes through, unseen)."""
+    good = tmp_path / "good.npz"
+    outs_table.save(good)
+    with np.load(good) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["values"], arrays["counts"] = arrays["values"][..., None], arrays["counts"][..., None]
+    bad = tmp_path / "bad.npz"
+    np.savez_compressed(bad, **arrays)
+    with pytest.raises(ValueError, match=re.escape(f"value tables '{bad}': expected format 'pokersquares-value-tables' "
+                                                   "with values of shape") + r".*got 'pokersquares-value-tables' "
+                       + re.escape(f"({NUM_KEYS}, 2, 4, 30, 1)")):
+        ValueTables.load(bad)
+
+
+def test_an_empty_zip_archive_is_not_called_a_non_zip(tmp_path):
+    """An empty zip archive (end-of-central-directory record only) is a zip: it lacks the table's arrays, and the
+    message must not say it is no zip archive (a mutation audit dropped the empty-archive signature unseen)."""
+    import zipfile
+
+    path = tmp_path / "empty.npz"
+    with zipfile.ZipFile(path, "w"):
+        pass
+    assert path.read_bytes()[:4] == b"PK\x05\x06"
+    with pytest.raises(ValueError, match=re.escape(f"value tables {str(path)!r} are not a valid .npz written by "
+                                                   "ValueTables.save: ")) as error:
+        ValueTables.load(path)
+    assert "meta" in str(error.value) and "not a zip archive" not in str(error.value)
 
 
 # ----------------------------------------------------------------------------- load_or_train: the cache
@@ -288,6 +362,8 @@ def test_rules_may_be_given_as_a_spec_string(tmp_path, rules):
     ("blend", 0, "blend=0: expected numbers with 0 <= epsilon, epsilon_end <= 1 and blend > 0"),
     ("blend", -3.0, "blend=-3.0"),
     ("blend", float("nan"), "blend=nan"),
+    ("blend", float("inf"), "blend=inf"),
+    ("epsilon_end", float("inf"), "epsilon_end=inf"),
     ("epsilon", 1.5, "epsilon=1.5"),
     ("epsilon_end", -0.1, "epsilon_end=-0.1"),
     ("epsilon", "0.5", "epsilon='0.5'"),
@@ -295,6 +371,39 @@ def test_rules_may_be_given_as_a_spec_string(tmp_path, rules):
 def test_train_tables_names_a_bad_option(option, value, match):
     with pytest.raises(ValueError, match=match.replace("(", r"\(").replace(")", r"\)")):
         train_tables("american", **{"games": 10, "phases": 2, option: value})
+
+
+@pytest.mark.parametrize("features", ["none", "outs"])
+def test_trained_values_keep_the_prior_where_a_line_was_never_seen_and_the_points_of_complete_lines(features):
+    """Values blend towards the phase-free average, then the prior: a line abstraction no game visited in any phase
+    (or outs bucket) is worth its prior exactly, and a complete line exactly its points (a mutation audit blended
+    without the prior, divided by counts + 1, or fixed the points of the four-card lines instead, all unseen)."""
+    from agents.lines import heuristic_values
+
+    ps = point_system("american")
+    vt = train_tables(ps, games=60, phases=3, features=features, seed=2)
+    counts = vt.counts.reshape(NUM_KEYS, 2, -1).sum(2)
+    values = vt.values.reshape(NUM_KEYS, 2, -1)
+    complete = np.arange(NUM_KEYS) // 264 == 5
+    never = (counts == 0) & ~complete[:, None]
+    assert never.sum() > 100 and (counts > 0).any()
+    np.testing.assert_allclose(values[never], np.repeat(heuristic_values(ps)[never][:, None], values.shape[2], 1),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(values[complete], np.broadcast_to(ps.line_points_table[complete, None, None],
+                                                                    values[complete].shape))
+
+
+def test_a_cache_or_tables_path_of_a_decimal_number_gets_the_digits_hint():
+    """A spec reads ``cache=1.5`` as a float, as it reads ``cache=1`` as an int: both get the hint to write ``./``
+    (a mutation audit gave the hint for integers only, unseen)."""
+    from agents.tables import check_cache, check_tables_path
+
+    with pytest.raises(ValueError, match=re.escape("cache=1.5: expected true, false or a folder (a spec reads a name "
+                                                   "of digits as a number: give ./1.5 for a folder of that name)")):
+        check_cache(1.5)
+    with pytest.raises(ValueError, match=re.escape("(a spec reads a name of digits as a number: give ./2.5 for a "
+                                                   "file of that name)")):
+        check_tables_path(2.5)
 
 
 # ----------------------------------------------------------------------------- tables=FILE in the agents
@@ -448,6 +557,46 @@ def test_a_damaged_cache_entry_is_retrained_and_said_so_even_with_the_tables_in_
     assert ValueTables.load(path).games == 200  # replaced
 
 
+def test_tables_retrained_over_a_damaged_entry_an_unwritable_folder_refuses_are_kept_as_the_newest(
+        trainings, tmp_path, monkeypatch):
+    """Tables kept in memory and trained again (their cache file damaged, the folder then refusing the new one) count
+    as the newest kept: the next new tables drop the oldest others, not them."""
+    from agents.tables import _TRAINED_MAX
+
+    for seed in range(_TRAINED_MAX):
+        load_or_train("american", games=20, phases=1, seed=seed, cache=False)
+    (tmp_path / _cache_name(point_system("american"), Rules(), 20, 1, 0, "none")).write_bytes(b"junk")
+
+    def read_only(self, path):
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ValueTables, "save", read_only)
+        with pytest.warns(RuntimeWarning, match="could not cache the value tables"):
+            load_or_train("american", games=20, phases=1, seed=0, cache=tmp_path)  # damaged: trained again
+    assert len(trainings) == _TRAINED_MAX + 1
+    load_or_train("american", games=20, phases=1, seed=_TRAINED_MAX, cache=False)  # drops seed 1, the oldest now
+    load_or_train("american", games=20, phases=1, seed=0, cache=False)
+    assert len(trainings) == _TRAINED_MAX + 2
+    load_or_train("american", games=20, phases=1, seed=1, cache=False)
+    assert len(trainings) == _TRAINED_MAX + 3
+
+
+def test_tables_of_other_features_are_cached_and_kept_apart(trainings, tmp_path):
+    """Tables differing only in their features are other tables: each has its own cache file and its own entry in
+    memory (a mutation audit left the features out of the cache name, unseen: an outs table was then handed out
+    for features=none from memory)."""
+    none = load_or_train("american", games=20, phases=1, seed=6, cache=False)
+    outs = load_or_train("american", games=20, phases=1, seed=6, features="outs", cache=False)
+    assert (none.features, outs.features) == ("none", "outs") and trainings == [20, 20]
+    assert load_or_train("american", games=20, phases=1, seed=6, cache=False).features == "none"
+    assert load_or_train("american", games=20, phases=1, seed=6, features="outs", cache=False).features == "outs"
+    assert trainings == [20, 20]
+    for features in ("none", "outs"):
+        load_or_train("american", games=20, phases=1, seed=6, features=features, cache=tmp_path)
+    assert len(os.listdir(tmp_path)) == 2 and trainings == [20, 20]
+
+
 def test_the_oldest_uncached_tables_are_dropped_first(trainings):
     from agents.tables import _TRAINED_MAX
 
@@ -457,6 +606,15 @@ def test_the_oldest_uncached_tables_are_dropped_first(trainings):
     assert len(trainings) == _TRAINED_MAX + 1
     load_or_train("american", games=20, phases=1, seed=0, cache=False)  # the oldest: dropped, trained again
     assert len(trainings) == _TRAINED_MAX + 2
+
+
+def test_load_tables_file_names_a_missing_path_by_its_option():
+    from agents.tables import load_tables_file
+
+    for name in ("tables", "rollout_tables"):
+        with pytest.raises(ValueError, match=re.escape(f"{name}=None: expected the path of a .npz written by "
+                                                       "ValueTables.save")):
+            load_tables_file("american", None, None, name)
 
 
 def test_a_tables_file_of_other_jokers_warns_when_no_rules_are_given(tmp_path):

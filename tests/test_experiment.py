@@ -1434,3 +1434,299 @@ def test_compare_trainers_refuses_rule_options_in_train_options(tmp_path, monkey
         compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100,
                          train_options={"fast-ppo": {"jokers": 1}})
     assert not (tmp_path / "ct").exists()
+
+
+def test_a_run_mark_that_is_not_an_object_marks_no_run(tmp_path):
+    """A run mark holding the bare ``written_by`` string (not the object ``mark_run`` writes) is no mark: the run there
+    is refused like any other run the experiment did not write."""
+    from agents.experiments.marks import RUN_MARK, check_own_runs, written_by
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "model.pt").write_text("x")
+    (run / RUN_MARK).write_text(json.dumps(written_by("potential-shaping")))
+    with pytest.raises(ValueError, match="the potential-shaping experiment did not write"):
+        check_own_runs([run], "potential-shaping")
+
+
+@pytest.mark.parametrize("count, shown", [
+    (5, "a.txt, b.txt, c.txt, d.txt, e.txt)"),
+    (6, "a.txt, b.txt, c.txt, d.txt, e.txt and 1 more)"),
+    (8, "a.txt, b.txt, c.txt, d.txt, e.txt and 3 more)"),
+])
+def test_a_refused_experiment_folder_names_its_first_five_entries_and_counts_the_rest(tmp_path, count, shown):
+    from agents.experiments.marks import check_own_root
+
+    root = tmp_path / "other"
+    root.mkdir()
+    for name in "abcdefgh"[:count]:
+        (root / f"{name}.txt").write_text("mine\n")
+    with pytest.raises(ValueError, match=re.escape(f"(no experiment.json of it; it holds {shown}")):
+        check_own_root(root, "reward-shaping")
+
+
+def test_an_experiment_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
+    """An unreadable --out is refused with a ValueError naming it (what the CLI prints as a usage error), not an
+    OSError traceback."""
+    from agents.experiments import marks
+
+    root = tmp_path / "locked"
+    root.mkdir()
+
+    def denied(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(marks.os, "listdir", denied)
+    with pytest.raises(ValueError, match=re.escape(f"{str(root)!r}: cannot list it (Permission denied)")):
+        marks.check_own_root(root, "reward-shaping")
+
+
+def test_an_older_tune_tables_folder_needs_its_summary_beside_its_tables(tmp_path):
+    """An older tune-tables folder (no experiment.json) is recognised by a results.json of the experiment's summary
+    *and* a tables.npz beside it: either alone is someone else's folder."""
+    from agents.experiments import tune_tables
+    from agents.experiments.marks import check_own_root
+
+    summary = {"ply": 1, "generations": 1, "refine": 0, "population": 4, "evaluation": {}}
+    for name, results, tables in (("no_tables", summary, False),
+                                  ("other_results", {k: v for k, v in summary.items() if k != "evaluation"}, True),
+                                  ("a_list", [summary], True)):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "results.json").write_text(json.dumps(results))
+        if tables:
+            (root / "tables.npz").write_bytes(b"x")
+        with pytest.raises(ValueError, match="is not a folder of the tune-tables experiment"):
+            check_own_root(root, "tune-tables", tune_tables._older_root)
+
+
+@pytest.mark.parametrize("options, needle", [
+    (dict(shapings=()), "shapings=[]: expected some of ['none', 'heuristic', 'tables']"),
+    (dict(seeds=()), "seeds=[]: expected distinct seeds"),
+    (dict(jobs=True), "jobs=True: expected an integer from 1 to 4,096"),
+    (dict(jobs=0), "jobs=0: expected an integer from 1 to 4,096"),
+])
+def test_potential_shaping_names_an_empty_or_bad_choice_before_anything_runs(tmp_path, monkeypatch, options, needle):
+    from agents.experiments.potential_shaping import potential_shaping
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ps"
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        potential_shaping(str(out), **{"shapings": ("none",), "seeds": (0,), "timesteps": 64, "games": 1, **options},
+                          progress=False)
+    assert not out.exists()
+
+
+def test_potential_shaping_takes_jobs_up_to_its_bound_and_says_one_run_at_once(tmp_path, monkeypatch, capsys):
+    import agents.evaluation
+    import agents.experiments.potential_shaping as ps
+    import agents.train
+
+    def in_process(cfg, **kwargs):
+        raise _PoolStarted
+
+    monkeypatch.setattr(agents.train, "train", in_process)
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: 1)
+    with pytest.raises(_PoolStarted):  # one CPU: the runs are trained one by one, in this process
+        ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic"), seeds=(0,), timesteps=64, games=1,
+                             jobs=ps.MAX_JOBS, progress=False)
+    assert capsys.readouterr().err == ("potential-shaping: warning: jobs=4096 is more than the 1 CPUs this process may "
+                                       "use: training 1 run at once (the results are the same)\n")
+
+
+@pytest.mark.parametrize("options, needle", [
+    (dict(games=True), "games=True: expected a positive integer"),
+    (dict(jobs=True), "jobs=True: expected a positive integer"),
+    (dict(games=0), "games=0: expected a positive integer"),
+    (dict(jobs=0), "jobs=0: expected a positive integer"),
+])
+def test_reward_shaping_names_a_bad_count_before_anything_runs(tmp_path, monkeypatch, options, needle):
+    _no_work(monkeypatch)
+    out = tmp_path / "exp"
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        run_experiment(ExperimentConfig(out=str(out), timesteps=64, seeds=[0], progress=False), **options)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("experiment, module, function, argv, expected", [
+    ("tune-tables", "tune_tables", "tune_tables_experiment",
+     ["--scoring", "english", "--rules", "jokers=1", "--ply", "2", "--generations", "3", "--refine", "0",
+      "--population", "5", "--elite", "2", "--games", "7", "--sigma", "0.5", "--eval-games", "9", "--eval-seed", "4",
+      "--seed", "6", "--tables-games", "11"],
+     dict(scoring="english", rules="jokers=1", ply=2, generations=3, refine=0, population=5, elite=2, games=7,
+          sigma=0.5, eval_games=9, eval_seed=4, seed=6, tables_games=11, progress=False)),
+    ("potential-shaping", "potential_shaping", "potential_shaping",
+     ["--shapings", "none", "tables", "--seeds", "3", "4", "--timesteps", "128", "--games", "7", "--eval-seed", "5",
+      "--scoring", "english", "--rules", "jokers=1", "--minibatch-size", "64", "--jobs", "2"],
+     dict(shapings=("none", "tables"), seeds=(3, 4), timesteps=128, games=7, eval_seed=5, scoring="english",
+          rules="jokers=1", jobs=2, train_options={"minibatch_size": 64}, progress=False)),
+    ("compare-trainers", "compare_trainers", "compare_trainers",
+     ["--timesteps", "128", "--seed", "3", "--algos", "fast-ppo", "dqn", "--games", "7", "--scoring", "english",
+      "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp"],
+     dict(timesteps=128, seed=3, algos=("fast-ppo", "dqn"), games=7, scoring="english", shaping="heuristic",
+          rules="jokers=1", net="mlp", progress=False)),
+])
+def test_every_experiment_option_of_the_command_line_reaches_the_experiment(tmp_path, monkeypatch, capsys, experiment,
+                                                                             module, function, argv, expected):
+    import importlib
+
+    from pokersquares_env.cli import main
+
+    calls = []
+
+    def record(out, **kwargs):
+        calls.append((out, kwargs))
+        return {"table": "| the table |"}
+
+    monkeypatch.setattr(importlib.import_module(f"agents.experiments.{module}"), function, record)
+    out = str(tmp_path / "exp")
+    assert main(["experiment", experiment, "--out", out, "--no-progress", *argv]) == 0
+    assert calls == [(out, expected)]
+    assert capsys.readouterr().out.startswith("| the table |\noutputs in " + out)
+
+
+def test_every_reward_shaping_option_of_the_command_line_reaches_the_experiment(tmp_path, monkeypatch, capsys):
+    """Each option lands in the config (--num-envs without --minibatch-size: a minibatch that fits the rollout)."""
+    from agents.config import ALGO_DEFAULTS
+    from agents.experiments import reward_shaping
+    from pokersquares_env.cli import main
+
+    seen = []
+    monkeypatch.setattr(reward_shaping, "run_experiment", lambda cfg: seen.append(cfg) or {})
+    monkeypatch.setattr(reward_shaping, "markdown", lambda results: "| results |")
+    out = str(tmp_path / "rs")
+    common = ["experiment", "reward-shaping", "--out", out, "--no-progress", "--timesteps", "128", "--seeds", "3", "4",
+              "--games", "7", "--eval-seed", "5", "--systems", "english", "--reward-modes", "terminal", "--jobs", "2",
+              "--rules", "jokers=1", "--hidden", "8", "8", "--learning-rate", "0.01", "--shaping", "heuristic"]
+    fast = ALGO_DEFAULTS["fast-ppo"]
+    many = fast["minibatch_size"] // fast["num_steps"] + 1  # games whose rollout is more than the default minibatch
+    cases = [(2, [], 2 * fast["num_steps"]), (many, [], fast["minibatch_size"]), (2, ["--minibatch-size", "1000"], 1000)]
+    for num_envs, option, _minibatch in cases:
+        assert main([*common, "--num-envs", str(num_envs), *option]) == 0
+    assert len(seen) == len(cases)
+    for cfg, (num_envs, _option, minibatch) in zip(seen, cases):
+        assert (cfg.out, cfg.timesteps, cfg.seeds, cfg.games, cfg.eval_seed, cfg.systems, cfg.reward_modes, cfg.jobs,
+                cfg.rules, cfg.progress) == (out, 128, [3, 4], 7, 5, ["english"], ["terminal"], 2, "jokers=1", False)
+        assert cfg.train_options == {"hidden": [8, 8], "num_envs": num_envs, "learning_rate": 0.01,
+                                     "shaping": "heuristic", "minibatch_size": minibatch}
+
+
+def test_every_reward_shaping_run_evaluates_six_times_and_on_normalised_rewards():
+    """The learning curves have six points per run (every timesteps // 6 steps, on 200 deals), the rewards are
+    normalised as the results heading says, and the run trains no checkpoints and plays no final evaluation (the
+    experiment's own common deals are the final evaluation)."""
+    cfg = ExperimentConfig(out="exp", timesteps=600).train_config("english", "terminal", 4).resolved()
+    assert (cfg.eval_every, cfg.eval_games, cfg.checkpoint_every, cfg.final_eval_games) == (100, 200, 0, 0)
+    assert (cfg.algo, cfg.scoring, cfg.reward_mode, cfg.reward_scale, cfg.seed, cfg.timesteps) == (
+        "fast-ppo", "english", "terminal", "normalized", 4, 600)
+    assert cfg.out.replace("\\", "/") == "exp/runs/english-terminal-s4"
+
+
+def test_hand_columns_put_five_of_a_kind_right_after_four_of_a_kind_when_jokers_are_in():
+    from agents.experiments.reward_shaping import HAND_COLUMNS, hand_columns
+
+    assert hand_columns({"jokers": 0}) == HAND_COLUMNS
+    with_jokers = hand_columns({"jokers": 2})
+    assert with_jokers[with_jokers.index("four_of_a_kind"):with_jokers.index("four_of_a_kind") + 3] == (
+        "four_of_a_kind", "five_of_a_kind", "straight_flush")
+    assert [h for h in with_jokers if h != "five_of_a_kind"] == list(HAND_COLUMNS)
+
+
+@pytest.mark.parametrize("jobs, progress", [(1, True), (2, False)])
+def test_potential_shaping_runs_in_worker_processes_show_no_progress_bars(tmp_path, monkeypatch, jobs, progress):
+    """Runs trained side by side in worker processes would draw their bars over each other: only a run trained in
+    this process shows its progress."""
+    import agents.evaluation
+    import agents.experiments.potential_shaping as ps
+    import agents.train
+
+    seen = []
+
+    class Pool:
+        def __init__(self, max_workers=None, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, cfg):
+            seen.append(cfg.progress)
+            raise _PoolStarted
+
+    def in_process(cfg, **kwargs):
+        seen.append(cfg.progress)
+        raise _PoolStarted
+
+    monkeypatch.setattr(ps, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(agents.train, "train", in_process)
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: 4)
+    with pytest.raises(_PoolStarted):
+        ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic"), seeds=(0,), timesteps=64, games=1,
+                             jobs=jobs, progress=True)
+    assert seen == [progress]
+
+
+def test_potential_shaping_records_its_options_before_training(tmp_path, monkeypatch):
+    import agents.train
+    from agents.experiments.potential_shaping import potential_shaping
+
+    def in_process(cfg, **kwargs):
+        raise _PoolStarted
+
+    monkeypatch.setattr(agents.train, "train", in_process)
+    out = tmp_path / "ps"
+    with pytest.raises(_PoolStarted):
+        potential_shaping(str(out), shapings=("none",), seeds=(3,), timesteps=64, games=2, eval_seed=5,
+                          scoring="english", train_options={"minibatch_size": 32}, progress=False)
+    assert json.loads((out / "experiment.json").read_text()) == {
+        "written_by": "pokersquares experiment potential-shaping", "shapings": ["none"], "seeds": [3], "timesteps": 64,
+        "games": 2, "eval_seed": 5, "scoring": "english", "rules": {"jokers": 0, "placement": "free", "first_cell": None},
+        "train_options": {"minibatch_size": 32}}
+
+
+def test_an_experiment_json_with_options_reward_shaping_never_had_is_not_an_older_reward_shaping_folder(tmp_path):
+    from agents.experiments import reward_shaping
+    from agents.experiments.marks import check_own_root
+
+    root = tmp_path / "other"
+    root.mkdir()
+    (root / "experiment.json").write_text(json.dumps({"systems": ["american"], "reward_modes": ["line"], "seeds": [0],
+                                                      "timesteps": 1, "games": 1, "algos": ["dqn"]}))
+    with pytest.raises(ValueError, match="is not a folder of the reward-shaping experiment"):
+        check_own_root(root, "reward-shaping", reward_shaping._older_root)
+
+
+def test_potential_shaping_command_line_defaults_reach_the_experiment(tmp_path, monkeypatch):
+    """The defaults --help states (all shapings, seeds 0 1, 2,000,000 steps, 500 deals of seed 0, one job)."""
+    from agents.experiments import potential_shaping
+    from pokersquares_env.cli import main
+
+    calls = []
+    monkeypatch.setattr(potential_shaping, "potential_shaping", lambda out, **kw: calls.append(kw) or {"table": ""})
+    assert main(["experiment", "potential-shaping", "--out", str(tmp_path / "ps")]) == 0
+    (kwargs,) = calls
+    assert kwargs == dict(shapings=("none", "heuristic", "tables"), seeds=(0, 1), timesteps=2_000_000, games=500,
+                          eval_seed=0, scoring="american", rules=None, jobs=1, train_options=None, progress=True)
+
+
+def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch):
+    """A run Ctrl-C stopped ends the experiment (KeyboardInterrupt): the next runs are not trained, nothing evaluated."""
+    import agents.train
+    from agents.train import TrainResult
+
+    seen = []
+
+    def interrupted(cfg, **kwargs):
+        seen.append(cfg.seed)
+        return TrainResult(out=cfg.out, model_path=cfg.out + "/model.pt", steps=1, seconds=1.0, interrupted=True,
+                           evaluation=None)
+
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    out = tmp_path / "rs"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(out=str(out), systems=["american"], reward_modes=["line"], seeds=[0, 1], timesteps=64, games=2,
+                       progress=False, train_options=TINY_TRAIN)
+    assert seen == [0] and not (out / "evaluation").exists() and not (out / "results.json").exists()

@@ -626,3 +626,109 @@ def test_each_generation_plays_the_mean_and_refits_to_the_elite(small, monkeypat
     tuning.tune_tables(small, ply=ply, generations=1, population=2, elite=1, games=games, sigma=sigma, bins=bins,
                        seed=4)
     assert not np.array_equal(plays[0][1], decks_by_gen[0])
+
+
+def test_tune_tables_experiment_refines_stage_one_and_pairs_both_plies_on_the_held_out_deals(small, tmp_path,
+                                                                                              monkeypatch):
+    """What the docstring promises of the two stages and the held-out comparison, read off the calls the experiment
+    makes (the search and the games stubbed: the orchestration is the point): stage 2 starts from stage 1's theta with
+    a third of its spread, one multiplier per third of the game and the next seed; the untuned and the tuned tables
+    play the same held-out deals of ``eval_seed`` (not the search's seed) at ply 1, and the first half at ply 2."""
+    import agents.tables
+    import agents.tuning
+    from agents.experiments.tune_tables import tune_tables_experiment
+
+    loads, searches, plays = [], [], []
+
+    def load(system, rules, **kwargs):
+        loads.append(kwargs)
+        return small
+
+    def search(base, *, generations, sigma, bins, seed, init=None, **common):
+        theta = np.zeros((len(CLASS_NAMES), 2, bins))
+        theta[:, 0], theta[:, 1] = 0.1 * (len(searches) + 1), -0.2  # rows and columns told apart
+        searches.append({"base": base is small, "generations": generations, "sigma": sigma, "bins": bins,
+                         "seed": seed, "init": init, "theta": theta, **common})
+        history = [{"generation": g, "base": 1.0, "mean_theta": 2.0} for g in range(generations)]
+        return agents.tuning.TuneResult(agents.tuning._scaled_tables(base, theta, "stub"), theta, history)
+
+    def play(values, decks, tables, ply):
+        plays.append((values is small.values, decks.copy(), ply))
+        spread = np.arange(len(decks), dtype=np.float64)
+        return spread if values is small.values else 3 * spread  # the tuned tables: thrice the spread
+
+    monkeypatch.setattr(agents.tables, "load_or_train", load)
+    monkeypatch.setattr(agents.tuning, "check_compiled", lambda what: None)  # nothing is played compiled here
+    monkeypatch.setattr(agents.tuning, "tune_tables", search)
+    monkeypatch.setattr(agents.tuning, "play_scores", play)
+    options = dict(generations=2, refine=1, population=4, elite=2, games=10, sigma=0.3, eval_games=10, eval_seed=5,
+                   tables_games=123, progress=False)
+    summary = tune_tables_experiment(str(tmp_path / "a"), seed=7, **options)
+
+    assert [load["games"] for load in loads] == [123]
+    first, second = searches
+    assert (first["generations"], first["sigma"], first["bins"], first["seed"], first["init"]) == (2, 0.3, 1, 7, None)
+    assert (second["generations"], second["bins"], second["seed"]) == (1, 3, 8)
+    assert second["sigma"] == pytest.approx(0.1)
+    np.testing.assert_array_equal(second["init"], first["theta"])
+    assert all(s["base"] and s["ply"] == 1 and s["population"] == 4 for s in searches)
+
+    assert [(is_base, len(decks), ply) for is_base, decks, ply in plays] == [
+        (True, 10, 1), (False, 10, 1), (True, 5, 2), (False, 5, 2)]
+    held_out = plays[0][1]
+    assert all(np.array_equal(decks, held_out[:len(decks)]) for _, decks, _ in plays)
+    for name, n in (("ply=1", 10), ("ply=2", 5)):
+        e = summary["evaluation"][name]
+        assert e["games"] == n and e["difference"] == pytest.approx(e["tuned"] - e["base"]) == pytest.approx(n - 1)
+        assert e["tuned_ci95"] == pytest.approx(3 * e["base_ci95"])
+    out = tmp_path / "a"
+    assert "Held-out deals: 10 decks of seed 5 (two-ply on the first 5)." in (out / "results.md").read_text()
+    written = json.loads((out / "theta.json").read_text())
+    assert all(written[c] == {"row": [0.2] * 3, "column": [-0.2] * 3} for c in CLASS_NAMES)
+    assert json.loads((out / "experiment.json").read_text())["tables_games"] == 123
+
+    plays.clear()  # another search seed: the same held-out deals
+    tune_tables_experiment(str(tmp_path / "b"), seed=8, **options)
+    np.testing.assert_array_equal(plays[0][1], held_out)
+
+
+class _Reached(Exception):
+    """Raised by a stubbed table training: the experiment got past every check of its options."""
+
+
+def _reach_the_tables(monkeypatch):
+    import agents.tables
+    import agents.tuning
+
+    def reached(*args, **kwargs):
+        raise _Reached
+
+    monkeypatch.setattr(agents.tables, "load_or_train", reached)
+    monkeypatch.setattr(agents.tuning, "check_compiled", lambda what: None)  # the checks are the point, not numba
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"eval_games": 1}, "eval_games=1: expected an integer >= 2"),
+    ({"refine": True}, "refine=True: expected an integer >= 0"),
+    ({"refine": 1.0}, "refine=1.0: expected an integer >= 0"),
+    ({"tables_games": 0}, "tables_games=0"),
+    ({"tables_games": True}, "tables_games=True"),
+])
+def test_tune_tables_experiment_names_a_bad_count_before_any_work(tmp_path, monkeypatch, bad, match):
+    from agents.experiments.tune_tables import tune_tables_experiment
+
+    _reach_the_tables(monkeypatch)
+    out = tmp_path / "tune"
+    with pytest.raises(ValueError, match=re.escape(match)):
+        tune_tables_experiment(str(out), **{"generations": 1, "population": 4, "elite": 2, "games": 10, **bad},
+                               progress=False)
+    assert not out.exists()
+
+
+def test_tune_tables_experiment_takes_every_size_at_its_bound(tmp_path, monkeypatch):
+    from agents.experiments.tune_tables import MAX_GAMES, MAX_POPULATION, MAX_TABLES_GAMES, tune_tables_experiment
+
+    _reach_the_tables(monkeypatch)
+    with pytest.raises(_Reached):
+        tune_tables_experiment(str(tmp_path / "tune"), generations=1, population=MAX_POPULATION, elite=2,
+                               games=MAX_GAMES, eval_games=MAX_GAMES, tables_games=MAX_TABLES_GAMES, progress=False)

@@ -46,6 +46,47 @@ def test_every_seed_option_of_every_command_uses_the_seed_type():
     assert {path.split()[1] for path in seen} >= set(COMMANDS) - {"replay", "sweep"}
 
 
+def test_every_default_a_help_text_states_is_the_default_used():
+    """An option's "(default X)" is the value it takes when not given: argparse's default, or for ``train`` and
+    ``experiment reward-shaping`` (whose options default to None) the config field it fills.  Checked wherever X is a
+    plain value (a number, a word, a path, a list of them); texts such as "0, the first" are read by eye."""
+    from agents.config import TrainConfig
+    from agents.experiments.reward_shaping import ExperimentConfig
+
+    configs = {"pokersquares train": TrainConfig(), "pokersquares experiment reward-shaping": ExperimentConfig()}
+
+    def shown(value):
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, (list, tuple)):
+            return " ".join(map(shown, value))
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+    checked = []
+    for path, action in _actions(build_parser()):
+        said = re.search(r"\(default ([^;()]*)(?:\)|$)|default ([^;()]*)\)?$", action.help or "")
+        if not action.option_strings or said is None:
+            continue
+        text = said.group(1) if said.group(1) is not None else said.group(2)
+        if re.fullmatch(r"\d{1,3}(,\d{3})+", text):
+            text = text.replace(",", "")  # 200,000
+        if not re.fullmatch(r"[-\w./]+( [-\w./]+)*", text):
+            continue
+        default = action.default
+        if default is None and path in configs and hasattr(configs[path], action.dest):
+            default = getattr(configs[path], action.dest)
+        if default is None:
+            continue  # set from elsewhere (the rules' own defaults, the machine)
+        name = f"{path} {action.option_strings[0]}"
+        assert shown(default) == text, f"{name}: the help says default {text}, the default is {default!r}"
+        checked.append(name)
+    assert len(checked) >= 80, checked  # the scan reached every command, the nested ones too
+    assert {"pokersquares experiment compare-trainers --timesteps", "pokersquares train --timesteps",
+            "pokersquares experiment reward-shaping --timesteps", "pokersquares soliter bench --deals"} <= set(checked)
+
+
 def test_seed_type_accepts_integers_from_zero_and_names_bad_text():
     assert seed_arg("0") == 0 and seed_arg("2024") == 2024
     for text, shown in (("-1", "-1"), ("1.5", "'1.5'"), ("seven", "'seven'")):

@@ -1730,3 +1730,37 @@ def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch)
         run_experiment(out=str(out), systems=["american"], reward_modes=["line"], seeds=[0, 1], timesteps=64, games=2,
                        progress=False, train_options=TINY_TRAIN)
     assert seen == [0] and not (out / "evaluation").exists() and not (out / "results.json").exists()
+
+
+class _FailedEvaluation:
+    """What evaluate returns when games failed: only ``errors`` is read before the experiment gives up."""
+
+    errors = ["deal 3: ValueError: boom", "deal 4: ValueError: boom"]
+
+
+def test_reward_shaping_with_failed_evaluation_games_raises_and_writes_no_results(tiny_rerun, monkeypatch):
+    """A failed evaluation game is raised (naming the count and the first), not averaged away into results (a
+    mutation audit dropped the check unseen)."""
+    import agents.evaluation
+    import agents.train
+
+    out, _results = tiny_rerun
+    monkeypatch.setattr(agents.train, "train", lambda *a, **k: pytest.fail("a finished run was trained again"))
+    monkeypatch.setattr(agents.evaluation, "evaluate", lambda *a, **k: _FailedEvaluation())
+    with pytest.raises(RuntimeError, match=r"^2 evaluation games failed, first: deal 3: ValueError: boom$"):
+        run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
+                       train_options=TINY_TRAIN)
+    assert not (out / "results.json").exists() and not (out / "results.md").exists()
+
+
+def test_potential_shaping_with_failed_evaluation_games_raises_and_writes_no_results(tmp_path, monkeypatch):
+    import agents.evaluation
+    import agents.experiments.potential_shaping as ps
+
+    monkeypatch.setattr(ps, "_train", lambda cfg: {"steps": 416, "seconds": 0.1, "interrupted": False})
+    monkeypatch.setattr(agents.evaluation, "evaluate", lambda *a, **k: _FailedEvaluation())
+    out = tmp_path / "ps"
+    with pytest.raises(RuntimeError, match=r"^2 evaluation games failed, first: deal 3: ValueError: boom$"):
+        ps.potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, progress=False,
+                             train_options=TINY_TRAIN)
+    assert not (out / "results.json").exists() and not (out / "results.md").exists()

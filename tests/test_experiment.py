@@ -1764,3 +1764,35 @@ def test_potential_shaping_with_failed_evaluation_games_raises_and_writes_no_res
         ps.potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, progress=False,
                              train_options=TINY_TRAIN)
     assert not (out / "results.json").exists() and not (out / "results.md").exists()
+
+
+def test_the_analysis_pairs_the_first_system_with_every_other_and_averages_hand_shares_over_the_seeds(tmp_path):
+    """With three training systems the system comparisons are first - second and first - third, per reward mode; a
+    condition's hand shares are the mean over its seeds, not its first seed's (a mutation audit kept only the
+    first pair and only the first seed, unseen)."""
+    from agents.experiments.reward_shaping import HAND_COLUMNS, analyse
+
+    systems = ["american", "english", "custom"]
+    cfg = ExperimentConfig(systems=systems, reward_modes=["line"], seeds=[0, 1])
+    runs = [{"system": s, "mode": "line", "seed": seed, "dir": str(tmp_path / f"{s}{seed}"), "spec": f"{s}:{seed}"}
+            for s in systems for seed in (0, 1)]
+    base = {"american": 100.0, "english": 90.0, "custom": 70.0}
+
+    class Result:  # the harness result analyse reads: scores per deal, hand shares per agent
+        def scores(self, spec, system=None):
+            s, seed = spec.split(":")
+            return {deal: base[s] + int(seed) + deal for deal in range(4)}
+
+        def hand_frequencies(self):
+            shares = {}
+            for r in runs:
+                share = {h: 0.0 for h in HAND_COLUMNS}
+                share["one_pair"] = 0.2 + 0.1 * r["seed"]  # seed 0: 0.2, seed 1: 0.3
+                shares[r["spec"]] = {kind: dict(share) for kind in ("all", "rows", "columns")}
+            return shares
+
+    results = analyse(cfg, runs, Result())
+    pairs = {(p["comparison"], p["eval_system"]): p["mean_diff"] for p in results["paired"]}
+    assert pairs == {("american - english reward (line)", es): pytest.approx(10.0) for es in EVAL_SYSTEMS} | {
+        ("american - custom reward (line)", es): pytest.approx(30.0) for es in EVAL_SYSTEMS}
+    assert [row["all:one_pair"] for row in results["hands"]] == [pytest.approx(0.25)] * 3

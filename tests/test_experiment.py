@@ -1796,3 +1796,22 @@ def test_the_analysis_pairs_the_first_system_with_every_other_and_averages_hand_
     assert pairs == {("american - english reward (line)", es): pytest.approx(10.0) for es in EVAL_SYSTEMS} | {
         ("american - custom reward (line)", es): pytest.approx(30.0) for es in EVAL_SYSTEMS}
     assert [row["all:one_pair"] for row in results["hands"]] == [pytest.approx(0.25)] * 3
+
+
+def test_an_older_potential_shaping_folder_is_known_by_its_full_results_and_no_mark(tmp_path):
+    """A folder is an older potential-shaping one (before experiment.json) only if its results.json holds all of
+    shapings, runs, seeds, eval_seed and timesteps and it has no experiment.json (a mutation audit loosened both
+    checks unseen)."""
+    from agents.experiments.marks import ROOT_MARK
+    from agents.experiments.potential_shaping import _older_root
+
+    full = {"shapings": {}, "runs": [], "seeds": [0], "eval_seed": 0, "timesteps": 416}
+    for name, data, mark, older in [("full", full, False, True), ("marked", full, True, False),
+                                    ("shapings-only", {"shapings": {}}, False, False),
+                                    ("no-timesteps", {k: v for k, v in full.items() if k != "timesteps"}, False, False)]:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "results.json").write_text(json.dumps(data))
+        if mark:
+            (folder / ROOT_MARK).write_text(json.dumps({"written_by": "potential-shaping"}))
+        assert _older_root(folder) is older, name

@@ -2295,6 +2295,17 @@ def test_dqn_explores_with_probability_epsilon(tmp_path, monkeypatch, schedule):
         assert greedy[784:].all()
 
 
+def test_an_evaluation_falls_due_every_eval_every_steps_exactly(tmp_path):
+    """With eval_every one rollout (16 games x 26 steps = 416), every rollout ends with an evaluation: at 416, 832
+    and 1,248 steps (an audit that waited for more than eval_every steps evaluated at 832 alone, unseen)."""
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, eval_every=416, eval_games=2))
+    header, *rows = (out / "curve.csv").read_text().splitlines()
+    column = header.split(",").index("eval_score")
+    assert [(r.split(",")[0], r.split(",")[column] != "") for r in rows] == [("416", True), ("832", True),
+                                                                           ("1248", True)]
+
+
 def test_dqn_learns_from_learning_starts_on_and_takes_update_epochs_steps_a_round(tmp_path, monkeypatch):
     """Learning starts on the step that reaches ``learning_starts`` (not one round later), and each round takes
     ``update_epochs`` gradient steps."""

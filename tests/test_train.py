@@ -2306,6 +2306,41 @@ def test_an_evaluation_falls_due_every_eval_every_steps_exactly(tmp_path):
                                                                            ("1248", True)]
 
 
+def test_a_progress_file_is_read_with_its_schedules_and_checked_value_by_value(tmp_path):
+    """progress.json's schedule positions may be -1 (nothing done yet) up to the steps done, and default to the
+    steps done in an older file without them; a bool, a negative or an infinite count is refused naming it (a
+    mutation audit let True through as 1, refused -1 and read a missing schedule as 0, unseen)."""
+    from agents.config import ConfigError
+    from agents.train import SCHEDULE_KEYS, _read_progress
+
+    path = tmp_path / "progress.json"
+    path.write_text(json.dumps({"steps": 100, "seconds": 1.5, "episodes": 4}))
+    read = _read_progress(path)
+    assert {key: read[key] for key in SCHEDULE_KEYS} == dict.fromkeys(SCHEDULE_KEYS, 100)  # an older file
+    path.write_text(json.dumps({"steps": 100, "seconds": 1.5, "episodes": 4, **dict.fromkeys(SCHEDULE_KEYS, -1)}))
+    assert {key: _read_progress(path)[key] for key in SCHEDULE_KEYS} == dict.fromkeys(SCHEDULE_KEYS, -1)
+    for key, value, expected in [("steps", True, "a number >= 0"), ("episodes", -1, "a number >= 0"),
+                                 ("seconds", "Infinity", "a number >= 0"),
+                                 ("last_eval_step", 101, "an integer from -1 to the steps done (100)"),
+                                 ("last_row_step", -2, "an integer from -1 to the steps done (100)")]:
+        data = {"steps": 100, "seconds": 1.5, "episodes": 4, key: value}
+        path.write_text(json.dumps(data).replace('"Infinity"', "Infinity"))
+        shown = "inf" if value == "Infinity" else repr(value)
+        with pytest.raises(ConfigError, match=re.escape(f"progress.json': {key}={shown}: expected {expected}")):
+            _read_progress(path)
+
+
+def test_a_resume_may_keep_the_budget_the_run_already_took_but_not_go_below_it(tmp_path):
+    from agents.config import ConfigError
+    from agents.train import _check_resume_budget
+
+    progress = tmp_path / "progress.json"
+    progress.write_text(json.dumps({"steps": 1248, "seconds": 1.0, "episodes": 48}))
+    _check_resume_budget(_cfg("fast-ppo", tmp_path, timesteps=1248), progress)  # a finished run: nothing to train
+    with pytest.raises(ConfigError, match="timesteps=1247 is below the 1,248 steps the run"):
+        _check_resume_budget(_cfg("fast-ppo", tmp_path, timesteps=1247), progress)
+
+
 def test_dqn_learns_from_learning_starts_on_and_takes_update_epochs_steps_a_round(tmp_path, monkeypatch):
     """Learning starts on the step that reaches ``learning_starts`` (not one round later), and each round takes
     ``update_epochs`` gradient steps."""

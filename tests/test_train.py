@@ -1718,6 +1718,22 @@ def test_resume_refuses_a_point_system_file_edited_since_the_run_started(tmp_pat
     assert (tmp_path / "run" / "point_system.json").read_text() == json.dumps(stored)
 
 
+def test_resume_refuses_a_point_system_file_whose_win_threshold_was_edited(tmp_path, monkeypatch):
+    """The win threshold is part of the points a run trained for: edited since the run started, --resume names it
+    (a mutation audit dropped that comparison unseen)."""
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    monkeypatch.chdir(tmp_path)
+    table = {"name": "pts", "points": dict(POINT_SYSTEMS["american"]), "win_threshold": 100}
+    (tmp_path / "pts.json").write_text(json.dumps(table))
+    train(_cfg("fast-ppo", "run", scoring="pts.json", checkpoint_every=1))
+    (tmp_path / "pts.json").write_text(json.dumps({**table, "win_threshold": 150}))
+    before = _files(tmp_path / "run")
+    with pytest.raises(ConfigError, match=re.escape("win_threshold: 150.0 (stored: 100.0)")):
+        train(TrainConfig(out="run", progress=False), resume=True, timesteps=2496)
+    assert _files(tmp_path / "run") == before
+
+
 def test_resume_removes_the_evaluation_of_the_model_before(tmp_path):
     """Before, a resume without a final evaluation (or stopped by Ctrl-C) left evaluation/ describing the model it
     replaced."""

@@ -1734,6 +1734,30 @@ def test_resume_refuses_a_point_system_file_whose_win_threshold_was_edited(tmp_p
     assert _files(tmp_path / "run") == before
 
 
+def test_a_maskable_ppo_checkpoints_games_are_taken_only_when_they_fit_the_run(capsys):
+    """A checkpoint's games go on only if every sub-env has its observation, episode start (and potential, when
+    shaped) and the three generators' states; otherwise the resumed run says so and starts new games (a mutation
+    audit let episode starts of the wrong length through unseen)."""
+    from types import SimpleNamespace
+
+    from agents.train import _sb3_games
+
+    model = SimpleNamespace(n_envs=2, observation_space=SimpleNamespace(shape=(522,)))
+    rngs = {"torch": 1, "numpy": 2, "python": 3}
+    games = {"obs": np.zeros((2, 522), np.float32), "starts": np.zeros(2, bool), "rngs": rngs}
+    assert _sb3_games(games, model, shaped=False) is games and capsys.readouterr().err == ""
+    for change, why in [({"starts": np.zeros(3, bool)}, "episode starts of shape (3,), not (2,)"),
+                        ({"starts": [False, False]}, "episode starts of shape None, not (2,)"),
+                        ({"obs": np.zeros((3, 522), np.float32)}, "an observation of shape (3, 522), not (2, 522)"),
+                        ({"rngs": {"torch": 1}}, "no generator states")]:
+        assert _sb3_games({**games, **change}, model, shaped=False) is None
+        assert capsys.readouterr().err == (f"--resume: the checkpoint holds games that cannot be read ({why}): the "
+                                           f"resumed run starts new games\n")
+    assert _sb3_games(games, model, shaped=True) is None  # a shaped run needs each game's potential
+    assert "no shaping potential for every game" in capsys.readouterr().err
+    assert _sb3_games({**games, "phi": np.zeros(2)}, model, shaped=True) is not None
+
+
 def test_resume_removes_the_evaluation_of_the_model_before(tmp_path):
     """Before, a resume without a final evaluation (or stopped by Ctrl-C) left evaluation/ describing the model it
     replaced."""

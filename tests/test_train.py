@@ -637,6 +637,25 @@ def test_an_empty_first_cell_is_refused_as_play_and_evaluate_refuse_it(capsys):
     assert "first_cell=''" in capsys.readouterr().err
     assert main(["train", "--first-cell", "none", "--print-config"]) == 0  # 'none' still means anywhere
     assert json.loads(capsys.readouterr().out)["first_cell"] is None
+    for cell in ("12", "center"):  # a cell number is the number, a name the cell it names (the centre: 12)
+        assert main(["train", "--placement", "adjacent", "--first-cell", cell, "--print-config"]) == 0
+        assert json.loads(capsys.readouterr().out)["first_cell"] == 12
+
+
+def test_train_exits_130_when_ctrl_c_stopped_the_run_and_0_when_it_finished(tmp_path, monkeypatch, capsys):
+    """As a shell reports SIGINT: an interrupted run (its checkpoint kept) exits 130, a finished one 0 (a mutation
+    audit made both 0, unseen)."""
+    from types import SimpleNamespace
+
+    import agents.train
+    from pokersquares_env.cli import main
+
+    for interrupted, code in ((True, 130), (False, 0)):
+        result = SimpleNamespace(out=str(tmp_path), model_path="model.pt", steps=416, seconds=1.0,
+                                 interrupted=interrupted, evaluation=None)
+        monkeypatch.setattr(agents.train, "train", lambda cfg, **kwargs: result)
+        assert main(["train", "--out", str(tmp_path / "run"), "--no-progress"]) == code
+        assert ("(interrupted)" in capsys.readouterr().out) is interrupted
 
 
 def test_a_point_system_file_in_a_config_file_is_found_next_to_it(tmp_path, monkeypatch, capsys):

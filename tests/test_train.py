@@ -1751,6 +1751,10 @@ def test_resume_refuses_a_point_system_file_whose_win_threshold_was_edited(tmp_p
     with pytest.raises(ConfigError, match=re.escape("win_threshold: 150.0 (stored: 100.0)")):
         train(TrainConfig(out="run", progress=False), resume=True, timesteps=2496)
     assert _files(tmp_path / "run") == before
+    # a stored file without its points is named as unreadable, not read into a KeyError
+    (tmp_path / "run" / "point_system.json").write_text(json.dumps({"name": "pts", "points": [1, 2]}))
+    with pytest.raises(ConfigError, match=re.escape("point_system.json' cannot be read (a dict without points)")):
+        train(TrainConfig(out="run", progress=False), resume=True, timesteps=2496)
 
 
 def test_a_maskable_ppo_checkpoints_games_are_taken_only_when_they_fit_the_run(capsys):

@@ -24,13 +24,11 @@ import numpy as np
 from pokersquares_env import render
 from pokersquares_env.core import PokerSquaresGame, Rules
 
-CACHED = ("_font", "_fit_font", "_text_mask", "card_image", "_empty_table")
-
 
 def clear_caches() -> None:
     """Empty every cache the frames are drawn from, so the next frame is drawn cold."""
-    for name in CACHED:
-        getattr(render, name).cache_clear()
+    for cache in render._CACHES:
+        cache.cache_clear()
 
 
 def main(argv: list[str] | None = None) -> int:

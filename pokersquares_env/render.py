@@ -308,6 +308,9 @@ def _empty_table():
     return img
 
 
+#: every cache a frame is drawn from (benchmarks/render_speed.py empties them to time a cold frame)
+_CACHES = (_font, _fit_font, _text_mask, card_image, _empty_table)
+
 def _label(key: str) -> str:
     return HandCategory.from_key(key).label if key in CATEGORY_KEYS else ""
 

@@ -569,7 +569,7 @@ def test_render_speed_times_a_cold_frame_and_the_median_of_warm_ones(capsys):
     bench.clear_caches()  # the cold frame is cold: every cache it names is empty
     from pokersquares_env import render
 
-    assert all(getattr(render, name).cache_info().currsize == 0 for name in bench.CACHED)
+    assert all(cache.cache_info().currsize == 0 for cache in render._CACHES)
     with pytest.raises(SystemExit):
         bench.main(["--frames", "0"])
 

@@ -235,7 +235,7 @@ def test_a_frame_drawn_again_is_drawn_from_the_caches_alone():
     """Card pictures, fonts, text masks and the empty table are drawn once: a frame drawn again misses no cache and
     is the same picture (what keeps a frame at milliseconds for RecordVideo; the time itself is measured by
     ``python benchmarks/render_speed.py``, not asserted here)."""
-    cached = [getattr(render, name) for name in ("_font", "_fit_font", "_text_mask", "card_image", "_empty_table")]
+    cached = render._CACHES
     game = PokerSquaresGame(Rules(jokers=1))
     state = game.init(game.deal(np.random.default_rng(2)))
     for cell in range(12):

@@ -454,16 +454,25 @@ class PointSystem:
 
     @functools.cached_property
     def _best_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        best = np.zeros(1 << NUM_CATEGORIES, dtype=np.float64)
-        cat = np.full(1 << NUM_CATEGORIES, NO_HAND, dtype=np.int64)
-        for mask in range(1, 1 << NUM_CATEGORIES):
-            members = [c for c in range(NUM_CATEGORIES) if mask >> c & 1]
-            top = max(members, key=lambda c: (self.points[c], c))
-            best[mask], cat[mask] = self.points[top], top
-        return best, cat
+        return _best_tables(self.points)
 
     def __repr__(self) -> str:
         return f"PointSystem({self.name!r}, {self.as_dict()!r}, win_threshold={self.win_threshold!r})"
+
+
+@functools.lru_cache(maxsize=256)
+def _best_tables(points: tuple[int | float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:attr:`PointSystem.best_points` and :attr:`PointSystem.best_category` of a points table, read-only and shared
+    by every point system of those points (building them takes milliseconds: every game record read from a file
+    makes its own point system)."""
+    best = np.zeros(1 << NUM_CATEGORIES, dtype=np.float64)
+    cat = np.full(1 << NUM_CATEGORIES, NO_HAND, dtype=np.int64)
+    for mask in range(1, 1 << NUM_CATEGORIES):
+        members = [c for c in range(NUM_CATEGORIES) if mask >> c & 1]
+        top = max(members, key=lambda c: (points[c], c))
+        best[mask], cat[mask] = points[top], top
+    best.flags.writeable = cat.flags.writeable = False
+    return best, cat
 
 
 #: The largest points a hand may be worth, either sign: a board's 10 lines then sum to at most 1e13, far from

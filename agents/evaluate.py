@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "
                              "paired.json, errors.json, PNG plots (with matplotlib); DIR must be new, empty or an "
                              "earlier evaluate's output (whose files are replaced)")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the games --out DIR holds (an interrupted run's games.partial.jsonl, a finished "
+                             "run's games.jsonl) and play only the agent-deal pairs missing: finishes a stopped run, "
+                             "or adds deals or agents to a finished one; needs the same --seed, scoring and rules")
     parser.add_argument("--format", default="table", choices=("table", "json"),
                         help="stdout: a Markdown table or one JSON object per agent (default table)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -105,11 +109,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.address and args.backend != "ray":
         print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
         return 2
+    if args.resume and (args.out is None or args.scoring_set is not None):
+        why = ("needs --out DIR, the folder whose games are reused" if args.out is None else
+               "cannot be used with --scoring-set/--pps (those runs are not journalled; resume one system's evaluate)")
+        print(f"pokersquares evaluate: --resume {why}", file=sys.stderr)
+        return 2
     if args.out is not None:
         from agents.evaluation import check_out_dir
 
         try:  # before any agent is built (tables trained) or folder made
             check_out_dir(args.out, foreign=False, name="--out")
+            if not args.resume:
+                from agents.evaluation import refuse_journal
+
+                refuse_journal(args.out, name="--out")
         except ValueError as exc:
             print(f"pokersquares evaluate: {exc}", file=sys.stderr)
             return 2
@@ -146,7 +159,12 @@ def _run(args: argparse.Namespace) -> int:
                 print(result.table(), end="")
             errors = [{**e, "system": name} for name, r in result.results.items() for e in r.errors]
         else:
-            result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring, **common)
+            result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring,
+                              resume=args.resume, **common)
+            if args.resume:
+                total = len(args.agent) * args.games
+                print(f"pokersquares evaluate: resumed: {result.resumed} of {total} games reused from {args.out}, "
+                      f"{total - result.resumed} played", file=sys.stderr)
             if args.format == "json":
                 print(result.json_lines(), end="")
             else:
@@ -164,10 +182,28 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
     except WorkerLostError as exc:  # a worker process died (e.g. killed for memory): not a usage error
-        print(f"pokersquares evaluate: error: {exc}", file=sys.stderr)
+        print(f"pokersquares evaluate: error: {exc}{_journal_note(args)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        note = _journal_note(args)
+        if note:
+            print(f"pokersquares evaluate: interrupted{note}", file=sys.stderr)
+        raise  # the command line's exit status for Ctrl-C (130)
     _report_errors(errors)
     return 1 if errors else 0
+
+
+def _journal_note(args: argparse.Namespace) -> str:
+    """For a run that stopped: where its finished games are kept and how to play only the rest ('' without one)."""
+    import os
+
+    from agents.evaluation import JOURNAL, _journal_games
+
+    path = os.path.join(args.out, JOURNAL) if args.out is not None and args.scoring_set is None else None
+    if path is None or not os.path.isfile(path):
+        return ""
+    return (f"; the {_journal_games(path)} finished games are kept in {path}: the same command with --resume plays "
+            f"only the rest")
 
 
 def _report_errors(errors: list[dict], limit: int = 20) -> None:

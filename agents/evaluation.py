@@ -63,6 +63,9 @@ __all__ = [
     "usable_cpus",
     "WorkerLostError",
     "make_chunks",
+    "JOURNAL",
+    "resumable_games",
+    "refuse_journal",
     "pps_systems",
     "register_backend",
     "run_chunk",
@@ -154,17 +157,32 @@ def iter_chunk(agent_spec: str, deals: Sequence[int], config: EvalConfig | dict[
         )
 
 
+def _game_record(game: PokerSquaresGame, seed: int, r: dict[str, Any]) -> dict[str, Any]:
+    """The game-record JSON form of one evaluation record (what ``games.jsonl`` and the journal hold)."""
+    from pokersquares_env.records import GameRecord
+
+    meta = {"deal": r["deal"], "seconds": r["seconds"], "eval_seed": seed}
+    if "error" in r:
+        meta["error"] = r["error"]
+    return GameRecord(game.rules, game.system, list(r["deck"]), list(r["placements"]), seed=None, agent=r["agent"],
+                      meta=meta).to_dict()
+
+
 def _error_record(agent: str, i: int, deck: Sequence[int], placements: Sequence[int], msg: str, secs: float) -> dict:
     return {"agent": agent, "deal": int(i), "deck": list(deck), "placements": list(placements), "error": msg,
             "seconds": secs}
 
 
-def make_chunks(agent_specs: Sequence[str], games: int, chunk_size: int) -> list[tuple[str, list[int]]]:
-    """``(agent_spec, deal indices)`` work units covering every agent and deal."""
+def make_chunks(agent_specs: Sequence[str], games: int, chunk_size: int,
+                done: Iterable[tuple[str, int]] = ()) -> list[tuple[str, list[int]]]:
+    """``(agent_spec, deal indices)`` work units of at most ``chunk_size`` deals covering every agent and deal, but
+    the ``(agent_spec, deal)`` pairs in ``done``."""
+    done = set(done)
     out = []
     for spec in agent_specs:
-        for lo in range(0, games, chunk_size):
-            out.append((spec, list(range(lo, min(games, lo + chunk_size)))))
+        deals = [i for i in range(games) if (spec, i) not in done]
+        for lo in range(0, len(deals), chunk_size):
+            out.append((spec, deals[lo:lo + chunk_size]))
     return out
 
 
@@ -427,6 +445,8 @@ class EvaluationResult:
     records: list[dict[str, Any]]
     config: dict[str, Any]
     games: int
+    #: how many of the games were reused from the output folder (``resume=True``) rather than played
+    resumed: int = 0
 
     @property
     def system(self):
@@ -535,17 +555,11 @@ class EvaluationResult:
         return "".join(json.dumps(_jsonable(r)) + "\n" for r in self.summary)
 
     def game_records(self) -> Iterator[dict[str, Any]]:
-        """Per-game records in the package's game-record JSON form (plus ``deal`` and ``seconds`` in ``meta``)."""
-        from pokersquares_env.records import GameRecord
-
+        """Per-game records in the package's game-record JSON form (plus ``deal``, ``seconds`` and ``eval_seed`` in
+        ``meta``)."""
         game = EvalConfig(**self.config).game()
         for r in sorted(self.records, key=lambda r: (self.agents.index(r["agent"]), r["deal"])):
-            meta = {"deal": r["deal"], "seconds": r["seconds"], "eval_seed": self.config["seed"]}
-            if "error" in r:
-                meta["error"] = r["error"]
-            rec = GameRecord(game.rules, game.system, list(r["deck"]), list(r["placements"]), seed=None,
-                             agent=r["agent"], meta=meta)
-            yield rec.to_dict()
+            yield _game_record(game, self.config["seed"], r)
 
     def save(self, out_dir: str | os.PathLike, *, plots: bool = True) -> list[str]:
         """Write records (JSONL), summary (Markdown, CSV, JSON), hand frequencies, paired comparisons and plots,
@@ -811,6 +825,7 @@ def evaluate(
     backend: str = "local",
     chunk_size: int | None = None,
     backend_options: dict[str, Any] | None = None,
+    resume: bool = False,
 ) -> EvaluationResult:
     """Play every agent on the same ``games`` seeded deals; the records and summaries.
 
@@ -827,9 +842,20 @@ def evaluate(
     without records (the Ray back end first resubmits them).
     ``chunk_size`` is the deals per work unit (``None``: automatic); ``backend_options`` go to the back end
     (``backend="ray"``: ``address``, see :mod:`agents.distributed`).
+
+    With ``out_dir``, every game's record is appended to :data:`JOURNAL` in it as its chunk ends, so an evaluation
+    that stops (Ctrl-C, a lost worker, a time limit, a kill) keeps its finished games; the journal is removed once
+    the outputs are written.  ``resume=True`` reuses the games ``out_dir`` holds (an unfinished run's journal, a
+    finished run's ``games.jsonl``, or both) and plays only the agent-deal pairs missing: the records are those an
+    uninterrupted run gives (each deal's deck and each agent's seed depend on ``seed`` and the deal alone), so it
+    also adds deals (a larger ``games``) or agents to a finished evaluation.  Games that raised are played again.
+    The folder's games must have the same ``seed``, point system and rules, and be of agents and deals asked for,
+    else a ``ValueError`` names the first that is not and nothing is played or changed.  Without ``resume``, a folder
+    holding a journal is refused, naming it, so that a restart cannot overwrite finished games.
     """
     return _evaluate(agent_specs, games=games, seed=seed, scoring=scoring, rules=rules, jobs=jobs, out_dir=out_dir,
-                     progress=progress, backend=backend, chunk_size=chunk_size, backend_options=backend_options)
+                     progress=progress, backend=backend, chunk_size=chunk_size, backend_options=backend_options,
+                     resume=resume)
 
 
 def _evaluate(
@@ -847,6 +873,7 @@ def _evaluate(
     backend_options: dict[str, Any] | None,
     before_games: Callable[[], Any] | None = None,
     build: bool = True,
+    resume: bool = False,
 ) -> EvaluationResult:
     """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game; ``build=False``
     when the caller has built every agent for this system already (:func:`evaluate_pps`)."""
@@ -864,30 +891,148 @@ def _evaluate(
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
+    if not isinstance(resume, (bool, np.bool_)):
+        raise TypeError(f"resume={resume!r}: expected True or False")
+    if resume and out_dir is None:
+        raise ValueError("resume=True needs out_dir: the folder whose games are reused")
+    # the folder's games, checked against this evaluation before any agent is built (tables trained)
+    reused = resumable_games(out_dir, specs, games, config) if resume else []
+    if out_dir is not None and not resume:
+        refuse_journal(out_dir)
     _connect_backend(run_tasks, specs, jobs, backend_options)  # Ray: a bad address, before the tables are trained
     for spec in specs if build else ():  # a bad option value fails here, before any game; tables are trained once
         _build_or_raise(spec, system, rules, int(seed))
     if before_games is not None:
         before_games()
+    journal = None
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before the games, not after them
+        journal = _start_journal(out_dir, config, reused)
+    done = {(r["agent"], r["deal"]) for r in reused}
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
-    tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size)]
-    records: list[dict[str, Any]] = []
-    bar = progress_bar(progress, total=len(specs) * int(games), desc="evaluate", unit="game")
+    tasks = [(spec, deals, config) for spec, deals in make_chunks(specs, int(games), size, done=done)]
+    records: list[dict[str, Any]] = list(reused)
+    bar = progress_bar(progress, total=len(specs) * int(games), initial=len(reused), desc="evaluate", unit="game")
     try:
         for chunk in run_tasks(tasks, jobs=int(jobs), **backend_options):
             records.extend(chunk)
+            if journal is not None:
+                _append_journal(journal, config, chunk)
             if bar is not None:
                 bar.update(len(chunk))
     finally:
         if bar is not None:
             bar.close()
     records.sort(key=lambda r: (specs.index(r["agent"]), r["deal"]))
-    result = EvaluationResult(specs, records, config, int(games))
+    result = EvaluationResult(specs, records, config, int(games), resumed=len(reused))
     if out_dir is not None:
         result.save(out_dir)
+        os.remove(journal)  # its games are in games.jsonl now
     return result
+
+
+# --------------------------------------------------------------------------- the journal and resuming
+
+#: The journal of an evaluation under way, in its output folder: each game's record in the form of ``games.jsonl``,
+#: appended as its chunk ends, so that a run that stops keeps its finished games (``resume=True``, ``--resume``,
+#: plays only the rest).  Removed once the outputs are written.
+JOURNAL = "games.partial.jsonl"
+
+
+def _journal_games(path: str) -> int:
+    """How many complete lines (games) the journal at ``path`` holds."""
+    with open(path, "rb") as fh:
+        return fh.read().count(b"\n")
+
+
+def refuse_journal(out_dir: str | os.PathLike, *, name: str = "out_dir") -> None:
+    """A ``ValueError`` if ``out_dir`` holds an unfinished evaluation's :data:`JOURNAL` (a run without ``resume``
+    would overwrite its games); ``name``: what the message calls the folder, as for :func:`check_out_dir`."""
+    path = os.path.join(os.fspath(out_dir), JOURNAL)
+    if os.path.isfile(path):
+        how = "--resume" if name.startswith("-") else "resume=True"
+        raise ValueError(f"{_named(name, os.fspath(out_dir))} holds an unfinished evaluation: {JOURNAL} with "
+                         f"{_journal_games(path)} finished games; expected {how} to finish it (the same seed, point "
+                         f"system and rules), or remove that file to start again, or choose another folder")
+
+
+def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], games: int,
+                    config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The finished games ``out_dir`` holds (its ``games.jsonl`` and :data:`JOURNAL`) as evaluation records, one per
+    agent and deal; games that raised are left out (they are played again).  A ``ValueError`` names the file and
+    line of the first game of another seed, point system, rules, agent or deal than asked (``specs``, deals below
+    ``games``), whose deck is not its deal's, or that did not end; a damaged line is a ``RecordError`` naming it (a
+    journal's last line cut short by a kill is left out).  Nothing is changed."""
+    from pokersquares_env.records import load_records
+
+    if out_dir is None or not os.path.isdir(out_dir):
+        return []
+    game = EvalConfig(**config).game()
+    want_rules, want_points = game.rules.to_json(), game.system.to_json()
+    seed = int(config["seed"])
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for name in ("games.jsonl", JOURNAL):
+        path = os.path.join(os.fspath(out_dir), name)
+        if not os.path.isfile(path):
+            continue
+        for lineno, rec in enumerate(load_records(path, cut_tail=name == JOURNAL), start=1):
+            where = f"{path}: record {lineno} (agent {rec.agent!r}, deal {rec.meta.get('deal')!r})"
+            deal = rec.meta.get("deal")
+            if isinstance(deal, bool) or not isinstance(deal, int):
+                raise ValueError(f"{where}: meta.deal is {deal!r}: expected the deal index of an evaluation's record")
+            if rec.meta.get("eval_seed") != seed:
+                raise ValueError(f"{where} was played with seed {rec.meta.get('eval_seed')!r}: expected seed {seed} "
+                                 f"as asked (resume only with the folder's seed, point system and rules)")
+            if rec.system.to_json() != want_points:
+                raise ValueError(f"{where} was played for point system {rec.system.name!r} "
+                                 f"{rec.system.to_json()}: expected {game.system.name!r} {want_points} as asked")
+            if rec.rules.to_json() != want_rules:
+                raise ValueError(f"{where} was played under rules {rec.rules.to_json()}: expected {want_rules} as "
+                                 f"asked")
+            if rec.agent not in specs or not 0 <= deal < games:
+                raise ValueError(f"{where}: not a game of this evaluation (agents {', '.join(specs)}; deals 0-"
+                                 f"{games - 1}): resuming keeps every game of the folder, so ask for its agents and "
+                                 f"at least its deals, or choose another folder")
+            if list(rec.deck) != list(deal_deck(seed, deal, game.rules)):
+                raise ValueError(f"{where}: its deck is not deal {deal}'s of seed {seed}: expected the deck the "
+                                 f"evaluation deals")
+            if "error" in rec.meta:
+                continue  # played again
+            played, state = rec.replay()
+            if not state.terminal:
+                raise ValueError(f"{where}: {len(rec.placements)} placements and no error: expected a finished game")
+            seconds = rec.meta.get("seconds")
+            out.setdefault((rec.agent, deal), {
+                "agent": rec.agent, "deal": deal, "deck": list(rec.deck), "placements": list(rec.placements),
+                "score": played.score(state),
+                "scores": {"american": played.score(state, "american"), "english": played.score(state, "english")},
+                "hands": played.hands(state),
+                "seconds": float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                else 0.0,
+            })
+    return list(out.values())
+
+
+def _start_journal(out_dir: str | os.PathLike, config: dict[str, Any], reused: list[dict[str, Any]]) -> str:
+    """Write :data:`JOURNAL` in ``out_dir`` holding the ``reused`` games (written whole, then renamed into place, so
+    that an earlier journal is replaced only by one holding its games); its path."""
+    path = os.path.join(os.fspath(out_dir), JOURNAL)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        _write_records(fh, config, reused)
+    os.replace(tmp, path)
+    return path
+
+
+def _append_journal(path: str, config: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        _write_records(fh, config, records)
+
+
+def _write_records(fh: Any, config: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    game = EvalConfig(**config).game()
+    fh.write("".join(json.dumps(_game_record(game, config["seed"], r), ensure_ascii=False) + "\n" for r in records))
+    fh.flush()
 
 
 # --------------------------------------------------------------------------- Parameterized Poker Squares
@@ -1083,7 +1228,7 @@ def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
     """The entries of ``folder`` that an ``evaluate`` does not write (folders shown with a trailing ``/``): known are
     :data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and, at the top, the per-system sub-folders of
     ``--pps`` (each recognised the same way: by its :data:`MARKER`, or holding only an evaluation's files)."""
-    known = {*RESULT_FILES, *PLOT_FILES, *(PPS_FILES if top else ())}
+    known = {*RESULT_FILES, *PLOT_FILES, *((*PPS_FILES, JOURNAL) if top else ())}
     foreign = []
     for name in sorted(os.listdir(folder)):
         full = os.path.join(folder, name)
@@ -1293,6 +1438,11 @@ def evaluate_pps(
         raise TypeError(f"evaluate_pps() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: "
                         f"expected {', '.join(options)} (the systems give the scoring)")
     options.update(kwargs)
+    if options["resume"] is not False:
+        raise ValueError(f"resume={options['resume']!r}: evaluations over a set of point systems are not journalled "
+                         f"and cannot be resumed; expected resume=False (resume one system's evaluate instead)")
+    if out_dir is not None:
+        refuse_journal(out_dir)  # an unfinished evaluate's games: not replaced by this run's outputs
     # What evaluate checks before building, checked once for every system (a bad option, back end or Ray address) ...
     check_positive_int(options["jobs"], "jobs")
     check_progress(options["progress"])

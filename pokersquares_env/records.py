@@ -597,18 +597,28 @@ def _record_of_line(path: str, text: str, lineno: int, line: str) -> GameRecord:
     return GameRecord.from_dict(data, source=f"{path}:{lineno}")
 
 
-def load_records(path: str | os.PathLike, *, skip_bad: bool = False) -> list[GameRecord]:
+def load_records(path: str | os.PathLike, *, skip_bad: bool = False, cut_tail: bool = False) -> list[GameRecord]:
     """Read and validate every record of a JSONL file (one record per line).
 
     A damaged line is a :class:`RecordError` naming it; with ``skip_bad=True`` it is left out instead, with a
     ``RuntimeWarning`` that names it, so the other records of a file whose last write was cut short can be read.
+    ``cut_tail=True`` leaves out, silently, a last line that has no newline after it and cannot be read: the one
+    record a process killed while appending (:func:`append_record`, an evaluation's journal) leaves half written;
+    every other damaged line is still an error.
     """
     import warnings
 
     path = os.fspath(path)
     text = _read_text(path, jsonl=True)
+    lines = _jsonl_lines(text)
+    if cut_tail and lines and not text.endswith("\n"):
+        lineno, line = lines[-1]
+        try:
+            _record_of_line(path, text, lineno, line)
+        except RecordError:
+            lines.pop()
     out = []
-    for lineno, line in _jsonl_lines(text):
+    for lineno, line in lines:
         try:
             out.append(_record_of_line(path, text, lineno, line))
         except RecordError as exc:

@@ -775,7 +775,7 @@ def _no_games(monkeypatch):
     import agents.evaluation as ev
 
     played = []
-    monkeypatch.setattr(ev, "make_chunks", lambda specs, games, size: played.append(list(specs)) or [])
+    monkeypatch.setattr(ev, "make_chunks", lambda specs, games, size, **k: played.append(list(specs)) or [])
     return played
 
 

@@ -1,0 +1,235 @@
+"""The evaluation journal and ``resume``: a stopped evaluation keeps its finished games and plays only the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agents.evaluation as ev
+from agents.evaluation import JOURNAL, evaluate, evaluate_pps, register_backend
+
+AGENTS = ["greedy", "rules"]
+
+
+def _games(folder: Path) -> list[dict]:
+    """games.jsonl without the seconds each game took (the only field that differs between runs)."""
+    out = []
+    for line in (folder / "games.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        record["meta"].pop("seconds")
+        out.append(record)
+    return out
+
+
+def _stopping_backend(after: int, played: list):
+    """A back end that runs ``after`` chunks through the local one, then stops as Ctrl-C would."""
+
+    def run(tasks, *, jobs=1):
+        for n, task in enumerate(tasks):
+            if n == after:
+                raise KeyboardInterrupt
+            played.append((task[0], list(task[1])))
+            yield ev.run_chunk(*task)
+
+    return run
+
+
+def _counting_backend(played: list):
+    def run(tasks, *, jobs=1):
+        for task in tasks:
+            played.append((task[0], list(task[1])))
+            yield ev.run_chunk(*task)
+
+    return run
+
+
+@pytest.fixture
+def full(tmp_path):
+    """An uninterrupted evaluation: 12 deals of seed 3, chunks of 4."""
+    evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=tmp_path / "full")
+    return tmp_path / "full"
+
+
+def test_a_stopped_evaluation_keeps_its_games_and_resume_plays_only_the_rest(tmp_path, full):
+    played: list = []
+    register_backend("stops", _stopping_backend(3, played))
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, backend="stops")
+    assert sorted(os.listdir(out)) == [JOURNAL]  # no outputs yet: only the finished games
+    assert len((out / JOURNAL).read_text(encoding="utf-8").splitlines()) == 12  # 3 chunks of 4
+    assert played == [("greedy", [0, 1, 2, 3]), ("greedy", [4, 5, 6, 7]), ("greedy", [8, 9, 10, 11])]
+
+    again: list = []
+    register_backend("counts", _counting_backend(again))
+    result = evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, backend="counts",
+                      resume=True)
+    assert again == [("rules", [0, 1, 2, 3]), ("rules", [4, 5, 6, 7]), ("rules", [8, 9, 10, 11])]
+    assert result.resumed == 12 and len(result.records) == 24
+    assert _games(out) == _games(full)  # the same records as a run that never stopped
+    assert not (out / JOURNAL).exists()  # removed once the outputs are written
+    assert [r["mean"] for r in result.summary] == [r["mean"] for r in json.loads((full / "summary.json").read_text())]
+
+
+def test_resume_adds_deals_and_agents_to_a_finished_evaluation(tmp_path, full):
+    played: list = []
+    register_backend("counts", _counting_backend(played))
+    out = tmp_path / "grow"
+    evaluate(["greedy"], games=12, seed=3, chunk_size=4, progress=False, out_dir=out)
+    evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, backend="counts", resume=True)
+    assert {spec for spec, _ in played} == {"rules"}  # greedy's 12 games reused from games.jsonl
+    assert _games(out) == _games(full)
+    played.clear()
+    result = evaluate(AGENTS, games=16, seed=3, chunk_size=4, progress=False, out_dir=out, backend="counts",
+                      resume=True)
+    assert played == [("greedy", [12, 13, 14, 15]), ("rules", [12, 13, 14, 15])]
+    assert result.resumed == 24 and {r["deal"] for r in result.records} == set(range(16))
+
+
+def test_games_that_raised_are_played_again_on_resume(tmp_path, monkeypatch):
+    out = tmp_path / "err"
+    real = ev.run_chunk
+
+    def failing(spec, deals, config):  # deal 2 raises once
+        records = real(spec, deals, config)
+        return [ev._error_record(r["agent"], r["deal"], r["deck"], [], "boom", 0.0) if r["deal"] == 2 else r
+                for r in records]
+
+    register_backend("fails", lambda tasks, *, jobs=1: (failing(*t) for t in tasks))
+    first = evaluate(["greedy"], games=4, seed=1, progress=False, out_dir=out, backend="fails")
+    assert [e["deal"] for e in first.errors] == [2]
+    played: list = []
+    register_backend("counts", _counting_backend(played))
+    second = evaluate(["greedy"], games=4, seed=1, progress=False, out_dir=out, backend="counts", resume=True)
+    assert played == [("greedy", [2])] and not second.errors and second.resumed == 3
+
+
+def test_a_folder_with_a_journal_is_refused_without_resume_and_left_as_it_is(tmp_path):
+    out = tmp_path / "run"
+    register_backend("stops", _stopping_backend(1, []))
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(AGENTS, games=8, seed=3, chunk_size=4, progress=False, out_dir=out, backend="stops")
+    before = (out / JOURNAL).read_bytes()
+    with pytest.raises(ValueError, match=r"holds an unfinished evaluation: games\.partial\.jsonl with 4 finished "
+                                         r"games; expected resume=True"):
+        evaluate(AGENTS, games=8, seed=3, progress=False, out_dir=out)
+    with pytest.raises(ValueError, match="unfinished evaluation"):
+        evaluate_pps(AGENTS, systems=["american", "english"], games=2, progress=False, out_dir=out)
+    with pytest.raises(ValueError, match="not journalled"):
+        evaluate_pps(AGENTS, systems=["american", "english"], games=2, progress=False, out_dir=tmp_path / "p",
+                     resume=True)
+    with pytest.raises(ValueError, match="resume=True needs out_dir"):
+        evaluate(AGENTS, games=2, progress=False, resume=True)
+    assert (out / JOURNAL).read_bytes() == before and os.listdir(out) == [JOURNAL]
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"seed": 4}, r"was played with seed 3: expected seed 4"),
+    ({"scoring": "english"}, r"was played for point system 'american'.*expected 'english'"),
+    ({"rules": {"jokers": 2}}, r"was played under rules .*'jokers': 0.*expected .*'jokers': 2"),
+    ({"agent_specs": ["greedy"]}, r"agent 'rules', deal 0\).*not a game of this evaluation"),
+    ({"games": 6}, r"deal 6\).*not a game of this evaluation \(agents greedy, rules; deals 0-5\)"),
+])
+def test_resume_refuses_games_of_another_evaluation_and_changes_nothing(tmp_path, full, change, match, monkeypatch):
+    built: list = []
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *a, **k: built.append(a))
+    before = {p.name: p.read_bytes() for p in full.iterdir()}
+    kwargs = {"agent_specs": AGENTS, "games": 12, "seed": 3, **change}
+    with pytest.raises(ValueError, match=match):
+        evaluate(kwargs.pop("agent_specs"), progress=False, out_dir=full, resume=True, **kwargs)
+    assert not built  # refused before any agent was built (tables trained)
+    assert {p.name: p.read_bytes() for p in full.iterdir()} == before
+
+
+def test_a_journal_cut_short_by_a_kill_loses_only_its_last_line_and_other_damage_is_named(tmp_path, full):
+    out = tmp_path / "cut"
+    out.mkdir()
+    lines = (full / "games.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:5]
+    (out / JOURNAL).write_text("".join(lines[:4]) + lines[4][:100], encoding="utf-8")  # the fifth half written
+    played: list = []
+    register_backend("counts", _counting_backend(played))
+    result = evaluate(["greedy"], games=12, seed=3, chunk_size=8, progress=False, out_dir=out, backend="counts",
+                      resume=True)
+    assert result.resumed == 4 and played == [("greedy", list(range(4, 12)))]
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    text = "".join(lines[:2]) + "{not json\n" + "".join(lines[3:5])
+    (bad / JOURNAL).write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"games\.partial\.jsonl:3"):
+        evaluate(["greedy"], games=12, seed=3, progress=False, out_dir=bad, resume=True)
+    assert (bad / JOURNAL).read_text(encoding="utf-8") == text
+
+
+def test_a_deck_that_is_not_its_deals_is_refused(tmp_path, full):
+    out = tmp_path / "deck"
+    out.mkdir()
+    first, second = (json.loads(line) for line in (full / "games.jsonl").read_text().splitlines()[:2])
+    first["meta"]["deal"] = 1  # deal 0's game filed as deal 1
+    (out / JOURNAL).write_text(json.dumps(first) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"deal 1\): its deck is not deal 1's of seed 3"):
+        evaluate(["greedy"], games=12, seed=3, progress=False, out_dir=out, resume=True)
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(
+                              Path(__file__).resolve().parents[1])})
+
+
+def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(tmp_path, full):
+    """The real case: a run stopped from outside (a time limit's SIGTERM), then the same command with --resume."""
+    common = ["--agent", "greedy", "--agent", "rules", "--seed", "3", "--chunk-size", "1", "--no-progress",
+              "--out", "run"]
+    proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *common, "--games", "400"],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    journal = tmp_path / "run" / JOURNAL
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 5:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0, "the run ended before it could be stopped"
+    kept = journal.read_bytes().count(b"\n")
+    assert 5 <= kept < 800 and not (tmp_path / "run" / "games.jsonl").exists()
+
+    refused = _cli(*common, "--games", "12", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert f"--out 'run' holds an unfinished evaluation: {JOURNAL} with {kept} finished games; expected --resume" \
+        in refused.stderr
+    # the same deals as `full`, fewer of them: only the kept games of the first 12 deals count
+    (tmp_path / "run" / JOURNAL).write_text(
+        "".join(line for line in journal.read_text(encoding="utf-8").splitlines(keepends=True)
+                if json.loads(line)["meta"]["deal"] < 12), encoding="utf-8")
+    reused = (tmp_path / "run" / JOURNAL).read_bytes().count(b"\n")
+    done = _cli(*common, "--games", "12", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"resumed: {reused} of 24 games reused from run, {24 - reused} played" in done.stderr
+    assert _games(tmp_path / "run") == _games(full)
+
+
+def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, monkeypatch, capsys):
+    from pokersquares_env.cli import main
+
+    register_backend("stops", _stopping_backend(2, []))
+    rc = main(["evaluate", "--agent", "greedy", "--games", "8", "--chunk-size", "2", "--no-progress", "--backend",
+               "stops", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert rc == 130
+    assert f"interrupted; the 4 finished games are kept in {tmp_path / 'run' / JOURNAL}: the same command with " \
+           f"--resume plays only the rest" in err
+    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--resume"]) == 2
+    assert "--resume needs --out DIR" in capsys.readouterr().err
+    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--pps", "--resume", "--out",
+                 str(tmp_path / "p")]) == 2
+    assert "cannot be used with --scoring-set/--pps" in capsys.readouterr().err

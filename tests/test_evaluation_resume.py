@@ -233,3 +233,4 @@ def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, mo
     assert main(["evaluate", "--agent", "greedy", "--games", "2", "--pps", "--resume", "--out",
                  str(tmp_path / "p")]) == 2
     assert "cannot be used with --scoring-set/--pps" in capsys.readouterr().err
+

@@ -158,9 +158,12 @@ def test_outputs_written_and_rerun_reuses_finished_runs(tiny_rerun, monkeypatch)
         raise AssertionError("a finished run was trained again")
 
     monkeypatch.setattr(agents.train, "train", no_training)
+    # as if an earlier rerun had been stopped in its evaluation: the journal goes with that folder (not refused)
+    (out / "evaluation" / "games.partial.jsonl").write_text('{"stale": true}\n', encoding="utf-8")
     again = run_experiment(out=str(out), timesteps=416, seeds=[0, 1, 2], games=6, progress=False,
                            train_options=TINY_TRAIN)
     assert again["table"] == results["table"]
+    assert not (out / "evaluation" / "games.partial.jsonl").exists()
 
 
 @pytest.mark.parametrize(

@@ -41,11 +41,12 @@ PUBLISHED = [
 ]
 
 
-def check_options(parser: argparse.ArgumentParser, agents: list[str], systems: str, out: str | None) -> list[str]:
+def check_options(parser: argparse.ArgumentParser, agents: list[str], systems: str, out: str | None,
+                  resume: bool = False) -> list[str]:
     """The point systems ``--systems`` names, once every system, every agent (built for every system, so its
     tables are made now) and every output folder has been checked: a usage error names the first that is not
     good, before the first game."""
-    from agents.evaluation import check_out_dir
+    from agents.evaluation import check_out_dir, refuse_journal
     from agents.registry import check_model_path, check_spec, make_agent, spec_key
     from pokersquares_env.scoring import point_system
 
@@ -82,6 +83,8 @@ def check_options(parser: argparse.ArgumentParser, agents: list[str], systems: s
                 # each system's folder takes an evaluation's outputs: a folder of other files is refused, as by
                 # `pokersquares evaluate --out`, instead of having its games.jsonl replaced
                 check_out_dir(os.path.join(out, name), foreign=False, name="--out")
+                if not resume:  # a stopped run's games there: kept for --resume, not overwritten
+                    refuse_journal(os.path.join(out, name), name="--out")
             except ValueError as exc:
                 parser.error(str(exc))
     return names
@@ -99,19 +102,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default="american,english",
                         help="comma-separated point systems, each evaluated in turn (default american,english)")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the games each system's folder under --out holds (a stopped run's journal, a "
+                             "finished run's games.jsonl) and play only the rest: pokersquares evaluate --resume")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.resume and args.out is None:
+        parser.error("--resume needs --out DIR, the folder whose games are reused")
     from agents.evaluation import _jsonable, evaluate
     from pokersquares_env._files import write_json
     from pokersquares_env.scoring import expected_random_score
 
     agents = args.agent or DEFAULT_AGENTS
-    systems = check_options(parser, agents, args.systems, args.out)
+    systems = check_options(parser, agents, args.systems, args.out, resume=args.resume)
     rows = []
     for system in systems:
         start = time.perf_counter()
         res = evaluate(agents, games=args.games, seed=args.seed, scoring=system, jobs=args.jobs,
-                       progress=not args.no_progress, out_dir=os.path.join(args.out, system) if args.out else None)
+                       progress=not args.no_progress, out_dir=os.path.join(args.out, system) if args.out else None,
+                       resume=args.resume)
         wall = time.perf_counter() - start
         print(f"\n## {system}: {args.games} common deals (seed {args.seed}), jobs={args.jobs}, wall {wall:.0f} s")
         print(f"exact expectation of random play: {expected_random_score(system):.3f}\n")

@@ -1315,3 +1315,23 @@ def test_td_search_runs_on_two_processes(tmp_path, capsys):
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "on 2 deals" in proc.stdout and "0 errors" in proc.stdout
+
+
+def test_agents_benchmark_resumes_a_stopped_or_shorter_run_playing_only_the_rest(tmp_path, monkeypatch, capsys):
+    import agents.evaluation as ev
+
+    bench = load("agents")
+    out = tmp_path / "bench"
+    base = ["--agent", "greedy", "--systems", "american", "--jobs", "1", "--no-progress", "--out", str(out)]
+    assert bench.main([*base, "--games", "4"]) == 0
+    played = []
+    real = ev.run_chunk
+    monkeypatch.setattr(ev, "run_chunk", lambda spec, deals, config: played.extend(deals) or real(spec, deals, config))
+    assert bench.main([*base, "--games", "6", "--resume"]) == 0
+    assert played == [4, 5]
+    games = [json.loads(line)["meta"]["deal"] for line in (out / "american" / "games.jsonl").read_text().splitlines()]
+    assert games == list(range(6))
+    (out / "american" / ev.JOURNAL).write_text("", encoding="utf-8")  # as a run stopped before its first chunk
+    err = _usage_error(bench.main, [*base, "--games", "6"], capsys)
+    assert "holds an unfinished evaluation: games.partial.jsonl with 0 finished games; expected --resume" in err
+    assert "--resume needs --out DIR" in _usage_error(bench.main, ["--agent", "greedy", "--resume"], capsys)

@@ -611,17 +611,14 @@ def load_records(path: str | os.PathLike, *, skip_bad: bool = False, cut_tail: b
     path = os.fspath(path)
     text = _read_text(path, jsonl=True)
     lines = _jsonl_lines(text)
-    if cut_tail and lines and not text.endswith("\n"):
-        lineno, line = lines[-1]
-        try:
-            _record_of_line(path, text, lineno, line)
-        except RecordError:
-            lines.pop()
+    cut = lines[-1][0] if cut_tail and lines and not text.endswith("\n") else None  # a last line with no newline
     out = []
     for lineno, line in lines:
         try:
             out.append(_record_of_line(path, text, lineno, line))
         except RecordError as exc:
+            if lineno == cut:
+                continue
             if not skip_bad:
                 raise
             warnings.warn(f"skipped a damaged record: {exc}", RuntimeWarning, stacklevel=2)

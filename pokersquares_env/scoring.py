@@ -454,14 +454,14 @@ class PointSystem:
 
     @functools.cached_property
     def _best_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        return _best_tables(self.points)
+        return _best_tables_of(self.points)
 
     def __repr__(self) -> str:
         return f"PointSystem({self.name!r}, {self.as_dict()!r}, win_threshold={self.win_threshold!r})"
 
 
 @functools.lru_cache(maxsize=256)
-def _best_tables(points: tuple[int | float, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _best_tables_of(points: tuple[int | float, ...]) -> tuple[np.ndarray, np.ndarray]:
     """:attr:`PointSystem.best_points` and :attr:`PointSystem.best_category` of a points table, read-only and shared
     by every point system of those points (building them takes milliseconds: every game record read from a file
     makes its own point system)."""

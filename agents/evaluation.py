@@ -1017,7 +1017,7 @@ def _start_journal(out_dir: str | os.PathLike, config: dict[str, Any], reused: l
     """Write :data:`JOURNAL` in ``out_dir`` holding the ``reused`` games (written whole, then renamed into place, so
     that an earlier journal is replaced only by one holding its games); its path."""
     path = os.path.join(os.fspath(out_dir), JOURNAL)
-    tmp = path + ".tmp"
+    tmp = path + ".tmp"  # one a kill left here is overwritten (and counts as an evaluation's file meanwhile)
     with open(tmp, "w", encoding="utf-8") as fh:
         _write_records(fh, config, reused)
     os.replace(tmp, path)
@@ -1228,7 +1228,7 @@ def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
     """The entries of ``folder`` that an ``evaluate`` does not write (folders shown with a trailing ``/``): known are
     :data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and, at the top, the per-system sub-folders of
     ``--pps`` (each recognised the same way: by its :data:`MARKER`, or holding only an evaluation's files)."""
-    known = {*RESULT_FILES, *PLOT_FILES, *((*PPS_FILES, JOURNAL) if top else ())}
+    known = {*RESULT_FILES, *PLOT_FILES, *((*PPS_FILES, JOURNAL, JOURNAL + ".tmp") if top else ())}
     foreign = []
     for name in sorted(os.listdir(folder)):
         full = os.path.join(folder, name)

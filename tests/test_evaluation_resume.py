@@ -234,3 +234,21 @@ def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, mo
                  str(tmp_path / "p")]) == 2
     assert "cannot be used with --scoring-set/--pps" in capsys.readouterr().err
 
+
+
+
+def test_a_journal_copy_left_half_written_by_a_kill_does_not_block_the_folder(tmp_path, full):
+    """Resuming writes the reused games to games.partial.jsonl.tmp and renames it; a kill in between leaves that
+    file beside the journal of a run that never wrote its outputs (no evaluation.json): it must not make the folder
+    one of "entries no evaluation writes" for the next run."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    lines = (full / "games.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / JOURNAL).write_text("".join(lines[:3]), encoding="utf-8")
+    (out / (JOURNAL + ".tmp")).write_text(lines[0][:50], encoding="utf-8")
+    assert main(["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "12", "--seed", "3", "--resume",
+                 "--no-progress", "--out", str(out)]) == 0
+    assert not (out / (JOURNAL + ".tmp")).exists() and not (out / JOURNAL).exists()
+    assert _games(out) == _games(full)

@@ -54,8 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "earlier evaluate's output (whose files are replaced)")
     parser.add_argument("--resume", action="store_true",
                         help="reuse the games --out DIR holds (an interrupted run's games.partial.jsonl, a finished "
-                             "run's games.jsonl) and play only the agent-deal pairs missing: finishes a stopped run, "
-                             "or adds deals or agents to a finished one; needs the same --seed, scoring and rules")
+                             "run's games.jsonl; with --pps, each system's folder's) and play only the agent-deal "
+                             "pairs missing: finishes a stopped run, or adds deals or agents to a finished one; needs "
+                             "the same --seed, scoring (or --pps set) and rules")
     parser.add_argument("--format", default="table", choices=("table", "json"),
                         help="stdout: a Markdown table or one JSON object per agent (default table)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -109,20 +110,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.address and args.backend != "ray":
         print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
         return 2
-    if args.resume and (args.out is None or args.scoring_set is not None):
-        why = ("needs --out DIR, the folder whose games are reused" if args.out is None else
-               "cannot be used with --scoring-set/--pps (those runs are not journalled; resume one system's evaluate)")
-        print(f"pokersquares evaluate: --resume {why}", file=sys.stderr)
+    if args.resume and args.out is None:
+        print("pokersquares evaluate: --resume needs --out DIR, the folder whose games are reused", file=sys.stderr)
         return 2
     if args.out is not None:
         from agents.evaluation import check_out_dir
 
         try:  # before any agent is built (tables trained) or folder made
             check_out_dir(args.out, foreign=False, name="--out")
-            if not args.resume:
-                from agents.evaluation import refuse_journal
+            from agents.evaluation import refuse_journal
 
-                refuse_journal(args.out, name="--out")
+            refuse_journal(args.out, name="--out", pps=args.scoring_set is not None, resume=args.resume)
         except ValueError as exc:
             print(f"pokersquares evaluate: {exc}", file=sys.stderr)
             return 2
@@ -149,7 +147,9 @@ def _run(args: argparse.Namespace) -> int:
                                  f"point systems")
             pps = args.scoring_set.strip().lower() == "pps"
             systems = "pps" if pps else [s.strip() for s in args.scoring_set.split(",")]
-            result = evaluate_pps(args.agent, systems=systems, **common)
+            result = evaluate_pps(args.agent, systems=systems, resume=args.resume, **common)
+            if args.resume:
+                _say_resumed(args, result.resumed, len(args.agent) * args.games * len(result.results))
             if args.format == "json":  # one object per agent and system, then one per agent over every system
                 for row in result.summary:  # NaN (a figure that cannot be computed) as null: valid JSON
                     print(json.dumps(_jsonable(row)))
@@ -162,9 +162,7 @@ def _run(args: argparse.Namespace) -> int:
             result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring,
                               resume=args.resume, **common)
             if args.resume:
-                total = len(args.agent) * args.games
-                print(f"pokersquares evaluate: resumed: {result.resumed} of {total} games reused from {args.out}, "
-                      f"{total - result.resumed} played", file=sys.stderr)
+                _say_resumed(args, result.resumed, len(args.agent) * args.games)
             if args.format == "json":
                 print(result.json_lines(), end="")
             else:
@@ -193,14 +191,28 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def _say_resumed(args: argparse.Namespace, reused: int, total: int) -> None:
+    print(f"pokersquares evaluate: resumed: {reused} of {total} games reused from {args.out}, {total - reused} played",
+          file=sys.stderr)
+
+
 def _journal_note(args: argparse.Namespace) -> str:
     """For a run that stopped: where its finished games are kept and how to play only the rest ('' without one)."""
     import os
 
-    from agents.evaluation import JOURNAL, _journal_games
+    from agents.evaluation import JOURNAL, _journal_games, _subfolder_journals
 
-    path = os.path.join(args.out, JOURNAL) if args.out is not None and args.scoring_set is None else None
-    if path is None or not os.path.isfile(path):
+    if args.out is None:
+        return ""
+    if args.scoring_set is not None:  # one journal in each system's folder played so far
+        paths = _subfolder_journals(args.out)
+        if not paths:
+            return ""
+        where = paths[0] if len(paths) == 1 else f"{JOURNAL} of {len(paths)} point systems' folders in {args.out}"
+        return (f"; the {sum(_journal_games(p) for p in paths)} finished games are kept in {where}: the same command "
+                f"with --resume plays only the rest")
+    path = os.path.join(args.out, JOURNAL)
+    if not os.path.isfile(path):
         return ""
     return (f"; the {_journal_games(path)} finished games are kept in {path}: the same command with --resume plays "
             f"only the rest")

@@ -874,9 +874,13 @@ def _evaluate(
     before_games: Callable[[], Any] | None = None,
     build: bool = True,
     resume: bool = False,
+    reused: list[dict[str, Any]] | None = None,
+    save: bool = True,
 ) -> EvaluationResult:
     """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game; ``build=False``
-    when the caller has built every agent for this system already (:func:`evaluate_pps`)."""
+    when the caller has built every agent for this system already (:func:`evaluate_pps`).  :func:`evaluate_pps` also
+    passes each system's ``reused`` games (read and checked before any system is played) and ``save=False``: the
+    journal in ``out_dir`` then stays, holding every game, until the caller has written the outputs."""
     specs = _check_specs(agent_specs)
     games, jobs, seed = check_games(games), check_positive_int(jobs, "jobs"), check_seed(seed)
     progress = check_progress(progress)
@@ -896,9 +900,10 @@ def _evaluate(
     if resume and out_dir is None:
         raise ValueError("resume=True needs out_dir: the folder whose games are reused")
     # the folder's games, checked against this evaluation before any agent is built (tables trained)
-    reused = resumable_games(out_dir, specs, games, config) if resume else []
-    if out_dir is not None and not resume:
-        refuse_journal(out_dir)
+    if reused is None:
+        reused = resumable_games(out_dir, specs, games, config) if resume else []
+    if out_dir is not None:
+        refuse_journal(out_dir, resume=bool(resume))
     _connect_backend(run_tasks, specs, jobs, backend_options)  # Ray: a bad address, before the tables are trained
     for spec in specs if build else ():  # a bad option value fails here, before any game; tables are trained once
         _build_or_raise(spec, system, rules, int(seed))
@@ -907,6 +912,8 @@ def _evaluate(
     journal = None
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before the games, not after them
+        if not resume:  # an earlier run's outputs go now, so a stop leaves this run's journal alone to resume
+            clear_outputs(out_dir)
         journal = _start_journal(out_dir, config, reused)
     done = {(r["agent"], r["deal"]) for r in reused}
     size = chunk_size or max(1, min(50, math.ceil(games / (4 * jobs))))
@@ -925,7 +932,7 @@ def _evaluate(
             bar.close()
     records.sort(key=lambda r: (specs.index(r["agent"]), r["deal"]))
     result = EvaluationResult(specs, records, config, int(games), resumed=len(reused))
-    if out_dir is not None:
+    if out_dir is not None and save:
         result.save(out_dir)
         os.remove(journal)  # its games are in games.jsonl now
     return result
@@ -945,15 +952,45 @@ def _journal_games(path: str) -> int:
         return fh.read().count(b"\n")
 
 
-def refuse_journal(out_dir: str | os.PathLike, *, name: str = "out_dir") -> None:
-    """A ``ValueError`` if ``out_dir`` holds an unfinished evaluation's :data:`JOURNAL` (a run without ``resume``
-    would overwrite its games); ``name``: what the message calls the folder, as for :func:`check_out_dir`."""
+def _subfolder_journals(out_dir: str | os.PathLike) -> list[str]:
+    """The :data:`JOURNAL` files in ``out_dir``'s sub-folders: an unfinished evaluation over a set of point systems
+    (:func:`evaluate_pps`, ``--pps``) keeps one in each system's folder."""
+    path = os.fspath(out_dir)
+    if not os.path.isdir(path):
+        return []
+    found = []
+    for name in sorted(os.listdir(path)):
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full) and os.path.isfile(os.path.join(full, JOURNAL)):
+            found.append(os.path.join(full, JOURNAL))
+    return found
+
+
+def refuse_journal(out_dir: str | os.PathLike, *, name: str = "out_dir", pps: bool = False,
+                   resume: bool = False) -> None:
+    """A ``ValueError`` if ``out_dir`` holds an unfinished evaluation that this one would overwrite or could not
+    finish: a :data:`JOURNAL` in it (a plain evaluation's) or in its sub-folders (one over a set of point systems,
+    ``pps``).  ``resume=True`` accepts the journals of this kind of evaluation (``pps`` or not), never the other
+    kind's.  ``name``: what the message calls the folder, as for :func:`check_out_dir`; nothing is changed."""
+    cli = name.startswith("-")
+    folder = _named(name, os.fspath(out_dir))
     path = os.path.join(os.fspath(out_dir), JOURNAL)
-    if os.path.isfile(path):
-        how = "--resume" if name.startswith("-") else "resume=True"
-        raise ValueError(f"{_named(name, os.fspath(out_dir))} holds an unfinished evaluation: {JOURNAL} with "
-                         f"{_journal_games(path)} finished games; expected {how} to finish it (the same seed, point "
-                         f"system and rules), or remove that file to start again, or choose another folder")
+    if os.path.isfile(path) and (pps or not resume):
+        how = ("--resume" if cli else "resume=True") if not pps else (
+            "evaluate --resume without --pps" if cli else "evaluate(..., resume=True), not evaluate_pps,")
+        raise ValueError(f"{folder} holds an unfinished evaluation: {JOURNAL} with {_journal_games(path)} finished "
+                         f"games; expected {how} to finish it (the same seed, point system and rules), or remove "
+                         f"that file to start again, or choose another folder")
+    subs = _subfolder_journals(out_dir)
+    if subs and (not pps or not resume):
+        games = sum(_journal_games(p) for p in subs)
+        shown = ", ".join(os.path.relpath(p, os.fspath(out_dir)) for p in subs[:3]) + (
+            f" and {len(subs) - 3} more" if len(subs) > 3 else "")
+        how = ("the same --pps set with --resume" if cli else "evaluate_pps(..., resume=True) with the same systems")
+        raise ValueError(f"{folder} holds an unfinished evaluation over a set of point systems: {shown} with {games} "
+                         f"finished games; expected {how} to finish it (the same seed and rules), or remove "
+                         f"{'that file' if len(subs) == 1 else 'those files'} to start again, or choose another "
+                         f"folder")
 
 
 def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], games: int,
@@ -1108,6 +1145,11 @@ class PPSResult:
     results: dict[str, EvaluationResult]
 
     @property
+    def resumed(self) -> int:
+        """How many games, over every system, were reused from the output folder (``resume=True``) rather than played."""
+        return sum(r.resumed for r in self.results.values())
+
+    @property
     def summary(self) -> list[dict[str, Any]]:
         """One row per (agent, system): mean, ci95, the exact random-play expectation and two normalised scores.
 
@@ -1226,9 +1268,10 @@ def _written_by_evaluate(folder: str) -> bool:
 
 def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
     """The entries of ``folder`` that an ``evaluate`` does not write (folders shown with a trailing ``/``): known are
-    :data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES` and, at the top, the per-system sub-folders of
-    ``--pps`` (each recognised the same way: by its :data:`MARKER`, or holding only an evaluation's files)."""
-    known = {*RESULT_FILES, *PLOT_FILES, *((*PPS_FILES, JOURNAL, JOURNAL + ".tmp") if top else ())}
+    :data:`RESULT_FILES`, :data:`PLOT_FILES`, the :data:`JOURNAL` (and its ``.tmp`` copy) and, at the top,
+    :data:`PPS_FILES` and the per-system sub-folders of ``--pps`` (each recognised the same way: by its
+    :data:`MARKER`, or holding only an evaluation's files)."""
+    known = {*RESULT_FILES, *PLOT_FILES, JOURNAL, JOURNAL + ".tmp", *(PPS_FILES if top else ())}
     foreign = []
     for name in sorted(os.listdir(folder)):
         full = os.path.join(folder, name)
@@ -1423,6 +1466,13 @@ def evaluate_pps(
     Other keyword arguments go to :func:`evaluate`; every system uses the same deals.  Every agent is built for
     every system before the first game: one that cannot be built for a system raises ``ValueError`` naming both,
     and nothing is played or written.
+
+    With ``out_dir``, each system's games go to the :data:`JOURNAL` in its folder (``out_dir/<system name>``) as
+    their chunks end, and the journals are removed once the outputs are written, so a run that stops keeps its
+    finished games.  ``resume=True`` reuses, per system, the games its folder holds (a stopped run's journal, a
+    finished run's ``games.jsonl``) and plays only the rest, as :func:`evaluate` does; every system's games are
+    read and checked before any agent is built, and a folder of games of a system not asked for is refused, naming
+    it.  Without ``resume``, a folder holding journals (this kind's or a plain evaluation's) is refused.
     """
     seed = check_seed(seed)
     specs = _check_specs(agent_specs)  # the agents, deals and folder are checked before the folder is made
@@ -1438,11 +1488,13 @@ def evaluate_pps(
         raise TypeError(f"evaluate_pps() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: "
                         f"expected {', '.join(options)} (the systems give the scoring)")
     options.update(kwargs)
-    if options["resume"] is not False:
-        raise ValueError(f"resume={options['resume']!r}: evaluations over a set of point systems are not journalled "
-                         f"and cannot be resumed; expected resume=False (resume one system's evaluate instead)")
+    resume = options["resume"]
+    if not isinstance(resume, (bool, np.bool_)):
+        raise TypeError(f"resume={resume!r}: expected True or False")
+    if resume and out_dir is None:
+        raise ValueError("resume=True needs out_dir: the folder whose games are reused")
     if out_dir is not None:
-        refuse_journal(out_dir)  # an unfinished evaluate's games: not replaced by this run's outputs
+        refuse_journal(out_dir, pps=True, resume=bool(resume))  # the other kind's journal, or this kind's unasked
     # What evaluate checks before building, checked once for every system (a bad option, back end or Ray address) ...
     check_positive_int(options["jobs"], "jobs")
     check_progress(options["progress"])
@@ -1451,6 +1503,8 @@ def evaluate_pps(
     run_tasks = _backend(options["backend"])
     backend_options = _check_backend_options(options["backend"], run_tasks, options["backend_options"])
     rules = dict(Rules.parse(options["rules"] if options["rules"] is not None else {}).to_json())
+    # ... and every system's games to reuse, read and checked before any agent is built or game played
+    reused = _pps_reused(out_dir, resolved, specs, games, seed, rules) if resume else {}
     jobs = local_workers(options["jobs"]) if options["backend"] == "local" else options["jobs"]
     _connect_backend(run_tasks, specs, jobs, backend_options)
     # ... then every agent built for every system (tables trained and cached), before the first game of any: an agent
@@ -1458,12 +1512,46 @@ def evaluate_pps(
     for ps in resolved:
         for spec in specs:
             _build_or_raise(spec, ps, rules, seed, name_system=True)
+    if out_dir is not None:
+        prepare_out_dir(out_dir)
+        if not resume:  # an earlier run's outputs go now (every system's), as evaluate's do
+            clear_outputs(out_dir)
     results = {}
-    for n, ps in enumerate(resolved):
-        make_folder = (lambda: prepare_out_dir(out_dir)) if n == 0 and out_dir is not None else None
-        results[ps.name] = _evaluate(agent_specs, games=games, seed=seed, scoring=ps, out_dir=None,
-                                     before_games=make_folder, build=False, **options)
+    for ps in resolved:  # with out_dir, each system's games go to the journal in its folder as they finish
+        sub = None if out_dir is None else os.path.join(os.fspath(out_dir), ps.name)
+        results[ps.name] = _evaluate(agent_specs, games=games, seed=seed, scoring=ps, out_dir=sub, build=False,
+                                     reused=reused.get(ps.name, []), save=False, **options)
     out = PPSResult(results)
     if out_dir is not None:
         out.save(out_dir)
+        for name in results:  # their games are in each system's games.jsonl now
+            os.remove(os.path.join(os.fspath(out_dir), name, JOURNAL))
     return out
+
+
+def _pps_reused(out_dir: str | os.PathLike | None, systems: list[PointSystem], specs: list[str], games: int,
+                seed: int, rules: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per system name, the finished games its folder in ``out_dir`` holds (:func:`resumable_games`, each checked
+    against this evaluation).  A ``ValueError`` names a folder of games of a system not asked for (writing the
+    outputs would remove them) and a plain evaluation's ``games.jsonl`` at the top (resuming cannot turn it into
+    one over a set of point systems); nothing is changed."""
+    if out_dir is None or not os.path.isdir(out_dir):
+        return {}
+    top = os.fspath(out_dir)
+    names = {ps.name for ps in systems}
+    if os.path.isfile(os.path.join(top, "games.jsonl")):
+        raise ValueError(f"out_dir={top!r} holds the games.jsonl of an evaluation under one point system: resuming "
+                         f"over a set of point systems cannot add to it; expected the folder of an evaluation over "
+                         f"a set of point systems, or choose another folder")
+    for name in sorted(os.listdir(top)):
+        full = os.path.join(top, name)
+        if name in names or not os.path.isdir(full) or os.path.islink(full):
+            continue
+        held = [f for f in (JOURNAL, "games.jsonl") if os.path.isfile(os.path.join(full, f))]
+        if held:
+            raise ValueError(f"{os.path.join(full, held[0])}: games of point system {name!r}, which is not asked "
+                             f"for (systems {', '.join(ps.name for ps in systems)}): resuming keeps every game of "
+                             f"the folder, so ask for its systems too, or choose another folder")
+    return {ps.name: resumable_games(os.path.join(top, ps.name), specs, games,
+                                     {"seed": int(seed), "scoring": ps.to_json(), "rules": rules})
+            for ps in systems}

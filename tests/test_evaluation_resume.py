@@ -14,6 +14,7 @@ import pytest
 
 import agents.evaluation as ev
 from agents.evaluation import JOURNAL, evaluate, evaluate_pps, register_backend
+from pokersquares_env.scoring import CATEGORY_KEYS
 
 AGENTS = ["greedy", "rules"]
 
@@ -122,11 +123,13 @@ def test_a_folder_with_a_journal_is_refused_without_resume_and_left_as_it_is(tmp
         evaluate(AGENTS, games=8, seed=3, progress=False, out_dir=out)
     with pytest.raises(ValueError, match="unfinished evaluation"):
         evaluate_pps(AGENTS, systems=["american", "english"], games=2, progress=False, out_dir=out)
-    with pytest.raises(ValueError, match="not journalled"):
-        evaluate_pps(AGENTS, systems=["american", "english"], games=2, progress=False, out_dir=tmp_path / "p",
-                     resume=True)
+    with pytest.raises(ValueError, match=r"expected evaluate\(\.\.\., resume=True\), not evaluate_pps, to finish"):
+        evaluate_pps(AGENTS, systems=["american", "english"], games=8, seed=3, progress=False, out_dir=out,
+                     resume=True)  # a plain evaluation's journal: not finished by one over a set of systems
     with pytest.raises(ValueError, match="resume=True needs out_dir"):
         evaluate(AGENTS, games=2, progress=False, resume=True)
+    with pytest.raises(ValueError, match="resume=True needs out_dir"):
+        evaluate_pps(AGENTS, systems=["american"], games=2, progress=False, resume=True)
     assert (out / JOURNAL).read_bytes() == before and os.listdir(out) == [JOURNAL]
 
 
@@ -230,9 +233,9 @@ def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, mo
            f"--resume plays only the rest" in err
     assert main(["evaluate", "--agent", "greedy", "--games", "2", "--resume"]) == 2
     assert "--resume needs --out DIR" in capsys.readouterr().err
-    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--pps", "--resume", "--out",
-                 str(tmp_path / "p")]) == 2
-    assert "cannot be used with --scoring-set/--pps" in capsys.readouterr().err
+    assert main(["evaluate", "--agent", "greedy", "--games", "8", "--chunk-size", "2", "--pps", "american,english",
+                 "--resume", "--no-progress", "--out", str(tmp_path / "run")]) == 2
+    assert "expected evaluate --resume without --pps to finish it" in capsys.readouterr().err
 
 
 
@@ -251,4 +254,152 @@ def test_a_journal_copy_left_half_written_by_a_kill_does_not_block_the_folder(tm
     assert main(["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "12", "--seed", "3", "--resume",
                  "--no-progress", "--out", str(out)]) == 0
     assert not (out / (JOURNAL + ".tmp")).exists() and not (out / JOURNAL).exists()
+    assert _games(out) == _games(full)
+
+
+# --------------------------------------------------------------------------- over a set of point systems (--pps)
+
+SYSTEMS = ["american", "english"]
+
+
+def _stopping_after(chunks: int, played: list):
+    """A back end that runs ``chunks`` chunks in all (over every system's evaluation), then stops as Ctrl-C would."""
+
+    def run(tasks, *, jobs=1):
+        for task in tasks:
+            if len(played) == chunks:
+                raise KeyboardInterrupt
+            played.append((task[2]["scoring"]["name"], task[0], list(task[1])))
+            yield ev.run_chunk(*task)
+
+    return run
+
+
+def _pps_games(folder: Path) -> dict[str, list[dict]]:
+    return {s: _games(folder / s) for s in SYSTEMS}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def pps_full(tmp_path):
+    """An uninterrupted evaluation over American and English: 6 deals of seed 3, chunks of 3."""
+    evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, chunk_size=3, progress=False, out_dir=tmp_path / "pfull")
+    return tmp_path / "pfull"
+
+
+@pytest.fixture
+def pps_stopped(tmp_path):
+    """The same evaluation stopped after 5 chunks: American's 4 and English's first."""
+    played: list = []
+    register_backend("stops", _stopping_after(5, played))
+    out = tmp_path / "prun"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, chunk_size=3, progress=False, out_dir=out,
+                     backend="stops")
+    assert played[-1] == ("english", "greedy", [0, 1, 2])
+    return out
+
+
+def test_a_stopped_pps_evaluation_keeps_each_systems_games_and_resume_plays_only_the_rest(pps_stopped, pps_full):
+    out = pps_stopped
+    assert sorted(os.listdir(out)) == SYSTEMS  # no outputs yet: each system's finished games, in its folder
+    assert [len((out / s / JOURNAL).read_text(encoding="utf-8").splitlines()) for s in SYSTEMS] == [12, 3]
+    assert os.listdir(out / "english") == [JOURNAL]
+
+    played: list = []
+    register_backend("counts", _counting_backend(played))
+    result = evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, chunk_size=3, progress=False, out_dir=out,
+                          backend="counts", resume=True)
+    assert played == [("greedy", [3, 4, 5]), ("rules", [0, 1, 2]), ("rules", [3, 4, 5])]  # English's rest only
+    assert result.resumed == 15 and [r.resumed for r in result.results.values()] == [12, 3]
+    assert _pps_games(out) == _pps_games(pps_full)  # the records of a run that never stopped
+    assert not list(out.rglob(JOURNAL))  # removed once the outputs are written
+
+    def figures(folder):
+        rows = json.loads((folder / "pps.json").read_text())["systems"]
+        return [{k: v for k, v in r.items() if k != "seconds_per_game"} for r in rows]
+
+    assert figures(out) == figures(pps_full)
+    # resuming a finished run adds deals: only the new ones are played, under every system
+    played.clear()
+    grown = evaluate_pps(AGENTS, systems=SYSTEMS, games=7, seed=3, chunk_size=3, progress=False, out_dir=out,
+                         backend="counts", resume=True)
+    assert played == [("greedy", [6]), ("rules", [6])] * 2 and grown.resumed == 24
+
+
+def test_a_stopped_pps_folder_is_refused_without_resume_and_by_a_plain_evaluate(pps_stopped):
+    out = pps_stopped
+    before = _files(out)
+    with pytest.raises(ValueError, match=r"holds an unfinished evaluation over a set of point systems: "
+                                         r"american/games\.partial\.jsonl, english/games\.partial\.jsonl with 15 "
+                                         r"finished games; expected evaluate_pps\(\.\.\., resume=True\) with the "
+                                         r"same systems"):
+        evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, progress=False, out_dir=out)
+    for resume in (False, True):  # a plain evaluation can neither overwrite nor finish them
+        with pytest.raises(ValueError, match="unfinished evaluation over a set of point systems"):
+            evaluate(AGENTS, games=6, seed=3, progress=False, out_dir=out, resume=resume)
+    assert _files(out) == before
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"systems": ["american"]}, r"english/games\.partial\.jsonl: games of point system 'english', which is not "
+                                r"asked for \(systems american\)"),
+    ({"seed": 4}, r"american/games\.partial\.jsonl: record 1 .*was played with seed 3: expected seed 4"),
+    ({"systems": [*SYSTEMS, {"name": "flat", "points": dict.fromkeys(CATEGORY_KEYS, 1)}]}, None),  # one added: played
+    ({"rules": {"jokers": 1}}, r"was played under rules"),
+])
+def test_pps_resume_refuses_games_of_another_evaluation_before_building_anything(pps_stopped, change, match,
+                                                                               monkeypatch):
+    out = pps_stopped
+    before = _files(out)
+    built: list = []
+    real = ev._build_or_raise
+    monkeypatch.setattr(ev, "_build_or_raise", lambda *a, **k: (built.append(a[0]), real(*a, **k))[1])
+    options = {"systems": SYSTEMS, "games": 6, "seed": 3, "chunk_size": 3, **change}
+    if match is None:
+        result = evaluate_pps(AGENTS, progress=False, out_dir=out, resume=True, **options)
+        assert result.resumed == 15 and (out / "flat" / "games.jsonl").is_file() and not list(out.rglob(JOURNAL))
+        return
+    with pytest.raises(ValueError, match=match):
+        evaluate_pps(AGENTS, progress=False, out_dir=out, resume=True, **options)
+    assert not built and _files(out) == before  # refused before any agent was built; nothing changed
+
+
+def test_pps_resume_refuses_a_folder_of_a_plain_evaluation(tmp_path, full):
+    before = _files(full)
+    with pytest.raises(ValueError, match=r"holds the games\.jsonl of an evaluation under one point system"):
+        evaluate_pps(AGENTS, systems=SYSTEMS, games=12, seed=3, progress=False, out_dir=full, resume=True)
+    assert _files(full) == before
+
+
+def test_the_command_stopped_over_a_set_of_systems_says_where_and_resumes(pps_stopped, pps_full, capsys):
+    from pokersquares_env.cli import main
+
+    out = pps_stopped.parent / "cli"
+    register_backend("stops", _stopping_after(5, []))
+    common = ["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "6", "--seed", "3", "--chunk-size", "3",
+              "--pps", "american,english", "--no-progress", "--out", str(out)]
+    assert main([*common, "--backend", "stops"]) == 130
+    assert f"interrupted; the 15 finished games are kept in {JOURNAL} of 2 point systems' folders in {out}: the " \
+           f"same command with --resume plays only the rest" in capsys.readouterr().err
+    assert main(common) == 2
+    assert "expected the same --pps set with --resume to finish it" in capsys.readouterr().err
+    assert main([*common, "--resume"]) == 0
+    assert "resumed: 15 of 24 games reused" in capsys.readouterr().err
+    assert _pps_games(out) == _pps_games(pps_full)
+
+
+def test_a_rerun_that_stops_leaves_only_its_own_games_to_resume(tmp_path, full):
+    """A run without resume into an earlier evaluation's folder replaces its outputs: they go before the first game,
+    so a stop leaves this run's journal alone, and resuming it is not refused for the earlier run's games."""
+    out = tmp_path / "again"
+    evaluate(["random"], games=4, seed=3, progress=False, out_dir=out)
+    register_backend("stops", _stopping_backend(1, []))
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, backend="stops")
+    assert sorted(os.listdir(out)) == [JOURNAL]
+    evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, resume=True)
     assert _games(out) == _games(full)

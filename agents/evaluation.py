@@ -1004,6 +1004,11 @@ def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], gam
 
     if out_dir is None or not os.path.isdir(out_dir):
         return []
+    systems = _marker_systems(os.fspath(out_dir))
+    if systems:  # its games are in per-system folders, which this evaluation's outputs would remove
+        raise ValueError(f"out_dir={os.fspath(out_dir)!r} holds an evaluation over a set of point systems "
+                         f"({', '.join(systems)}): resuming an evaluation under one point system cannot add to it; "
+                         f"expected the same set of systems (evaluate_pps, --pps) to resume it, or another folder")
     game = EvalConfig(**config).game()
     want_rules, want_points = game.rules.to_json(), game.system.to_json()
     seed = int(config["seed"])

@@ -368,11 +368,16 @@ def test_pps_resume_refuses_games_of_another_evaluation_before_building_anything
     assert not built and _files(out) == before  # refused before any agent was built; nothing changed
 
 
-def test_pps_resume_refuses_a_folder_of_a_plain_evaluation(tmp_path, full):
+def test_pps_resume_refuses_a_folder_of_a_plain_evaluation_and_the_other_way_round(tmp_path, full, pps_full):
     before = _files(full)
     with pytest.raises(ValueError, match=r"holds the games\.jsonl of an evaluation under one point system"):
         evaluate_pps(AGENTS, systems=SYSTEMS, games=12, seed=3, progress=False, out_dir=full, resume=True)
     assert _files(full) == before
+    before = _files(pps_full)  # a plain resume would find no games at the top, and its outputs would remove these
+    with pytest.raises(ValueError, match=r"holds an evaluation over a set of point systems \(american, english\): "
+                                         r"resuming an evaluation under one point system cannot add to it"):
+        evaluate(AGENTS, games=6, seed=3, progress=False, out_dir=pps_full, resume=True)
+    assert _files(pps_full) == before
 
 
 def test_the_command_stopped_over_a_set_of_systems_says_where_and_resumes(pps_stopped, pps_full, capsys):

@@ -118,9 +118,11 @@ def _run(args: argparse.Namespace) -> int:
 
         try:  # before any agent is built (tables trained) or folder made
             check_out_dir(args.out, foreign=False, name="--out")
-            from agents.evaluation import refuse_journal
+            from agents.evaluation import refuse_journal, refuse_other_kind
 
             refuse_journal(args.out, name="--out", pps=args.scoring_set is not None, resume=args.resume)
+            if args.resume:
+                refuse_other_kind(args.out, name="--out", pps=args.scoring_set is not None)
         except ValueError as exc:
             print(f"pokersquares evaluate: {exc}", file=sys.stderr)
             return 2

@@ -66,6 +66,7 @@ __all__ = [
     "JOURNAL",
     "resumable_games",
     "refuse_journal",
+    "refuse_other_kind",
     "pps_systems",
     "register_backend",
     "run_chunk",
@@ -899,11 +900,13 @@ def _evaluate(
         raise TypeError(f"resume={resume!r}: expected True or False")
     if resume and out_dir is None:
         raise ValueError("resume=True needs out_dir: the folder whose games are reused")
-    # the folder's games, checked against this evaluation before any agent is built (tables trained)
-    if reused is None:
-        reused = resumable_games(out_dir, specs, games, config) if resume else []
     if out_dir is not None:
         refuse_journal(out_dir, resume=bool(resume))
+    # the folder's games, checked against this evaluation before any agent is built (tables trained)
+    if reused is None:
+        if resume:
+            refuse_other_kind(out_dir, pps=False)
+        reused = resumable_games(out_dir, specs, games, config) if resume else []
     _connect_backend(run_tasks, specs, jobs, backend_options)  # Ray: a bad address, before the tables are trained
     for spec in specs if build else ():  # a bad option value fails here, before any game; tables are trained once
         _build_or_raise(spec, system, rules, int(seed))
@@ -986,11 +989,40 @@ def refuse_journal(out_dir: str | os.PathLike, *, name: str = "out_dir", pps: bo
         games = sum(_journal_games(p) for p in subs)
         shown = ", ".join(os.path.relpath(p, os.fspath(out_dir)) for p in subs[:3]) + (
             f" and {len(subs) - 3} more" if len(subs) > 3 else "")
-        how = ("the same --pps set with --resume" if cli else "evaluate_pps(..., resume=True) with the same systems")
-        raise ValueError(f"{folder} holds an unfinished evaluation over a set of point systems: {shown} with {games} "
-                         f"finished games; expected {how} to finish it (the same seed and rules), or remove "
-                         f"{'that file' if len(subs) == 1 else 'those files'} to start again, or choose another "
-                         f"folder")
+        systems = _marker_systems(os.fspath(out_dir))  # what a --pps run writes first: its set of systems
+        if systems:
+            what = f"an unfinished evaluation over point systems {', '.join(systems)}"
+            how = (f"--pps {','.join(systems)} (the same set) with --resume" if cli else
+                   "evaluate_pps(..., resume=True) with those systems")
+        else:  # journals of per-system folders that no --pps run's marker lists (e.g. benchmarks/agents.py's)
+            what = "unfinished evaluations in its sub-folders"
+            how = "the command that started them, with --resume,"
+        raise ValueError(f"{folder} holds {what}: {shown} with {games} finished games; expected {how} to finish "
+                         f"{'it' if systems else 'them'} (the same seed and rules), or remove "
+                         f"{'that file' if len(subs) == 1 else 'those files'} (and "
+                         f"{'its folder' if len(subs) == 1 else 'their folders'}) to start again, or choose "
+                         f"another folder")
+
+
+def refuse_other_kind(out_dir: str | os.PathLike, *, pps: bool, name: str = "out_dir") -> None:
+    """Before resuming: a ``ValueError`` if ``out_dir`` holds the finished outputs of the other kind of evaluation,
+    which this one's outputs would replace: an evaluation over a set of point systems (its :data:`MARKER` lists them)
+    when resuming one under one point system, or the ``games.jsonl`` of one under one point system when resuming
+    one over a set (``pps``).  ``name``: what the message calls the folder; nothing is changed."""
+    path = os.fspath(out_dir)
+    if not os.path.isdir(path):
+        return
+    folder = _named(name, path)
+    cli = name.startswith("-")
+    systems = _marker_systems(path)
+    if not pps and systems:  # its games are in per-system folders, which this evaluation's outputs would remove
+        how = f"--pps {','.join(systems)} with --resume" if cli else "evaluate_pps(..., resume=True) with them"
+        raise ValueError(f"{folder} holds an evaluation over a set of point systems ({', '.join(systems)}): resuming "
+                         f"an evaluation under one point system cannot add to it; expected {how}, or another folder")
+    if pps and os.path.isfile(os.path.join(path, "games.jsonl")):
+        raise ValueError(f"{folder} holds the games.jsonl of an evaluation under one point system: resuming over a "
+                         f"set of point systems cannot add to it; expected the folder of an evaluation over a set of "
+                         f"point systems, or choose another folder")
 
 
 def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], games: int,
@@ -1004,11 +1036,6 @@ def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], gam
 
     if out_dir is None or not os.path.isdir(out_dir):
         return []
-    systems = _marker_systems(os.fspath(out_dir))
-    if systems:  # its games are in per-system folders, which this evaluation's outputs would remove
-        raise ValueError(f"out_dir={os.fspath(out_dir)!r} holds an evaluation over a set of point systems "
-                         f"({', '.join(systems)}): resuming an evaluation under one point system cannot add to it; "
-                         f"expected the same set of systems (evaluate_pps, --pps) to resume it, or another folder")
     game = EvalConfig(**config).game()
     want_rules, want_points = game.rules.to_json(), game.system.to_json()
     seed = int(config["seed"])
@@ -1521,6 +1548,9 @@ def evaluate_pps(
         prepare_out_dir(out_dir)
         if not resume:  # an earlier run's outputs go now (every system's), as evaluate's do
             clear_outputs(out_dir)
+        # what is under way, first: a stopped run's folder names its set of systems (and is known as an evaluation's)
+        _write_marker(out_dir, {"agents": specs, "games": games, "seed": seed, "rules": rules,
+                                "systems": [ps.name for ps in resolved]})
     results = {}
     for ps in resolved:  # with out_dir, each system's games go to the journal in its folder as they finish
         sub = None if out_dir is None else os.path.join(os.fspath(out_dir), ps.name)
@@ -1537,17 +1567,21 @@ def evaluate_pps(
 def _pps_reused(out_dir: str | os.PathLike | None, systems: list[PointSystem], specs: list[str], games: int,
                 seed: int, rules: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per system name, the finished games its folder in ``out_dir`` holds (:func:`resumable_games`, each checked
-    against this evaluation).  A ``ValueError`` names a folder of games of a system not asked for (writing the
-    outputs would remove them) and a plain evaluation's ``games.jsonl`` at the top (resuming cannot turn it into
-    one over a set of point systems); nothing is changed."""
+    against this evaluation).  A ``ValueError`` names a system the folder's run was over (its :data:`MARKER` lists
+    it) or whose folder holds games, that is not asked for (writing the outputs would remove its games, or leave
+    the run short of it), and a plain evaluation's ``games.jsonl`` at the top (:func:`refuse_other_kind`); nothing
+    is changed."""
     if out_dir is None or not os.path.isdir(out_dir):
         return {}
+    refuse_other_kind(out_dir, pps=True)
     top = os.fspath(out_dir)
     names = {ps.name for ps in systems}
-    if os.path.isfile(os.path.join(top, "games.jsonl")):
-        raise ValueError(f"out_dir={top!r} holds the games.jsonl of an evaluation under one point system: resuming "
-                         f"over a set of point systems cannot add to it; expected the folder of an evaluation over "
-                         f"a set of point systems, or choose another folder")
+    asked = ", ".join(ps.name for ps in systems)
+    missing = [s for s in _marker_systems(top) if s not in names]
+    if missing:
+        raise ValueError(f"out_dir={top!r} holds an evaluation over point systems {', '.join(_marker_systems(top))}: "
+                         f"{', '.join(missing)} not asked for (systems {asked}): resuming keeps every system of the "
+                         f"folder, so ask for them too, or choose another folder")
     for name in sorted(os.listdir(top)):
         full = os.path.join(top, name)
         if name in names or not os.path.isdir(full) or os.path.islink(full):
@@ -1555,8 +1589,8 @@ def _pps_reused(out_dir: str | os.PathLike | None, systems: list[PointSystem], s
         held = [f for f in (JOURNAL, "games.jsonl") if os.path.isfile(os.path.join(full, f))]
         if held:
             raise ValueError(f"{os.path.join(full, held[0])}: games of point system {name!r}, which is not asked "
-                             f"for (systems {', '.join(ps.name for ps in systems)}): resuming keeps every game of "
-                             f"the folder, so ask for its systems too, or choose another folder")
+                             f"for (systems {asked}): resuming keeps every game of the folder, so ask for its "
+                             f"systems too, or choose another folder")
     return {ps.name: resumable_games(os.path.join(top, ps.name), specs, games,
                                      {"seed": int(seed), "scoring": ps.to_json(), "rules": rules})
             for ps in systems}

@@ -305,7 +305,9 @@ def pps_stopped(tmp_path):
 
 def test_a_stopped_pps_evaluation_keeps_each_systems_games_and_resume_plays_only_the_rest(pps_stopped, pps_full):
     out = pps_stopped
-    assert sorted(os.listdir(out)) == SYSTEMS  # no outputs yet: each system's finished games, in its folder
+    # no outputs yet: each system's finished games, in its folder, and the marker naming the set under way
+    assert sorted(os.listdir(out)) == ["american", "english", "evaluation.json"]
+    assert json.loads((out / "evaluation.json").read_text())["systems"] == SYSTEMS
     assert [len((out / s / JOURNAL).read_text(encoding="utf-8").splitlines()) for s in SYSTEMS] == [12, 3]
     assert os.listdir(out / "english") == [JOURNAL]
 
@@ -333,20 +335,20 @@ def test_a_stopped_pps_evaluation_keeps_each_systems_games_and_resume_plays_only
 def test_a_stopped_pps_folder_is_refused_without_resume_and_by_a_plain_evaluate(pps_stopped):
     out = pps_stopped
     before = _files(out)
-    with pytest.raises(ValueError, match=r"holds an unfinished evaluation over a set of point systems: "
+    with pytest.raises(ValueError, match=r"holds an unfinished evaluation over point systems american, english: "
                                          r"american/games\.partial\.jsonl, english/games\.partial\.jsonl with 15 "
-                                         r"finished games; expected evaluate_pps\(\.\.\., resume=True\) with the "
-                                         r"same systems"):
+                                         r"finished games; expected evaluate_pps\(\.\.\., resume=True\) with those "
+                                         r"systems"):
         evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, progress=False, out_dir=out)
     for resume in (False, True):  # a plain evaluation can neither overwrite nor finish them
-        with pytest.raises(ValueError, match="unfinished evaluation over a set of point systems"):
+        with pytest.raises(ValueError, match="unfinished evaluation over point systems american, english"):
             evaluate(AGENTS, games=6, seed=3, progress=False, out_dir=out, resume=resume)
     assert _files(out) == before
 
 
 @pytest.mark.parametrize(("change", "match"), [
-    ({"systems": ["american"]}, r"english/games\.partial\.jsonl: games of point system 'english', which is not "
-                                r"asked for \(systems american\)"),
+    ({"systems": ["american"]}, r"holds an evaluation over point systems american, english: english not asked for "
+                                r"\(systems american\)"),
     ({"seed": 4}, r"american/games\.partial\.jsonl: record 1 .*was played with seed 3: expected seed 4"),
     ({"systems": [*SYSTEMS, {"name": "flat", "points": dict.fromkeys(CATEGORY_KEYS, 1)}]}, None),  # one added: played
     ({"rules": {"jokers": 1}}, r"was played under rules"),
@@ -375,7 +377,8 @@ def test_pps_resume_refuses_a_folder_of_a_plain_evaluation_and_the_other_way_rou
     assert _files(full) == before
     before = _files(pps_full)  # a plain resume would find no games at the top, and its outputs would remove these
     with pytest.raises(ValueError, match=r"holds an evaluation over a set of point systems \(american, english\): "
-                                         r"resuming an evaluation under one point system cannot add to it"):
+                                         r"resuming an evaluation under one point system cannot add to it; expected "
+                                         r"evaluate_pps\(\.\.\., resume=True\) with them"):
         evaluate(AGENTS, games=6, seed=3, progress=False, out_dir=pps_full, resume=True)
     assert _files(pps_full) == before
 
@@ -391,7 +394,7 @@ def test_the_command_stopped_over_a_set_of_systems_says_where_and_resumes(pps_st
     assert f"interrupted; the 15 finished games are kept in {JOURNAL} of 2 point systems' folders in {out}: the " \
            f"same command with --resume plays only the rest" in capsys.readouterr().err
     assert main(common) == 2
-    assert "expected the same --pps set with --resume to finish it" in capsys.readouterr().err
+    assert "expected --pps american,english (the same set) with --resume to finish it" in capsys.readouterr().err
     assert main([*common, "--resume"]) == 0
     assert "resumed: 15 of 24 games reused" in capsys.readouterr().err
     assert _pps_games(out) == _pps_games(pps_full)
@@ -408,3 +411,41 @@ def test_a_rerun_that_stops_leaves_only_its_own_games_to_resume(tmp_path, full):
     assert sorted(os.listdir(out)) == [JOURNAL]
     evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, resume=True)
     assert _games(out) == _games(full)
+
+
+def test_a_stopped_pps_folder_whose_journals_are_removed_as_advised_takes_a_new_run(pps_stopped, pps_full):
+    out = pps_stopped
+    for system in SYSTEMS:  # "remove those files (and their folders) to start again": the files only, here
+        (out / system / JOURNAL).unlink()
+    result = evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, chunk_size=3, progress=False, out_dir=out)
+    assert result.resumed == 0 and _pps_games(out) == _pps_games(pps_full)
+
+
+def test_journals_in_sub_folders_no_pps_run_lists_are_named_without_claiming_a_pps_run(tmp_path, capsys):
+    """benchmarks/agents.py runs a plain evaluation per system folder: a stop there is not a --pps run's."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "bench"
+    register_backend("stops", _stopping_backend(1, []))
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(AGENTS, games=8, seed=3, chunk_size=4, progress=False, out_dir=out / "english", backend="stops")
+    for extra in ([], ["--resume"], ["--pps"]):
+        assert main(["evaluate", "--agent", "greedy", "--games", "8", "--no-progress", "--out", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert (f"--out {str(out)!r} holds unfinished evaluations in its sub-folders: english/{JOURNAL} with 4 "
+                f"finished games; expected the command that started them, with --resume, to finish them") in err
+        assert "remove that file (and its folder) to start again" in err
+
+
+def test_the_command_names_out_when_resuming_the_other_kind_of_evaluation(full, pps_full, capsys):
+    from pokersquares_env.cli import main
+
+    common = ["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "12", "--seed", "3", "--no-progress",
+              "--resume"]
+    assert main([*common, "--out", str(pps_full)]) == 2
+    assert (f"--out {str(pps_full)!r} holds an evaluation over a set of point systems (american, english): resuming "
+            f"an evaluation under one point system cannot add to it; expected --pps american,english with --resume"
+            ) in capsys.readouterr().err
+    assert main([*common, "--pps", "american,english", "--out", str(full)]) == 2
+    assert f"--out {str(full)!r} holds the games.jsonl of an evaluation under one point system" in \
+        capsys.readouterr().err

@@ -414,11 +414,16 @@ def test_a_rerun_that_stops_leaves_only_its_own_games_to_resume(tmp_path, full):
 
 
 def test_a_stopped_pps_folder_whose_journals_are_removed_as_advised_takes_a_new_run(pps_stopped, pps_full):
+    """The command refuses folders holding entries no evaluation writes; the empty system folders left by removing
+    the journals are not such entries, as the folder's evaluation.json lists them."""
+    from pokersquares_env.cli import main
+
     out = pps_stopped
     for system in SYSTEMS:  # "remove those files (and their folders) to start again": the files only, here
         (out / system / JOURNAL).unlink()
-    result = evaluate_pps(AGENTS, systems=SYSTEMS, games=6, seed=3, chunk_size=3, progress=False, out_dir=out)
-    assert result.resumed == 0 and _pps_games(out) == _pps_games(pps_full)
+    assert main(["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "6", "--seed", "3", "--chunk-size",
+                 "3", "--pps", "american,english", "--no-progress", "--out", str(out)]) == 0
+    assert _pps_games(out) == _pps_games(pps_full)
 
 
 def test_journals_in_sub_folders_no_pps_run_lists_are_named_without_claiming_a_pps_run(tmp_path, capsys):

@@ -1565,9 +1565,9 @@ def test_reward_shaping_names_a_bad_count_before_anything_runs(tmp_path, monkeyp
           rules="jokers=1", jobs=2, train_options={"minibatch_size": 64}, progress=False)),
     ("compare-trainers", "compare_trainers", "compare_trainers",
      ["--timesteps", "128", "--seed", "3", "--algos", "fast-ppo", "dqn", "--games", "7", "--scoring", "english",
-      "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp"],
+      "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp", "--retrain"],
      dict(timesteps=128, seed=3, algos=("fast-ppo", "dqn"), games=7, scoring="english", shaping="heuristic",
-          rules="jokers=1", net="mlp", progress=False)),
+          rules="jokers=1", net="mlp", progress=False, retrain=True)),
 ])
 def test_every_experiment_option_of_the_command_line_reaches_the_experiment(tmp_path, monkeypatch, capsys, experiment,
                                                                              module, function, argv, expected):
@@ -1818,3 +1818,52 @@ def test_an_older_potential_shaping_folder_is_known_by_its_full_results_and_no_m
         if mark:
             (folder / ROOT_MARK).write_text(json.dumps({"written_by": "potential-shaping"}))
         assert _older_root(folder) is older, name
+
+
+def test_compare_trainers_reuses_finished_runs_of_the_same_config_and_retrain_trains_them_again(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """A stopped comparison keeps the algorithms finished before the stop: the same call trains only the rest."""
+    import agents.train
+    from agents.experiments import compare_trainers as module
+
+    tiny_sb3 = dict(hidden=[8, 8], num_envs=2, num_steps=64, minibatch_size=64, update_epochs=1)
+    options = dict(timesteps=128, algos=("maskable-ppo", "fast-ppo"), games=3, eval_points=1, progress=False,
+                   train_options={"maskable-ppo": tiny_sb3, "fast-ppo": TINY_TRAIN})
+    real, trained = agents.train.train, []
+
+    def stops_at_fast_ppo(cfg, **kwargs):
+        if cfg.algo == "fast-ppo":
+            raise KeyboardInterrupt
+        trained.append(cfg.algo)
+        return real(cfg, **kwargs)
+
+    monkeypatch.setattr(agents.train, "train", stops_at_fast_ppo)
+    with pytest.raises(KeyboardInterrupt):
+        module.compare_trainers(str(tmp_path), **options)
+    first = json.loads((tmp_path / "maskable-ppo" / "progress.json").read_text())
+
+    def counts(cfg, **kwargs):
+        trained.append(cfg.algo)
+        return real(cfg, **kwargs)
+
+    monkeypatch.setattr(agents.train, "train", counts)
+    trained.clear()
+    capsys.readouterr()
+    result = module.compare_trainers(str(tmp_path), **options)
+    assert trained == ["fast-ppo"]  # the finished maskable-ppo run is reused
+    assert f"reusing the finished maskable-ppo run in {tmp_path / 'maskable-ppo'}" in capsys.readouterr().err
+    rows = {r["algo"]: r for r in result["rows"]}
+    assert (rows["maskable-ppo"]["steps"], rows["maskable-ppo"]["seconds"]) == (first["steps"], first["seconds"])
+    assert rows["fast-ppo"]["steps"] == json.loads((tmp_path / "fast-ppo" / "progress.json").read_text())["steps"]
+    assert "| maskable-ppo |" in (tmp_path / "comparison.md").read_text()
+
+    trained.clear()  # nothing left to train; another budget is another config: trained again
+    module.compare_trainers(str(tmp_path), **options)
+    assert trained == []
+    module.compare_trainers(str(tmp_path), **{**options, "timesteps": 256})
+    assert trained == ["maskable-ppo", "fast-ppo"]
+    trained.clear()
+    module.compare_trainers(str(tmp_path), **{**options, "timesteps": 256}, retrain=True)
+    assert trained == ["maskable-ppo", "fast-ppo"]
+    with pytest.raises(TypeError, match="retrain='yes'"):
+        module.compare_trainers(str(tmp_path), **options, retrain="yes")

@@ -87,6 +87,9 @@ def add_arguments(parser) -> None:
     c.add_argument("--shaping", default="none", choices=list(SHAPINGS),
                    help="potential-based reward shaping of every run (see agents/shaping.py; default none)")
     c.add_argument("--rules", metavar="SPEC", help=RULES_HELP)
+    c.add_argument("--retrain", action="store_true",
+                   help="train every algorithm again even where its folder holds a finished run of the same config "
+                        "(reused by default)")
     c.add_argument("--net", choices=["mlp", "lines"],
                    help="network of every run (default each algorithm's own: MaskablePPO's MLP, the lines network of "
                         "dqn and fast-ppo); lines gives MaskablePPO fast-ppo's row/column network")
@@ -201,6 +204,7 @@ def _compare(args) -> int:
     return _run_and_print("compare-trainers", lambda: compare_trainers(
         args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
         scoring=args.scoring, shaping=args.shaping, rules=args.rules, net=args.net, progress=not args.no_progress,
+        retrain=args.retrain,
     ), "comparison.md, comparison.json, trainer_curves.png, experiment.json, evaluation/", args.out)
 
 

@@ -34,6 +34,7 @@ def compare_trainers(
     net: str | None = None,
     train_options: dict[str, dict[str, Any]] | None = None,
     progress: bool = True,
+    retrain: bool = False,
 ) -> dict[str, Any]:
     """Train each algorithm on the same budget and compare learning curves and final scores on common deals.
 
@@ -44,15 +45,30 @@ def compare_trainers(
     ``net``: the network of every run, ``"mlp"`` or ``"lines"`` (default ``None``: each algorithm's own, MaskablePPO's
     MLP and the lines network of dqn and fast-ppo); with ``"lines"`` MaskablePPO trains ``agents.sb3_policy``'s
     ``LinesPolicy``.  ``train_options[algo]`` may still set one run's ``net``.
+
+    A run folder (``out/<algo>``) already holding a finished run of exactly the config asked for (an earlier
+    comparison's, or one stopped after that algorithm finished) is reused, saying so on stderr, and its training
+    seconds are those it recorded; ``retrain=True`` trains every algorithm again.  Any other run of the experiment is
+    trained from the start.  The seconds compared are each run's training clock (``progress.json``), which starts
+    after its reward-shaping potential is built.
     """
     from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
+    from agents.experiments.marks import (
+        check_own_root,
+        check_own_runs,
+        clear_outputs,
+        finished_run,
+        mark_run,
+        write_root_mark,
+    )
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
-    from agents.train import AGENT_PREFIX, train
+    from agents.train import AGENT_PREFIX, _read_progress, train
     from pokersquares_env.scoring import point_system
 
     out = check_out_dir(out, name="out")  # an empty out is no folder (Path('') would be the current one)
+    if not isinstance(retrain, bool):
+        raise TypeError(f"retrain={retrain!r}: expected True or False")
     check_positive_int(games, "games")  # before any training, not after it
     if isinstance(algos, str) or not algos:
         raise ValueError(f"algos={algos!r}: expected a non-empty list of algorithms, of {sorted(ALGOS)}")
@@ -86,27 +102,37 @@ def compare_trainers(
     check_out_dir(root, name="out")  # an out that is a file is named before any training
     check_own_runs([cfg.out for cfg in configs], "compare-trainers")  # never replace a run it did not write
     check_own_root(root, "compare-trainers", _older_root)  # nor results in a folder of another's (a run folder)
+    # which runs to train: a finished run of exactly its config is reused (unless retrain); read before anything is
+    # written, and only in the experiment's own run folders (check_own_runs, above)
+    todo = {cfg.algo: retrain or not finished_run(Path(cfg.out), cfg, "compare-trainers") for cfg in configs}
     prepare_out_dir(root, name="out")
     clear_outputs(root, OUTPUT_FILES)  # the previous comparison went with the previous options: none left beside these
     write_root_mark(root, "compare-trainers", {"timesteps": timesteps, "seed": seed, "algos": list(algos),
                                                "games": games, "scoring": scoring, "shaping": shaping,
                                                "rules": rules, "net": net})
     system = point_system(scoring).name
-    if shaping == "tables":  # train (or load) the tables once, before the first run is timed (each run's clock
+    if shaping == "tables" and any(todo.values()):  # train (or load) the tables once, before the first run is timed (each run's clock
         from agents.shaping import LinePotential  # starts after its own potential is built, from this cache)
         from pokersquares_env.core import Rules
 
         LinePotential.make("tables", scoring, Rules(**rules))
     rows = []
     for cfg in configs:
-        mark_run(cfg.out, "compare-trainers")
-        result = train(cfg, overwrite=True)  # the experiment's own run folder (check_own_runs)
-        if result.interrupted:  # Ctrl-C: stop here, as reward-shaping does (no comparison of unfinished runs)
-            print(f"compare-trainers: Ctrl-C stopped the {cfg.algo} run at step {result.steps:,}; its checkpoint and "
-                  f"model are kept in {cfg.out}; no comparison was written", file=sys.stderr, flush=True)
-            raise KeyboardInterrupt
-        rows.append({"algo": cfg.algo, "net": cfg.net, "steps": result.steps, "seconds": result.seconds,
-                     "steps_per_second": result.steps / max(result.seconds, 1e-9), "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
+        if todo[cfg.algo]:
+            mark_run(cfg.out, "compare-trainers")
+            result = train(cfg, overwrite=True)  # the experiment's own run folder (check_own_runs)
+            if result.interrupted:  # Ctrl-C: stop here, as reward-shaping does (no comparison of unfinished runs)
+                print(f"compare-trainers: Ctrl-C stopped the {cfg.algo} run at step {result.steps:,}; its checkpoint "
+                      f"and model are kept in {cfg.out}; no comparison was written; the algorithms finished before "
+                      f"it are reused by the same command", file=sys.stderr, flush=True)
+                raise KeyboardInterrupt
+        else:
+            print(f"compare-trainers: reusing the finished {cfg.algo} run in {cfg.out} (the same config; --retrain "
+                  f"trains it again)", file=sys.stderr, flush=True)
+        done = _read_progress(Path(cfg.out) / "progress.json", "compare-trainers")  # steps and training seconds
+        rows.append({"algo": cfg.algo, "net": cfg.net, "steps": done["steps"], "seconds": done["seconds"],
+                     "steps_per_second": done["steps"] / max(done["seconds"], 1e-9),
+                     "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
     summary = {s["agent"]: s for s in ev.summary}

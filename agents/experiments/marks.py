@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from agents.config import read_json
 
-__all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "clear_outputs", "mark_run", "read_json",
-           "write_root_mark", "written_by"]
+__all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "clear_outputs", "finished_run", "mark_run",
+           "read_json", "write_root_mark", "written_by"]
 
 #: written into every run folder an experiment trains: ``{"written_by": "pokersquares experiment NAME"}``
 RUN_MARK = "experiment_run.json"
@@ -127,3 +128,44 @@ def check_own_root(root: str | Path, experiment: str, older: Callable[[Path], bo
             f"or empty folder, or the --out of an earlier {experiment} run (whose results are replaced); choose "
             f"another --out")
     check_out_dir(root / "evaluation", foreign=False, name="the experiment's evaluation folder")
+
+
+def finished_run(folder: Path, train_cfg: Any, who: str) -> bool:
+    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again): its model,
+    ``config.json`` equal to the config (but for ``out`` and ``progress``) and ``progress.json`` at the budget.  A damaged
+    ``config.json`` or ``progress.json`` makes the run unfinished (trained again), with a note naming the file; so does
+    a ``point_system.json`` (the points the run trained for) missing, damaged or other than the points ``scoring``
+    names now (``config.json`` names a point-system file by its path: the file may have been edited since).  ``who``:
+    the experiment, as the notes name it."""
+    from agents.config import ConfigError, TrainConfig, point_table
+    from agents.train import MODEL_FILE, POINT_SYSTEM_FILE, _read_progress, planned_steps
+
+    folder = Path(folder)
+    paths = [folder / MODEL_FILE[train_cfg.algo], folder / "config.json", folder / "progress.json"]
+    if not all(p.is_file() for p in paths):
+        return False
+    try:
+        stored = TrainConfig.load(paths[1]).to_dict()
+        steps = _read_progress(paths[2], who)["steps"]
+    except ConfigError as exc:
+        print(f"note: {exc}; the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
+        return False
+    wanted = train_cfg.resolved()
+    # the folder is the run's by where it is: `out` spelled otherwise (relative, absolute) is the same run
+    same = {**stored, "progress": None, "out": None} == {**wanted.to_dict(), "progress": None, "out": None}
+    if not (same and steps >= planned_steps(wanted)):  # the budget, rounded up to the trainer's whole units
+        return False
+    points = folder / POINT_SYSTEM_FILE
+    try:
+        stored_points = json.loads(points.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # missing, unreadable or not JSON
+        print(f"note: {str(points)!r} cannot be read ({exc.strerror if isinstance(exc, OSError) else exc}): the points "
+              f"the run trained for are unknown; the run in {str(folder)!r} is trained again", file=sys.stderr,
+              flush=True)
+        return False
+    now = point_table(wanted.scoring)
+    if now is None or stored_points != json.loads(json.dumps(now)):
+        print(f"note: {str(points)!r}: the run trained for other points than scoring={wanted.scoring!r} names now; "
+              f"the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
+        return False
+    return True

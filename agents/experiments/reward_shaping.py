@@ -30,7 +30,6 @@ import dataclasses
 import json
 import math
 import os
-import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,42 +184,10 @@ def _slug(system: str | os.PathLike) -> str:
 
 
 def _finished(folder: Path, train_cfg) -> bool:
-    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (so it need not be trained again).  A damaged
-    ``config.json`` or ``progress.json`` makes the run unfinished (trained again), with a note naming the file; so does
-    a ``point_system.json`` (the points the run trained for) missing, damaged or other than the points ``scoring``
-    names now (``config.json`` names a point-system file by its path: the file may have been edited since)."""
-    from agents.config import ConfigError, TrainConfig, point_table
-    from agents.train import POINT_SYSTEM_FILE, _read_progress
+    """Whether ``folder`` holds a finished run of exactly ``train_cfg`` (:func:`agents.experiments.marks.finished_run`)."""
+    from agents.experiments.marks import finished_run
 
-    paths = [folder / "model.pt", folder / "config.json", folder / "progress.json"]
-    if not all(p.is_file() for p in paths):
-        return False
-    try:
-        stored = TrainConfig.load(paths[1]).to_dict()
-        steps = _read_progress(paths[2], "reward-shaping")["steps"]
-    except ConfigError as exc:
-        print(f"note: {exc}; the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
-        return False
-    wanted = train_cfg.resolved()
-    # the folder is the run's by where it is: `out` spelled otherwise (relative, absolute) is the same run
-    same = {**stored, "progress": None, "out": None} == {**wanted.to_dict(), "progress": None, "out": None}
-    batch = wanted.num_envs * wanted.num_steps
-    if not (same and steps >= max(1, math.ceil(wanted.timesteps / batch)) * batch):
-        return False
-    points = folder / POINT_SYSTEM_FILE
-    try:
-        stored_points = json.loads(points.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # missing, unreadable or not JSON
-        print(f"note: {str(points)!r} cannot be read ({exc.strerror if isinstance(exc, OSError) else exc}): the points "
-              f"the run trained for are unknown; the run in {str(folder)!r} is trained again", file=sys.stderr,
-              flush=True)
-        return False
-    now = point_table(wanted.scoring)
-    if now is None or stored_points != json.loads(json.dumps(now)):
-        print(f"note: {str(points)!r}: the run trained for other points than scoring={wanted.scoring!r} names now; "
-              f"the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
-        return False
-    return True
+    return finished_run(folder, train_cfg, "reward-shaping")
 
 
 def _older_root(root: Path) -> bool:

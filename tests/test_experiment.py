@@ -1560,9 +1560,9 @@ def test_reward_shaping_names_a_bad_count_before_anything_runs(tmp_path, monkeyp
           sigma=0.5, eval_games=9, eval_seed=4, seed=6, tables_games=11, progress=False)),
     ("potential-shaping", "potential_shaping", "potential_shaping",
      ["--shapings", "none", "tables", "--seeds", "3", "4", "--timesteps", "128", "--games", "7", "--eval-seed", "5",
-      "--scoring", "english", "--rules", "jokers=1", "--minibatch-size", "64", "--jobs", "2"],
+      "--scoring", "english", "--rules", "jokers=1", "--minibatch-size", "64", "--jobs", "2", "--retrain"],
      dict(shapings=("none", "tables"), seeds=(3, 4), timesteps=128, games=7, eval_seed=5, scoring="english",
-          rules="jokers=1", jobs=2, train_options={"minibatch_size": 64}, progress=False)),
+          rules="jokers=1", jobs=2, train_options={"minibatch_size": 64}, progress=False, retrain=True)),
     ("compare-trainers", "compare_trainers", "compare_trainers",
      ["--timesteps", "128", "--seed", "3", "--algos", "fast-ppo", "dqn", "--games", "7", "--scoring", "english",
       "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp", "--retrain"],
@@ -1712,7 +1712,8 @@ def test_potential_shaping_command_line_defaults_reach_the_experiment(tmp_path, 
     assert main(["experiment", "potential-shaping", "--out", str(tmp_path / "ps")]) == 0
     (kwargs,) = calls
     assert kwargs == dict(shapings=("none", "heuristic", "tables"), seeds=(0, 1), timesteps=2_000_000, games=500,
-                          eval_seed=0, scoring="american", rules=None, jobs=1, train_options=None, progress=True)
+                          eval_seed=0, scoring="american", rules=None, jobs=1, train_options=None, progress=True,
+                          retrain=False)
 
 
 def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch):
@@ -1867,3 +1868,49 @@ def test_compare_trainers_reuses_finished_runs_of_the_same_config_and_retrain_tr
     assert trained == ["maskable-ppo", "fast-ppo"]
     with pytest.raises(TypeError, match="retrain='yes'"):
         module.compare_trainers(str(tmp_path), **options, retrain="yes")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_potential_shaping_reuses_finished_runs_of_the_same_config_and_retrain_trains_them_again(tmp_path,
+                                                                                                monkeypatch, capsys,
+                                                                                                jobs):
+    """A stopped experiment keeps the runs finished before the stop: the same call trains only the rest (in the
+    pool of processes too)."""
+    import agents.experiments.potential_shaping as ps
+
+    options = dict(shapings=("none", "heuristic"), seeds=(0,), timesteps=416, games=3, eval_points=1, progress=False,
+                   train_options=TINY_TRAIN, jobs=jobs)
+    out = tmp_path / "ps"
+    real, trained = ps._train, []
+
+    def stops_at_heuristic(cfg):
+        if cfg.shaping == "heuristic":
+            raise KeyboardInterrupt
+        return real(cfg)
+
+    monkeypatch.setattr(ps, "_train", stops_at_heuristic)
+    with pytest.raises(KeyboardInterrupt):
+        ps.potential_shaping(str(out), **{**options, "jobs": 1})
+    first = json.loads((out / "runs" / "none_s0" / "progress.json").read_text())
+
+    def counts(cfg):
+        trained.append(cfg.shaping)
+        return real(cfg)
+
+    monkeypatch.setattr(ps, "_train", counts)
+    capsys.readouterr()
+    result = ps.potential_shaping(str(out), **options)
+    if jobs == 1:  # (the pool's processes do not see this process's patch: the count is of the one-process path)
+        assert trained == ["heuristic"]
+    assert f"reusing the finished run in {out / 'runs' / 'none_s0'}" in capsys.readouterr().err
+    runs = {r["shaping"]: r for r in result["runs"]}
+    assert (runs["none"]["steps"], runs["none"]["seconds"]) == (first["steps"], first["seconds"])
+    again = json.loads((out / "runs" / "heuristic_s0" / "progress.json").read_text())
+    assert (runs["heuristic"]["steps"], runs["heuristic"]["seconds"]) == (again["steps"], again["seconds"])
+    trained.clear()
+    ps.potential_shaping(str(out), **{**options, "jobs": 1})
+    assert trained == []  # everything finished: nothing trained
+    ps.potential_shaping(str(out), **{**options, "jobs": 1}, retrain=True)
+    assert trained == ["none", "heuristic"]
+    with pytest.raises(TypeError, match="retrain=1"):
+        ps.potential_shaping(str(out), **options, retrain=1)

@@ -116,6 +116,9 @@ def add_arguments(parser) -> None:
     q.add_argument("--minibatch-size", type=int_between(1, MAX_SIZES["minibatch_size"]),
                    help=f"minibatch of every run (default fast-ppo's, {fast['minibatch_size']}; 400 learns more per "
                         f"step in short unshaped runs: docs/training.md, \"fast-ppo's minibatch\")")
+    q.add_argument("--retrain", action="store_true",
+                   help="train every run again even where its folder holds a finished run of the same config "
+                        "(reused by default)")
     q.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=1,
                    help=f"training runs at once (processes), 1 to {MAX_JOBS:,}; at most one per run and per CPU this "
                         f"process may use (default 1)")
@@ -194,7 +197,7 @@ def _potential(args) -> int:
         args.out, shapings=tuple(args.shapings), seeds=tuple(args.seeds), timesteps=args.timesteps,
         games=args.games, eval_seed=args.eval_seed, scoring=args.scoring, rules=args.rules, jobs=args.jobs,
         train_options=None if args.minibatch_size is None else {"minibatch_size": args.minibatch_size},
-        progress=not args.no_progress,
+        progress=not args.no_progress, retrain=args.retrain,
     ), "results.md, results.json, curves.png, experiment.json, evaluation/, runs/", args.out)
 
 

@@ -37,7 +37,18 @@ def _train(cfg: Any) -> dict[str, Any]:
     from agents.train import train
 
     result = train(cfg, overwrite=True)  # the experiment's own run folder (marked, checked by check_own_runs)
-    return {"steps": result.steps, "seconds": result.seconds, "interrupted": bool(result.interrupted)}
+    if result.interrupted:
+        return {"steps": result.steps, "seconds": result.seconds, "interrupted": True}
+    return {**_recorded(cfg), "interrupted": False}
+
+
+def _recorded(cfg: Any) -> dict[str, Any]:
+    """A finished run's steps and training seconds, as its ``progress.json`` recorded them (the run's own clock, the
+    same for a run trained now and one reused)."""
+    from agents.train import _read_progress
+
+    done = _read_progress(Path(cfg.out) / "progress.json", "potential-shaping")
+    return {"steps": done["steps"], "seconds": done["seconds"]}
 
 
 def _stop_if_interrupted(trained: dict[Any, dict[str, Any]], configs: dict[Any, Any]) -> None:
@@ -65,8 +76,13 @@ def potential_shaping(
     eval_points: int = 10,
     train_options: dict[str, Any] | None = None,
     progress: bool = True,
+    retrain: bool = False,
 ) -> dict[str, Any]:
     """Train fast-ppo with each shaping on each seed for ``timesteps`` steps; compare on ``games`` common deals.
+
+    A run folder already holding a finished run of exactly the config asked for (an earlier call's, or one that
+    finished before a stop) is reused, saying so on stderr (:func:`agents.experiments.marks.finished_run`);
+    ``retrain=True`` trains every run again.  The seconds reported are each run's recorded training clock.
 
     ``rules``: the rule options of every run, of the ``tables`` potential and of the common deals (a ``Rules`` or a
     spec of ``Rules.parse`` such as ``"jokers=2,placement=adjacent"``; default the plain rules).
@@ -94,6 +110,8 @@ def potential_shaping(
     from pokersquares_env.core import Rules
 
     out = check_out_dir(out, name="out")  # an empty out is no folder (Path('') would be the current one)
+    if not isinstance(retrain, bool):
+        raise TypeError(f"retrain={retrain!r}: expected True or False")
     if not shapings or any(s not in SHAPINGS for s in shapings):
         raise ValueError(f"shapings={list(shapings)!r}: expected some of {list(SHAPINGS)}")
     repeated = [s for i, s in enumerate(shapings) if s in shapings[:i]]
@@ -127,10 +145,15 @@ def potential_shaping(
             options.update(train_options or {})
             configs[(shaping, seed)] = TrainConfig(**options).resolved()
     check_trainer_installed("fast-ppo")  # torch missing: said before the experiment folder is made or marked
+    from agents.experiments import marks
     from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
 
     check_own_runs([cfg.out for cfg in configs.values()], "potential-shaping")  # never replace a run it did not write
     check_own_root(root, "potential-shaping", _older_root)  # nor results in a folder of another's
+    # the runs to train: a finished run of exactly its config is reused (unless retrain), read before anything is
+    # written, and only in the experiment's own run folders (check_own_runs, above)
+    pending = {key: cfg for key, cfg in configs.items()
+               if retrain or not marks.finished_run(Path(cfg.out), cfg, "potential-shaping")}
     if workers < min(jobs, len(configs)):  # said once every option is known good (as pokersquares evaluate says it)
         print(f"potential-shaping: warning: jobs={jobs} is more than the {cpus} CPUs this process may use: training "
               f"{workers} run{'s' if workers > 1 else ''} at once (the results are the same)", file=sys.stderr,
@@ -140,21 +163,25 @@ def potential_shaping(
     write_root_mark(root, "potential-shaping", {
         "shapings": list(shapings), "seeds": list(seeds), "timesteps": timesteps, "games": games,
         "eval_seed": eval_seed, "scoring": scoring, "rules": rules, "train_options": train_options or {}})
-    if "tables" in shapings:
+    if any(shaping == "tables" for shaping, _seed in pending):
         LinePotential.make("tables", scoring, Rules(**rules))  # train the tables once, before the runs that share them
-    for cfg in configs.values():
-        mark_run(cfg.out, "potential-shaping")
-    if workers == 1:
-        trained = {}
-        for key, cfg in configs.items():
+    for key, cfg in configs.items():
+        if key in pending:
+            mark_run(cfg.out, "potential-shaping")
+        else:
+            print(f"potential-shaping: reusing the finished run in {cfg.out} (the same config; --retrain trains it "
+                  f"again)", file=sys.stderr, flush=True)
+    trained = {key: {**_recorded(cfg), "interrupted": False} for key, cfg in configs.items() if key not in pending}
+    if workers == 1 or len(pending) <= 1:
+        for key, cfg in pending.items():
             trained[key] = _train(cfg)
             _stop_if_interrupted(trained, configs)  # the next runs do not start
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {key: pool.submit(_train, cfg) for key, cfg in configs.items()}
-            trained = {key: f.result() for key, f in futures.items()}
+        with ProcessPoolExecutor(max_workers=min(workers, len(pending))) as pool:
+            futures = {key: pool.submit(_train, cfg) for key, cfg in pending.items()}
+            trained.update({key: f.result() for key, f in futures.items()})
         _stop_if_interrupted(trained, configs)
-    trained = {key: {k: v for k, v in r.items() if k != "interrupted"} for key, r in trained.items()}
+    trained = {key: {k: v for k, v in trained[key].items() if k != "interrupted"} for key in configs}
     specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
     ev = evaluate(list(specs.values()), games=games, seed=eval_seed, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)

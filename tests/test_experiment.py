@@ -1856,7 +1856,9 @@ def test_compare_trainers_reuses_finished_runs_of_the_same_config_and_retrain_tr
     rows = {r["algo"]: r for r in result["rows"]}
     assert (rows["maskable-ppo"]["steps"], rows["maskable-ppo"]["seconds"]) == (first["steps"], first["seconds"])
     assert rows["fast-ppo"]["steps"] == json.loads((tmp_path / "fast-ppo" / "progress.json").read_text())["steps"]
-    assert "| maskable-ppo |" in (tmp_path / "comparison.md").read_text()
+    table = (tmp_path / "comparison.md").read_text()
+    assert "| maskable-ppo (reused) |" in table and "| fast-ppo |" in table and "(reused): a finished run" in table
+    assert [r["reused"] for r in json.loads((tmp_path / "comparison.json").read_text())] == [True, False]
 
     trained.clear()  # nothing left to train; another budget is another config: trained again
     module.compare_trainers(str(tmp_path), **options)
@@ -1907,6 +1909,8 @@ def test_potential_shaping_reuses_finished_runs_of_the_same_config_and_retrain_t
     assert (runs["none"]["steps"], runs["none"]["seconds"]) == (first["steps"], first["seconds"])
     again = json.loads((out / "runs" / "heuristic_s0" / "progress.json").read_text())
     assert (runs["heuristic"]["steps"], runs["heuristic"]["seconds"]) == (again["steps"], again["seconds"])
+    assert (runs["none"]["reused"], runs["heuristic"]["reused"]) == (True, False)
+    assert "| none seed 0 (reused) |" in (out / "results.md").read_text()
     trained.clear()
     ps.potential_shaping(str(out), **{**options, "jobs": 1})
     assert trained == []  # everything finished: nothing trained
@@ -1914,3 +1918,60 @@ def test_potential_shaping_reuses_finished_runs_of_the_same_config_and_retrain_t
     assert trained == ["none", "heuristic"]
     with pytest.raises(TypeError, match="retrain=1"):
         ps.potential_shaping(str(out), **options, retrain=1)
+
+
+def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_one(tmp_path, monkeypatch, capsys):
+    """With more runs than workers, Ctrl-C used to stop the running ones while those waiting for a worker started
+    and trained to the end.  A pool whose tasks run only when their result is asked for shows which started."""
+    from concurrent.futures import CancelledError
+
+    import agents.experiments.potential_shaping as ps
+
+    started = []
+
+    class Lazy:
+        def __init__(self, fn, args):
+            self.fn, self.args, self._cancelled = fn, args, False
+
+        def cancel(self):
+            self._cancelled = True
+            return True
+
+        def cancelled(self):
+            return self._cancelled
+
+        def result(self):
+            if self._cancelled:
+                raise CancelledError
+            return self.fn(*self.args)
+
+    class Pool:
+        def __init__(self, max_workers):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            return Lazy(fn, args)
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    def train(cfg):
+        started.append((cfg.shaping, cfg.seed))
+        return {"steps": 26, "seconds": 0.1, "interrupted": True}  # Ctrl-C reached the first run
+
+    monkeypatch.setattr(ps, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(ps, "_train", train)
+    import agents.evaluation
+
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: 2)  # two workers for the four runs
+    with pytest.raises(KeyboardInterrupt):
+        ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic"), seeds=(0, 1), timesteps=416,
+                             games=2, progress=False, train_options=TINY_TRAIN, jobs=2)
+    assert started == [("none", 0)]  # the three runs still waiting never started
+    assert "Ctrl-C stopped" in capsys.readouterr().err

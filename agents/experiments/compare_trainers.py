@@ -132,7 +132,7 @@ def compare_trainers(
         done = _read_progress(Path(cfg.out) / "progress.json", "compare-trainers")  # steps and training seconds
         rows.append({"algo": cfg.algo, "net": cfg.net, "steps": done["steps"], "seconds": done["seconds"],
                      "steps_per_second": done["steps"] / max(done["seconds"], 1e-9),
-                     "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}"})
+                     "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}", "reused": not todo[cfg.algo]})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,
                   out_dir=str(root / "evaluation"), progress=progress)
     summary = {s["agent"]: s for s in ev.summary}
@@ -145,11 +145,14 @@ def compare_trainers(
          f"column; seed {seed}, {system} reward, shaping {shaping}"
          f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
-        "| algorithm | network | steps | wall-clock s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|---|",
+        "| algorithm | network | steps | training s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['algo']} | {r['net']} | {r['steps']:,} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
-                     f"{r['mean']:.2f} ± {r['ci95']:.2f} |")
+        lines.append(f"| {r['algo']}{' (reused)' if r['reused'] else ''} | {r['net']} | {r['steps']:,} | "
+                     f"{r['seconds']:.0f} | {r['steps_per_second']:.0f} | {r['mean']:.2f} ± {r['ci95']:.2f} |")
+    if any(r["reused"] for r in rows):
+        lines += ["", "(reused): a finished run of the same config found in the run folder, not trained by this call; "
+                      "its training seconds are those it recorded then (another process, load or machine)."]
     (root / OUTPUT_FILES[0]).write_text("\n".join(lines) + "\n")
     (root / OUTPUT_FILES[1]).write_text(json.dumps(rows, indent=2) + "\n")
     _plot(rows, root / OUTPUT_FILES[2], system)

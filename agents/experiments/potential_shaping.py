@@ -154,7 +154,7 @@ def potential_shaping(
     # written, and only in the experiment's own run folders (check_own_runs, above)
     pending = {key: cfg for key, cfg in configs.items()
                if retrain or not marks.finished_run(Path(cfg.out), cfg, "potential-shaping")}
-    if workers < min(jobs, len(configs)):  # said once every option is known good (as pokersquares evaluate says it)
+    if workers < min(jobs, len(pending)):  # said once every option is known good (as pokersquares evaluate says it)
         print(f"potential-shaping: warning: jobs={jobs} is more than the {cpus} CPUs this process may use: training "
               f"{workers} run{'s' if workers > 1 else ''} at once (the results are the same)", file=sys.stderr,
               flush=True)
@@ -171,15 +171,26 @@ def potential_shaping(
         else:
             print(f"potential-shaping: reusing the finished run in {cfg.out} (the same config; --retrain trains it "
                   f"again)", file=sys.stderr, flush=True)
-    trained = {key: {**_recorded(cfg), "interrupted": False} for key, cfg in configs.items() if key not in pending}
+    trained = {key: {**_recorded(cfg), "interrupted": False, "reused": True}
+               for key, cfg in configs.items() if key not in pending}
     if workers == 1 or len(pending) <= 1:
         for key, cfg in pending.items():
-            trained[key] = _train(cfg)
+            trained[key] = {**_train(cfg), "reused": False}
             _stop_if_interrupted(trained, configs)  # the next runs do not start
     else:
         with ProcessPoolExecutor(max_workers=min(workers, len(pending))) as pool:
             futures = {key: pool.submit(_train, cfg) for key, cfg in pending.items()}
-            trained.update({key: f.result() for key, f in futures.items()})
+            try:
+                for key, future in futures.items():
+                    if future.cancelled():
+                        continue
+                    trained[key] = {**future.result(), "reused": False}
+                    if trained[key]["interrupted"]:  # Ctrl-C: the runs still waiting for a worker do not start
+                        for other in futures.values():
+                            other.cancel()
+            except BaseException:  # Ctrl-C here, or a run that raised: the waiting runs do not start either
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
         _stop_if_interrupted(trained, configs)
     trained = {key: {k: v for k, v in trained[key].items() if k != "interrupted"} for key in configs}
     specs = {key: f"fastppo:{cfg.out}" for key, cfg in configs.items()}
@@ -257,10 +268,14 @@ def markdown(results: dict[str, Any]) -> str:
         per_seed = ", ".join("{:.1f}".format(m) for m in row["seed_means"])
         lines.append(f"| {shaping} | {row['mean']:.2f} ± {fmt(row.get('ci95_seeds'))} (± {fmt(row['ci95'])}) | "
                      f"{per_seed} | {paired} |")
-    lines += ["", "| run | steps | seconds | mean ± 95% CI |", "|---|---|---|---|"]
+    lines += ["", "| run | steps | training s | mean ± 95% CI |", "|---|---|---|---|"]
     for r in results["runs"]:
-        lines.append(f"| {r['shaping']} seed {r['seed']} | {r['steps']:,} | {r['seconds']:.0f} | "
+        reused = " (reused)" if r.get("reused") else ""
+        lines.append(f"| {r['shaping']} seed {r['seed']}{reused} | {r['steps']:,} | {r['seconds']:.0f} | "
                      f"{r['mean']:.2f} ± {fmt(r['ci95'])} |")
+    if any(r.get("reused") for r in results["runs"]):
+        lines += ["", "(reused): a finished run of the same config found in the run folder, not trained by this call; "
+                      "its training seconds are those it recorded then."]
     return "\n".join(lines) + "\n"
 
 

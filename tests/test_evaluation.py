@@ -695,6 +695,16 @@ def test_out_takes_a_folder_an_evaluate_wrote_before_the_marker_existed(tmp_path
     (bad / "evaluation.json").write_text('{"format": "something else"}')  # not an evaluate's marker: foreign too
     with pytest.raises(ValueError, match=r"empty/ and 2 more\)"):
         ev.check_out_dir(bad, foreign=False)
+    # pps.md and pps.json are an evaluation's only at the top: a sub-folder of an unmarked folder holding them is
+    # not a per-system folder (those never hold them), so it is the user's
+    nested = tmp_path / "nested"
+    (nested / "sub").mkdir(parents=True)
+    (nested / "sub" / "pps.md").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds entries no evaluation writes \(sub/\)"):
+        ev.check_out_dir(nested, foreign=False)
+    (nested / "sub" / "pps.md").rename(nested / "pps.md")  # at the top it is an evaluation's file
+    (nested / "sub").rmdir()
+    assert ev.check_out_dir(nested, foreign=False) == str(nested)
 
 
 def test_local_jobs_are_capped_at_the_cpus_with_a_warning_and_the_same_games(monkeypatch, capsys):

@@ -224,7 +224,8 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
     sample = np.concatenate([shots[0], shots[len(shots) // 2], shots[-1]], axis=0)
     palette = Image.fromarray(sample).quantize(colors=255, method=Image.Quantize.FASTOCTREE)
     images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in shots]
-    step = int(round(1000 / fps))
+    # A GIF stores delays in hundredths of a second (Pillow truncates milliseconds to them): the nearest one
+    step = 10 * int(round(1000 / fps / 10))
     durations = [step] * (len(images) - 1) + [max(step, 3000)]
     _atomic_image_save(path, lambda fh: images[0].save(
         fh, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0))
@@ -234,7 +235,7 @@ def save_gif(record: Any, path: str, fps: float = 2.0) -> int:
 def _fps_problem(fps: Any) -> str | None:
     """Why ``fps`` cannot be a GIF's frame rate (``None`` if it can): it must lie in :data:`MIN_FPS` ..
     :data:`MAX_FPS`, a frame delay of ``1000 / fps`` ms of 10 ms .. 655.35 s (the range of a GIF frame's delay; the
-    delay :func:`save_gif` writes, rounded to the ms, too)."""
+    delay :func:`save_gif` writes, rounded to the nearest 10 ms, too)."""
     expected = (f"expected a positive finite number of frames per second from {MIN_FPS:.4g} to {MAX_FPS:g} (a frame "
                 f"delay of {MIN_DELAY_MS} ms to {MAX_DELAY_MS / 1000:g} s, what a GIF holds)")
     if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) or not 0 < fps < math.inf:

@@ -1464,6 +1464,24 @@ def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path)
         assert gif.info["loop"] == 0
 
 
+@pytest.mark.parametrize("delay_ms, stored", [(106.0, 110), (104.9, 100), (109.6, 110), (3333.0, 3330)])
+def test_a_gif_frame_delay_is_the_nearest_a_gif_holds(tmp_path, delay_ms, stored):
+    """A GIF holds delays in hundredths of a second and Pillow truncates milliseconds to them: 1000 / fps rounded to
+    the ms (106) was written as 100 ms; it is rounded to the nearest 10 ms.  The last frame stays at least 3 s."""
+    from PIL import Image
+
+    from pokersquares_env.replay import save_gif
+
+    game, state = play_random(3)
+    save_gif(GameRecord.from_game(game, state), str(tmp_path / "g.gif"), fps=1000 / delay_ms)
+    with Image.open(tmp_path / "g.gif") as gif:
+        delays = []
+        for i in range(gif.n_frames):
+            gif.seek(i)
+            delays.append(gif.info["duration"])
+    assert delays == [stored] * (len(delays) - 1) + [max(stored, 3000)]
+
+
 # ---- found by a mutation audit of records.py and wrappers.py ---------------------------------------------------
 
 

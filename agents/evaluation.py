@@ -872,14 +872,13 @@ def _evaluate(
     backend: str,
     chunk_size: int | None,
     backend_options: dict[str, Any] | None,
-    before_games: Callable[[], Any] | None = None,
     build: bool = True,
     resume: bool = False,
     reused: list[dict[str, Any]] | None = None,
     save: bool = True,
 ) -> EvaluationResult:
-    """:func:`evaluate`; ``before_games()`` runs once every agent is built, before the first game; ``build=False``
-    when the caller has built every agent for this system already (:func:`evaluate_pps`).  :func:`evaluate_pps` also
+    """:func:`evaluate`; ``build=False`` when the caller has built every agent for this system already
+    (:func:`evaluate_pps`).  :func:`evaluate_pps` also
     passes each system's ``reused`` games (read and checked before any system is played) and ``save=False``: the
     journal in ``out_dir`` then stays, holding every game, until the caller has written the outputs."""
     specs = _check_specs(agent_specs)
@@ -896,10 +895,7 @@ def _evaluate(
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
     system = point_system(scoring)
     config = {"seed": int(seed), "scoring": system.to_json(), "rules": rules}
-    if not isinstance(resume, (bool, np.bool_)):
-        raise TypeError(f"resume={resume!r}: expected True or False")
-    if resume and out_dir is None:
-        raise ValueError("resume=True needs out_dir: the folder whose games are reused")
+    _check_resume(resume, out_dir)
     if out_dir is not None:
         refuse_journal(out_dir, resume=bool(resume))
     # the folder's games, checked against this evaluation before any agent is built (tables trained)
@@ -910,8 +906,6 @@ def _evaluate(
     _connect_backend(run_tasks, specs, jobs, backend_options)  # Ray: a bad address, before the tables are trained
     for spec in specs if build else ():  # a bad option value fails here, before any game; tables are trained once
         _build_or_raise(spec, system, rules, int(seed))
-    if before_games is not None:
-        before_games()
     journal = None
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before the games, not after them
@@ -947,6 +941,14 @@ def _evaluate(
 #: appended as its chunk ends, so that a run that stops keeps its finished games (``resume=True``, ``--resume``,
 #: plays only the rest).  Removed once the outputs are written.
 JOURNAL = "games.partial.jsonl"
+
+
+def _check_resume(resume: Any, out_dir: str | os.PathLike | None) -> None:
+    """``resume`` must be a bool, and ``True`` only with the folder whose games it reuses."""
+    if not isinstance(resume, (bool, np.bool_)):
+        raise TypeError(f"resume={resume!r}: expected True or False")
+    if resume and out_dir is None:
+        raise ValueError("resume=True needs out_dir: the folder whose games are reused")
 
 
 def _journal_games(path: str) -> int:
@@ -1521,10 +1523,7 @@ def evaluate_pps(
                         f"expected {', '.join(options)} (the systems give the scoring)")
     options.update(kwargs)
     resume = options["resume"]
-    if not isinstance(resume, (bool, np.bool_)):
-        raise TypeError(f"resume={resume!r}: expected True or False")
-    if resume and out_dir is None:
-        raise ValueError("resume=True needs out_dir: the folder whose games are reused")
+    _check_resume(resume, out_dir)
     if out_dir is not None:
         refuse_journal(out_dir, pps=True, resume=bool(resume))  # the other kind's journal, or this kind's unasked
     # What evaluate checks before building, checked once for every system (a bad option, back end or Ray address) ...

@@ -55,15 +55,18 @@ def compare_trainers(
     from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.marks import (
+        REUSED_NOTE,
         check_own_root,
         check_own_runs,
         clear_outputs,
         finished_run,
         mark_run,
+        recorded_run,
+        say_reused,
         write_root_mark,
     )
     from agents.experiments.reward_shaping import read_curve, rules_note, rules_options
-    from agents.train import AGENT_PREFIX, _read_progress, train
+    from agents.train import AGENT_PREFIX, train
     from pokersquares_env.scoring import point_system
 
     out = check_out_dir(out, name="out")  # an empty out is no folder (Path('') would be the current one)
@@ -127,9 +130,8 @@ def compare_trainers(
                       f"it are reused by the same command", file=sys.stderr, flush=True)
                 raise KeyboardInterrupt
         else:
-            print(f"compare-trainers: reusing the finished {cfg.algo} run in {cfg.out} (the same config; --retrain "
-                  f"trains it again)", file=sys.stderr, flush=True)
-        done = _read_progress(Path(cfg.out) / "progress.json", "compare-trainers")  # steps and training seconds
+            say_reused("compare-trainers", cfg.out, f"{cfg.algo} run")
+        done = recorded_run(cfg.out, "compare-trainers")  # steps and training seconds
         rows.append({"algo": cfg.algo, "net": cfg.net, "steps": done["steps"], "seconds": done["seconds"],
                      "steps_per_second": done["steps"] / max(done["seconds"], 1e-9),
                      "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}", "reused": not todo[cfg.algo]})
@@ -151,8 +153,7 @@ def compare_trainers(
         lines.append(f"| {r['algo']}{' (reused)' if r['reused'] else ''} | {r['net']} | {r['steps']:,} | "
                      f"{r['seconds']:.0f} | {r['steps_per_second']:.0f} | {r['mean']:.2f} ± {r['ci95']:.2f} |")
     if any(r["reused"] for r in rows):
-        lines += ["", "(reused): a finished run of the same config found in the run folder, not trained by this call; "
-                      "its training seconds are those it recorded then (another process, load or machine)."]
+        lines += ["", REUSED_NOTE]
     (root / OUTPUT_FILES[0]).write_text("\n".join(lines) + "\n")
     (root / OUTPUT_FILES[1]).write_text(json.dumps(rows, indent=2) + "\n")
     _plot(rows, root / OUTPUT_FILES[2], system)

@@ -27,7 +27,7 @@ from typing import Any
 from agents.config import read_json
 
 __all__ = ["ROOT_MARK", "RUN_MARK", "check_own_root", "check_own_runs", "clear_outputs", "finished_run", "mark_run",
-           "read_json", "write_root_mark", "written_by"]
+           "read_json", "recorded_run", "REUSED_NOTE", "say_reused", "write_root_mark", "written_by"]
 
 #: written into every run folder an experiment trains: ``{"written_by": "pokersquares experiment NAME"}``
 RUN_MARK = "experiment_run.json"
@@ -169,3 +169,23 @@ def finished_run(folder: Path, train_cfg: Any, who: str) -> bool:
               f"the run in {str(folder)!r} is trained again", file=sys.stderr, flush=True)
         return False
     return True
+
+
+#: The footnote of a results table holding rows marked ``(reused)``.
+REUSED_NOTE = ("(reused): a finished run of the same config found in the run folder, not trained by this call; its "
+               "training seconds are those it recorded then (another process, load or machine).")
+
+
+def say_reused(who: str, folder: Any, what: str = "run") -> None:
+    """Say on stderr that the experiment ``who`` reuses the finished ``what`` in ``folder`` instead of training it."""
+    print(f"{who}: reusing the finished {what} in {folder} (the same config; --retrain trains it again)",
+          file=sys.stderr, flush=True)
+
+
+def recorded_run(folder: Any, who: str) -> dict[str, Any]:
+    """A finished run's steps and training seconds, as its ``progress.json`` recorded them (the run's own clock, the
+    same for a run trained now and one reused); a ConfigError naming the file starts with ``who``."""
+    from agents.train import _read_progress
+
+    done = _read_progress(Path(folder) / "progress.json", who)
+    return {"steps": done["steps"], "seconds": done["seconds"]}

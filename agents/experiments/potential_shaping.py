@@ -39,16 +39,9 @@ def _train(cfg: Any) -> dict[str, Any]:
     result = train(cfg, overwrite=True)  # the experiment's own run folder (marked, checked by check_own_runs)
     if result.interrupted:
         return {"steps": result.steps, "seconds": result.seconds, "interrupted": True}
-    return {**_recorded(cfg), "interrupted": False}
+    from agents.experiments.marks import recorded_run
 
-
-def _recorded(cfg: Any) -> dict[str, Any]:
-    """A finished run's steps and training seconds, as its ``progress.json`` recorded them (the run's own clock, the
-    same for a run trained now and one reused)."""
-    from agents.train import _read_progress
-
-    done = _read_progress(Path(cfg.out) / "progress.json", "potential-shaping")
-    return {"steps": done["steps"], "seconds": done["seconds"]}
+    return {**recorded_run(cfg.out, "potential-shaping"), "interrupted": False}
 
 
 def _stop_if_interrupted(trained: dict[Any, dict[str, Any]], configs: dict[Any, Any]) -> None:
@@ -169,9 +162,8 @@ def potential_shaping(
         if key in pending:
             mark_run(cfg.out, "potential-shaping")
         else:
-            print(f"potential-shaping: reusing the finished run in {cfg.out} (the same config; --retrain trains it "
-                  f"again)", file=sys.stderr, flush=True)
-    trained = {key: {**_recorded(cfg), "interrupted": False, "reused": True}
+            marks.say_reused("potential-shaping", cfg.out)
+    trained = {key: {**marks.recorded_run(cfg.out, "potential-shaping"), "interrupted": False, "reused": True}
                for key, cfg in configs.items() if key not in pending}
     if workers == 1 or len(pending) <= 1:
         for key, cfg in pending.items():
@@ -251,6 +243,7 @@ def _older_root(root: Path) -> bool:
 
 def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown: per shaping (seeds averaged per deal) and per run."""
+    from agents.experiments.marks import REUSED_NOTE
     from agents.experiments.reward_shaping import SEEDS_NOTE, _options_note, _steps_note, rules_note
 
     lines = [
@@ -274,8 +267,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {r['shaping']} seed {r['seed']}{reused} | {r['steps']:,} | {r['seconds']:.0f} | "
                      f"{r['mean']:.2f} ± {fmt(r['ci95'])} |")
     if any(r.get("reused") for r in results["runs"]):
-        lines += ["", "(reused): a finished run of the same config found in the run folder, not trained by this call; "
-                      "its training seconds are those it recorded then."]
+        lines += ["", REUSED_NOTE]
     return "\n".join(lines) + "\n"
 
 

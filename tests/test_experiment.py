@@ -1433,10 +1433,71 @@ def test_compare_trainers_refuses_rule_options_in_train_options(tmp_path, monkey
     from agents.experiments.compare_trainers import compare_trainers
 
     _no_work(monkeypatch)
-    with pytest.raises(ValueError, match=re.escape("train_options['fast-ppo']={'jokers': 1}: may not set jokers")):
+    with pytest.raises(ValueError, match=re.escape("options of the fast-ppo run (train_options, --set): may not set "
+                                                   "jokers: the comparison sets them for every run alike (the rule "
+                                                   "options: use rules)")):
         compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100,
                          train_options={"fast-ppo": {"jokers": 1}})
     assert not (tmp_path / "ct").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"fast-ppo": {"timesteps": 5}}, "may not set timesteps: the comparison sets them for every run alike"),
+    ({"fast-ppo": {"seed": 3, "eval_games": 9}}, "may not set eval_games, seed:"),
+    ({"dqn": {"learning_rate": 1e-3}}, "options of a 'dqn' run (train_options, --set): not an algorithm of this "
+                                       "comparison; expected some of ['fast-ppo']"),
+    ({"fast-ppo": {"minibatchsize": 400}}, "unknown option(s) ['minibatchsize']; expected some of ['anneal_by'"),
+    ({"fast-ppo": 400}, "options of the fast-ppo run (train_options['fast-ppo']=400): expected a dict"),
+    ({"fast-ppo": {"learning_rate": -1.0}}, "learning_rate=-1.0"),
+])
+def test_compare_trainers_refuses_train_options_that_would_break_the_comparison(tmp_path, monkeypatch, options,
+                                                                                message):
+    """A single run's options may not change what every run shares (budget, seed, evaluations) -- before, a
+    ``timesteps`` there trained that run on another budget under the heading's -- nor name an algorithm not compared
+    (it was ignored) or an option TrainConfig lacks; all before anything is written."""
+    from agents.experiments.compare_trainers import compare_trainers
+
+    _no_work(monkeypatch)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100, train_options=options)
+    assert not (tmp_path / "ct").exists()
+
+
+def test_compare_trainers_set_gives_one_run_its_options_and_the_outputs_name_them(tmp_path, monkeypatch, capsys):
+    """``--set ALGO.OPTION=VALUE`` reaches that algorithm's run only (values read as JSON, else as text);
+    comparison.md, comparison.json and experiment.json name the options; a bad --set is a usage error."""
+    from agents.experiments import compare_trainers as module
+    from pokersquares_env.cli import main
+
+    seen, real = {}, module.compare_trainers
+    monkeypatch.setattr(module, "compare_trainers", lambda out, **kw: seen.update(kw) or {"table": ""})
+    assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "cli"), "--set",
+                 "fast-ppo.minibatch_size=400", "--set", "dqn.learning-rate=3e-4", "--set", "fast-ppo.net=lines",
+                 "--set", "fast-ppo.hidden=[64, 64]"]) == 0
+    assert seen["train_options"] == {"fast-ppo": {"minibatch_size": 400, "net": "lines", "hidden": [64, 64]},
+                                     "dqn": {"learning_rate": 3e-4}}
+    assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "cli")]) == 0
+    assert seen["train_options"] is None
+    for bad in ("fast-ppo=400", "minibatch_size=400", "fast-ppo.minibatch_size=", ".x=1"):
+        with pytest.raises(SystemExit):
+            main(["experiment", "compare-trainers", "--out", str(tmp_path / "bad"), "--set", bad])
+        assert "expected ALGO.OPTION=VALUE" in capsys.readouterr().err
+    monkeypatch.setattr(module, "compare_trainers", real)
+    assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "bad"), "--set", "fast-ppo.gamma=1",
+                 "--set", "fast-ppo.gamma=0.9", "--no-progress"]) == 2
+    assert "--set fast-ppo.gamma given more than once" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+    tiny = {**TINY_TRAIN, "learning_rate": 0.01}
+    result = real(str(tmp_path / "ct"), timesteps=416, algos=("fast-ppo",), games=3, eval_points=1, progress=False,
+                  train_options={"fast-ppo": tiny})
+    stored = json.loads((tmp_path / "ct" / "fast-ppo" / "config.json").read_text())
+    assert stored["learning_rate"] == 0.01 and stored["minibatch_size"] == 208
+    assert result["rows"][0]["options"] == tiny
+    assert json.loads((tmp_path / "ct" / "comparison.json").read_text())[0]["options"] == tiny
+    assert json.loads((tmp_path / "ct" / "experiment.json").read_text())["train_options"] == {"fast-ppo": tiny}
+    assert ("Options of single runs (over their defaults): fast-ppo hidden=[8, 8], num_envs=16, num_steps=26, "
+            "minibatch_size=208, update_epochs=1, learning_rate=0.01.") in (tmp_path / "ct" / "comparison.md").read_text()
 
 
 def test_a_run_mark_that_is_not_an_object_marks_no_run(tmp_path):
@@ -1565,9 +1626,9 @@ def test_reward_shaping_names_a_bad_count_before_anything_runs(tmp_path, monkeyp
           rules="jokers=1", jobs=2, train_options={"minibatch_size": 64}, progress=False, retrain=True)),
     ("compare-trainers", "compare_trainers", "compare_trainers",
      ["--timesteps", "128", "--seed", "3", "--algos", "fast-ppo", "dqn", "--games", "7", "--scoring", "english",
-      "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp", "--retrain"],
+      "--shaping", "heuristic", "--rules", "jokers=1", "--net", "mlp", "--retrain", "--set", "dqn.gamma=0.9"],
      dict(timesteps=128, seed=3, algos=("fast-ppo", "dqn"), games=7, scoring="english", shaping="heuristic",
-          rules="jokers=1", net="mlp", progress=False, retrain=True)),
+          rules="jokers=1", net="mlp", progress=False, retrain=True, train_options={"dqn": {"gamma": 0.9}})),
 ])
 def test_every_experiment_option_of_the_command_line_reaches_the_experiment(tmp_path, monkeypatch, capsys, experiment,
                                                                              module, function, argv, expected):

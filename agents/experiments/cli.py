@@ -93,6 +93,12 @@ def add_arguments(parser) -> None:
     c.add_argument("--net", choices=["mlp", "lines"],
                    help="network of every run (default each algorithm's own: MaskablePPO's MLP, the lines network of "
                         "dqn and fast-ppo); lines gives MaskablePPO fast-ppo's row/column network")
+    c.add_argument("--set", dest="set_options", action="append", default=[], type=algo_option,
+                   metavar="ALGO.OPTION=VALUE",
+                   help="a training option of one algorithm's run, over its defaults (a pokersquares train option "
+                        "with _ for -; VALUE read as JSON, else as text), e.g. --set fast-ppo.minibatch_size=400 "
+                        "--set dqn.learning_rate=3e-4; repeatable; not the options every run shares (budget, seed, "
+                        "reward, rules, evaluations)")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -201,13 +207,41 @@ def _potential(args) -> int:
     ), "results.md, results.json, curves.png, experiment.json, evaluation/, runs/", args.out)
 
 
+def algo_option(text: str) -> tuple[str, str, Any]:
+    """``--set ALGO.OPTION=VALUE`` read as ``(algo, option, value)``: VALUE as JSON (``400``, ``3e-4``, ``[64, 64]``,
+    ``true``), else as the text itself (``lines``).  Which algorithms and options exist is checked by the
+    experiment, naming them."""
+    import argparse
+    import json
+
+    target, eq, value = text.partition("=")
+    algo, dot, option = target.rpartition(".")
+    if not eq or not dot or not algo or not option or not value:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected ALGO.OPTION=VALUE, e.g. fast-ppo.minibatch_size=400")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return algo, option.replace("-", "_"), parsed
+
+
+def _set_options(given: list[tuple[str, str, Any]]) -> dict[str, dict[str, Any]] | None:
+    """The ``--set`` options as ``{algo: {option: value}}`` (``None`` if none; a repeated option is an error)."""
+    options: dict[str, dict[str, Any]] = {}
+    for algo, option, value in given:
+        if option in options.setdefault(algo, {}):
+            raise ValueError(f"--set {algo}.{option} given more than once: expected each option once")
+        options[algo][option] = value
+    return options or None
+
+
 def _compare(args) -> int:
     from agents.experiments.compare_trainers import compare_trainers
 
     return _run_and_print("compare-trainers", lambda: compare_trainers(
         args.out, timesteps=args.timesteps, seed=args.seed, algos=tuple(args.algos), games=args.games,
         scoring=args.scoring, shaping=args.shaping, rules=args.rules, net=args.net, progress=not args.no_progress,
-        retrain=args.retrain,
+        retrain=args.retrain, train_options=_set_options(args.set_options),
     ), "comparison.md, comparison.json, trainer_curves.png, experiment.json, evaluation/", args.out)
 
 

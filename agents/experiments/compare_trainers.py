@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 OUTPUT_FILES = ("comparison.md", "comparison.json", "trainer_curves.png")  # the results, removed before a rerun
+#: the TrainConfig options the comparison sets for every run alike (with the rule options): the same budget, seed,
+#: reward and in-training evaluations; ``train_options`` may not set them
+RESERVED = ("algo", "scoring", "shaping", "timesteps", "seed", "out", "eval_every", "eval_games", "eval_seed",
+            "checkpoint_every", "final_eval_games", "final_eval_seed", "progress")
 
-__all__ = ["compare_trainers"]
+__all__ = ["RESERVED", "compare_trainers"]
 
 
 def compare_trainers(
@@ -44,7 +49,11 @@ def compare_trainers(
     such as ``"jokers=2,placement=adjacent"``; default the plain rules).
     ``net``: the network of every run, ``"mlp"`` or ``"lines"`` (default ``None``: each algorithm's own, MaskablePPO's
     MLP and the lines network of dqn and fast-ppo); with ``"lines"`` MaskablePPO trains ``agents.sb3_policy``'s
-    ``LinesPolicy``.  ``train_options[algo]`` may still set one run's ``net``.
+    ``LinesPolicy``.  ``train_options``: more :class:`~agents.config.TrainConfig` options of single runs, as
+    ``{algo: {option: value}}`` (e.g. ``{"fast-ppo": {"minibatch_size": 400}}``; the command line's
+    ``--set fast-ppo.minibatch_size=400``), over the algorithm's defaults; ``train_options[algo]`` may set that run's
+    ``net``.  The options the comparison holds equal for every run (:data:`RESERVED`: budget, seed, reward,
+    evaluations) and the rule options may not be set, and every key must be one of ``algos``.
 
     A run folder (``out/<algo>``) already holding a finished run of exactly the config asked for (an earlier
     comparison's, or one stopped after that algorithm finished) is reused, saying so on stderr, and its training
@@ -84,16 +93,14 @@ def compare_trainers(
                          f"each algorithm once")
     rules = rules_options(rules)
     nets = {} if net is None else {"net": net}  # TrainConfig checks the value, naming it, before any run
-    for algo, extra in (train_options or {}).items():
-        if set(extra) & set(rules):
-            raise ValueError(f"train_options[{algo!r}]={extra!r}: may not set {', '.join(rules)} (use rules)")
+    train_options = _check_train_options(train_options, algos, rules)
     root = Path(out)
     configs = []
     for algo in algos:
         cfg = TrainConfig(
             algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
             eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
-            progress=progress, **{**rules, **nets, **(train_options or {}).get(algo, {})},
+            progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
         )
         configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
         # a dqn budget too short to learn is refused now, not after the other runs (the experiment has no
@@ -112,7 +119,7 @@ def compare_trainers(
     clear_outputs(root, OUTPUT_FILES)  # the previous comparison went with the previous options: none left beside these
     write_root_mark(root, "compare-trainers", {"timesteps": timesteps, "seed": seed, "algos": list(algos),
                                                "games": games, "scoring": scoring, "shaping": shaping,
-                                               "rules": rules, "net": net})
+                                               "rules": rules, "net": net, "train_options": train_options})
     system = point_system(scoring).name
     if shaping == "tables" and any(todo.values()):  # train (or load) the tables once, before the first run is timed (each run's clock
         from agents.shaping import LinePotential  # starts after its own potential is built, from this cache)
@@ -132,7 +139,8 @@ def compare_trainers(
         else:
             say_reused("compare-trainers", cfg.out, f"{cfg.algo} run")
         done = recorded_run(cfg.out, "compare-trainers")  # steps and training seconds
-        rows.append({"algo": cfg.algo, "net": cfg.net, "steps": done["steps"], "seconds": done["seconds"],
+        rows.append({"algo": cfg.algo, "net": cfg.net, "options": train_options.get(cfg.algo, {}),
+                     "steps": done["steps"], "seconds": done["seconds"],
                      "steps_per_second": done["steps"] / max(done["seconds"], 1e-9),
                      "spec": f"{AGENT_PREFIX[cfg.algo]}:{cfg.out}", "reused": not todo[cfg.algo]})
     ev = evaluate([r["spec"] for r in rows], games=games, seed=seed + 1, scoring=scoring, rules=rules,
@@ -147,6 +155,7 @@ def compare_trainers(
          f"column; seed {seed}, {system} reward, shaping {shaping}"
          f"{rules_note(rules)})"), "",
         f"Final score: greedy policy, {games:,} common deals (harness seed {seed + 1}).", "",
+        *_options_lines(train_options, algos),
         "| algorithm | network | steps | training s | steps/s | final mean ± 95% CI |", "|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -158,6 +167,45 @@ def compare_trainers(
     (root / OUTPUT_FILES[1]).write_text(json.dumps(rows, indent=2) + "\n")
     _plot(rows, root / OUTPUT_FILES[2], system)
     return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
+
+
+def _check_train_options(train_options: Any, algos: tuple[str, ...], rules: dict[str, Any]) -> dict[str, dict]:
+    """``train_options`` checked: ``{algo: {option: value}}`` of the algorithms compared, with TrainConfig options
+    the comparison leaves to each run (a copy; ``{}`` for ``None``).  The values themselves are checked by
+    TrainConfig, naming them, before any run starts."""
+    from agents.config import ConfigError, TrainConfig
+
+    if train_options is None:
+        return {}
+    if not isinstance(train_options, dict):
+        raise ValueError(f"train_options={train_options!r}: expected a dict of algorithm -> {{option: value}}")
+    names = {f.name for f in fields(TrainConfig)}
+    checked = {}
+    for algo, extra in train_options.items():
+        if algo not in algos:
+            raise ValueError(f"options of a {algo!r} run (train_options, --set): not an algorithm of this "
+                             f"comparison; expected some of {list(algos)}")
+        if not isinstance(extra, dict):
+            raise ValueError(f"options of the {algo} run (train_options[{algo!r}]={extra!r}): expected a dict of "
+                             f"option -> value")
+        unknown = sorted(set(extra) - names)
+        if unknown:
+            raise ConfigError(f"options of the {algo} run (train_options, --set): unknown option(s) {unknown}; "
+                              f"expected some of {sorted(names - {*RESERVED, *rules})}")
+        held = sorted(set(extra) & {*RESERVED, *rules})
+        if held:
+            use_rules = " (the rule options: use rules)" if set(held) & set(rules) else ""
+            raise ValueError(f"options of the {algo} run (train_options, --set): may not set {', '.join(held)}: "
+                             f"the comparison sets them for every run alike{use_rules}")
+        checked[algo] = dict(extra)
+    return checked
+
+
+def _options_lines(train_options: dict[str, dict], algos: tuple[str, ...]) -> list[str]:
+    """The heading's lines naming the options given to single runs (none: no lines)."""
+    given = [f"{algo} " + ", ".join(f"{k}={json.dumps(v)}" for k, v in train_options[algo].items())
+             for algo in algos if train_options.get(algo)]
+    return [f"Options of single runs (over their defaults): {'; '.join(given)}.", ""] if given else []
 
 
 def _older_root(root: Path) -> bool:

@@ -1832,3 +1832,28 @@ def test_an_output_file_problem_names_a_folder_and_a_folder_that_cannot_be_made(
     (tmp_path / "afile").write_text("x")
     below = str(tmp_path / "afile" / "r.json")
     assert output_file_problem(below, "--json").startswith(f"--json {below!r}: cannot create its folder")
+
+
+def test_an_output_file_in_a_folder_that_cannot_be_written_is_refused_by_name(tmp_path, monkeypatch, capsys):
+    """The benchmarks' ``--out``/``--json`` files and ``replay --gif``/``--png`` name a folder they cannot write in
+    before any work (simulated with os.access, which root ignores permissions for), and write nothing."""
+    from pokersquares_env._files import output_file_problem
+    from pokersquares_env.cli import main
+
+    game, state = play_random(4)
+    record = tmp_path / "g.json"
+    save_record(GameRecord.from_game(game, state, seed=4), record)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: os.fspath(path) != str(locked) and access(path, mode,
+                                                                                                           **kw))
+    out = str(locked / "r.json")
+    assert output_file_problem(out, "--out") == f"--out {out!r}: cannot write in its folder {str(locked)!r} (no permission)"
+    assert output_file_problem(str(tmp_path / "r.json"), "--out") is None  # the same call where it can write
+    for option in ("--gif", "--png"):
+        image = str(locked / f"a.{option[2:]}")
+        assert main(["replay", str(record), option, image]) == 2
+        err = capsys.readouterr().err
+        assert err == f"pokersquares replay: {option} {image!r} cannot be written in {str(locked)!r}\n"
+    assert list(locked.iterdir()) == []

@@ -95,8 +95,8 @@ def add_arguments(parser) -> None:
                         "dqn and fast-ppo); lines gives MaskablePPO fast-ppo's row/column network")
     c.add_argument("--set", dest="set_options", action="append", default=[], type=algo_option,
                    metavar="ALGO.OPTION=VALUE",
-                   help="a training option of one algorithm's run, over its defaults (a pokersquares train option "
-                        "with _ for -; VALUE read as JSON, else as text), e.g. --set fast-ppo.minibatch_size=400 "
+                   help="a training option of one algorithm's run, over its defaults (an option of pokersquares "
+                        "train, spelt with - or _; VALUE read as JSON, else as text), e.g. --set fast-ppo.minibatch_size=400 "
                         "--set dqn.learning_rate=3e-4; repeatable; not the options every run shares (budget, seed, "
                         "reward, rules, evaluations)")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -725,16 +725,23 @@ class _FakeStream:
         return self.deals.pop(0)
 
 
-def _fake_streaming_ray(monkeypatch, get, wait=lambda gens, num_returns=1: (list(gens)[:1], list(gens)[1:])):
-    """agents.distributed.run_chunks on a faked Ray whose tasks stream their deals through ``get``."""
+def _fake_streaming_ray(monkeypatch, get, wait=lambda gens, num_returns=1: (list(gens)[:1], list(gens)[1:]),
+                        options=None, cancelled=None):
+    """agents.distributed.run_chunks on a faked Ray whose tasks stream their deals through ``get``; ``options`` and
+    ``cancelled``: lists that get the keywords each task was given (``.options(...)``) and each task cancelled."""
     import types
 
     import agents.distributed as distributed
 
-    remote = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
-        remote=lambda spec, deals, config, entry: _FakeStream(deals)))
+    def task_options(**kw):
+        if options is not None:
+            options.append(kw)
+        return types.SimpleNamespace(remote=lambda spec, deals, config, entry: _FakeStream(deals))
+
+    remote = types.SimpleNamespace(options=task_options)
     fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=_FakeRayError), wait=wait, get=get,
-                                 cancel=lambda gen, force=True: None, remote=lambda fn: remote)
+                                 cancel=lambda gen, force=True: (cancelled if cancelled is not None else []).append(gen),
+                                 remote=lambda fn: remote)
     monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
     monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
     monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
@@ -868,3 +875,138 @@ def test_a_chunk_given_up_names_each_failure_by_its_first_line(monkeypatch):
     with pytest.raises(WorkerLostError, match=re.escape("after 1 resubmissions; failures: ['_FakeRayError: worker "
                                                         "died', '_FakeRayError: worker died']")):
         list(distributed.run_chunks([("greedy", [0, 1], {"seed": 0})], retries=1))
+
+
+# --------------------------------------------------------------------------- where Ray runs, and what each chunk asks of it
+
+
+def _recording_ray(monkeypatch, node=None):
+    """agents.distributed on a stand-in ``ray`` with no session open; the keywords of each ``ray.init``."""
+    import types
+
+    import agents.distributed as dist
+
+    inits = []
+    ray = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kwargs: inits.append(kwargs),
+                                _private=types.SimpleNamespace(worker=types.SimpleNamespace(_global_node=node)))
+    monkeypatch.setattr(dist, "import_ray", lambda what: ray)
+    monkeypatch.setattr(dist, "_JOINED", {"address": None, "node": None}, raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return dist, inits
+
+
+def test_ensure_ray_sizes_the_embedded_ray_and_joins_the_cluster_in_ray_address(monkeypatch):
+    """The embedded Ray gets the CPUs asked for (``--jobs``, ``--cpus``); ``$RAY_ADDRESS`` names a cluster to join
+    (its own resources: no CPU count), and an address given wins over it."""
+    dist, inits = _recording_ray(monkeypatch)
+    reached = []
+    monkeypatch.setattr(dist, "_check_reachable", lambda address: reached.append(address))
+    assert dist.ensure_ray(num_cpus=3) is True
+    assert inits == [{"num_cpus": 3, "include_dashboard": False, "logging_level": logging.WARNING}]
+    inits.clear()
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert dist.ensure_ray(num_cpus=3) is True
+    assert [i.get("address") for i in inits] == ["10.0.0.1:6379"] and "num_cpus" not in inits[0]
+    dist.ensure_ray("10.0.0.2:6379")
+    assert [i.get("address") for i in inits] == ["10.0.0.1:6379", "10.0.0.2:6379"]
+    assert reached == ["10.0.0.1:6379", "10.0.0.2:6379"]  # each checked before Ray is asked
+
+
+def test_an_address_without_a_port_is_left_to_ray(monkeypatch):
+    """Only ``host:port`` is probed: ``local``, ``auto`` and ``ray://`` addresses are Ray's to read (``local`` starts a
+    new local Ray), not refused as a bad host:port."""
+    from agents.distributed import _check_reachable
+
+    for address in ("local", "auto", "ray://10.0.0.1:10001"):
+        _check_reachable(address, timeout=0.1)
+    dist, inits = _recording_ray(monkeypatch)
+    assert dist.ensure_ray("local") is True and [i.get("address") for i in inits] == ["local"]
+
+
+def test_task_cpus_beyond_a_ray_client_session_are_only_warned_about(monkeypatch, caplog):
+    """A session joined through Ray Client (``ray://``: no node of its own in this process) is a cluster elsewhere,
+    which may grow: cpus_per_task beyond its CPUs now is warned about, not refused; the same CPUs of a session this
+    process started (its head node) can never grow and are refused."""
+    import types
+
+    import agents.distributed as dist
+
+    ray = types.SimpleNamespace(is_initialized=lambda: True, cluster_resources=lambda: {"CPU": 2.0},
+                                _private=types.SimpleNamespace(worker=types.SimpleNamespace(_global_node=None)))
+    monkeypatch.setattr(dist, "import_ray", lambda what: ray)
+    monkeypatch.setattr(dist, "ensure_ray", lambda address, num_cpus, what: False)
+    monkeypatch.setattr(dist, "_WARNED_CPUS", set(), raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with caplog.at_level(logging.WARNING, logger="agents.distributed"):
+        dist.prepare(["greedy"], cpus_per_task=3)
+    assert "cpus_per_task=3 is more than the 2 CPUs the Ray cluster this process is connected to has now" in caplog.text
+    ray._private.worker._global_node = types.SimpleNamespace(head=True)
+    with pytest.raises(ValueError, match=r"cpus_per_task=3 is more than the 2 CPUs of the Ray session already open"):
+        dist.prepare(["greedy"], cpus_per_task=3)
+
+
+def test_chunks_reserve_cpus_per_task_and_are_not_replayed_whole_by_ray(monkeypatch):
+    """Each chunk's task asks Ray for ``cpus_per_task`` CPUs (what the check against the session's CPUs promises), and
+    Ray's own retries are off: a lost chunk is resubmitted with its unfinished deals only, by run_chunks."""
+    options = []
+    distributed = _fake_streaming_ray(monkeypatch, lambda ref: {"deal": ref}, options=options)
+    records = [r for batch in distributed.run_chunks([("greedy", [0, 1], {"seed": 0})], cpus_per_task=1.5)
+               for r in batch]
+    assert [r["deal"] for r in records] == [0, 1]
+    assert [(o["num_cpus"], o["max_retries"]) for o in options] == [(1.5, 0)]
+
+
+def test_every_chunk_is_played_a_one_deal_chunk_too(monkeypatch):
+    """Chunks of one deal (``chunk_size=1``, or the last of an uneven split) are played like any other; an empty one
+    sends no task."""
+    distributed = _fake_streaming_ray(monkeypatch, lambda ref: {"deal": ref})
+    tasks = [("greedy", [0, 1], {"seed": 0}), ("greedy", [2], {"seed": 0}), ("greedy", [], {"seed": 0}),
+             ("random", [0], {"seed": 0})]
+    records = [r for batch in distributed.run_chunks(tasks) for r in batch]
+    assert sorted(r["deal"] for r in records) == [0, 0, 1, 2]
+
+
+def test_each_agent_is_warmed_once_per_game_it_plays(monkeypatch):
+    """Before the chunks are sent, each agent is built here once per (spec, config) -- so that a learned table is
+    trained and cached once, not once on every worker -- and only once however many chunks it has."""
+    import agents.distributed as distributed
+    import agents.registry
+
+    built = []
+    monkeypatch.setattr(agents.registry, "make_agent",
+                        lambda spec, *, system, rules, seed: built.append((spec, system.name, seed)))
+    american, english = {"seed": 3, "scoring": "american"}, {"seed": 3, "scoring": "english"}
+    distributed._warm_agents([("greedy", [0, 1], american), ("greedy", [2, 3], american), ("greedy", [0, 1], english),
+                              ("random", [0, 1], american)])
+    assert built == [("greedy", "american", 3), ("greedy", "english", 3), ("random", "american", 3)]
+
+
+def test_a_chunk_that_always_loses_its_worker_is_sent_retries_more_times_then_given_up(monkeypatch):
+    """``retries=2``: the chunk is played three times in all (the first and two resubmissions), then the evaluation
+    stops saying so -- never resubmitted for ever (Ray faked; a bound turns a runaway loop into a failure)."""
+    from agents.evaluation import WorkerLostError
+
+    tries = []
+
+    def get(ref):
+        tries.append(ref)
+        assert len(tries) <= 10, "resubmitted past its retries"
+        raise _FakeRayError("worker died")
+
+    distributed = _fake_streaming_ray(monkeypatch, get)
+    with pytest.raises(WorkerLostError, match=r"deals \[4, 5\] could not be played on Ray after 2 resubmissions"):
+        list(distributed.run_chunks([("greedy", [4, 5], {"seed": 0})], retries=2))
+    assert tries == [4, 4, 4]
+
+
+def test_a_caller_that_stops_early_cancels_the_chunks_still_running(monkeypatch):
+    """A caller that stops reading the records (Ctrl-C, an error in the harness) leaves no chunk playing on: every task
+    still running is cancelled, and none that already ended."""
+    cancelled = []
+    distributed = _fake_streaming_ray(monkeypatch, lambda ref: {"deal": ref}, cancelled=cancelled)
+    stream = distributed.run_chunks([("greedy", [0, 1], {"seed": 0}), ("greedy", [2, 3], {"seed": 0}),
+                                     ("greedy", [4], {"seed": 0})])
+    assert [next(stream)[0]["deal"] for _ in range(3)] == [0, 1, 2]  # the first task ended, the second is playing
+    assert cancelled == []
+    stream.close()
+    assert sorted(task.deals for task in cancelled) == [[3], [4]]  # the deals each cancelled task had still to send

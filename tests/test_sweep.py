@@ -951,3 +951,95 @@ def test_the_sweep_command_exits_1_naming_a_failed_trial(tmp_path, monkeypatch, 
     captured = capsys.readouterr()
     assert "1 trials (0 reused from finished run folders, 1 failed)" in captured.out
     assert re.search(r"failed: seed=0-[0-9a-f]{8}: trial crashed\n", captured.err), captured.err
+
+
+# --------------------------------------------------------------------------- what run_sweep hands Ray, what a trial records
+
+
+def test_run_sweep_checks_a_sweep_config_object_before_ray_starts(tmp_path, monkeypatch):
+    """A SweepConfig built in code (not through from_dict, which checks it) is checked by run_sweep: a bad space is
+    named before Ray starts and before the sweep folder is made, not by every trial failing inside Ray."""
+    from agents.sweep import run_sweep
+
+    _no_ray_start(monkeypatch)
+    cfg = SweepConfig(name="v", out=str(tmp_path / "sw"), train=_fixed({"seed": 0}), space={"seed": [0, 0]})
+    with pytest.raises(ValueError, match=re.escape("space: seed: value 0 given more than once")):
+        run_sweep(cfg, verbose=0)
+    assert not (tmp_path / "sw").exists()
+
+
+def test_run_sweep_gives_ray_its_cpus_and_tune_the_sweeps_name_and_folder(tmp_path, monkeypatch):
+    """The embedded Ray gets ``--cpus``, each trial reserves ``cpus_per_trial`` CPUs, and Tune's own records go to
+    ``<out>/tune/`` under the sweep's name (beside, not over, trials/ and the summary)."""
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    import agents.distributed
+    from agents.sweep import run_sweep
+
+    captured = _capture_tuner(monkeypatch)
+    started, reserved = [], []
+    monkeypatch.setattr(agents.distributed, "ensure_ray",
+                        lambda address, cpus, what: started.append((address, cpus)) or True)
+    real = tune.with_resources
+    monkeypatch.setattr(tune, "with_resources",
+                        lambda trainable, resources: (reserved.append(resources), real(trainable, resources))[1])
+    with pytest.raises(_Stop):
+        run_sweep({"name": "hand", "out": str(tmp_path / "sw"), "train": _fixed({"seed": 0}), "space": {"seed": [0, 1]},
+                   "cpus_per_trial": 2}, cpus=3, verbose=0)
+    assert started == [(None, 3)]  # (address, CPUs of the embedded Ray)
+    assert reserved == [{"cpu": 2}]
+    run_config = captured["run_config"]
+    assert run_config.name == "hand"
+    assert Path(run_config.storage_path) == (tmp_path / "sw" / "tune").resolve()
+
+
+def test_run_sweep_makes_point_system_files_of_a_random_dimension_absolute(tmp_path, monkeypatch):
+    """``{choice: [...]}`` and ``{grid: [...]}`` of point-system files are made absolute like a list of them: each
+    trial runs in a folder of its own, where a relative path names no file."""
+    pytest.importorskip("ray.tune")
+
+    from agents.sweep import run_sweep
+    from pokersquares_env.scoring import point_system
+
+    (tmp_path / "pts2.json").write_text(json.dumps(point_system("english").to_json()))
+    monkeypatch.chdir(tmp_path)
+    _capture_tuner(monkeypatch)
+    for kind, extra in (("choice", {"seed": [0]}), ("grid", {})):
+        with pytest.raises(_Stop):
+            run_sweep({"name": "p", "out": "sw", "train": _fixed({"seed": 0}),
+                       "space": {"scoring": {kind: ["american", "pts2.json"]}, **extra}}, verbose=0)
+        assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["space"]["scoring"] == \
+            {kind: ["american", str(tmp_path / "pts2.json")]}
+
+
+def test_a_trained_trial_reports_and_records_every_figure_of_its_final_evaluation(tmp_path, monkeypatch):
+    """Every figure of the final evaluation (each a summary column, and mean_american/mean_english/win_rate ones a
+    sweep may rank by) and the curve's last evaluation reach Tune and the trial's record, which a later run reuses."""
+    import agents.train
+
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=FAST, space={"seed": [0]}).to_dict()
+    folder = trial_folder(SweepConfig(**sweep), {"seed": 0})
+    row = {"mean": 14.5, "ci95": 0.5, "mean_american": 14.5, "mean_english": 7.25, "win_rate": 0.25}
+
+    def fake_train(cfg, **kwargs):
+        out = Path(cfg.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "curve.csv").write_text("step,eval_score\n100,3.0\n200,4.5\n")
+        _point_system_file(out, cfg)
+        return types.SimpleNamespace(interrupted=False, steps=200, seconds=1.5, evaluation=[row])
+
+    monkeypatch.setattr(agents.train, "train", fake_train)
+    metrics = run_trial({"seed": 0}, sweep)
+    expected = {**row, "eval_score": 4.5, "steps": 200, "seconds": 1.5}
+    assert {k: metrics.get(k) for k in expected} == expected and metrics["reused"] is False
+    record = json.loads((folder / DONE_FILE).read_text())
+    assert record["status"] == "done" and record["params"] == {"seed": 0}
+    assert {k: record["metrics"].get(k) for k in expected} == expected
+
+    def no_train(cfg, **kwargs):
+        raise AssertionError("a finished trial trained again")
+
+    monkeypatch.setattr(agents.train, "train", no_train)
+    again = run_trial({"seed": 0}, sweep)
+    assert {k: again.get(k) for k in expected} == expected and again["reused"] is True

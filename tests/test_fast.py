@@ -1029,3 +1029,75 @@ def test_compiled_values_on_an_empty_board_take_only_the_first_cell_the_rules_na
     for ply in (1, 2):
         vals = _fast.ply_values(flat, phases, nout, state, unseen, ply, True, first_cell)
         assert [c for c in range(25) if not np.isnan(vals[c])] == [first_cell]
+
+
+def test_two_ply_rollout_moves_and_replies_take_the_first_of_tied_cells():
+    """Two-ply rollout moves (``rollout2_means``) and two-ply replies (``rollout_means(reply=...)``) take the first
+    cell of highest value, as ``argmax`` and the numpy agents do (a mutation audit took the last, unseen).  On an
+    all-zero table every cell ties, so each rollout fills the free cells in order."""
+    from agents import _fast
+    from agents.lines import NUM_KEYS
+    from pokersquares_env.scoring import point_system
+
+    game = PokerSquaresGame(Rules())
+    points = point_system("american").line_points_table
+    flat, phases, nout = _fast.tables_flat(np.zeros((NUM_KEYS, 2, 3)))
+
+    def in_order(state, cell, order):
+        """The final score when the drawn card goes on ``cell``, then ``order``'s cards on the first free cell."""
+        placed = len(state.placements)
+        board = game.init(list(state.deck[:placed + 1]) + [int(x) for x in order], validate=False)
+        for c in [*state.placements, int(cell)]:
+            game.apply(board, c)
+        while not board.terminal:
+            game.apply(board, game.legal_cells(board)[0])
+        return game.score(board)
+
+    for seed in range(3):
+        state = _endgame_state(game, seed, 5)
+        unseen = np.array(sorted(game.unseen(state)))
+        perms = unseen[np.argsort(np.random.default_rng(seed).random((2, unseen.size)), axis=1)]
+        cells = np.array(game.legal_cells(state))
+        two_ply = _fast.rollout2_means(flat, phases, nout, points, state, cells, state.card, perms, False, None)
+        replied = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, perms[:, :4], False, None,
+                                      reply=(unseen, flat))
+        for i, c in enumerate(cells):
+            want = np.mean([in_order(state, c, perm[:4]) for perm in perms])
+            assert two_ply[i] == want and replied[i] == want, (seed, c)
+
+
+def test_a_two_ply_reply_averages_over_the_unseen_cards_less_the_one_drawn(tables):
+    """``reply``: a rollout's first move is two-ply expectimax for the drawn card over the *other* unseen cards (a
+    mutation audit counted the drawn card among the chance cards too, unseen).  That changes a reply rarely (with two
+    cells left, never): these boards have replies it changes, checked below; the later moves are one-ply."""
+    from agents import _fast
+
+    vt = tables(Rules())
+    flat, phases, nout = _fast.tables_flat(vt.values)
+    points = vt.system.line_points_table
+    game = PokerSquaresGame(Rules())
+    told = 0
+    for seed in (2, 3):
+        state = _endgame_state(game, seed, 4)
+        placed = len(state.placements)
+        unseen = np.array(sorted(game.unseen(state)))
+        orders = np.array([np.roll(unseen, -i)[:3] for i in range(len(unseen))])  # each unseen card drawn first
+        cells = np.array(game.legal_cells(state))
+        got = _fast.rollout_means(flat, phases, nout, points, state, cells, state.card, orders, False, None,
+                                  reply=(unseen, flat))
+        for i, c in enumerate(cells):
+            finals = []
+            for order in orders:
+                s = game.init(list(state.deck[:placed + 1]) + [int(x) for x in order], validate=False)
+                for cell in [*state.placements, int(c)]:
+                    game.apply(s, cell)
+                reply = _fast.ply_values(flat, phases, nout, s, unseen[unseen != order[0]], 2, False, None)
+                best = int(np.nanargmax(reply))
+                counted = int(np.nanargmax(_fast.ply_values(flat, phases, nout, s, unseen, 2, False, None)))
+                told += reply[best] - reply[counted] > 1e-9  # counting the drawn card picks a worse cell
+                game.apply(s, best)
+                while not s.terminal:
+                    game.apply(s, int(np.nanargmax(_fast.ply_values(flat, phases, nout, s, [], 1, False, None))))
+                finals.append(game.score(s))
+            assert got[i] == pytest.approx(np.mean(finals), abs=1e-9), (seed, c)
+    assert told > 0

@@ -2535,17 +2535,19 @@ def test_curve_train_score_is_the_mean_of_the_games_since_the_last_row(tmp_path)
     assert [float(r["train_score"]) for r in rows] == [15.0, 40.0]
 
 
-def test_a_resume_without_stored_games_deals_new_games_too(tmp_path, monkeypatch):
+@pytest.mark.parametrize("algo", ["fast-ppo", "dqn"])
+def test_a_resume_without_stored_games_deals_new_games_too(tmp_path, monkeypatch, algo):
     """A checkpoint without the games in progress (an older one, or sync vectorization) resumes on fresh deals from a
-    seed of its update, not the first run's deals again (a mutation audit found that path untested)."""
+    seed of its progress, not the first run's deals again (a mutation audit found that path untested, for fast-ppo
+    and later for dqn)."""
     import torch
 
     from agents import train as train_module
 
     dealt = _spy_deals(monkeypatch)
-    real_step = _stop_halfway(monkeypatch, "fast-ppo")
+    real_step = _stop_halfway(monkeypatch, algo)
     out = tmp_path / "run"
-    train(_cfg("fast-ppo", out))
+    train(_cfg(algo, out))
     first = list(dealt)
     ckpt = torch.load(out / "checkpoints" / "latest.pt", weights_only=False)
     ckpt.pop("games")
@@ -2846,3 +2848,171 @@ def test_a_saved_buffer_whose_arrays_differ_in_length_is_refused(tmp_path):
     path = _saved_full_buffer(tmp_path, 5, lambda arrays: {**arrays, "action": arrays["action"][:4]})
     with pytest.raises(ValueError, match="holds arrays of unequal lengths: expected the replay buffer"):
         ReplayBuffer.load(path, 5, 3)
+
+
+def test_lines_net_scores_each_cell_from_its_own_row_and_column():
+    """LinesNet is equivariant to permuting rows or columns (agents.fast_ppo's docstring): cell ``5 r + c``'s score is
+    a function of row ``r``, column ``c`` and the global summary, so permuting the board's rows (or columns) permutes
+    the scores the same way and leaves the value alone (a mutation audit scored cell (r, c) from row c and column r,
+    unseen: every test of the network trained it or read its line summary only)."""
+    torch = pytest.importorskip("torch")
+    from agents.fast_ppo import LinesNet
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import CARD_FEATURES, CARD_OFFSET, encode_observation
+
+    game = PokerSquaresGame()
+    rng = np.random.default_rng(1)
+    state = game.init(game.deal(rng), validate=False)
+    for _ in range(9):
+        game.apply(state, int(rng.choice(game.legal_cells(state))))
+    obs = torch.as_tensor(encode_observation(game, state))[None]
+    torch.manual_seed(0)
+    net = LinesNet([16, 16])
+    perm = torch.tensor([3, 0, 4, 1, 2])
+
+    def moved(rows):
+        board = obs[:, :CARD_OFFSET].view(1, 5, 5, CARD_FEATURES)
+        board = board[:, perm] if rows else board[:, :, perm]
+        return torch.cat([board.reshape(1, CARD_OFFSET), obs[:, CARD_OFFSET:]], 1)
+
+    with torch.no_grad():
+        scores, value = net(obs)
+        grid = scores.view(5, 5)
+        for rows in (True, False):
+            new_scores, new_value = net(moved(rows))
+            want = grid[perm] if rows else grid[:, perm]
+            assert torch.allclose(new_scores.view(5, 5), want, atol=1e-6), rows
+            assert torch.allclose(new_value, value, atol=1e-6)
+    assert grid.std() > 1e-3  # the scores differ from cell to cell: the permutation shows
+
+
+def test_fast_ppo_regresses_the_value_on_the_rollouts_values_plus_the_advantages(tmp_path, monkeypatch):
+    """The value targets are the GAE advantages plus the values the network gave the states in the rollout: before
+    the first gradient step of an update, ``ret - adv`` is the network's own value of each sample (a mutation audit
+    gave the GAE zero values, making the targets the advantages alone, unseen)."""
+    import torch
+
+    from agents import fast_ppo
+
+    first = []
+    real = fast_ppo.ppo_losses
+
+    def spy(scores, value, mask, actions, old_logp, adv, ret, *args):
+        if not first:
+            first.append((value.detach().clone(), adv.clone(), ret.clone()))
+        return real(scores, value, mask, actions, old_logp, adv, ret, *args)
+
+    monkeypatch.setattr(fast_ppo, "ppo_losses", spy)
+    train(_cfg("fast-ppo", tmp_path / "run", num_envs=4, num_steps=26, minibatch_size=50, timesteps=104,
+               hidden=[8, 8]))
+    value, adv, ret = first[0]
+    assert value.abs().max() > 1e-3  # an untrained value head: not zero
+    assert torch.allclose(ret - adv, value, atol=1e-5)
+
+
+def test_fast_ppo_anneals_the_learning_rate_to_its_floor_not_to_zero(tmp_path, monkeypatch):
+    """With ``anneal_lr`` the learning rate of a run at its end is 2% of its start, never below (the module
+    docstring; a mutation audit let it fall to 0 unseen: the anneal test stopped at three quarters)."""
+    from agents import train as train_module
+
+    rates = []
+    real_scalars = train_module.RunFolder.scalars
+
+    def scalars_spy(self, step, values):
+        if "learning_rate" in values:
+            rates.append(values["learning_rate"])
+        return real_scalars(self, step, values)
+
+    monkeypatch.setattr(train_module.RunFolder, "scalars", scalars_spy)
+    monkeypatch.setattr(train_module.RunFolder, "progress_fraction", lambda self, step: 1.0)
+    train(_cfg("fast-ppo", tmp_path / "run", anneal_lr=True, learning_rate=0.004, timesteps=416))
+    assert rates == [pytest.approx(0.004 * 0.02)]
+
+
+def test_fast_ppo_advantages_use_the_configs_gamma_and_lambda(tmp_path, monkeypatch):
+    """With ``gae_lambda=0`` a run's advantages are the one-step TD errors ``r + gamma * V(s') - V(s)`` under the
+    config's ``gamma`` (cut where a game ended): a mutation audit handed gamma and gae_lambda to the GAE the other
+    way round, unseen (the GAE's own test calls it directly)."""
+    import torch
+
+    from agents import fast_ppo
+
+    seen = []
+    real = fast_ppo.gae
+
+    def spy(rewards, dones, values, next_value, *args):
+        adv, ret = real(rewards, dones, values, next_value, *args)
+        seen.append((rewards.clone(), dones.clone(), values.clone(), next_value.clone(), adv.clone()))
+        return adv, ret
+
+    monkeypatch.setattr(fast_ppo, "gae", spy)
+    train(_cfg("fast-ppo", tmp_path / "run", gamma=0.9, gae_lambda=0.0, num_envs=4, num_steps=26, minibatch_size=50,
+               timesteps=104, hidden=[8, 8]))
+    rewards, dones, values, next_value, adv = seen[0]
+    following = torch.cat([values[1:], next_value[None]])
+    assert torch.allclose(adv, rewards + 0.9 * following * (1.0 - dones) - values, atol=1e-6)
+    assert following.abs().max() > 1e-3  # the bootstrap counts
+
+
+def test_dqn_target_starts_as_the_online_network_and_moves_by_target_tau(tmp_path):
+    """A new run's target network starts as a copy of the online network and moves ``target_tau`` of the way to it
+    after each gradient step: with ``target_tau=0`` it ends as the online network began while that one learned (a
+    mutation audit left the target at its own random weights, or copied the online network whatever target_tau,
+    unseen: the target test used target_tau=1, where both end the same)."""
+    import torch
+
+    from agents.fast_ppo import make_net
+
+    out = tmp_path / "run"
+    train(_cfg("dqn", out, target_tau=0.0))
+    ckpt = torch.load(out / "checkpoints" / "latest.pt", map_location="cpu", weights_only=False)
+    torch.manual_seed(3)
+    start = make_net("lines", [16, 16]).state_dict()  # the online network's first weights (seed 3)
+    assert all(torch.equal(ckpt["target"][k], start[k]) for k in start)
+    assert any(not torch.equal(ckpt["state_dict"][k], start[k]) for k in start)
+
+
+
+def test_dqn_regresses_the_taken_cells_q_value_on_the_double_dqn_target(tmp_path, monkeypatch):
+    """Each gradient step's TD loss compares, for every sampled transition, the online network's Q-value of the cell
+    that transition took with ``r + gamma * Q_target(s', a*)``, ``a*`` the *online* network's best legal cell of
+    ``s'`` (double DQN, the module docstring).  A mutation audit used each state's highest Q-value instead of the
+    taken cell's, or let the target network pick ``a*`` (plain DQN), unseen: ``dqn_targets``' own test calls it
+    directly."""
+    import torch
+
+    from agents import dqn
+
+    nets, batches, rounds = [], [], []
+    real_make, real_sample, real_loss = dqn.make_net, dqn.ReplayBuffer.sample, torch.nn.functional.smooth_l1_loss
+
+    def make(*args):
+        nets.append(real_make(*args))  # the online network, then the target
+        return nets[-1]
+
+    def sample(self, n):
+        batches.append(real_sample(self, n))
+        return batches[-1]
+
+    def loss(q_taken, y, *args, **kwargs):
+        obs, action, reward, next_obs, next_mask, done = batches[-1]
+        online, target = nets
+        with torch.no_grad():  # neither network has stepped since q_taken and y were computed
+            taken = online(obs)[0].gather(1, action[:, None]).squeeze(1)
+            legal = next_mask | ~next_mask.any(1, keepdim=True)
+            best = online(next_obs)[0].masked_fill(~legal, -torch.inf).argmax(1, keepdim=True)
+            target_q = target(next_obs)[0]
+            want = reward + 1.0 * (1.0 - done) * target_q.gather(1, best).squeeze(1)
+            plain = reward + (1.0 - done) * target_q.masked_fill(~legal, -torch.inf).max(1).values
+        rounds.append((q_taken.detach().clone(), taken, y.clone(), want, bool((plain - want).abs().max() > 1e-6)))
+        return real_loss(q_taken, y, *args, **kwargs)
+
+    monkeypatch.setattr(dqn, "make_net", make)
+    monkeypatch.setattr(dqn.ReplayBuffer, "sample", sample)
+    monkeypatch.setattr(torch.nn.functional, "smooth_l1_loss", loss)
+    train(_cfg("dqn", tmp_path / "run", gamma=1.0))
+    assert len(nets) == 2 and len(rounds) > 10
+    for q_taken, taken, y, want, _ in rounds:
+        assert torch.allclose(q_taken, taken, atol=1e-6)
+        assert torch.allclose(y, want, atol=1e-5)
+    assert any(told for *_, told in rounds)  # rounds where plain DQN's target would differ

@@ -1442,6 +1442,7 @@ def test_a_given_deal_draws_its_redeal_seed_from_the_reset_seed():
     (dict(deck="36", columns=6, king_foundations=True), r"king_foundations=True: expected False with a 36-card deck"),
     (dict(stages=2), r"stages=2: expected None or 1 when redeal='none'"),
     (dict(deal="columns", columns=3, column_size=17), r"columns=3: expected at least 4 to hold 52 cards"),
+    (dict(free_cells=17), r"free_cells=17: expected an integer 0\.\.16"),
 ])
 def test_option_combinations_that_cannot_be_played_are_refused_naming_the_field(overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -1881,3 +1882,199 @@ def test_the_two_deck_solver_skips_only_a_move_between_the_two_copies_of_a_paren
     assert (0, 1) in search._moves(onto)
     between = state._replace(columns=((C("4♣"), C("3♣")), (C("4♣"),)) + state.columns[2:])
     assert (0, 1) not in search._moves(between) and (0, 1) in search._moves(between, every=True)
+
+
+# ---- pinned by a third mutation audit (rules, env, viewer) ----------------------------------------------------------
+
+
+def test_a_one_stage_game_has_no_redeal_action():
+    """A redeal option with ``stages=1`` leaves nothing to redeal: no action is added for it."""
+    plain = SoliterGame("36")
+    one = SoliterGame("36", redeal="reverse", stages=1)
+    assert one.redeal_action is None and one.num_actions == plain.num_actions == plain.num_places**2
+    assert make("36", redeal="reverse", stages=1).action_space.n == plain.num_actions
+
+
+def test_a_reverse_redeal_of_a_column_deal_lays_out_only_the_columns_its_cards_fill():
+    """104-aces-kings with 40 cards left: the redeal lays out 13, 13, 13 and 1 (interpretation 8), and that position
+    passes the reset check, which refuses fewer columns in play than the cards fill."""
+    game = SoliterGame("104-aces-kings")
+    state = _position(game, [], foundations=(8,) * 8, filler=list(range(8)))  # per suit A-8 up, K-6 down: 40 left
+    nxt = game.redeal(state)
+    assert nxt.stage == 1 and nxt.open_columns == 4
+    assert [len(c) for c in nxt.columns] == [13, 13, 13, 1, 0, 0, 0, 0]
+    assert game.check_state(nxt) is nxt
+    env = make("104-aces-kings")
+    env.reset(options={"state": nxt})
+    assert env.state == nxt
+    with pytest.raises(ValueError, match=r"open_columns=3 at stage 1: expected 4\.\.8"):
+        game.check_state(nxt._replace(open_columns=3))
+
+
+def test_cards_on_a_king_foundation_are_counted_from_the_king():
+    """K♥ then Q♥ played to the king foundation: the position counts them as home and passes the reset check."""
+    env = make("104-aces-kings")
+    game = env.game
+    env.reset(options={"deal": columns_with_tops(game, {0: ["K♥"], 1: ["Q♥"]})})
+    king_hearts = game.pile_base + game.piles.index((2, -1))
+    env.step(act(game, 0, king_hearts))
+    assert game.check_state(env.state) is env.state
+    env.step(act(game, 1, king_hearts))
+    assert game.check_state(env.state) is env.state
+    again = make("104-aces-kings")
+    again.reset(options={"state": env.state})
+    assert again.state == env.state
+
+
+def _stopped_multistage(changed=None):
+    """The stopped position of test_the_redeal_waits_until_the_game_has_stopped, with the columns ``changed``
+    ({index: cards}) replaced (unchecked: only the last cards matter here)."""
+    game = SoliterGame("multistage")
+    tails = [("9♠", "3♦"), ("K♥",), ("6♠", "5♠"), ("6♠",), ("Q♣",), ("T♦",), ("8♥",), ("2♣",)]
+    for i, col in (changed or {}).items():
+        tails[i] = col
+    base = game.deal(np.random.default_rng(0))
+    return game, base._replace(columns=tuple(tuple(C(c) for c in col) for col in tails), cells=(EMPTY,) * 8,
+                               foundations=(0,) * 8)
+
+
+def test_a_lone_card_that_can_be_built_onto_a_card_holds_back_the_redeal():
+    """A lone card does not lie on a card that takes it, so building it onto one changes the game (interpretation 7):
+    lone 4♠ onto 5♠."""
+    game, stopped = _stopped_multistage()
+    assert game.can_redeal(stopped)
+    game, lone = _stopped_multistage({3: ("4♠",)})
+    assert game.has_build_move(lone) and not game.can_redeal(lone)
+    assert "can still be built onto another card" in game.why_illegal(lone, game.redeal_action)
+
+
+def test_a_joker_lying_on_a_card_that_takes_it_does_not_hold_back_the_redeal():
+    """A joker standing for 8♥ on 9♥ is a built card: that it could also go onto K♥ (as Q♥) or 6♠ (as 5♠) does not
+    count, as moving a built card to a twin of its parent does not."""
+    game = SoliterGame("multistage", jokers=1)
+    cols = [["9♠", "3♦"], ["K♥"], ["6♠", "5♠"], ["6♠"], ["Q♣"], ["T♦"], ["9♥", "JK"], ["2♣"]]
+    state = _position(game, cols, jokers=("8♥",), filler=0)
+    assert game.encode(6, 1) in game.legal_actions(state)  # the joker may move onto K♥ ...
+    assert not game.has_build_move(state) and game.can_redeal(state)  # ... but the game has stopped
+    assert game.why_illegal(state, game.redeal_action) is None
+
+
+def _stuck_but_for_the_redeal():
+    """multistage without free cells, 88 cards home (11 on each pile), each column Q over K: no move but the redeal."""
+    game = SoliterGame("multistage", free_cells=0)
+    cols = [[f"Q{s}", f"K{s}"] for s in "♣♣♦♦♥♥♠♠"]
+    return game, _position(game, cols, foundations=(11,) * 8)
+
+
+def test_a_game_with_only_the_redeal_left_is_not_stuck():
+    game, state = _stuck_but_for_the_redeal()
+    assert game.legal_moves(state) == [] and game.legal_actions(state) == [game.redeal_action]
+    assert not game.is_stuck(state)
+    assert game.is_stuck(state._replace(stage=game.variant.num_stages - 1))  # the last stage has no redeal
+
+
+def test_a_redeal_step_keeps_the_foundations_and_reports_the_new_stage():
+    env = make("multistage", free_cells=0)
+    game, state = _stuck_but_for_the_redeal()
+    _, info = env.reset(options={"state": state})
+    assert np.flatnonzero(info["action_mask"]).tolist() == [game.redeal_action]
+    obs, reward, term, trunc, info = env.step(game.redeal_action)
+    assert reward == 0.0 and not term and not trunc
+    assert info["stage"] == 1 and info["cards_home"] == 88 and not info["won"]
+    assert env.state.foundations == (11,) * 8 and env.state.open_columns == 7
+    assert obs[-2:].tolist() == [1, 7]
+
+
+def test_the_default_step_limit_is_twenty_steps_per_card():
+    assert make().max_steps == 20 * 52
+    assert make("36").max_steps == 20 * 36
+    assert make("joker", jokers=2).max_steps == 20 * 54
+    assert make("104").max_steps == 20 * 104
+
+
+def test_the_observation_holds_what_each_joker_stands_for():
+    from pokersquares_env.soliter.env import encode_observation
+
+    env = make("joker", jokers=2)
+    game = env.game
+    at = game.num_columns * game.max_depth + game.num_cells + game.num_piles  # the joker entries
+    obs, _ = env.reset(options={"deal": columns_with_tops(game, {0: ["JK"], 1: ["7♣"], 2: ["8♣", "2♦"]})})
+    assert obs[at : at + 2].tolist() == [-1, -1]
+    obs, *_ = env.step(act(game, 1, 0))  # 7♣ on the free joker: it stands for 8♣
+    assert env.state.jokers == (C("8♣"), -1)
+    assert obs[at : at + 2].tolist() == [C("8♣"), -1]
+    assert np.array_equal(encode_observation(game, env.state), obs)
+
+
+def test_a_joker_never_goes_to_a_foundation_not_even_a_complete_one():
+    game = SoliterGame("joker")
+    state = _position(game, [["JK"]], foundations=(0, 0, 0, 13), filler=list(range(1, 8)))  # ♠ complete
+    mask = _mask_agrees(game, state)
+    assert not any(mask[game.encode(0, game.pile_base + p)] for p in range(game.num_piles))
+    assert game.why_illegal(state, game.encode(0, game.pile_base + 3)).endswith("a joker never goes to a foundation")
+
+
+def test_the_text_board_marks_ace_foundations_up_and_king_foundations_down():
+    game = SoliterGame("104-aces-kings")
+    text = game.text(game.deal(np.random.default_rng(0)))
+    assert text.splitlines()[0].startswith("foundations: []^ []^ []^ []^ []v []v []v []v ")
+
+
+def test_a_frame_has_room_for_the_deepest_first_deal_column_plus_a_full_suit():
+    """docs/soliter.md (Rendering): ``frame_rows(game)`` is the deepest column of the first deal plus a full suit."""
+    from pokersquares_env.soliter.viewer import frame_rows
+
+    assert frame_rows(SoliterGame("classic")) == 7 + 13
+    assert frame_rows(SoliterGame("36")) == 6 + 9
+    assert frame_rows(SoliterGame("104")) == 11 + 13
+
+
+def _frame_and_layout(game, state):
+    pytest.importorskip("PIL")
+    from pokersquares_env.soliter import viewer
+
+    frame = viewer.draw(game, state)
+    return frame, viewer
+
+
+def test_a_frame_draws_red_diamonds_and_hearts_and_black_clubs_and_spades():
+    game = SoliterGame("classic")
+    state = game.init(columns_with_tops(game, {0: ["9♣"], 1: ["9♦"], 2: ["9♥"], 3: ["9♠"]}))
+    frame, v = _frame_and_layout(game, state)
+    red, black = np.array(v._RED), np.array(v._BLACK)
+    for i, colour in enumerate([black, red, red, black]):
+        x = v.PAD + i * (v.CARD_W + v.PAD)
+        y = v.PAD * 2 + v.CARD_H + v.STEP * (len(state.columns[i]) - 1)  # the playable card's top
+        corner = frame[y : y + 20, x + v.CARD_W - 20 : x + v.CARD_W]  # where its suit is drawn
+        other = red if colour is black else black
+        assert (corner == colour).all(axis=-1).sum() > 20, i  # the suit symbol, in the suit's colour
+        assert not (corner == other).all(axis=-1).any(), i
+
+
+def test_a_column_out_of_play_is_not_drawn():
+    game = SoliterGame("multistage")
+    state = game.redeal(game.deal(np.random.default_rng(0)))  # stage 2: 7 columns in play
+    frame, v = _frame_and_layout(game, state)
+    x, y0 = v.PAD + 7 * (v.CARD_W + v.PAD), v.PAD * 2 + v.CARD_H
+    assert (frame[y0:, x : x + v.CARD_W + 1] == frame[-1, -1]).all()  # the table's colour, no empty-column outline
+    assert not (frame[y0:, v.PAD : v.PAD + v.CARD_W + 1] == frame[-1, -1]).all()  # column 1 is drawn
+
+
+def test_a_column_deeper_than_the_frame_is_squeezed_inside_it():
+    game = SoliterGame("multistage")
+    state = game.deal(np.random.default_rng(0))
+    for _ in range(game.variant.num_stages - 1):
+        state = game.redeal(state)  # the last stage: one column of all 104 cards
+    frame, v = _frame_and_layout(game, state)
+    height = frame.shape[0]
+    column = frame[:, v.PAD : v.PAD + v.CARD_W + 1]
+    assert (column[height - v.PAD + 1 :] == frame[-1, -1]).all()  # the bottom margin is left free
+    assert (column[height - v.PAD - 2, v.CARD_W // 2] == (250, 250, 245)).all()  # the last card ends just above it
+
+
+def test_an_ace_may_be_built_on_the_lowest_rank_above_it():
+    """Interpretation 4: the ace is the bottom rung, so it goes onto a 2 (on a 6 with the 36-card deck)."""
+    for variant, lowest in (("classic", "2♣"), ("36", "6♣")):
+        game = SoliterGame(variant)
+        state = _position(game, [[lowest], ["A♣"]], filler=list(range(2, game.num_columns)))
+        assert game.encode(1, 0) in _mask_agrees(game, state).nonzero()[0]

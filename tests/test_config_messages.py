@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -118,3 +119,91 @@ def test_the_pyyaml_hint_names_the_extra_a_sweep_needs(monkeypatch):
     with pytest.raises(ImportError, match=r'pokersquares_env\[train\]".*"pokersquares_env\[distributed\]", which has '
                                           r'it too\), or write the config as JSON'):
         _yaml()
+
+
+def test_maskable_ppo_defaults_are_the_documented_ones():
+    """SB3's MaskablePPO defaults docs/training.md gives ("learning rate 3e-4, entropy 0.01, 8 envs x 256 steps,
+    minibatch 256", "4 epochs"), as a run resolves them: dqn's and fast-ppo's were pinned, maskable-ppo's were not."""
+    from agents.config import TrainConfig
+
+    cfg = TrainConfig(algo="maskable-ppo").resolved()
+    assert (cfg.net, cfg.hidden, cfg.learning_rate, cfg.ent_coef) == ("mlp", [256, 256], 3e-4, 0.01)
+    assert (cfg.num_envs, cfg.num_steps, cfg.minibatch_size, cfg.update_epochs) == (8, 256, 256, 4)
+    assert (cfg.max_grad_norm, cfg.gamma) == (0.5, 1.0)
+    # the options every algorithm shares keep TrainConfig's documented defaults
+    assert (cfg.gae_lambda, cfg.clip_coef, cfg.vf_coef) == (0.95, 0.2, 0.5)
+    assert (cfg.buffer_size, cfg.learning_starts, cfg.target_tau) == (200_000, 5_000, 0.01)
+    assert (cfg.epsilon_start, cfg.epsilon_end, cfg.exploration_fraction) == (1.0, 0.02, 0.3)
+
+
+def test_a_resolved_config_owns_a_list_of_the_layers_it_was_given():
+    """The layer sizes given (a list, or a tuple as Python code may give them) come back as a list of the resolved
+    config's own: changing it leaves the config it was resolved from alone."""
+    from agents.config import TrainConfig
+
+    given = TrainConfig(algo="fast-ppo", hidden=[8, 8])
+    cfg = given.resolved()
+    cfg.hidden.append(4)
+    assert given.hidden == [8, 8]
+    from_tuple = TrainConfig(algo="dqn", hidden=(16, 8)).resolved()
+    assert type(from_tuple.hidden) is list and from_tuple.hidden == [16, 8]
+
+
+@pytest.mark.parametrize("over", [dict(learning_rate=float("inf")), dict(max_grad_norm=float("inf")),
+                                  dict(ent_coef=float("inf")), dict(clip_coef=float("inf")),
+                                  dict(time_limit=float("inf")), dict(learning_rate=float("nan")),
+                                  dict(learning_rate=True), dict(clip_coef=True), dict(vf_coef=True),
+                                  dict(max_grad_norm=True), dict(ent_coef=False), dict(gae_lambda=True),
+                                  dict(target_tau=True), dict(time_limit=True), dict(vf_coef=0.0),
+                                  dict(vf_coef=-0.5)])
+def test_infinite_boolean_and_non_positive_coefficients_are_refused_by_name(over):
+    """A float option takes a finite number, never a bool (``true`` in a config file is not 1.0), and vf_coef, like
+    clip_coef, must be positive: each is refused naming the option and its value."""
+    from agents.config import ConfigError, TrainConfig
+
+    [(name, value)] = over.items()
+    with pytest.raises(ConfigError, match=f"^{re.escape(f'{name}={value!r}: expected')}"):
+        TrainConfig(algo="fast-ppo", **over).resolved()
+
+
+def test_a_config_saved_under_a_yml_name_is_written_as_yaml(tmp_path):
+    """``save`` writes YAML for .yaml and .yml names alike (a .yml file held JSON, which YAML reads, unseen)."""
+    import yaml
+
+    from agents.config import TrainConfig
+
+    cfg = TrainConfig(algo="dqn", hidden=[8, 8], timesteps=777)
+    for name in ("c.yml", "c.yaml"):
+        text = cfg.save(tmp_path / name).read_text()
+        assert not text.lstrip().startswith("{") and "algo: dqn\n" in text and "timesteps: 777\n" in text
+        assert yaml.safe_load(text) == cfg.to_dict() and TrainConfig.load(tmp_path / name) == cfg
+    text = cfg.save(tmp_path / "c.json").read_text()
+    assert json.loads(text) == cfg.to_dict()
+
+
+def test_read_json_gives_none_for_a_file_that_is_not_utf8_text(tmp_path):
+    """The run marks and records read by read_json are None when missing, malformed or not UTF-8 text (the last
+    raised UnicodeDecodeError through the callers that test for None)."""
+    from agents.config import read_json
+
+    path = tmp_path / "mark.json"
+    path.write_bytes(b'{"owner": "\xff"}')
+    assert read_json(path) is None
+    path.write_text("{not json")
+    assert read_json(path) is None
+    assert read_json(tmp_path / "missing.json") is None
+    path.write_text('{"owner": "me"}')
+    assert read_json(path) == {"owner": "me"}
+
+
+def test_a_trainer_module_whose_import_is_blocked_is_not_installed(monkeypatch):
+    """A module set to None in sys.modules (what an install without the extra finds: importing it raises
+    ImportError) is missing, whether or not it could be found on the path: the trainer is refused naming it."""
+    import sys
+
+    from agents.config import MissingExtraError, check_trainer_installed, installed
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert not installed("torch")
+    with pytest.raises(MissingExtraError, match=re.escape('dqn needs torch: pip install "pokersquares_env[train]"')):
+        check_trainer_installed("dqn")

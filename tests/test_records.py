@@ -1857,3 +1857,91 @@ def test_an_output_file_in_a_folder_that_cannot_be_written_is_refused_by_name(tm
         err = capsys.readouterr().err
         assert err == f"pokersquares replay: {option} {image!r} cannot be written in {str(locked)!r}\n"
     assert list(locked.iterdir()) == []
+
+
+def test_write_json_follows_a_chain_of_links_to_the_file_and_keeps_every_link(tmp_path):
+    """A link to a link is followed to the end: the file at the end gets the new contents and both links stay
+    links (following one link only replaced the middle link with a file, leaving the target's old contents)."""
+    from pokersquares_env._files import write_json
+
+    target, middle, outer = tmp_path / "target.json", tmp_path / "middle.json", tmp_path / "outer.json"
+    write_json(str(target), {"a": 1})
+    middle.symlink_to(target.name)
+    outer.symlink_to(middle.name)
+    write_json(str(outer), {"a": 2})
+    assert outer.is_symlink() and middle.is_symlink() and not target.is_symlink()
+    assert json.loads(target.read_text()) == {"a": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["middle.json", "outer.json", "target.json"]
+
+
+def test_a_new_json_file_takes_its_mode_from_the_umask(tmp_path):
+    """A new file is 0666 less the umask, as a plainly opened file (not a fixed 0644, nor mkstemp's 0600)."""
+    from pokersquares_env._files import write_json
+
+    umask = os.umask(0o027)
+    try:
+        write_json(str(tmp_path / "a.json"), {"a": 1})
+        os.umask(0o002)
+        write_json(str(tmp_path / "b.json"), {"b": 1})
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o664
+
+
+def test_write_json_that_fails_keeps_the_earlier_file_whole(tmp_path):
+    """The write is atomic: data that cannot be written leaves the file before it as it was, not truncated or
+    half-written, and no temporary file."""
+    from pokersquares_env._files import write_json
+
+    path = tmp_path / "data.json"
+    write_json(str(path), {"a": 1})
+    before = path.read_bytes()
+    with pytest.raises(TypeError):
+        write_json(str(path), {"a": 2, "b": object()})
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["data.json"]
+
+
+def test_write_json_renames_a_temporary_file_from_the_same_folder(tmp_path, monkeypatch):
+    """The temporary file is made beside the target, so that the rename into place stays on one file system (and
+    is atomic there); one made elsewhere (e.g. the system's temporary folder) could not be renamed over the target
+    on another file system."""
+    from pokersquares_env import _files
+
+    renamed = []
+    replace = os.replace
+    monkeypatch.setattr(_files.os, "replace", lambda src, dst: renamed.append((src, dst)) or replace(src, dst))
+    _files.write_json(str(tmp_path / "data.json"), {"a": 1})
+    [(src, dst)] = renamed
+    assert os.path.dirname(os.path.abspath(src)) == str(tmp_path) and dst == str(tmp_path / "data.json")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open descriptors in /proc/self/fd")
+def test_a_temporary_file_whose_mode_cannot_be_set_leaves_no_descriptor_open(tmp_path, monkeypatch):
+    from pokersquares_env import _files
+
+    def refuse(path, mode):
+        raise PermissionError(1, "Operation not permitted", path)
+
+    monkeypatch.setattr(_files.os, "chmod", refuse)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(PermissionError):
+            _files.plain_temp_file(str(tmp_path), ".data.", ".tmp")
+    assert len(os.listdir("/proc/self/fd")) == before and list(tmp_path.iterdir()) == []
+
+
+def test_an_output_folder_that_cannot_be_searched_is_refused(tmp_path, monkeypatch):
+    """A folder must be writable and searchable (X) to create a file in it: write permission alone is not enough
+    (simulated with os.access, since root passes any permission check)."""
+    from pokersquares_env._files import output_file_problem
+
+    folder = tmp_path / "noexec"
+    folder.mkdir()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (os.fspath(path) == str(folder) and mode & os.X_OK)
+                        and access(path, mode, **kw))
+    path = str(folder / "r.json")
+    assert output_file_problem(path, "--out") == (f"--out {path!r}: cannot write in its folder {str(folder)!r} "
+                                                  f"(no permission)")
+    assert output_file_problem(str(tmp_path / "r.json"), "--out") is None

@@ -481,3 +481,111 @@ def test_indices_count_from_the_end_and_a_missing_sub_env_or_a_non_integer_is_na
         with pytest.raises(TypeError, match=r"is not a sub-env index: expected integers$"):
             venv.env_method("action_masks", indices=bad)
     assert venv.get_attr("reward_scale") == [2.0] * 3  # the refused set_attr changed nothing
+
+
+def _lines_policy_states():
+    """Four states of one game (0, 3, 7 and 12 cards placed): flat observations and their legal-cell masks."""
+    from pokersquares_env.env import PokerSquaresEnv
+
+    env = PokerSquaresEnv()
+    obs, _ = env.reset(seed=11)
+    states, masks = [], []
+    for t in range(13):
+        if t in (0, 3, 7, 12):
+            states.append(obs.copy())
+            masks.append(env.action_masks().copy())
+        obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[(5 * t) % env.action_masks().sum()]))
+    return np.array(states), np.array(masks)
+
+
+def test_lines_policy_acts_and_learns_through_the_lines_nets_masked_scores_and_value():
+    """The rollout (``policy(obs)``), the update (``evaluate_actions``) and inference (``get_distribution``,
+    ``predict_values``) all read the lines net: the log-probabilities are the net's cell scores softmaxed over the
+    legal cells, the values are its state value, and both carry gradients back into the net (an actor or critic
+    detached, zeroed or read from the wrong output trained or played something else, unseen by the other tests)."""
+    import torch
+
+    from agents.sb3_policy import LinesPolicy
+    from pokersquares_env.env import PokerSquaresEnv
+
+    space = PokerSquaresEnv()
+    torch.manual_seed(0)
+    policy = LinesPolicy(space.observation_space, space.action_space, lambda _: 1e-3, lines_hidden=[8])
+    obs, masks = _lines_policy_states()
+    tensor = torch.as_tensor(obs)
+    net = policy.mlp_extractor.net
+    with torch.no_grad():
+        scores, value = net(tensor)
+        expected = torch.log_softmax(scores.masked_fill(~torch.as_tensor(masks), -1e8), -1)
+        actions, values, log_prob = policy(tensor, action_masks=masks)
+        assert masks[np.arange(4), actions.numpy()].all()  # an occupied cell is never chosen
+        torch.testing.assert_close(values[:, 0], value)
+        torch.testing.assert_close(log_prob, expected.gather(1, actions[:, None])[:, 0])
+        torch.testing.assert_close(policy.predict_values(tensor)[:, 0], value)
+        logits = policy.get_distribution(tensor, action_masks=masks).distribution.logits
+        torch.testing.assert_close(logits, expected)
+    chosen = torch.as_tensor(np.argmax(masks, axis=1))
+    values, log_prob, _ = policy.evaluate_actions(tensor, chosen, action_masks=masks)
+    torch.testing.assert_close(values[:, 0], value, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(log_prob, expected.gather(1, chosen[:, None])[:, 0], rtol=1e-5, atol=1e-5)
+    for loss, head in ((values.sum(), net.value), (log_prob.sum(), net.cell_out)):
+        policy.zero_grad()
+        loss.backward(retain_graph=True)
+        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in head.parameters())
+
+
+def test_lines_policy_keeps_pytorchs_initialisation_unless_ortho_init_is_asked_for():
+    """As its docstring says: the net starts as fast-ppo's LinesNet does (PyTorch's default initialisation, the
+    same weights from the same torch seed), and ``ortho_init=True`` given explicitly is honoured, not overridden."""
+    import torch
+
+    from agents.fast_ppo import LinesNet
+    from agents.sb3_policy import LinesPolicy
+    from pokersquares_env.env import PokerSquaresEnv
+
+    space = PokerSquaresEnv()
+
+    def weights(**kwargs):
+        torch.manual_seed(3)
+        policy = LinesPolicy(space.observation_space, space.action_space, lambda _: 1e-3, lines_hidden=[8, 8],
+                             **kwargs)
+        return policy.mlp_extractor.net.state_dict()
+
+    torch.manual_seed(3)
+    plain = LinesNet([8, 8]).state_dict()
+    default, ortho = weights(), weights(ortho_init=True)
+    assert all(torch.equal(default[k], plain[k]) for k in plain)
+    assert not all(torch.equal(ortho[k], plain[k]) for k in plain)
+
+
+def test_lines_policy_refuses_a_net_arch_given_by_position():
+    """net_arch is the fourth positional parameter of SB3's policies: given there it is refused as by keyword."""
+    import re
+
+    from agents.sb3_policy import LinesPolicy
+    from pokersquares_env.env import PokerSquaresEnv
+
+    space = PokerSquaresEnv()
+    with pytest.raises(ValueError, match=re.escape("net_arch=[32, 32]: LinesPolicy's layers are lines_hidden")):
+        LinesPolicy(space.observation_space, space.action_space, lambda _: 1e-3, [32, 32])
+
+
+def test_a_lines_policy_saved_alone_loads_with_its_layer_sizes_and_weights(tmp_path):
+    """SB3's ``policy.save`` / ``LinesPolicy.load`` (the policy without its algorithm) rebuild the policy from its
+    constructor parameters: those hold SB3's default net_arch, which must load, and lines_hidden, without which the
+    net came back at 64 64 and its weights did not fit.  (``MaskablePPO.load`` rebuilds from policy_kwargs instead.)"""
+    import torch
+
+    from agents.sb3_policy import LinesPolicy
+    from pokersquares_env.env import PokerSquaresEnv
+
+    space = PokerSquaresEnv()
+    policy = LinesPolicy(space.observation_space, space.action_space, lambda _: 1e-3, lines_hidden=[8])
+    policy.save(tmp_path / "policy.pt")
+    loaded = LinesPolicy.load(tmp_path / "policy.pt", device="cpu")
+    assert loaded._lines_hidden == [8]
+    obs, _ = _lines_policy_states()
+    tensor = torch.as_tensor(obs)
+    with torch.no_grad():
+        for a, b in zip(policy.mlp_extractor.net(tensor), loaded.mlp_extractor.net(tensor)):
+            torch.testing.assert_close(a, b)

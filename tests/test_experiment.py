@@ -462,7 +462,7 @@ def test_compare_trainers_refuses_a_dqn_budget_too_short_to_learn_before_any_run
 
 def test_compare_trainers_advises_the_budget_dqn_needs_not_an_option_it_lacks(tmp_path, monkeypatch, capsys):
     """Before, compare-trainers refused a short dqn budget with "lower --learning-starts or raise --timesteps", and
-    it has no --learning-starts option: it now names the --timesteps that would do."""
+    it has no --learning-starts option: it now names the --timesteps that would do, and --set for learning_starts."""
     import agents.train
     from agents.config import ConfigError, TrainConfig, check_dqn_budget, dqn_min_timesteps
     from pokersquares_env.cli import main
@@ -474,7 +474,8 @@ def test_compare_trainers_advises_the_budget_dqn_needs_not_an_option_it_lacks(tm
     err = capsys.readouterr().err
     assert "--learning-starts" not in err and err.count("\n") == 1, err
     # dqn's defaults: learning_starts 5000 in whole iterations of 64 steps -> 79 iterations, 5,056 steps
-    assert "(raise --timesteps to at least 5,056, to reach dqn's learning_starts (5,000))" in err, err
+    assert ("(raise --timesteps to at least 5,056, to reach dqn's learning_starts (5,000), or lower learning_starts: "
+            "--set dqn.learning_starts=N)") in err, err
     assert not out.exists()
     check_dqn_budget(TrainConfig(algo="dqn", timesteps=5056).resolved())  # that budget does train
     with pytest.raises(ConfigError):
@@ -1434,21 +1435,32 @@ def test_compare_trainers_refuses_rule_options_in_train_options(tmp_path, monkey
 
     _no_work(monkeypatch)
     with pytest.raises(ValueError, match=re.escape("options of the fast-ppo run (train_options, --set): may not set "
-                                                   "jokers: the comparison sets them for every run alike (the rule "
-                                                   "options: use rules)")):
+                                                   "jokers: the comparison sets it for every run alike (give "
+                                                   "--rules)")):
         compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100,
                          train_options={"fast-ppo": {"jokers": 1}})
     assert not (tmp_path / "ct").exists()
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"fast-ppo": {"timesteps": 5}}, "may not set timesteps: the comparison sets them for every run alike"),
-    ({"fast-ppo": {"seed": 3, "eval_games": 9}}, "may not set eval_games, seed:"),
+    ({"fast-ppo": {"timesteps": 5}}, "may not set timesteps: the comparison sets it for every run alike (give "
+                                     "--timesteps)"),
+    ({"fast-ppo": {"seed": 3, "eval_games": 9}}, "may not set eval_games, seed: the comparison sets them for every "
+                                                 "run alike (give --seed)"),
+    # a time limit would stop one run short of the budget, and another reward mode or scale change its reward
+    ({"fast-ppo": {"time_limit": 0.5}}, "may not set time_limit: the comparison sets it for every run alike"),
+    ({"fast-ppo": {"reward_mode": "terminal", "reward_scale": 2.5}}, "may not set reward_mode, reward_scale:"),
+    # an option of another algorithm only: the run would ignore it (and a changed value retrain it for nothing)
+    ({"fast-ppo": {"buffer_size": 100, "epsilon_end": 0.5}}, "options of the fast-ppo run (train_options, --set): "
+     "buffer_size is an option of dqn only; epsilon_end is an option of dqn only: fast-ppo does not use them"),
+    ({"fast-ppo": {1: 2, "bogus": 3}}, "unknown option(s) [1, 'bogus']"),
     ({"dqn": {"learning_rate": 1e-3}}, "options of a 'dqn' run (train_options, --set): not an algorithm of this "
                                        "comparison; expected some of ['fast-ppo']"),
     ({"fast-ppo": {"minibatchsize": 400}}, "unknown option(s) ['minibatchsize']; expected some of ['anneal_by'"),
     ({"fast-ppo": 400}, "options of the fast-ppo run (train_options['fast-ppo']=400): expected a dict"),
-    ({"fast-ppo": {"learning_rate": -1.0}}, "learning_rate=-1.0"),
+    ({"fast-ppo": {"learning_rate": -1.0}}, "the fast-ppo run (its options: train_options, --set): "
+                                            "learning_rate=-1.0: expected a positive number"),
+    ({"fast-ppo": {"net": "cnn"}}, "the fast-ppo run (its options: train_options, --set): net='cnn'"),
 ])
 def test_compare_trainers_refuses_train_options_that_would_break_the_comparison(tmp_path, monkeypatch, options,
                                                                                 message):
@@ -1476,6 +1488,10 @@ def test_compare_trainers_set_gives_one_run_its_options_and_the_outputs_name_the
                  "--set", "fast-ppo.hidden=[64, 64]"]) == 0
     assert seen["train_options"] == {"fast-ppo": {"minibatch_size": 400, "net": "lines", "hidden": [64, 64]},
                                      "dqn": {"learning_rate": 3e-4}}
+    # numbers JSON does not write are still numbers (before, '.2' was text and refused as not a number)
+    assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "cli"), "--set", "fast-ppo.clip_coef=.2",
+                 "--set", "fast-ppo.learning_rate=5."]) == 0
+    assert seen["train_options"] == {"fast-ppo": {"clip_coef": 0.2, "learning_rate": 5.0}}
     assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "cli")]) == 0
     assert seen["train_options"] is None
     for bad in ("fast-ppo=400", "minibatch_size=400", "fast-ppo.minibatch_size=", ".x=1"):

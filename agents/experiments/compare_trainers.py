@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 OUTPUT_FILES = ("comparison.md", "comparison.json", "trainer_curves.png")  # the results, removed before a rerun
-#: the TrainConfig options the comparison sets for every run alike (with the rule options): the same budget, seed,
-#: reward and in-training evaluations; ``train_options`` may not set them
-RESERVED = ("algo", "scoring", "shaping", "timesteps", "seed", "out", "eval_every", "eval_games", "eval_seed",
-            "checkpoint_every", "final_eval_games", "final_eval_seed", "progress")
+#: the TrainConfig options the comparison sets for every run alike (with the rule options): the same budget (a
+#: time limit would cut one run short of it), seed, reward and in-training evaluations; ``train_options`` may not set
+#: them
+RESERVED = ("algo", "scoring", "shaping", "reward_mode", "reward_scale", "timesteps", "time_limit", "seed", "out",
+            "eval_every", "eval_games", "eval_seed", "checkpoint_every", "final_eval_games", "final_eval_seed",
+            "progress")
+#: where the comparison's own options are given instead (the others are the experiment's alone)
+_SHARED_FLAGS = {"scoring": "--scoring", "shaping": "--shaping", "timesteps": "--timesteps", "seed": "--seed",
+                 "jokers": "--rules", "placement": "--rules", "first_cell": "--rules"}
 
 __all__ = ["RESERVED", "compare_trainers"]
 
@@ -97,16 +102,21 @@ def compare_trainers(
     root = Path(out)
     configs = []
     for algo in algos:
-        cfg = TrainConfig(
-            algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
-            eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
-            progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
-        )
-        configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run starts
-        # a dqn budget too short to learn is refused now, not after the other runs (the experiment has no
-        # --learning-starts: the advice is the budget that would do)
+        try:
+            cfg = TrainConfig(
+                algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
+                eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
+                progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
+            )
+            configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run
+        except ValueError as exc:  # a bad value given to one run is named with its run
+            if not train_options.get(algo):
+                raise
+            raise type(exc)(f"the {algo} run (its options: train_options, --set): {exc}") from None
+        # a dqn budget too short to learn is refused now, not after the other runs
         check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, to reach "
-                                      f"dqn's learning_starts ({configs[-1].learning_starts:,})")
+                                      f"dqn's learning_starts ({configs[-1].learning_starts:,}), or lower "
+                                      f"learning_starts: --set dqn.learning_starts=N")
     for cfg in configs:  # and a trainer whose packages are missing (sb3-contrib, torch), before anything is written
         check_trainer_installed(cfg.algo)
     check_out_dir(root, name="out")  # an out that is a file is named before any training
@@ -173,7 +183,7 @@ def _check_train_options(train_options: Any, algos: tuple[str, ...], rules: dict
     """``train_options`` checked: ``{algo: {option: value}}`` of the algorithms compared, with TrainConfig options
     the comparison leaves to each run (a copy; ``{}`` for ``None``).  The values themselves are checked by
     TrainConfig, naming them, before any run starts."""
-    from agents.config import ConfigError, TrainConfig
+    from agents.config import ALGO_OPTIONS, ConfigError, TrainConfig
 
     if train_options is None:
         return {}
@@ -188,15 +198,22 @@ def _check_train_options(train_options: Any, algos: tuple[str, ...], rules: dict
         if not isinstance(extra, dict):
             raise ValueError(f"options of the {algo} run (train_options[{algo!r}]={extra!r}): expected a dict of "
                              f"option -> value")
-        unknown = sorted(set(extra) - names)
+        own = {n for n in names - {*RESERVED, *rules} if algo in ALGO_OPTIONS.get(n, (algo,))}  # it may set
+        unknown = sorted(set(extra) - names, key=str)
         if unknown:
             raise ConfigError(f"options of the {algo} run (train_options, --set): unknown option(s) {unknown}; "
-                              f"expected some of {sorted(names - {*RESERVED, *rules})}")
+                              f"expected some of {sorted(own)}")
         held = sorted(set(extra) & {*RESERVED, *rules})
         if held:
-            use_rules = " (the rule options: use rules)" if set(held) & set(rules) else ""
+            flags = sorted({_SHARED_FLAGS[n] for n in held if n in _SHARED_FLAGS})
+            how = f" (give {' and '.join(flags)})" if flags else ""
             raise ValueError(f"options of the {algo} run (train_options, --set): may not set {', '.join(held)}: "
-                             f"the comparison sets them for every run alike{use_rules}")
+                             f"the comparison sets {'it' if len(held) == 1 else 'them'} for every run alike{how}")
+        unused = sorted(set(extra) - own)
+        if unused:  # the run would ignore them (and a changed value would retrain it for nothing)
+            users = "; ".join(f"{n} is an option of {' and '.join(ALGO_OPTIONS[n])} only" for n in unused)
+            raise ConfigError(f"options of the {algo} run (train_options, --set): {users}: {algo} does not use "
+                              f"{'it' if len(unused) == 1 else 'them'}")
         checked[algo] = dict(extra)
     return checked
 

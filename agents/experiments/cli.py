@@ -96,7 +96,7 @@ def add_arguments(parser) -> None:
     c.add_argument("--set", dest="set_options", action="append", default=[], type=algo_option,
                    metavar="ALGO.OPTION=VALUE",
                    help="a training option of one algorithm's run, over its defaults (an option of pokersquares "
-                        "train, spelt with - or _; VALUE read as JSON, else as text; lists as JSON: "
+                        "train, spelt with - or _; VALUE read as JSON, else as a number, else as text; lists as JSON: "
                         "fast-ppo.hidden=[64,64]), e.g. --set fast-ppo.minibatch_size=400 --set dqn.learning_rate=3e-4; "
                         "repeatable; not the options every run shares (budget, time limit, seed, reward, rules, "
                         "evaluations)")
@@ -210,8 +210,8 @@ def _potential(args) -> int:
 
 def algo_option(text: str) -> tuple[str, str, Any]:
     """``--set ALGO.OPTION=VALUE`` read as ``(algo, option, value)``: VALUE as JSON (``400``, ``3e-4``, ``[64, 64]``,
-    ``true``), else as a number Python reads (``.2``), else as the text itself (``lines``).  Which algorithms and options exist is checked by the
-    experiment, naming them."""
+    ``true``), else as a number Python reads (``.2``), else as the text itself (``lines``).  Which algorithms and
+    options exist is checked by the experiment, naming them."""
     import argparse
     import json
 

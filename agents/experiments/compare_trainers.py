@@ -66,7 +66,14 @@ def compare_trainers(
     trained from the start.  The seconds compared are each run's training clock (``progress.json``), which starts
     after its reward-shaping potential is built.
     """
-    from agents.config import ALGOS, TrainConfig, check_dqn_budget, check_trainer_installed, dqn_min_timesteps
+    from agents.config import (
+        ALGOS,
+        ConfigError,
+        TrainConfig,
+        check_dqn_budget,
+        check_trainer_installed,
+        dqn_min_timesteps,
+    )
     from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.marks import (
         REUSED_NOTE,
@@ -109,10 +116,10 @@ def compare_trainers(
                 progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
             )
             configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run
-        except ValueError as exc:  # a bad value given to one run is named with its run
-            if not train_options.get(algo):
+        except ConfigError as exc:  # a bad value given to one run is named with its run
+            if not str(exc).startswith(tuple(f"{name}=" for name in train_options.get(algo, {}))):
                 raise
-            raise type(exc)(f"the {algo} run (its options: train_options, --set): {exc}") from None
+            raise ConfigError(f"the {algo} run (its options: train_options, --set): {exc}") from None
         # a dqn budget too short to learn is refused now, not after the other runs
         check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, to reach "
                                       f"dqn's learning_starts ({configs[-1].learning_starts:,}), or lower "
@@ -198,22 +205,21 @@ def _check_train_options(train_options: Any, algos: tuple[str, ...], rules: dict
         if not isinstance(extra, dict):
             raise ValueError(f"options of the {algo} run (train_options[{algo!r}]={extra!r}): expected a dict of "
                              f"option -> value")
+        where = f"options of the {algo} run (train_options, --set)"
         own = {n for n in names - {*RESERVED, *rules} if algo in ALGO_OPTIONS.get(n, (algo,))}  # it may set
         unknown = sorted(set(extra) - names, key=str)
         if unknown:
-            raise ConfigError(f"options of the {algo} run (train_options, --set): unknown option(s) {unknown}; "
-                              f"expected some of {sorted(own)}")
+            raise ConfigError(f"{where}: unknown option(s) {unknown}; expected some of {sorted(own)}")
         held = sorted(set(extra) & {*RESERVED, *rules})
         if held:
             flags = sorted({_SHARED_FLAGS[n] for n in held if n in _SHARED_FLAGS})
             how = f" (give {' and '.join(flags)})" if flags else ""
-            raise ValueError(f"options of the {algo} run (train_options, --set): may not set {', '.join(held)}: "
-                             f"the comparison sets {'it' if len(held) == 1 else 'them'} for every run alike{how}")
+            raise ValueError(f"{where}: may not set {', '.join(held)}: the comparison sets "
+                             f"{'it' if len(held) == 1 else 'them'} for every run alike{how}")
         unused = sorted(set(extra) - own)
         if unused:  # the run would ignore them (and a changed value would retrain it for nothing)
             users = "; ".join(f"{n} is an option of {' and '.join(ALGO_OPTIONS[n])} only" for n in unused)
-            raise ConfigError(f"options of the {algo} run (train_options, --set): {users}: {algo} does not use "
-                              f"{'it' if len(unused) == 1 else 'them'}")
+            raise ConfigError(f"{where}: {users}: {algo} does not use {'it' if len(unused) == 1 else 'them'}")
         checked[algo] = dict(extra)
     return checked
 

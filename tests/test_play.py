@@ -1043,3 +1043,247 @@ def test_an_opponent_choosing_an_illegal_cell_is_named_with_the_reason():
                            read=_reader(["a1", "b1"], io.StringIO()), out=io.StringIO())
     with pytest.raises(RuntimeError, match=r"^agent 'stubborn' chose an illegal cell: cell 0 \(a1\) is occupied"):
         session.play()
+
+
+# ---- a second mutation audit of play.py ------------------------------------------------------------------------------
+
+
+def test_a_blank_line_asks_again_without_a_refusal():
+    """An empty line (or spaces) is read past, as a slip of the Enter key: no 'is not a cell' refusal."""
+    session, out = _scripted(["", "   ", "c3", "q", "y"])
+    assert session.state.placements == [12] and "is not a cell" not in out
+    assert len(re.findall(PROMPT, out)) == 4  # card 1 three times, card 2 once
+
+
+def test_a_record_write_that_fails_is_reported_after_the_result(tmp_path):
+    """An OSError when the record is written at the end (here a folder was made at its path during the game) is
+    reported on the error stream with exit status 1, after the result, as a refused record is; not a traceback."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    game = PokerSquaresGame()
+    record = tmp_path / "g.json"
+    record.mkdir()
+    out, err = io.StringIO(), io.StringIO()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), seed=0, record=str(record),
+                           read=_reader(CELLS, out), out=out, err=err)
+    assert session.play() == 1
+    assert err.getvalue().startswith(f"could not write the record {str(record)!r}: ")
+    assert "Scores: american" in out.getvalue() and record.is_dir() and not list(record.iterdir())
+
+
+def test_a_jsonl_suffix_in_capitals_collects_games_too(tmp_path, monkeypatch, capsys):
+    """``GAMES.JSONL`` is a file of records, one a line, as ``games.jsonl`` is (not a JSON record replaced each time)."""
+    from pokersquares_env.records import load_records
+
+    record = tmp_path / "GAMES.JSONL"
+    for n, seed in enumerate(("3", "4")):
+        status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", seed, "--record",
+                                       str(record))
+        assert status == 0 and f"Record appended to {record} as record {n} " in out.out, out
+    assert [r.seed for r in load_records(record)] == [3, 4]
+
+
+def test_a_jsonl_file_of_no_record_is_refused_with_the_reason_of_its_first_line(tmp_path, monkeypatch, capsys):
+    """The reason given is the first damaged line's, as load_records words it (not its warning's wording)."""
+    other = tmp_path / "notes.jsonl"
+    other.write_text('{"a": 1}\n')
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record", str(other))
+    assert status == 2 and out.out == ""
+    assert out.err == (f"pokersquares play: --record {str(other)!r} exists and is not a file of game records, one a "
+                       f"line, so it is not added to ({other}:1: field 'format': missing): expected a new file or an "
+                       f"earlier record\n")
+
+
+def test_an_existing_file_that_cannot_be_read_is_refused_saying_so(tmp_path, monkeypatch, capsys):
+    """An OSError reading an existing --record file (os.access and permissions do not stop root, so the read is made
+    to fail) is refused before the game with the system's reason, not the exception's repr."""
+    from pokersquares_env import records
+
+    record = tmp_path / "g.json"
+    record.write_text("{}")
+
+    def unreadable(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(records, "load_record", unreadable)
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record",
+                                   str(record))
+    assert status == 2 and out.out == ""
+    assert out.err == (f"pokersquares play: --record {str(record)!r} exists and is not a game record, so it is not "
+                       f"replaced (cannot read it (Permission denied)): expected a new file or an earlier record\n")
+
+
+def test_a_read_only_json_record_is_still_replaced(tmp_path, monkeypatch, capsys):
+    """Only a .jsonl file is written in place; a .json record is replaced by a new file, so its own permissions do not
+    matter (the check of a file that cannot be appended to is for .jsonl files)."""
+    record = tmp_path / "g.json"
+    moves = "\n".join(CELLS) + "\n"
+    assert _play_in_process(monkeypatch, capsys, moves, "--seed", "3", "--record", str(record))[0] == 0
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if os.fspath(path) == str(record) and mode == os.W_OK
+                        else real_access(path, mode))
+    status, out = _play_in_process(monkeypatch, capsys, moves, "--seed", "4", "--record", str(record))
+    assert status == 0 and f"Record written to {record}" in out.out, out.err
+    assert load_record(record).seed == 4
+
+
+def test_without_a_seed_a_fresh_one_is_printed_recorded_and_deals_as_env_reset(tmp_path, monkeypatch, capsys):
+    """The module's promise: with no --seed a fresh seed is printed (and recorded), and a seed deals the same deck as
+    ``env.reset(seed=...)``."""
+    from pokersquares_env.env import PokerSquaresEnv
+
+    record = tmp_path / "g.json"
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--record", str(record))
+    assert status == 0, out.err
+    seed = int(re.fullmatch(r"Poker Squares -- american points, seed (\d+)", out.out.splitlines()[0]).group(1))
+    rec = load_record(record)
+    env = PokerSquaresEnv()
+    env.reset(seed=seed)
+    assert rec.seed == seed and list(rec.deck) == list(env.state.deck)
+
+
+def test_the_agents_are_built_for_the_games_points_and_rules_and_reset_before_it(monkeypatch, capsys):
+    """--hint and --vs agents are made with the game's point system and rules (an agent built for others plays for
+    other points, or refuses a deck with jokers), and reset before their first move."""
+    import agents
+    from pokersquares_env.core import Rules
+
+    made = {}
+
+    class Recorder:
+        uses_obs = False
+
+        def __init__(self, spec, *, system, rules, seed):
+            self.spec, self.system, self.rules, self.resets = spec, system, rules, 0
+            made[spec] = self
+
+        def reset(self):
+            self.resets += 1
+
+        def act(self, obs, info, game, state):
+            assert self.resets == 1, "an agent was asked to move before it was reset"
+            return game.legal_cells(state)[0]
+
+        def action_values(self, obs, info, game, state):
+            return None
+
+    monkeypatch.setattr(agents, "make_agent", Recorder)
+    status, out = _play_in_process(monkeypatch, capsys, "c3\nq\ny\n", "--seed", "5", "--scoring", "english",
+                                   "--rules", "jokers=1,placement=adjacent", "--hint", "helper", "--vs", "rival")
+    assert status == 0, out.err
+    assert sorted(made) == ["helper", "rival"]
+    for agent in made.values():
+        assert agent.system.name == "english" and agent.rules == Rules(jokers=1, placement="adjacent")
+        assert agent.resets == 1
+
+
+def test_color_always_colours_a_game_through_a_pipe(monkeypatch, capsys):
+    """``--color always`` colours output that is not a terminal (and despite NO_COLOR); ``never`` does not."""
+    from pokersquares_env import cli
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    for choice in ("always", "never"):
+        monkeypatch.setattr("sys.stdin", io.StringIO("q\ny\n"))
+        assert cli.main(["play", "--seed", "3", "--color", choice]) == 0
+        out = capsys.readouterr().out
+        assert ("\x1b[1m-- card 1 of 25 --\x1b[0m" in out) == (choice == "always"), choice
+        assert ("\x1b[" in out) == (choice == "always"), choice
+
+
+def test_hint_rates_only_the_cells_with_finite_values_and_names_a_named_agent():
+    """Cells the agent leaves unrated (NaN) or rates infinitely are left out; all the rated cells fit, so no 'best N
+    of M'; an agent with a name but no spec is called by its name."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Partial:
+        name, uses_obs = "partial", False
+
+        def act(self, obs, info, game, state):
+            return 2  # c1
+
+        def action_values(self, obs, info, game, state):
+            values = np.full(25, np.nan)
+            values[[2, 7, 4]] = [3.0, 1.0, np.inf]
+            return values
+
+    game = PokerSquaresGame()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=Partial(), out=io.StringIO())
+    assert session.hint_text() == "hint (partial): c1   c1 3.0  c2 1.0"
+
+
+def test_an_agent_that_reads_observations_gets_the_encoded_board():
+    """An agent without ``uses_obs = False`` (a learned policy's way) gets the env's observation of its own board;
+    one that says it does not use them gets None."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation
+
+    class Watching:
+        def __init__(self, name):
+            self.name, self.seen = name, []
+
+        def act(self, obs, info, game, state):
+            self.seen.append((obs, state.copy()))
+            return game.legal_cells(state)[0]
+
+        def action_values(self, obs, info, game, state):
+            return None
+
+    class Blind(Watching):
+        uses_obs = False
+
+    game = PokerSquaresGame()
+    hint, vs, blind = Watching("hint"), Watching("vs"), Blind("blind")
+    out = io.StringIO()
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=hint, vs=vs,
+                           read=_reader(["e5", "q", "y"], out), out=out)
+    assert session.play() == 0
+    for agent in (hint, vs):
+        assert len(agent.seen) >= 1
+        for obs, state in agent.seen:
+            assert obs is not None
+            np.testing.assert_array_equal(obs, encode_observation(game, state))
+    session = TerminalGame(game, game.deal(np.random.default_rng(0)), hint=blind, out=io.StringIO())
+    session.hint_text()
+    assert blind.seen[0][0] is None
+
+
+def test_a_coloured_game_colours_each_board_and_every_prompt_names_the_drawn_card():
+    """With colours, red suits are red on the board before every card (the card to place included) and on the final
+    board; each prompt names the card drawn."""
+    from pokersquares_env.cards import format_card, parse_cards
+    from pokersquares_env.core import PokerSquaresGame
+
+    deck = parse_cards("Ah 2c 3s 4c 5s 6c 7s 8c 9s Tc Js Qc Ks Ac 2s 3c 4s 5c 6s 7c 8s 9c Ts Jc Qs")
+    game = PokerSquaresGame()
+    out = io.StringIO()
+    assert TerminalGame(game, deck, color=True, read=_reader(CELLS, out), out=out).play() == 0
+    text = out.getvalue()
+    assert re.findall(r"Place (\S+) on", text) == [format_card(c) for c in deck]
+    before_first, after_first = text.split("Place ", 1)
+    assert "card to place: \x1b[31mA♥\x1b[0m" in before_first  # the card to place
+    assert "\x1b[31m" in after_first.split("-- card 2 of 25 --", 1)[1].split("Place ", 1)[0]  # A♥ on the board
+    assert "\x1b[31m" in text.split("== Game over ==", 1)[1].split("Scores: ", 1)[0]  # the final board
+
+
+def test_side_by_side_keeps_each_board_in_its_24_columns_under_a_long_name():
+    """A long agent name (a model's path) is cut to fit its column, and the second board lines up under its name as
+    the first does."""
+    from pokersquares_env.cards import parse_cards
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.play import side_by_side
+
+    game = PokerSquaresGame()
+    state = game.init(parse_cards("2c 2d 3c 4s 5c 7h 8h 9h Th Jh 6s 6h Ks Kh Qs Qh 9s 9d As Ad 3s 3h Jc Jd 8c"))
+    for cell in range(25):
+        game.apply(state, cell)
+    long = "ppo:" + "runs/x" * 8
+    rows = side_by_side(game, [state, state], [long, "rival"]).splitlines()
+    assert rows[0] == f"{long[:22]}  rival"
+    for row in rows[1:7]:  # the column letters and the five rows: the same board twice
+        assert row[24:] == row[:24].rstrip() != ""

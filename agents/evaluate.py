@@ -104,9 +104,6 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
-    if args.chunk_size is not None and args.chunk_size < 1:
-        print(f"pokersquares evaluate: --chunk-size {args.chunk_size}: expected a positive integer", file=sys.stderr)
-        return 2
     if args.address and args.backend != "ray":
         print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
         return 2

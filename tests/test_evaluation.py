@@ -1831,3 +1831,60 @@ def test_progress_iter_shows_a_bar_while_it_yields_the_items():
     shown = io.StringIO()
     assert list(progress_iter(range(3), file=shown, desc="deals")) == [0, 1, 2]
     assert "deals" in shown.getvalue() and "3/3" in shown.getvalue()
+
+
+# ---- the command line's own behaviour: what a user sees ------------------------------------------------------------
+
+
+def test_cli_shows_the_progress_bar_unless_no_progress(capsys):
+    pytest.importorskip("tqdm")
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "evaluate: 100%" in err and "2/2" in err
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_runs_one_worker_unless_jobs_is_given(monkeypatch, capsys):
+    """--jobs defaults to 1 (as its help says): one worker even where more CPUs could be used."""
+    import agents.evaluation as ev
+
+    seen = []
+    local = ev._local
+
+    def recording(tasks, *, jobs=1):
+        seen.append(jobs)
+        return local(tasks, jobs=1)  # in this process
+
+    monkeypatch.setattr(ev, "_local", recording)
+    monkeypatch.setattr(ev.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert cli.main(["evaluate", "--agent", "random", "--games", "4", "--no-progress"]) == 0
+    assert cli.main(["evaluate", "--agent", "random", "--games", "4", "--jobs", "2", "--no-progress"]) == 0
+    assert seen == [1, 2]
+    capsys.readouterr()
+
+
+def test_cli_table_output_ends_with_the_table_or_its_comparisons(monkeypatch, capsys):
+    """One agent: the summary table, with no blank line after it (the comparisons and the line before them need two
+    agents); --pps: the table as printed, without a blank line either."""
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| agent | games |") and out.endswith(" |\n") and out.count("\n") == 3
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--scoring-set", "american,english",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(" |\n")  # its last row, with no blank line after it
+
+
+def test_a_scoring_set_spaced_after_its_commas_reads_each_json_file(tmp_path, monkeypatch, capsys):
+    """'american, flat.json' names the file flat.json, not ' flat.json' (which is no file)."""
+    monkeypatch.setattr("pokersquares_env.scoring.expected_random_score", lambda *args: 0.0)  # not the point, slow
+    points = {"one_pair": 1, "two_pair": 2, "three_of_a_kind": 3, "straight": 4, "flush": 5, "full_house": 6,
+              "four_of_a_kind": 7, "straight_flush": 8, "royal_flush": 9}
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps({"name": "flat", "points": points}))
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--scoring-set", f"american, {flat} ",
+                     "--format", "json", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["american", "flat", "overall"]

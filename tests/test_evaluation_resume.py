@@ -454,3 +454,69 @@ def test_the_command_names_out_when_resuming_the_other_kind_of_evaluation(full, 
     assert main([*common, "--pps", "american,english", "--out", str(full)]) == 2
     assert f"--out {str(full)!r} holds the games.jsonl of an evaluation under one point system" in \
         capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- what the command says when it stops
+
+
+def _losing_backend(after: int):
+    """A back end that runs ``after`` chunks through the local one, then loses its worker."""
+
+    def run(tasks, *, jobs=1):
+        for n, task in enumerate(tasks):
+            if n == after:
+                raise ev.WorkerLostError("a worker process died")
+            yield ev.run_chunk(*task)
+
+    return run
+
+
+def test_the_command_says_where_the_games_are_kept_when_a_worker_is_lost(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    register_backend("loses", _losing_backend(2))
+    out = tmp_path / "run"
+    assert main(["evaluate", "--agent", "greedy", "--games", "8", "--chunk-size", "2", "--no-progress", "--backend",
+                 "loses", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (f"pokersquares evaluate: error: a worker process died; the 4 finished games are "
+                                       f"kept in {out / JOURNAL}: the same command with --resume plays only the rest\n")
+
+
+def test_the_command_interrupted_without_out_says_only_interrupted(capsys):
+    from pokersquares_env.cli import main
+
+    register_backend("stops", _stopping_backend(1, []))
+    assert main(["evaluate", "--agent", "greedy", "--games", "4", "--chunk-size", "2", "--no-progress", "--backend",
+                 "stops"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"  # no games kept: nothing to resume
+
+
+def _interrupted(system=None, rules=None, seed=None):
+    raise KeyboardInterrupt  # Ctrl-C while the agent is built (tables trained): before any game or journal
+
+
+@pytest.mark.parametrize("pps", [[], ["--pps", "american,english"]], ids=["plain", "pps"])
+def test_the_command_interrupted_before_its_first_game_names_no_games(pps, tmp_path, monkeypatch, capsys):
+    """Before any journal is written (here, into the folder of an earlier run), there is nothing to resume."""
+    import agents.registry as registry
+    from pokersquares_env.cli import main
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    registry.register_agent("ctrl-c", _interrupted, kind="params")
+    out = tmp_path / "run"
+    out.mkdir()
+    assert main(["evaluate", "--agent", "ctrl-c", "--games", "2", "--no-progress", "--out", str(out), *pps]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert os.listdir(out) == []
+
+
+def test_the_command_stopped_in_its_first_point_system_names_that_systems_journal(tmp_path, capsys):
+    from pokersquares_env.cli import main
+
+    register_backend("stops", _stopping_after(1, []))
+    out = tmp_path / "cli"
+    assert main(["evaluate", "--agent", "greedy", "--games", "6", "--seed", "3", "--chunk-size", "3", "--pps",
+                 "american,english", "--no-progress", "--out", str(out), "--backend", "stops"]) == 130
+    assert capsys.readouterr().err == (f"pokersquares evaluate: interrupted; the 3 finished games are kept in "
+                                       f"{out / 'american' / JOURNAL}: the same command with --resume plays only the "
+                                       f"rest\ninterrupted\n")

@@ -292,7 +292,8 @@ class TerminalGame:
             values = np.asarray(values, dtype=float).reshape(-1)
             legal = [c for c in game.legal_cells(state) if c < values.size and np.isfinite(values[c])]
             legal.sort(key=lambda c: (-values[c], c != choice))  # best first; the chosen cell first among equals
-            # As many of the best cells as fit an 80-column line.
+            # As many of the best cells as fit 79 characters: an 80-column terminal that wraps at the 80th does not
+            # break the line.
             plain = f"hint ({name}): {cell_name(choice)}"
             for top in range(min(5, len(legal)), 0, -1):
                 shown = "  ".join(f"{cell_name(c)} {values[c]:.1f}" for c in legal[:top])

@@ -1287,3 +1287,33 @@ def test_side_by_side_keeps_each_board_in_its_24_columns_under_a_long_name():
     assert rows[0] == f"{long[:22]}  rival"
     for row in rows[1:7]:  # the column letters and the five rows: the same board twice
         assert row[24:] == row[:24].rstrip() != ""
+
+
+def test_a_hint_line_stays_within_79_characters_whatever_the_agents_name():
+    """The rated cells shown are cut to keep the plain hint line at 79 characters at most (a terminal wrapping at its
+    80th column does not break it); the best one is shown whenever it fits."""
+    import numpy as np
+
+    from pokersquares_env.core import PokerSquaresGame
+
+    class Named:
+        uses_obs = False
+
+        def __init__(self, name):
+            self.name = name
+
+        def act(self, obs, info, game, state):
+            return 0
+
+        def action_values(self, obs, info, game, state):
+            return np.linspace(-100.5, 100.5, 25)[::-1]  # a1 best; every value six characters
+
+    game = PokerSquaresGame()
+    deck = game.deal(np.random.default_rng(0))
+    lengths = set()
+    for size in range(1, 60):
+        text = TerminalGame(game, deck, hint=Named("n" * size), out=io.StringIO()).hint_text()
+        assert len(text) <= 79, (size, text)
+        assert ("a1 100.5" in text) == (size <= 36), (size, text)  # the best cell and "(best 1 of 25 rated)" fit
+        lengths.add(len(text))
+    assert 79 in lengths  # the limit is reached, not kept far below

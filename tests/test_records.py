@@ -1945,3 +1945,124 @@ def test_an_output_folder_that_cannot_be_searched_is_refused(tmp_path, monkeypat
     assert output_file_problem(path, "--out") == (f"--out {path!r}: cannot write in its folder {str(folder)!r} "
                                                   f"(no permission)")
     assert output_file_problem(str(tmp_path / "r.json"), "--out") is None
+
+
+# ---- from a mutation audit of records.py ----------------------------------------------------------------------------
+
+
+def test_load_records_cut_tail_leaves_out_only_a_last_line_without_a_newline(tmp_path):
+    """cut_tail=True (an evaluation's journal) silently leaves out the one line a kill while appending leaves half
+    written: the last, with no newline after it.  The same damage followed by a newline, or on an earlier line, is
+    still named."""
+    path = tmp_path / "games.jsonl"
+    for seed in (1, 2):
+        append_record(GameRecord.from_game(*play_random(seed), seed=seed), path)
+    whole = path.read_text(encoding="utf-8")
+    cut = json.dumps(GameRecord.from_game(*play_random(3), seed=3).to_dict(), ensure_ascii=False)[:100]
+    path.write_text(whole + cut, encoding="utf-8")
+    assert [r.seed for r in load_records(path, cut_tail=True)] == [1, 2]
+    path.write_text(whole + cut + "\n", encoding="utf-8")  # a newline after it: not a write cut short
+    with pytest.raises(RecordError, match=r"games.jsonl:3: not valid JSON"):
+        load_records(path, cut_tail=True)
+    first, second = whole.splitlines(keepends=True)
+    path.write_text(first + cut + "\n" + second.rstrip("\n"), encoding="utf-8")  # damage before a whole last line
+    with pytest.raises(RecordError, match=r"games.jsonl:2: not valid JSON"):
+        load_records(path, cut_tail=True)
+
+
+def test_append_record_says_the_file_is_left_as_it_was_only_for_a_file_that_exists(tmp_path):
+    record = GameRecord.from_game(*play_random(8), seed=8)
+    existing = tmp_path / "game.json"
+    save_record(record, existing)
+    with pytest.raises(RecordError, match=r"game.json: a .json file holds one game record .*; the file is left as it "
+                                          r"was$"):
+        append_record(record, existing)
+    with pytest.raises(RecordError, match=r"new.json: a .json file holds one game record") as caught:
+        append_record(record, tmp_path / "new.json")
+    assert "left as it was" not in str(caught.value) and not (tmp_path / "new.json").exists()
+
+
+def test_append_record_names_the_line_that_is_not_utf8(tmp_path):
+    record = GameRecord.from_game(*play_random(8), seed=8)
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(b"\n \n\xff\xfe garbage\n")
+    with pytest.raises(RecordError, match=r"games.jsonl: line 3 is not UTF-8 text: expected a JSONL file"):
+        append_record(record, path)
+    assert path.read_bytes() == b"\n \n\xff\xfe garbage\n"
+
+
+def test_load_records_on_a_pretty_printed_array_cut_short_says_jsonl_was_expected(tmp_path):
+    path = tmp_path / "games.json"
+    path.write_text("[\n" + json.dumps(GameRecord.from_game(*play_random(1)).to_dict())[:50] + "\n")
+    with pytest.raises(RecordError, match=r"games.json:1: not valid JSON .*the line is just '\['.*load_record"):
+        load_records(path)
+
+
+def test_meta_keys_must_be_strings_at_any_depth(tmp_path):
+    record = GameRecord.from_game(*play_random(2), meta={"a": [{"b": {"c": {"d": {7: "x"}}}}]})
+    path = tmp_path / "game.json"
+    with pytest.raises(RecordError, match=r"field 'meta.a\[0\].b.c.d': key 7 is a int: expected string keys"):
+        save_record(record, path)
+    assert not path.exists()
+
+
+def test_read_record_reads_each_line_of_an_upper_case_jsonl_alone_and_takes_a_numpy_index(tmp_path):
+    """A line naming a field twice is refused by its line number and hides no other line, whatever the case of the
+    .jsonl suffix."""
+    path = tmp_path / "GAMES.JSONL"
+    for seed in (1, 2):
+        append_record(GameRecord.from_game(*play_random(seed), seed=seed), path)
+    first, second = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text(first.replace('"agent": null', '"agent": null, "agent": "x"', 1) + second, encoding="utf-8")
+    assert read_record(path, 1).seed == 2 and read_record(path, np.int64(-1)).seed == 2
+    with pytest.raises(RecordError, match=r"GAMES.JSONL:1: key 'agent' is given twice"):
+        read_record(path, 0)
+
+
+def test_unknown_rule_options_in_a_record_are_named(record_dict):
+    data = json.loads(json.dumps(record_dict))
+    data["rules"]["bogus"] = 1
+    with pytest.raises(RecordError, match=r"^record: field 'rules': unknown rule options \['bogus'\]$"):
+        GameRecord.from_dict(data)
+
+
+@pytest.mark.parametrize("field, value", [("seed", -1), ("agent", 5), ("meta", [1])])
+def test_a_bad_seed_agent_or_meta_in_a_file_names_the_file(tmp_path, record_dict, field, value):
+    data = dict(record_dict, **{field: value})
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(RecordError, match=rf"^{re.escape(str(path))}: field '{field}': expected "):
+        load_record(path)
+    jsonl = tmp_path / "games.jsonl"
+    jsonl.write_text("\n" + json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=rf"^{re.escape(str(jsonl))}:2: field '{field}': expected "):
+        load_records(jsonl)
+
+
+def test_a_record_takes_a_numpy_bool_as_its_checked_flag():
+    game, state = play_random(3, moves=10)
+    record = GameRecord.from_game(game, state, checked=np.bool_(True))
+    assert record.checked is True and record.to_dict()["checked"] is True
+    assert GameRecord.from_game(game, state, checked=np.bool_(False)).checked is False
+
+
+def test_read_record_refuses_a_one_line_jsonl_whose_bytes_are_not_utf8_even_where_json_would_read_them(tmp_path):
+    """A bad byte inside a string of free-form meta still parses as JSON once decoded with surrogates: the line is
+    refused as damaged, not read as a record holding a lone surrogate."""
+    path = tmp_path / "games.jsonl"
+    append_record(GameRecord.from_game(*play_random(1), seed=1, meta={"note": "abc"}), path)
+    path.write_bytes(path.read_bytes().replace(b'"abc"', b'"a\xffc"'))
+    for read in (read_record, load_records):
+        with pytest.raises(RecordError, match=r"games.jsonl:1: not UTF-8 text"):
+            read(path)
+
+
+def test_jsonl_lines_may_end_in_any_newline(tmp_path):
+    path = tmp_path / "games.jsonl"
+    for seed in (1, 2, 3):
+        append_record(GameRecord.from_game(*play_random(seed), seed=seed), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for newline in ("\r\n", "\r"):
+        path.write_bytes(newline.join(lines).encode("utf-8") + newline.encode())
+        assert [r.seed for r in load_records(path)] == [1, 2, 3]
+        assert read_record(path, 1).seed == 2 and read_record(path, -1).seed == 3

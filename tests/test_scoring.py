@@ -774,3 +774,41 @@ def test_point_systems_of_the_same_points_share_their_tables_read_only():
         a.best_points[3] = 1.0
     assert np.array_equal(a.line_points_table, b.line_points_table)
     assert point_system("english").best_points is not a.best_points
+
+
+# ---- from a mutation audit of scoring.py ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(1, 25), (25, 1), (5, 5, 1)])
+def test_score_grid_refuses_shapes_other_than_25_or_5_by_5(shape):
+    grid = np.arange(25).reshape(shape)
+    for score in (score_grid, line_points, grid_hands):
+        with pytest.raises(ValueError, match=rf"^grid has shape {re.escape(str(shape))}: expected 25 card codes "
+                                             r"row-major or a 5x5 array$"):
+            score(grid)
+
+
+def test_a_win_threshold_of_zero_is_a_threshold_not_none():
+    system = point_system("american", win_threshold=0)
+    assert system.win_threshold == 0 and system.won(0) and not system.won(-1)
+    assert point_system({"name": "m", "points": dict(POINT_SYSTEMS["english"]), "win_threshold": 0}).won(0)
+
+
+def test_a_missing_point_file_with_an_upper_case_suffix_is_named_as_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^point system file 'NOSUCH\.JSON' does not exist: expected 'american'"):
+        point_system("NOSUCH.JSON")
+
+
+@pytest.mark.parametrize("content, kind", [([1, 2], "list"), ("american", "str"), (5, "int")])
+def test_a_point_file_holding_no_json_object_is_named(tmp_path, content, kind):
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=rf"^point system file '.*table\.json': expected a JSON object, got {kind}$"):
+        point_system(str(path))
+
+
+def test_won_without_a_threshold_keeps_the_shape_of_the_scores():
+    free = point_system("american", win_threshold=None)
+    won = free.won(np.full((2, 3), 500.0))
+    assert won.shape == (2, 3) and won.dtype == bool and not won.any()

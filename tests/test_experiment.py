@@ -715,7 +715,9 @@ def test_an_older_experiment_folder_is_recognised_by_its_contents(tmp_path):
                                     (ps, "tune-tables", tune_tables._older_root),
                                     (ct, "reward-shaping", reward_shaping._older_root),
                                     (ps, "compare-trainers", compare_trainers._older_root),
-                                    (rs, "potential-shaping", potential_shaping._older_root)):
+                                    (rs, "potential-shaping", potential_shaping._older_root),
+                                    (folder("ct_partial", {"experiment.json": {"timesteps": 1, "seed": 0}}),
+                                     "compare-trainers", compare_trainers._older_root)):
         with pytest.raises(ValueError, match=f"is not a folder of the {experiment} experiment"):
             check_own_root(path, experiment, older)
     # contents an older tune-tables run would have, but a mark that names another experiment: the mark decides
@@ -1461,6 +1463,18 @@ def test_compare_trainers_refuses_rule_options_in_train_options(tmp_path, monkey
     ({"fast-ppo": {"learning_rate": -1.0}}, "the fast-ppo run (its options: train_options, --set): "
                                             "learning_rate=-1.0: expected a positive number"),
     ({"fast-ppo": {"net": "cnn"}}, "the fast-ppo run (its options: train_options, --set): net='cnn'"),
+    # each shared option names the flag that sets it for every run; the others are refused all the same
+    ({"fast-ppo": {"scoring": "english"}}, "may not set scoring: the comparison sets it for every run alike (give "
+                                           "--scoring)"),
+    ({"fast-ppo": {"shaping": "heuristic", "placement": "adjacent"}}, "may not set placement, shaping: the comparison "
+                                                                     "sets them for every run alike (give --rules and "
+                                                                     "--shaping)"),
+    ({"fast-ppo": {"eval_seed": 5}}, "may not set eval_seed: the comparison sets it for every run alike"),
+    ({"fast-ppo": {"progress": False}}, "may not set progress: the comparison sets it for every run alike"),
+    ({"fast-ppo": {"out": "elsewhere"}}, "may not set out: the comparison sets it for every run alike"),
+    ({"fast-ppo": {"buffer_size": 100}}, "buffer_size is an option of dqn only: fast-ppo does not use it"),
+    ({"fast-ppo": {"": 1}}, "unknown option(s) ['']"),
+    (["fast-ppo"], "train_options=['fast-ppo']: expected a dict of algorithm -> {option: value}"),
 ])
 def test_compare_trainers_refuses_train_options_that_would_break_the_comparison(tmp_path, monkeypatch, options,
                                                                                 message):
@@ -1473,6 +1487,130 @@ def test_compare_trainers_refuses_train_options_that_would_break_the_comparison(
     with pytest.raises(ValueError, match=re.escape(message)):
         compare_trainers(str(tmp_path / "ct"), algos=("fast-ppo",), timesteps=100, train_options=options)
     assert not (tmp_path / "ct").exists()
+
+
+def _stop_at_the_first_run(monkeypatch):
+    """Stub training: keep the config of the first run trained and stop there, as Ctrl-C does (the configs seen)."""
+    import agents.train
+    from agents.train import TrainResult
+
+    seen = []
+
+    def interrupted(cfg, **kwargs):
+        seen.append(cfg)
+        return TrainResult(out=cfg.out, model_path=cfg.out + "/model.pt", steps=1, seconds=1.0, interrupted=True,
+                           evaluation=None)
+
+    monkeypatch.setattr(agents.train, "train", interrupted)
+    return seen
+
+
+def test_compare_trainers_records_every_option_in_experiment_json_and_a_runs_own_net_is_over_net(tmp_path,
+                                                                                                monkeypatch):
+    """experiment.json names every option of the comparison (--net and --shaping too), written before the first
+    run; a run's own ``net`` (train_options, --set ALGO.net=...) is over --net, as the docstring says."""
+    from agents.experiments.compare_trainers import compare_trainers
+
+    seen = _stop_at_the_first_run(monkeypatch)
+    out = tmp_path / "ct"
+    with pytest.raises(KeyboardInterrupt):
+        compare_trainers(str(out), timesteps=1000, seed=4, algos=("fast-ppo",), games=3, scoring="english",
+                         shaping="heuristic", net="lines", progress=False,
+                         train_options={"fast-ppo": {"net": "mlp", "gamma": 0.9}})
+    assert [(cfg.net, cfg.gamma, cfg.shaping, cfg.scoring) for cfg in seen] == [("mlp", 0.9, "heuristic", "english")]
+    recorded = json.loads((out / "experiment.json").read_text())
+    assert {k: v for k, v in recorded.items() if k != "written_by"} == {
+        "timesteps": 1000, "seed": 4, "algos": ["fast-ppo"], "games": 3, "scoring": "english",
+        "shaping": "heuristic", "rules": {"jokers": 0, "placement": "free", "first_cell": None}, "net": "lines",
+        "train_options": {"fast-ppo": {"net": "mlp", "gamma": 0.9}}}
+
+
+def test_compare_trainers_names_a_run_only_for_a_bad_value_of_its_own_options(tmp_path, monkeypatch, capsys):
+    """A bad value of a run's own option is a ConfigError naming that run; a bad shared value (a --scoring file)
+    given beside --set options is said as it is, not blamed on the first run given options (as it was before)."""
+    from agents.config import ConfigError
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    out = tmp_path / "ct"
+    with pytest.raises(ConfigError, match=re.escape("the fast-ppo run (its options: train_options, --set): "
+                                                    "gamma=2.0")):
+        compare_trainers(str(out), algos=("fast-ppo",), timesteps=100, train_options={"fast-ppo": {"gamma": 2.0}})
+    missing = str(tmp_path / "nope.json")
+    with pytest.raises(ConfigError, match="^" + re.escape(f"scoring={missing!r}: point system file")):
+        compare_trainers(str(out), algos=("fast-ppo",), timesteps=100, scoring=missing,
+                         train_options={"fast-ppo": {"gamma": 0.9}})
+    assert main(["experiment", "compare-trainers", "--out", str(out), "--algos", "fast-ppo", "--scoring", missing,
+                 "--set", "fast-ppo.gamma=0.9", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares experiment compare-trainers: scoring={missing!r}: point system file"), err
+    assert "fast-ppo" not in err, err
+    assert not out.exists()
+
+
+def test_compare_trainers_names_the_run_whose_own_option_another_value_must_fit(tmp_path, monkeypatch):
+    """An error about a value that must fit a run's own option (fast-ppo's default minibatch_size against the num_envs
+    given to it) names that run, among several, though the value named first is not one the run set."""
+    from agents.config import ConfigError
+    from agents.experiments.compare_trainers import compare_trainers
+
+    _no_work(monkeypatch)
+    with pytest.raises(ConfigError, match="^" + re.escape("the fast-ppo run (its options: train_options, --set): "
+                                                          "minibatch_size=")):
+        compare_trainers(str(tmp_path / "ct"), algos=("dqn", "fast-ppo"), timesteps=10_000,
+                         train_options={"dqn": {"num_envs": 2, "learning_starts": 100}, "fast-ppo": {"num_envs": 2}})
+    assert not (tmp_path / "ct").exists()
+
+
+def test_compare_trainers_refuses_a_trainer_that_is_not_installed_before_anything_is_written(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """A trainer whose packages are missing is refused, naming the pip install, before the first run trains."""
+    import sys
+
+    from agents.config import MissingExtraError
+    from agents.experiments.compare_trainers import compare_trainers
+    from pokersquares_env.cli import main
+
+    _no_work(monkeypatch)
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # what an install without the train extra finds
+    out = tmp_path / "ct"
+    message = 'maskable-ppo needs sb3-contrib: pip install "pokersquares_env[train]"'
+    with pytest.raises(MissingExtraError, match=re.escape(message)):
+        compare_trainers(str(out), algos=("fast-ppo", "maskable-ppo"), timesteps=128, progress=False)
+    assert main(["experiment", "compare-trainers", "--out", str(out), "--algos", "fast-ppo", "maskable-ppo",
+                 "--timesteps", "128", "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_compare_trainers_names_single_runs_options_in_the_order_of_algos_as_json():
+    """comparison.md's line of single runs' options: the runs in the order compared, '; ' between them, each value
+    as --set reads it (JSON: a text quoted, false), a run without options left out."""
+    from agents.experiments.compare_trainers import _options_lines
+
+    options = {"dqn": {"net": "mlp", "anneal_lr": False}, "maskable-ppo": {}, "fast-ppo": {"hidden": [64, 64]}}
+    assert _options_lines(options, ("fast-ppo", "maskable-ppo", "dqn")) == [
+        'Options of single runs (over their defaults): fast-ppo hidden=[64, 64]; dqn net="mlp", anneal_lr=false.', ""]
+    assert _options_lines({"maskable-ppo": {}}, ("maskable-ppo",)) == _options_lines({}, ("dqn",)) == []
+
+
+def test_compare_trainers_builds_no_shaping_tables_when_every_run_is_reused(tmp_path, monkeypatch):
+    """The tables of --shaping tables are built before the first run trains, not when every run is reused."""
+    import agents.expectimax
+    import agents.shaping
+    from agents.experiments.compare_trainers import compare_trainers
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(agents.expectimax, "DEFAULT_GAMES", 2000)  # the tables potential's training, shrunk
+    options = dict(timesteps=416, algos=("fast-ppo",), games=2, eval_points=1, shaping="tables", progress=False,
+                   train_options={"fast-ppo": TINY_TRAIN})
+    first = compare_trainers(str(tmp_path / "ct"), **options)
+    built = []
+    monkeypatch.setattr(agents.shaping.LinePotential, "make", lambda *a, **k: built.append(a))
+    again = compare_trainers(str(tmp_path / "ct"), **options)
+    assert built == [] and [r["reused"] for r in again["rows"]] == [True]
+    assert again["rows"][0]["mean"] == first["rows"][0]["mean"]
 
 
 def test_compare_trainers_set_gives_one_run_its_options_and_the_outputs_name_them(tmp_path, monkeypatch, capsys):
@@ -1494,7 +1632,7 @@ def test_compare_trainers_set_gives_one_run_its_options_and_the_outputs_name_the
     assert seen["train_options"] == {"fast-ppo": {"clip_coef": 0.2, "learning_rate": 5.0}}
     assert main(["experiment", "compare-trainers", "--out", str(tmp_path / "cli")]) == 0
     assert seen["train_options"] is None
-    for bad in ("fast-ppo=400", "minibatch_size=400", "fast-ppo.minibatch_size=", ".x=1"):
+    for bad in ("fast-ppo=400", "minibatch_size=400", "fast-ppo.minibatch_size=", ".x=1", "fast-ppo.=400"):
         with pytest.raises(SystemExit):
             main(["experiment", "compare-trainers", "--out", str(tmp_path / "bad"), "--set", bad])
         assert "expected ALGO.OPTION=VALUE" in capsys.readouterr().err

@@ -11,6 +11,7 @@ against steps and against wall-clock seconds).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -116,8 +117,9 @@ def compare_trainers(
                 progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
             )
             configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run
-        except ConfigError as exc:  # a bad value given to one run is named with its run
-            if not str(exc).startswith(tuple(f"{name}=" for name in train_options.get(algo, {}))):
+        except ConfigError as exc:  # an error about one run's own options (its value, or a value that must fit it,
+            # as minibatch_size must fit num_envs) is named with its run; one about a shared value is not
+            if not any(re.search(rf"\b{re.escape(name)}\b", str(exc)) for name in train_options.get(algo, {})):
                 raise
             raise ConfigError(f"the {algo} run (its options: train_options, --set): {exc}") from None
         # a dqn budget too short to learn is refused now, not after the other runs

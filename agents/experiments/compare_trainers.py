@@ -11,7 +11,6 @@ against steps and against wall-clock seconds).
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -109,18 +108,26 @@ def compare_trainers(
     train_options = _check_train_options(train_options, algos, rules)
     root = Path(out)
     configs = []
-    for algo in algos:
+
+    def config(algo: str, own: dict[str, Any]) -> TrainConfig:  # checked, the point system too
+        return TrainConfig(
+            algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
+            eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
+            progress=progress, **{**rules, **nets, **own},
+        ).resolved()
+
+    for algo in algos:  # every config is checked before the first run
+        own = train_options.get(algo, {})
         try:
-            cfg = TrainConfig(
-                algo=algo, scoring=scoring, shaping=shaping, timesteps=timesteps, seed=seed, out=str(root / algo),
-                eval_every=max(1, timesteps // eval_points), eval_games=200, checkpoint_every=0, final_eval_games=0,
-                progress=progress, **{**rules, **nets, **train_options.get(algo, {})},
-            )
-            configs.append(cfg.resolved())  # every config (the point system too) is checked before the first run
-        except ConfigError as exc:  # an error about one run's own options (its value, or a value that must fit it,
-            # as minibatch_size must fit num_envs) is named with its run; one about a shared value is not
-            if not any(re.search(rf"\b{re.escape(name)}\b", str(exc)) for name in train_options.get(algo, {})):
+            configs.append(config(algo, own))
+        except ConfigError as exc:  # named with its run if the run's own options cause it (a bad value, or one a
+            # default must fit, as minibatch_size must fit num_envs): the run's config without them is valid
+            if not own:
                 raise
+            try:
+                config(algo, {})
+            except ConfigError:
+                raise exc from None  # a shared value is wrong too: said as it is
             raise ConfigError(f"the {algo} run (its options: train_options, --set): {exc}") from None
         # a dqn budget too short to learn is refused now, not after the other runs
         check_dqn_budget(configs[-1], f"raise --timesteps to at least {dqn_min_timesteps(configs[-1]):,}, to reach "

@@ -148,8 +148,12 @@ def test_paired_differences_are_antisymmetric_in_meaning_and_hands_are_shares(ti
     assert "five_of_a_kind" not in results["hand_columns"]
 
 
-def test_outputs_written_and_rerun_reuses_finished_runs(tiny_rerun, monkeypatch):
+def test_outputs_written_and_rerun_reuses_finished_runs(tiny_rerun, monkeypatch, capsys):
+    """A rerun reuses every finished run, names each on stderr (as potential-shaping and compare-trainers do) and
+    says so in results.json and results.md; the first run trained them all and says nothing of reuse."""
     out, results = tiny_rerun
+    assert [r["reused"] for r in results["runs"]] == [False] * 12 and "Reused" not in markdown(results)
+    capsys.readouterr()
     for name in ("results.md", "results.json", "learning_curves.png", "hands.png", "experiment.json"):
         assert (out / name).is_file(), name
     import agents.train
@@ -164,6 +168,15 @@ def test_outputs_written_and_rerun_reuses_finished_runs(tiny_rerun, monkeypatch)
                            train_options=TINY_TRAIN)
     assert again["table"] == results["table"]
     assert not (out / "evaluation" / "games.partial.jsonl").exists()
+    err = capsys.readouterr().err
+    for run in results["runs"]:
+        assert (f"reward-shaping: reusing the finished run in {run['dir']} (the same config; --retrain trains it "
+                f"again)") in err
+    assert err.count("reusing the finished run") == 12
+    assert [r["reused"] for r in again["runs"]] == [True] * 12
+    assert [r["reused"] for r in json.loads((out / "results.json").read_text())["runs"]] == [True] * 12
+    text = (out / "results.md").read_text()
+    assert "Reused, not trained by this call" in text and "american-line-s0, american-line-s1" in text
 
 
 @pytest.mark.parametrize(

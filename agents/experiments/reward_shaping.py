@@ -203,7 +203,14 @@ def _older_root(root: Path) -> bool:
 def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> dict[str, Any]:
     """Train every condition x seed, evaluate all agents on common deals, write the tables and plots; the results."""
     from agents.evaluation import check_out_dir, evaluate, prepare_out_dir
-    from agents.experiments.marks import check_own_root, check_own_runs, clear_outputs, mark_run, write_root_mark
+    from agents.experiments.marks import (
+        check_own_root,
+        check_own_runs,
+        clear_outputs,
+        mark_run,
+        say_reused,
+        write_root_mark,
+    )
     from agents.train import _read_progress, train
 
     cfg = dataclasses.replace(config or ExperimentConfig(), **options)
@@ -243,9 +250,11 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
             result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
             if result.interrupted:
                 raise KeyboardInterrupt
+        else:
+            say_reused("reward-shaping", folder)
         trained = _read_progress(folder / "progress.json", "reward-shaping")["steps"]
         runs.append({"system": system, "mode": mode, "seed": seed, "dir": str(folder),
-                     "spec": f"fastppo:{folder}", "steps": trained})
+                     "spec": f"fastppo:{folder}", "steps": trained, "reused": not todo})
     specs = [r["spec"] for r in runs]
     with warnings.catch_warnings():  # by design: every run plays the same deals, scored under both systems
         warnings.filterwarnings("ignore", message=r".* was trained for '.*' points \(here 'american'\)",
@@ -368,6 +377,16 @@ def _steps_note(asked: int, runs: list[dict[str, Any]]) -> str:
     return f"{done} steps ({asked:,} asked, rounded up to whole updates)"
 
 
+def _reused_note(runs: list[dict[str, Any]]) -> str:
+    """``" Reused: ..."`` naming the runs this call did not train (finished runs of the same config found in their
+    folders), for the results heading; ``""`` when it trained them all."""
+    reused = [Path(r["dir"]).name for r in runs if r.get("reused")]
+    if not reused:
+        return ""
+    return (f" Reused, not trained by this call (finished runs of the same config found in their folders; their "
+            f"models are evaluated as trained then): {', '.join(reused)}.")
+
+
 def _options_note(options: dict[str, Any]) -> str:
     """``", shaping heuristic, num_envs 16"`` -- the extra training options of every run -- for a results heading
     (``""`` without any)."""
@@ -385,7 +404,7 @@ def markdown(results: dict[str, Any]) -> str:
         (f"fast-ppo, {_steps_note(cfg['timesteps'], results.get('runs', []))} per run, seeds {cfg['seeds']}"
          f"{rules_note(cfg.get('rules') or {})}, "
          f"normalised rewards{_options_note(cfg.get('train_options') or {})}; {results['deals']:,} common deals "
-         f"(seed {cfg['eval_seed']}), every game scored under both systems."),
+         f"(seed {cfg['eval_seed']}), every game scored under both systems.{_reused_note(results.get('runs', []))}"),
         "",
         "## Mean score",
         "",

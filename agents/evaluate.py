@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 from pokersquares_env.cli import int_at_least, int_between, seed_arg
 
@@ -89,8 +94,32 @@ def import_modules(modules: list[str], command: str) -> str | None:
     return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a time limit, ``kill``) while the command runs, raised where the command is, as Ctrl-C raises
+    ``KeyboardInterrupt``: the same clean-up runs (workers stopped, finished games kept in the journal) and the
+    command says where the games are, then exits with 143 (128 + SIGTERM)."""
+
+
+@contextlib.contextmanager
+def _sigterm_stops_like_ctrl_c() -> Iterator[None]:
+    """While the block runs, SIGTERM raises :class:`Terminated` in the main thread (pool workers take the default
+    again: ``agents.evaluation._one_thread_each``); the previous handler is put back after."""
+    if threading.current_thread() is not threading.main_thread():  # signal handlers live in the main thread only
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _run(args: argparse.Namespace) -> int:
-    from agents.evaluation import WorkerLostError, _jsonable, evaluate, evaluate_pps
+    from agents.evaluation import OutDirError, WorkerLostError
     from pokersquares_env.core import Rules
 
     problem = import_modules(args.imports, "pokersquares evaluate")
@@ -134,53 +163,20 @@ def _run(args: argparse.Namespace) -> int:
                   backend=args.backend, out_dir=args.out, chunk_size=args.chunk_size,
                   backend_options={"address": args.address} if args.address else None)
     try:
-        from agents.evaluation import _check_specs
-
-        _check_specs(args.agent, name="--agent")  # first, so that its messages name the option
-        if args.scoring_set is not None and args.scoring is not None:
-            raise ValueError(f"--scoring {args.scoring!r} and --scoring-set/--pps {args.scoring_set!r} contradict each "
-                             f"other: the set gives the point systems")
-        if args.scoring_set is not None:
-            if not args.scoring_set.strip(" ,"):
-                raise ValueError(f"--scoring-set {args.scoring_set!r}: expected 'pps' or a comma-separated list of "
-                                 f"point systems")
-            pps = args.scoring_set.strip().lower() == "pps"
-            systems = "pps" if pps else [s.strip() for s in args.scoring_set.split(",")]
-            result = evaluate_pps(args.agent, systems=systems, resume=args.resume, **common)
-            if args.resume:
-                _say_resumed(args, result.resumed, len(args.agent) * args.games * len(result.results))
-            if args.format == "json":  # one object per agent and system, then one per agent over every system
-                for row in result.summary:  # NaN (a figure that cannot be computed) as null: valid JSON
-                    print(json.dumps(_jsonable(row)))
-                for row in result.overall():
-                    print(json.dumps(_jsonable({**row, "system": "overall"})))
-            else:
-                print(result.table(), end="")
-            errors = [{**e, "system": name} for name, r in result.results.items() for e in r.errors]
-        else:
-            result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring,
-                              resume=args.resume, **common)
-            if args.resume:
-                _say_resumed(args, result.resumed, len(args.agent) * args.games)
-            if args.format == "json":
-                print(result.json_lines(), end="")
-            else:
-                print(result.table("markdown"), end="")
-                if len(args.agent) > 1:
-                    print()
-                    for p in result.paired():
-                        if not p["deals"]:
-                            print(f"{p['a']} - {p['b']}: no common deals (one of them failed every game)")
-                            continue
-                        print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} +- {p['ci95']:.3f} "
-                              f"over {p['deals']} common deals")
-            errors = result.errors
+        with _sigterm_stops_like_ctrl_c():
+            errors = _evaluate(args, common)
+    except OutDirError as exc:  # the folder could not be made or written: named as the option the user gave
+        print(f"pokersquares evaluate: --out {exc.path!r}: {exc.problem}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, ImportError) as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
     except WorkerLostError as exc:  # a worker process died (e.g. killed for memory): not a usage error
         print(f"pokersquares evaluate: error: {exc}{_journal_note(args)}", file=sys.stderr)
         return 1
+    except Terminated:
+        print(f"pokersquares evaluate: terminated (SIGTERM){_journal_note(args)}", file=sys.stderr, flush=True)
+        return 143
     except KeyboardInterrupt:
         note = _journal_note(args)
         if note:
@@ -188,6 +184,52 @@ def _run(args: argparse.Namespace) -> int:
         raise  # the command line's exit status for Ctrl-C (130)
     _report_errors(errors)
     return 1 if errors else 0
+
+
+def _evaluate(args: argparse.Namespace, common: dict[str, Any]) -> list[dict]:
+    """Play the evaluation the options ask for and print its results; the games that raised."""
+    from agents.evaluation import _check_specs, _jsonable, evaluate, evaluate_pps
+
+    _check_specs(args.agent, name="--agent")  # first, so that its messages name the option
+    if args.scoring_set is not None and args.scoring is not None:
+        raise ValueError(f"--scoring {args.scoring!r} and --scoring-set/--pps {args.scoring_set!r} contradict each "
+                         f"other: the set gives the point systems")
+    if args.scoring_set is not None:
+        if not args.scoring_set.strip(" ,"):
+            raise ValueError(f"--scoring-set {args.scoring_set!r}: expected 'pps' or a comma-separated list of "
+                             f"point systems")
+        pps = args.scoring_set.strip().lower() == "pps"
+        systems = "pps" if pps else [s.strip() for s in args.scoring_set.split(",")]
+        result = evaluate_pps(args.agent, systems=systems, resume=args.resume, **common)
+        if args.resume:
+            _say_resumed(args, result.resumed, len(args.agent) * args.games * len(result.results))
+        if args.format == "json":  # one object per agent and system, then one per agent over every system
+            for row in result.summary:  # NaN (a figure that cannot be computed) as null: valid JSON
+                print(json.dumps(_jsonable(row)))
+            for row in result.overall():
+                print(json.dumps(_jsonable({**row, "system": "overall"})))
+        else:
+            print(result.table(), end="")
+        errors = [{**e, "system": name} for name, r in result.results.items() for e in r.errors]
+    else:
+        result = evaluate(args.agent, scoring="american" if args.scoring is None else args.scoring,
+                          resume=args.resume, **common)
+        if args.resume:
+            _say_resumed(args, result.resumed, len(args.agent) * args.games)
+        if args.format == "json":
+            print(result.json_lines(), end="")
+        else:
+            print(result.table("markdown"), end="")
+            if len(args.agent) > 1:
+                print()
+                for p in result.paired():
+                    if not p["deals"]:
+                        print(f"{p['a']} - {p['b']}: no common deals (one of them failed every game)")
+                        continue
+                    print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} +- {p['ci95']:.3f} "
+                          f"over {p['deals']} common deals")
+        errors = result.errors
+    return errors
 
 
 def _say_resumed(args: argparse.Namespace, reused: int, total: int) -> None:

@@ -289,6 +289,11 @@ def _one_thread_each() -> None:
     next one waits forever for threads it does not have.  One thread per worker also keeps ``jobs`` workers from
     oversubscribing the cores, and keeps seconds per game per core.
     """
+    import signal
+
+    # a forked worker inherits the command's SIGTERM handler (agents/evaluate.py turns SIGTERM into a stop that
+    # keeps the finished games); a worker is stopped by SIGTERM (_terminate_workers), so it takes the default again
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
@@ -1416,16 +1421,26 @@ def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str
     return path
 
 
+class OutDirError(ValueError):
+    """The output folder cannot be created or written in; ``path`` is the folder and ``problem`` what is wrong (the
+    message is ``"<name> <path>: <problem>"``, so a command can name its own option instead)."""
+
+    def __init__(self, name: str, path: str, problem: str) -> None:
+        super().__init__(f"{_named(name, path)}: {problem}")
+        self.path, self.problem = path, problem
+
+
 def prepare_out_dir(out_dir: str | os.PathLike, *, name: str = "out_dir") -> str:
     """Create the output folder ``out_dir`` (with its parents) or raise a ``ValueError`` naming why it cannot be
-    (``name``: what the messages call it, as for :func:`check_out_dir`)."""
+    (``name``: what the messages call it, as for :func:`check_out_dir`; an :class:`OutDirError` when the folder
+    cannot be created or written in)."""
     path = check_out_dir(out_dir, name=name)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{_named(name, path)}: cannot create it ({exc.strerror or exc})") from None
+        raise OutDirError(name, path, f"cannot create it ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK):
-        raise ValueError(f"{_named(name, path)}: cannot write in it")
+        raise OutDirError(name, path, "cannot write in it")
     return path
 
 

@@ -191,9 +191,11 @@ def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(t
     """The real case: a run stopped from outside (a time limit's SIGTERM), then the same command with --resume."""
     common = ["--agent", "greedy", "--agent", "rules", "--seed", "3", "--chunk-size", "1", "--no-progress",
               "--out", "run"]
-    proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *common, "--games", "400"],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    err_file = tmp_path / "stderr.txt"
+    with open(err_file, "w", encoding="utf-8") as err_out:
+        proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *common, "--games", "400"],
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err_out,
+                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     journal = tmp_path / "run" / JOURNAL
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -205,6 +207,11 @@ def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(t
     assert proc.returncode != 0, "the run ended before it could be stopped"
     kept = journal.read_bytes().count(b"\n")
     assert 5 <= kept < 800 and not (tmp_path / "run" / "games.jsonl").exists()
+    # SIGTERM stops the command as Ctrl-C does: it says how many games it kept and where, and exits 128 + 15
+    assert proc.returncode == 143, err_file.read_text()
+    assert err_file.read_text() == (f"pokersquares evaluate: terminated (SIGTERM); the {kept} finished games are kept "
+                                    f"in {os.path.join('run', JOURNAL)}: the same command with --resume plays only "
+                                    f"the rest\n")
 
     refused = _cli(*common, "--games", "12", cwd=tmp_path)
     assert refused.returncode == 2
@@ -219,6 +226,47 @@ def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(t
     assert done.returncode == 0, done.stderr
     assert f"resumed: {reused} of 24 games reused from run, {24 - reused} played" in done.stderr
     assert _games(tmp_path / "run") == _games(full)
+
+
+def test_sigterm_is_turned_into_a_stop_only_while_the_command_plays_and_pool_workers_take_the_default(monkeypatch):
+    """The command's SIGTERM handler raises Terminated (a KeyboardInterrupt, so Ctrl-C's clean-up runs) while it
+    plays, and the handler before is put back after; a forked pool worker resets SIGTERM to the default, so that
+    stopping the workers (SIGTERM) still ends them."""
+    from agents.evaluate import Terminated, _sigterm_stops_like_ctrl_c
+    from agents.evaluation import _one_thread_each
+
+    def mine(signum, frame):
+        raise AssertionError("the earlier handler ran")
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        with pytest.raises(Terminated), _sigterm_stops_like_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises at once, not after this
+        assert issubclass(Terminated, KeyboardInterrupt) and signal.getsignal(signal.SIGTERM) is mine
+        _one_thread_each()
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_folder_that_cannot_be_made_is_named_as_the_option(tmp_path, monkeypatch, capsys):
+    """A --out whose folder cannot be created when the games start is named as the command's option (the Python
+    API names its parameter out_dir), and the command exits 2 without a traceback."""
+    from agents.evaluation import OutDirError, prepare_out_dir
+    from pokersquares_env.cli import main
+
+    def refuse(path, exist_ok=False):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "makedirs", refuse)
+    with pytest.raises(OutDirError, match=r"^out_dir='.*new': cannot create it \(Permission denied\)$") as err:
+        prepare_out_dir(tmp_path / "new")
+    assert (err.value.path, err.value.problem) == (str(tmp_path / "new"), "cannot create it (Permission denied)")
+    assert main(["evaluate", "--agent", "greedy", "--games", "1", "--no-progress", "--out",
+                 str(tmp_path / "new")]) == 2
+    assert capsys.readouterr().err == (f"pokersquares evaluate: --out {str(tmp_path / 'new')!r}: cannot create it "
+                                       f"(Permission denied)\n")
 
 
 def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, monkeypatch, capsys):

@@ -95,6 +95,13 @@ def test_variant_options_and_overrides():
         get_variant("nope")
     with pytest.raises(TypeError, match="unknown Soliter option"):
         make("classic", freecells=3)
+    # a misspelt env option is refused with the env's options listed too, not only the variant's
+    with pytest.raises(TypeError, match=r"unknown Soliter option\(s\) \['reward_hom'\]: expected some of the env's "
+                                        r"options \['reward_home', 'reward_win', 'reward_step', 'max_steps', "
+                                        r"'illegal_action', 'illegal_penalty', 'render_mode'\] or the variant's "
+                                        r"options \['column_size', .*'free_cells', .*'stages'\]$"):
+        SoliterEnv(reward_hom=1)
+    assert SoliterEnv(reward_home=2.0, free_cells=2).reward_home == 2.0
 
 
 def test_deal_is_deterministic_and_explicit_deals():

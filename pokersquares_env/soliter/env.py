@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import Any
 
@@ -25,6 +26,7 @@ from pokersquares_env.soliter.rules import (
     IllegalMoveError,
     SoliterGame,
     SoliterState,
+    Variant,
     get_variant,
 )
 
@@ -208,6 +210,13 @@ class SoliterEnv(gym.Env):
         **overrides: Any,
     ) -> None:
         super().__init__()
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(Variant)})
+        if unknown:  # one message listing both kinds of option: a misspelt env option is named with its fix
+            env_options = ["reward_home", "reward_win", "reward_step", "max_steps", "illegal_action",
+                           "illegal_penalty", "render_mode"]
+            variant_options = sorted({f.name for f in dataclasses.fields(Variant)} - {"name"})
+            raise TypeError(f"unknown Soliter option(s) {unknown}: expected some of the env's options {env_options} "
+                            f"or the variant's options {variant_options}")
         self.variant = get_variant(variant, **overrides)
         self.game = SoliterGame(self.variant)
         self.reward_home = check_number("reward_home", reward_home)

@@ -36,6 +36,7 @@ import os
 import secrets
 import shlex
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -367,14 +368,22 @@ class TerminalGame:
         game = self.game
         system = game.system
         rules = game.rules  # the rules shown as `pokersquares replay` shows them
-        self.say(self.style.bold("Poker Squares") + f" -- {system.name} points"
+        title = (f"Poker Squares -- {system.name} points"
                  + (f", seed {self.seed}" if self.seed is not None else "")
                  + (f", {rules.jokers} joker(s)" if rules.jokers else "")
                  + (f", {rules.placement} placement" if rules.placement != "free" else "")
                  + (f", first card on {cell_name(rules.first_cell)}" if rules.first_cell is not None else ""))
+        # the lines before the first turn are wrapped at 80 characters, the width the turns keep within (docs/playing.md,
+        # "Terminals and pipes"); a word longer than that (a long agent spec) is kept whole
+        lines = textwrap.wrap(title, 80, break_long_words=False, break_on_hyphens=False)
+        self.say(self.style.bold("Poker Squares") + lines[0][len("Poker Squares"):])
+        for line in lines[1:]:
+            self.say(line)
         if self.vs_agent is not None:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
-            self.say(f"Against {name}: it places the same cards on its own board, hidden until the end.")
+            for line in textwrap.wrap(f"Against {name}: it places the same cards on its own board, hidden until the "
+                                      f"end.", 80, break_long_words=False, break_on_hyphens=False):
+                self.say(line)
         self.say("Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit.")
         try:
             while not self.state.terminal:

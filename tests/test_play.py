@@ -285,7 +285,7 @@ def test_header_shows_the_rules_as_replay_does():
 
     rules = dict(jokers=1, placement="adjacent", first_cell="center")
     session, out = _scripted(["c3", "q", "y"], **rules)
-    header = out.splitlines()[0]
+    header = " ".join(out.splitlines()[:2])  # wrapped at 80 characters, after "first"
     assert header == "Poker Squares -- american points, seed 0, 1 joker(s), adjacent placement, first card on c3"
     game = PokerSquaresGame(Rules(**rules))
     state = game.init(game.deal(np.random.default_rng(0)))
@@ -1317,3 +1317,27 @@ def test_a_hint_line_stays_within_79_characters_whatever_the_agents_name():
         assert ("a1 100.5" in text) == (size <= 36), (size, text)  # the best cell and "(best 1 of 25 rated)" fit
         lengths.add(len(text))
     assert 79 in lengths  # the limit is reached, not kept far below
+
+
+def test_the_lines_before_the_first_turn_are_wrapped_at_80_characters(monkeypatch, capsys):
+    """The title (point system, seed and every rule) and the --vs line are wrapped at 80 characters, the width the
+    turns keep within; before, a long rule set or agent spec made lines of 84 to 89 characters."""
+    status, out = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "3", "--scoring", "english", "--rules",
+                                   "jokers=2,placement=adjacent,first_cell=center", "--vs", "greedy")
+    lines = out.out.splitlines()
+    assert status == 0 and max(len(line) for line in lines) <= 80, lines
+    assert lines[:3] == [
+        "Poker Squares -- english points, seed 3, 2 joker(s), adjacent placement, first",
+        "card on c3",
+        "Against greedy: it places the same cards on its own board, hidden until the end.",  # 80: one line
+    ]
+    status, out = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "3", "--vs", "expectimax:ply=1")
+    assert out.out.splitlines()[1:3] == [
+        "Against expectimax:ply=1: it places the same cards on its own board, hidden",
+        "until the end."]
+    # a short title and --vs line stay one line each, as before
+    status, out = _play_in_process(monkeypatch, capsys, "q\ny\n", "--seed", "3", "--vs", "random")
+    assert out.out.splitlines()[:3] == [
+        "Poker Squares -- american points, seed 3",
+        "Against random: it places the same cards on its own board, hidden until the end.",
+        "Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit."]

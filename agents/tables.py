@@ -125,7 +125,9 @@ class ValueTables:
             raise TypeError(f"value tables path {path!r}: expected the path of a .npz file (a str or os.PathLike)")
         path = os.path.expanduser(os.fspath(path))
         if not os.path.exists(path):
-            raise FileNotFoundError(f"value tables {path!r} do not exist: train them with agents.tables.train_tables")
+            raise FileNotFoundError(f"value tables {path!r} do not exist: expected a .npz written by ValueTables.save "
+                                    f"(train_tables(...).save(path) from Python, or the tables.npz of pokersquares "
+                                    f"experiment tune-tables)")
 
         def bad(problem: str) -> ValueError:
             return ValueError(f"value tables {path!r}: {problem}")

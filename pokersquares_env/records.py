@@ -435,8 +435,9 @@ def _check_meta_keys(value: Any, where: str, depth: int = 0) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise RecordError(f"record: field {where!r}: key {key!r} is a {type(key).__name__}: expected string "
-                                  f"keys (JSON writes every key as a string, so the record would load back changed)")
+                raise RecordError(f"record: field {where!r}: key {key!r} is of type {type(key).__name__}: expected "
+                                  f"string keys (JSON writes every key as a string, so the record would load back "
+                                  f"changed)")
             _check_meta_keys(item, f"{where}.{key}", depth + 1)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):

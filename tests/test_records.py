@@ -2001,7 +2001,7 @@ def test_load_records_on_a_pretty_printed_array_cut_short_says_jsonl_was_expecte
 def test_meta_keys_must_be_strings_at_any_depth(tmp_path):
     record = GameRecord.from_game(*play_random(2), meta={"a": [{"b": {"c": {"d": {7: "x"}}}}]})
     path = tmp_path / "game.json"
-    with pytest.raises(RecordError, match=r"field 'meta.a\[0\].b.c.d': key 7 is a int: expected string keys"):
+    with pytest.raises(RecordError, match=r"field 'meta.a\[0\].b.c.d': key 7 is of type int: expected string keys"):
         save_record(record, path)
     assert not path.exists()
 

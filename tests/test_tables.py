@@ -158,8 +158,11 @@ def test_load_checks_the_format_version_and_the_features(tmp_path, outs_table, c
 
 def test_load_of_a_missing_file_names_its_whole_path(tmp_path):
     path = tmp_path / "sub" / "nope.npz"
-    with pytest.raises(FileNotFoundError, match=re.escape(f"value tables {str(path)!r} do not exist: train them with "
-                                                          "agents.tables.train_tables")):
+    # the message says what the file must be and how to make one, from Python or from the command line
+    with pytest.raises(FileNotFoundError, match=re.escape(f"value tables {str(path)!r} do not exist: expected a .npz "
+                                                          "written by ValueTables.save (train_tables(...).save(path) "
+                                                          "from Python, or the tables.npz of pokersquares experiment "
+                                                          "tune-tables)")):
         ValueTables.load(path)
 
 

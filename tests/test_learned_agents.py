@@ -342,3 +342,40 @@ def test_weights_that_do_not_fit_are_named_by_the_first_two_misfits_and_a_count_
                                          r"line\.0\.weight: .* size mismatch for line\.0\.bias: [^:]* \(and \d+ more\)\): "
                                          r"expected the model\.pt a fast-ppo or dqn run saved, undamaged"):
         load_policy(path)
+
+
+def test_a_learned_agent_takes_the_observation_as_booleans(tmp_path):
+    """The observation is 0/1 flags; given as a bool array (``obs.astype(bool)``) it is still numbers to the network
+    and plays the cell the uint8 observation plays, rather than being refused as a non-numeric observation."""
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation, mask_array
+
+    agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(2)))
+    obs = encode_observation(game, state)
+    info = {"action_mask": mask_array(game.legal_mask(state))}
+    assert agent.act(obs.astype(bool), info) == agent.act(obs, info)
+
+
+def test_a_ppo_agent_plays_its_batches_greedily_as_act_does(tmp_path):
+    """``act_batch`` (the batched ``policy_fn``) takes the policy's most likely cell, as ``act`` does: the same
+    observation repeated gets one cell, every time, not a sample of an untrained (nearly uniform) policy."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401 - registers PokerSquares-v0
+    from agents.learned import policy_fn
+    from pokersquares_env.core import PokerSquaresGame
+    from pokersquares_env.env import encode_observation, mask_array
+
+    env = gym.make("PokerSquares-v0")
+    (tmp_path / "p").mkdir()
+    sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu").save(
+        tmp_path / "p" / "model.zip")
+    agent = make_agent(f"ppo:{tmp_path / 'p'}")
+    game = PokerSquaresGame()
+    state = game.init(game.deal(np.random.default_rng(3)))
+    obs, mask = encode_observation(game, state), mask_array(game.legal_mask(state))
+    cells = policy_fn(agent)(np.stack([obs] * 32), np.stack([mask] * 32))
+    assert cells.tolist() == [agent.act(obs, {"action_mask": mask})] * 32

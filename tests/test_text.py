@@ -166,3 +166,13 @@ def test_summary_lines_are_aligned_and_an_unfinished_line_has_no_hand():
     game, state = _played([0, 1, 2, 3])  # a pair in a row of four: no hand yet, and no points
     lines = summary_text(game, state, "american").splitlines()
     assert lines[0] == "row 1  -                   0" and lines[-1] == "total american: 0"
+
+
+def test_a_fraction_below_four_decimals_keeps_its_significant_digits():
+    """A value whose fraction four decimals would round away is shown to 15 significant digits, not 6: 2.000001
+    and 100.0000001 read as themselves, not as the whole numbers 2 and 100."""
+    from pokersquares_env.text import fmt_points, signed_points
+
+    assert fmt_points(2.000001) == "2.000001"
+    assert fmt_points(100.0000001) == "100.0000001"
+    assert signed_points(-100.0000001) == "-100.0000001"

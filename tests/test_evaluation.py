@@ -1703,6 +1703,12 @@ def test_cli_prints_each_comparison_as_a_minus_b_and_reads_a_spaced_scoring_set(
     out = capsys.readouterr().out
     (pair,) = evaluate(["random", "greedy"], games=3, seed=1, progress=False).paired()
     assert out.endswith(f"\nrandom - greedy: {pair['mean_diff']:+.3f} +- {pair['ci95']:.3f} over 3 common deals\n")
+    # one deal: no interval (was "+- nan over 1 common deals")
+    assert cli.main(["evaluate", "--agent", "random", "--agent", "greedy", "--games", "1", "--seed", "1",
+                     "--no-progress"]) == 0
+    (pair,) = evaluate(["random", "greedy"], games=1, seed=1, progress=False).paired()
+    assert capsys.readouterr().out.endswith(f"\nrandom - greedy: {pair['mean_diff']:+.3f} on 1 common deal (no "
+                                            f"interval from one)\n")
     assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--scoring-set", " american , english ",
                      "--format", "json", "--no-progress"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -331,10 +331,12 @@ class PointSystem:
     name (``'american'``, ``'english'``), a mapping of category names to
     points (negative values allowed), or a JSON file holding such a mapping.
 
-    The points are kept as a tuple of Python numbers (an ``int`` for an integer
-    value, numpy's included, a ``float`` otherwise), and so is the threshold,
-    so a system built from a list or an array is hashable, equal to the same
-    system built from a tuple and serialisable to JSON.  A built-in name (any
+    The points are kept as a tuple of Python numbers (an ``int`` for a value of
+    an integer type, numpy's included, a ``float`` otherwise: the built-in
+    systems and systems read from a mapping or a file hold floats), and so is
+    the threshold, so a system built from a list or an array is hashable, equal
+    to the same system built from a tuple and serialisable to JSON; ``2`` and
+    ``2.0`` compare equal, so systems that differ only so are equal.  A built-in name (any
     case) must come with that system's points and is kept in lower case.
     """
 

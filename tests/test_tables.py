@@ -528,6 +528,22 @@ def test_custom_point_systems_of_one_name_are_cached_apart(tmp_path, capsys):
     assert "training" not in capsys.readouterr().err
 
 
+def test_equal_point_systems_of_ints_and_floats_share_one_cache_file(trainings, tmp_path):
+    """A PointSystem built from ints equals point_system's (floats); its tables were cached under another name (the
+    points hashed as JSON, 2 against 2.0), so they trained again, and an evaluation, whose chunks rebuild the system
+    from JSON (floats), trained twice."""
+    from pokersquares_env.scoring import PointSystem
+
+    ints = PointSystem("american", (0, 2, 5, 10, 15, 20, 25, 50, 60, 75, 100), 100)
+    floats = point_system("american")
+    assert ints == floats  # equal systems, their numbers of other types:
+    assert isinstance(ints.points[1], int) and isinstance(floats.points[1], float)
+    first = load_or_train(ints, games=300, phases=2, cache=tmp_path)
+    again = load_or_train(floats, games=300, phases=2, cache=tmp_path)
+    assert trainings == [300] and len(os.listdir(tmp_path)) == 1
+    np.testing.assert_array_equal(again.values, first.values)
+
+
 def test_a_cached_table_of_another_seed_is_retrained_and_replaced(tmp_path, capsys):
     kw = dict(games=200, phases=1, cache=tmp_path)
     mine = load_or_train("american", seed=0, **kw)

@@ -1148,9 +1148,20 @@ def pps_systems(seed: int = 0, *, random_tables: int = 2, hypercorner: int = 2, 
     (jokers only) scores as four of a kind.  Drawn from ``seed``; the counts
     say how many tables of each kind (the Ameritish ones are drawn last, so
     the others do not depend on ``ameritish``).  Every table differs from the others: a draw that repeats an earlier
-    table's points is drawn again.
+    table's points is drawn again.  Counts are integers >= 0: at most 10 single-hand tables (one per hand) and 1,024
+    hypercorner ones (the distinct +-1 tables); anything else is a ValueError naming it.
     """
-    rng = np.random.default_rng([int(seed), 2016])
+    seed = check_seed(seed)
+    bounds = {"random_tables": None, "hypercorner": 2 ** len(_PPS_HANDS), "single_hand": len(_PPS_HANDS),
+              "ameritish": None}
+    counts = {"random_tables": random_tables, "hypercorner": hypercorner, "single_hand": single_hand,
+              "ameritish": ameritish}
+    for name, count in counts.items():
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"{name}={count!r}: expected an integer >= 0 (how many tables of that kind)")
+        if bounds[name] is not None and count > bounds[name]:
+            raise ValueError(f"{name}={count!r}: expected at most {bounds[name]:,} (the distinct tables of that kind)")
+    rng = np.random.default_rng([seed, 2016])
     out: list[Any] = [point_system("american"), point_system("english")]
 
     def table(name: str, values: Sequence[float]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -295,6 +296,21 @@ def test_what_can_be_checked_is_checked_before_any_agent_is_built_or_game_played
     assert cli.main(["evaluate", "--agent", "greedy", "--pps", "--scoring", "english", "--games", "1",
                      "--no-progress"]) == 2
     assert "--scoring 'english' and --scoring-set/--pps 'pps' contradict" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"single_hand": -1}, "single_hand=-1: expected an integer >= 0"),  # was a slice bound: 9 tables
+    ({"single_hand": 11}, "single_hand=11: expected at most 10 (the distinct tables"),  # was 10 tables, silently
+    ({"hypercorner": -2}, "hypercorner=-2: expected an integer >= 0"),  # was none, silently
+    ({"hypercorner": 1025}, "hypercorner=1025: expected at most 1,024"),  # would have drawn forever
+    ({"random_tables": 1.5}, "random_tables=1.5: expected an integer >= 0"),  # was Python's 'float' object ...
+    ({"ameritish": True}, "ameritish=True: expected an integer >= 0"),
+    ({"seed": -1}, "seed=-1: expected an integer >= 0"),  # was NumPy's 'expected non-negative integer'
+])
+def test_pps_systems_refuses_counts_and_seeds_it_cannot_draw(options, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pps_systems(**options)
+    assert len(pps_systems(0, single_hand=10, hypercorner=0, random_tables=0, ameritish=0)) == 12  # every hand once
 
 
 def test_pps_systems_and_normalisation(tmp_path):

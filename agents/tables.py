@@ -79,7 +79,9 @@ class ValueTables:
 
     @property
     def features(self) -> str:
-        """``"outs"`` if the values are conditioned on the outs buckets, else ``"none"``."""
+        """The features the values are conditioned on besides the line abstraction: ``"none"``, ``"outs"`` (the
+        outs buckets), ``"straights"`` (outs and the straight-window bucket) or ``"claims"`` (outs with contested
+        flush draws told apart); read from the values' shape."""
         if self.values.ndim == 3:
             return "none"
         return _FEATURE_OF_SIZE[self.values.shape[3]]

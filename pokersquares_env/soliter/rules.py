@@ -608,8 +608,8 @@ class SoliterGame:
 
     # ------------------------------------------------------------------ queries
     def place_name(self, place: int) -> str:
-        """A readable name of a place: ``'column 3'``, ``'cell 2'``, ``'foundation 3 (♥ up)'`` (numbers 1-based; a foundation's
-        suit and direction: ``down`` for the king foundations of ``king_foundations=True``)."""
+        """A readable name of a place: ``'column 3'``, ``'cell 2'``, ``'foundation 3 (♥ up)'`` (numbers 1-based;
+        a foundation's suit and direction: ``down`` for the king foundations of ``king_foundations=True``)."""
         if 0 <= place < self.cell_base:
             return f"column {place + 1}"
         if self.cell_base <= place < self.pile_base:

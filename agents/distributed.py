@@ -97,8 +97,10 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
                 f"could not connect to the Ray cluster at address {address!r} ({exc}); expected the address "
                 f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001.{hint}"
             ) from exc
-    else:
-        ray.init(num_cpus=num_cpus, **kwargs)
+    else:  # a new Ray of this process's own ("local"): not a cluster `ray start` left running on this machine, nor
+        # one whose processes died leaving /tmp/ray/ray_current_cluster behind (Ray's plain init joins or tries those,
+        # and then refuses num_cpus)
+        ray.init(address="local", num_cpus=num_cpus, **kwargs)
         _JOINED.update(address=None, node=None)
     return True
 
@@ -135,6 +137,22 @@ def _play_chunk(agent_spec: str, deals: list[int], config: dict[str, Any], entry
                                 f"could not build agent {agent_spec!r}: {problem}", 0.0)
         return
     yield from iter_chunk(agent_spec, deals, config)
+
+
+def _play_chunk_list(agent_spec: str, deals: list[int], config: dict[str, Any], entry: tuple | None = None
+                     ) -> list[dict[str, Any]]:
+    """Ray task body for Ray Client (``ray://``), which has no streaming tasks: :func:`_play_chunk`'s records as one
+    list, returned when the chunk ends (a lost worker then loses the whole chunk, played again)."""
+    return list(_play_chunk(agent_spec, deals, config, entry))
+
+
+def _client_mode(ray: Any) -> bool:
+    """Whether this process reaches Ray through Ray Client (``ray://``)."""
+    try:
+        from ray.util.client import ray as client
+    except ImportError:  # a Ray without Ray Client
+        return False
+    return bool(client.is_connected())
 
 
 def _shipped_entries(ray: Any, specs: Sequence[str]) -> dict[str, tuple | None]:
@@ -195,18 +213,23 @@ def run_chunks(
     address: str | None = None,
     retries: int = 3,
     cpus_per_task: float = 1.0,
+    streaming: bool = True,
 ) -> Iterator[list[dict[str, Any]]]:
     """Run the harness's chunks as Ray streaming tasks; yield each game's record (as a 1-list) as it finishes.
 
     ``tasks`` are ``(agent_spec, deal indices, config dict)``; ``jobs`` sizes an
     embedded Ray (1: all cores), ``address`` joins a cluster; a chunk whose
     worker dies is resubmitted with its unfinished deals, at most ``retries`` times.
+    Through Ray Client (``ray://``), which has no streaming tasks, each chunk is one task returning its records
+    when it ends (``streaming=False`` does the same elsewhere); a lost chunk is then played again whole.
     """
     ray = prepare([spec for spec, _, _ in tasks], jobs=jobs, address=address, retries=retries,
                   cpus_per_task=cpus_per_task)
     entries = _shipped_entries(ray, [spec for spec, _, _ in tasks])
+    streaming = streaming and not _client_mode(ray)
     # Ray's own retries would replay the whole chunk; resubmitting only the unfinished deals keeps finished games
-    play = ray.remote(_play_chunk).options(num_cpus=cpus_per_task, max_retries=0, name="pokersquares-eval-chunk")
+    play = ray.remote(_play_chunk if streaming else _play_chunk_list).options(
+        num_cpus=cpus_per_task, max_retries=0, name="pokersquares-eval-chunk")
 
     _warm_agents(tasks)
     running: dict[Any, _Chunk] = {}
@@ -219,7 +242,7 @@ def run_chunks(
             submit(_Chunk(spec, dict(config), [int(d) for d in deals], retries))
     try:
         try:
-            yield from _stream(ray, running, submit)
+            yield from (_stream if streaming else _collect)(ray, running, submit)
         except _GaveUp as exc:  # a chunk out of retries: the evaluation stops, so name every deal left unplayed
             from agents.evaluation import WorkerLostError, _deal_ranges
 
@@ -268,6 +291,26 @@ def _stream(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[dic
             if deal in chunk.remaining:
                 chunk.remaining.remove(deal)
                 yield [record]
+
+
+def _collect(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[dict[str, Any]]]:
+    """Yield each game's record as the chunks' list-returning tasks end (Ray Client), playing a lost chunk again."""
+    while running:
+        ready, _ = ray.wait(list(running), num_returns=1)
+        for ref in ready:
+            chunk = running.pop(ref)
+            try:
+                records = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
+                continue
+            for record in records:
+                deal = int(record["deal"])
+                if deal in chunk.remaining:
+                    chunk.remaining.remove(deal)
+                    yield [record]
+            if chunk.remaining:  # ended without a record for every deal: treat as lost
+                _resubmit(chunk, "the task ended early", submit)
 
 
 def prepare(specs: Sequence[str], *, jobs: int = 1, address: str | None = None, retries: int = 3,
@@ -458,8 +501,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     cols = ["what", "seconds", "games_per_s", "mean", "MiB", "max_MiB"]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:
-        print("| " + " | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols) + " |")
+        print("| " + " | ".join(_bench_number(r[c]) if isinstance(r.get(c), float) else str(r.get(c, ""))
+                                for c in cols) + " |")
     return 0
+
+
+def _bench_number(value: float) -> str:
+    """A figure of the bench table: whole numbers with thousands separators from 100 up (``2,030``, not
+    ``2.03e+03``), one decimal from 10, three significant digits below."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
 
 
 if __name__ == "__main__":

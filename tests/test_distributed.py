@@ -82,8 +82,8 @@ def local_ray(tmp_path_factory):
     _register_test_agents()
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(
-        num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
+    ray.init(  # a new local Ray even where `ray start` left a cluster (or a stale /tmp/ray/ray_current_cluster)
+        address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
         runtime_env={"worker_process_setup_hook": _register_test_agents,
                      "env_vars": {CRASH_MARKER_ENV: str(crash_dir)}},
     )
@@ -112,6 +112,65 @@ def test_ray_evaluation_equals_local(local_ray):
     assert _without_timing_summary(on_ray.summary) == _without_timing_summary(local.summary)
     assert on_ray.paired() == local.paired()
     assert sorted((r["agent"], r["deal"]) for r in on_ray.records) == [(a, i) for a in sorted(specs) for i in range(12)]
+
+
+@requires_ray
+def test_list_returning_chunks_for_ray_client_play_the_streamed_games(local_ray):
+    """Ray Client (``ray://``) has no streaming tasks (evaluate crashed there with 'ObjectRefGenerator' object has no
+    attribute 'binary'): each chunk is then one task returning its records; the games are those of the streaming
+    tasks and of the local back end."""
+    from agents import distributed
+    from pokersquares_env.core import Rules
+    from pokersquares_env.scoring import point_system
+
+    config = {"seed": 7, "scoring": point_system("english").to_json(), "rules": Rules(jokers=1).to_json()}
+    tasks = [("greedy", [0, 1, 2], config), ("greedy", [3, 4], config), ("random", [0, 1, 2, 3, 4], config)]
+    listed = [r for batch in distributed.run_chunks(tasks, streaming=False) for r in batch]
+    streamed = [r for batch in distributed.run_chunks(tasks) for r in batch]
+    key = lambda r: (r["agent"], r["deal"])  # noqa: E731
+    assert _without_timing(sorted(listed, key=key)) == _without_timing(sorted(streamed, key=key))
+    assert sorted(map(key, listed)) == [(a, d) for a in ("greedy", "random") for d in range(5)]
+    local = evaluate(["greedy", "random"], games=5, seed=7, scoring="english", rules={"jokers": 1}, progress=False)
+    assert _without_timing(sorted(listed, key=key)) == _without_timing(sorted(local.records, key=key))
+
+
+def test_ray_client_sessions_run_list_returning_chunks_and_play_a_lost_one_again(monkeypatch):
+    """Through Ray Client each chunk's task returns its records as a list; a chunk whose task fails is played again
+    whole within its retries, then the evaluation stops naming its deals (Ray faked)."""
+    import types
+
+    from agents import distributed
+    from agents.evaluation import WorkerLostError
+
+    bodies, failures = [], {"left": 1}
+
+    def remote(fn):
+        bodies.append(fn)
+        return types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+            remote=lambda spec, deals, config, entry: tuple(deals)))
+
+    def get(ref):
+        if 5 in ref and failures["left"]:
+            failures["left"] -= 1
+            raise _FakeRayError("worker died")
+        return [{"deal": d} for d in ref]
+
+    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=_FakeRayError), get=get, remote=remote,
+                                 wait=lambda refs, num_returns=1: (list(refs)[:1], list(refs)[1:]),
+                                 cancel=lambda ref, force=True: None)
+    monkeypatch.setattr(distributed, "prepare", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(distributed, "_shipped_entries", lambda ray, specs: dict.fromkeys(specs))
+    monkeypatch.setattr(distributed, "_warm_agents", lambda tasks: None)
+    monkeypatch.setattr(distributed, "_client_mode", lambda ray: True)
+    tasks = [("greedy", [0, 1, 2, 3, 4], {"seed": 0}), ("greedy", [5, 6, 7], {"seed": 0})]
+    records = [r for batch in distributed.run_chunks(tasks, retries=1) for r in batch]
+    assert bodies == [distributed._play_chunk_list] and sorted(r["deal"] for r in records) == list(range(8))
+    failures["left"] = 1
+    with pytest.raises(WorkerLostError, match=r"deals \[5, 6, 7\] could not be played on Ray after 0 resubmissions"):
+        list(distributed.run_chunks(tasks, retries=0))
+    monkeypatch.setattr(distributed, "_client_mode", lambda ray: False)
+    list(distributed.run_chunks([], retries=0))
+    assert bodies[-1] is distributed._play_chunk  # streaming tasks elsewhere
 
 
 @requires_ray
@@ -498,6 +557,18 @@ def test_benchmark_labels_local_rows_with_the_workers_that_ran(monkeypatch):
     assert "greedy, 10 games, --backend local --jobs 1" in rows
     assert "greedy, 10 games, --backend local --jobs 2 (--jobs 4 capped at the usable CPUs)" in rows
     assert "greedy, 10 games, --backend ray --jobs 4" in rows  # Ray's workers are its own CPUs'
+
+
+def test_bench_prints_large_rates_with_separators_not_in_scientific_notation(monkeypatch, capsys):
+    """Before, 2,030 games/s printed as ``2.03e+03`` (``.3g``), where docs/scaling.md quotes ``1,030``."""
+    import agents.distributed as dist
+
+    rows = [{"what": "greedy", "seconds": 0.98512, "games_per_s": 2030.4, "mean": 57.875},
+            {"what": "RSS", "MiB": 268.6, "max_MiB": 1234567.0}]
+    monkeypatch.setattr(dist, "benchmark", lambda agents, cpus: rows)
+    assert dist.main(["bench"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:] == ["| greedy | 0.985 | 2,030 | 57.9 |  |  |", "| RSS |  |  |  | 269 | 1,234,567 |"]
 
 
 def test_bench_refuses_bad_counts_and_search_specs_before_ray_starts(monkeypatch, capsys):
@@ -902,7 +973,10 @@ def test_ensure_ray_sizes_the_embedded_ray_and_joins_the_cluster_in_ray_address(
     reached = []
     monkeypatch.setattr(dist, "_check_reachable", lambda address: reached.append(address))
     assert dist.ensure_ray(num_cpus=3) is True
-    assert inits == [{"num_cpus": 3, "include_dashboard": False, "logging_level": logging.WARNING}]
+    # a new Ray of its own ("local"): plain ray.init joins a cluster `ray start` left on this machine (or tries a dead
+    # one's stale /tmp/ray/ray_current_cluster) and then refuses num_cpus
+    assert inits == [{"address": "local", "num_cpus": 3, "include_dashboard": False,
+                      "logging_level": logging.WARNING}]
     inits.clear()
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     assert dist.ensure_ray(num_cpus=3) is True

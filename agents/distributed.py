@@ -27,7 +27,7 @@ whose module the workers cannot import: the module must be installed on the work
 Where Ray runs: if this process is already connected (``ray.init`` was called),
 that session is used; else ``address`` (or ``$RAY_ADDRESS``) names a running
 cluster to join; else an embedded Ray starts on this machine with ``jobs`` CPUs
-(all cores when ``jobs`` is 1).  The embedded Ray stays up until the process
+(all the CPUs this process may use when ``jobs`` is 1).  The embedded Ray stays up until the process
 exits, so several evaluations in one process (``evaluate_pps``) start it once.
 
 Needs the ``distributed`` extra: ``pip install "pokersquares_env[distributed]"``.
@@ -72,7 +72,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
     """Connect this process to Ray (existing session, ``address``/``$RAY_ADDRESS``, or an embedded local Ray).
 
     Returns True when this call started or joined Ray, False when a session was already open.
-    ``num_cpus`` sizes the embedded Ray only; a cluster keeps its own resources.
+    ``num_cpus`` sizes the embedded Ray only (None: the CPUs this process may use, its affinity, which ``taskset``
+    and container cpusets narrow and Ray itself would not read); a cluster keeps its own resources.
     """
     ray = import_ray(what)
     if ray.is_initialized():
@@ -82,7 +83,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
         return False
     address = address or os.environ.get("RAY_ADDRESS") or None
     if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
-        raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all cores)")
+        raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all the CPUs this process may "
+                         f"use)")
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     if address:
         _check_reachable(address)
@@ -100,7 +102,9 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
     else:  # a new Ray of this process's own ("local"): not a cluster `ray start` left running on this machine, nor
         # one whose processes died leaving /tmp/ray/ray_current_cluster behind (Ray's plain init joins or tries those,
         # and then refuses num_cpus)
-        ray.init(address="local", num_cpus=num_cpus, **kwargs)
+        from agents.evaluation import usable_cpus
+
+        ray.init(address="local", num_cpus=num_cpus if num_cpus is not None else usable_cpus(), **kwargs)
         _JOINED.update(address=None, node=None)
     return True
 
@@ -218,7 +222,7 @@ def run_chunks(
     """Run the harness's chunks as Ray streaming tasks; yield each game's record (as a 1-list) as it finishes.
 
     ``tasks`` are ``(agent_spec, deal indices, config dict)``; ``jobs`` sizes an
-    embedded Ray (1: all cores), ``address`` joins a cluster; a chunk whose
+    embedded Ray (1: all the CPUs this process may use), ``address`` joins a cluster; a chunk whose
     worker dies is resubmitted with its unfinished deals, at most ``retries`` times.
     Through Ray Client (``ray://``), which has no streaming tasks, each chunk is one task returning its records
     when it ends (``streaming=False`` does the same elsewhere); a lost chunk is then played again whole.
@@ -349,7 +353,7 @@ def _check_task_cpus(ray: Any, cpus_per_task: float, jobs: int, *, started: bool
         return
     if started:
         ray.shutdown()  # the embedded Ray this call started: as it was before
-        sized = f"jobs={jobs}" if jobs and jobs > 1 else f"jobs={jobs}: all cores"
+        sized = f"jobs={jobs}" if jobs and jobs > 1 else f"jobs={jobs}: all the CPUs this process may use"
         what = f"the {have:g} CPUs of the embedded Ray ({sized})"
         fix = "lower it, or raise jobs, which sizes the embedded Ray"
     else:

@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
     parser.add_argument("--address", default=None,
                         help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
-                             "embedded local Ray with --jobs CPUs, or all cores when --jobs is 1)")
+                             "embedded local Ray with --jobs CPUs, or all the CPUs this process may use when --jobs is 1)")
     parser.add_argument("--chunk-size", type=int_at_least(1), default=None, help="deals per work unit (default: automatic)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write evaluation.json, games.jsonl, summary.md/.csv/.json, hands.json/.csv, "

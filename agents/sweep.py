@@ -749,7 +749,8 @@ def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool,
     """Refuse a ``cpus_per_trial`` Ray cannot ever grant (its trials would wait forever).  ``session_cpus``: the CPUs
     of the Ray session already open in this process (``ray.cluster_resources()["CPU"]``), which the sweep then uses
     whatever ``cpus`` and ``embedded`` say.  Otherwise an embedded Ray has ``cpus`` (``--cpus``) or, when None, the
-    CPUs this process may use (:func:`agents.evaluation.usable_cpus`, what Ray detects); a cluster to start
+    CPUs this process may use (:func:`agents.evaluation.usable_cpus`, what :func:`agents.distributed.ensure_ray` gives
+    it); a cluster to start
     (``embedded=False``: an address or ``$RAY_ADDRESS``) keeps its own resources and is not checked."""
     from agents.evaluation import usable_cpus
 
@@ -929,7 +930,7 @@ def add_arguments(parser) -> None:
                              "runs/sweeps/NAME)")
     parser.add_argument("--address", default=None,
                         help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
-    parser.add_argument("--cpus", type=int_at_least(1), default=None, help="CPUs of the embedded local Ray (default: all cores)")
+    parser.add_argument("--cpus", type=int_at_least(1), default=None, help="CPUs of the embedded local Ray (default: all the CPUs this process may use)")
     parser.add_argument("--quiet", action="store_true", help="no Tune progress output")
     parser.add_argument("--no-plots", action="store_true", help="skip curves.png and final.png")
 

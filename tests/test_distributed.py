@@ -479,7 +479,7 @@ def test_task_cpus_beyond_the_ray_session_are_refused(monkeypatch, caplog):
                                          r"no chunk could ever start; expected cpus_per_task <= 2"):
         prepare(["greedy"], jobs=2, cpus_per_task=3)
     assert asked == {"ensure_ray": [(None, 2)], "shutdown": 1}
-    with pytest.raises(ValueError, match=r"the 2 CPUs of the embedded Ray \(jobs=1: all cores\)"):
+    with pytest.raises(ValueError, match=r"the 2 CPUs of the embedded Ray \(jobs=1: all the CPUs this process may use\)"):
         prepare(["greedy"], cpus_per_task=3)
     asked = _fake_ray(monkeypatch, cpus=2.0, open_=False)
     prepare(["greedy"])  # jobs=1 (the default) starts Ray on every core: no CPU count is passed to it
@@ -984,6 +984,17 @@ def test_ensure_ray_sizes_the_embedded_ray_and_joins_the_cluster_in_ray_address(
     dist.ensure_ray("10.0.0.2:6379")
     assert [i.get("address") for i in inits] == ["10.0.0.1:6379", "10.0.0.2:6379"]
     assert reached == ["10.0.0.1:6379", "10.0.0.2:6379"]  # each checked before Ray is asked
+
+
+def test_the_embedded_ray_gets_the_cpus_this_process_may_use_when_no_count_is_given(monkeypatch):
+    """Ray counts every core of the machine, not the process's CPU affinity (``taskset``, a container cpuset), so
+    the sweep's check (against the affinity) and the embedded Ray disagreed; ensure_ray now gives it the affinity's
+    count."""
+    import agents.evaluation as ev
+
+    dist, inits = _recording_ray(monkeypatch)
+    monkeypatch.setattr(ev, "usable_cpus", lambda: 1)
+    assert dist.ensure_ray() is True and inits[0]["num_cpus"] == 1 and inits[0]["address"] == "local"
 
 
 def test_an_address_without_a_port_is_left_to_ray(monkeypatch):

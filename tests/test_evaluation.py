@@ -1072,8 +1072,8 @@ def test_evaluate_help_says_what_cpus_the_embedded_ray_gets(monkeypatch, capsys)
     with pytest.raises(SystemExit):
         cli.main(["evaluate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "else an embedded local Ray with --jobs CPUs, or all cores when --jobs is 1)" in text
-    # what the code does: ensure_ray's num_cpus (None: all cores)
+    assert "else an embedded local Ray with --jobs CPUs, or all the CPUs this process may use when --jobs is 1)" in text
+    # what the code does: ensure_ray's num_cpus (None: all the CPUs this process may use)
     asked = []
     monkeypatch.setattr(dist, "import_ray", lambda what: types.SimpleNamespace(
         is_initialized=lambda: False, cluster_resources=lambda: {"CPU": 64.0}))

@@ -77,3 +77,16 @@ def test_intervals_of_two_values_and_of_too_few():
         warnings.simplefilter("error")
         assert math.isnan(welch_ci95([1.0], [2.0, 3.0])) and math.isnan(welch_ci95([2.0, 3.0], [1.0]))
         assert math.isnan(mean_ci95([1.0])) and math.isnan(mean_ci95([]))
+
+
+def test_whole_degrees_of_freedom_up_to_30_read_the_printed_table():
+    """The docstring's promise: whole df 1..30 give the 3-decimal table the harness always printed (so printed figures
+    stay as they were), each within 5e-4 of the exact quantile; only other df are computed.  A mutation audit found
+    a wrong entry (df 7: 2.356 for 2.365) passing: the other tests read only a few of the 30 entries."""
+    stats = pytest.importorskip("scipy.stats")
+    for df in range(1, 31):
+        value = t975(df)
+        assert value == round(value, 3), df  # read from the 3-decimal table
+        assert value == pytest.approx(float(stats.t.ppf(0.975, df)), abs=5e-4), df
+    assert t975(30) == 2.042 and t975(7) == 2.365 and t975(30.0) == 2.042
+    assert t975(31) != round(t975(31), 3)  # beyond the table: computed

@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     n = ns.num_envs
     if n < 1 or steps < n or every < n:
         parser.error(f"--num-envs {n}, --steps {steps:g}, --every {every:g}: expected 1 <= num-envs <= every, steps")
+    if int(steps // n) <= max(1, int(every // n)):  # one RSS sample: no growth could be measured, yet "flat" printed
+        parser.error(f"--steps {steps:g} with --every {every:g} at --num-envs {n}: fewer than two RSS samples, so no "
+                     f"growth can be measured; expected --steps above --every (whole calls of {n} sub-env steps)")
 
     from tqdm import tqdm
 
@@ -110,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     calls = int(steps // n)
     report = max(1, int(every // n))
     samples: list[tuple[int, int]] = []
-    print(f"\nN={n}: {calls * n:,} sub-env steps ({calls:,} calls), random legal cells")
+    rounded = f" (--steps {steps:g} rounded down to whole calls of {n})" if calls * n != steps else ""
+    print(f"\nN={n}: {calls * n:,} sub-env steps ({calls:,} calls){rounded}, random legal cells")
     print("| sub-env steps | RSS (MiB) |")
     print("|---:|---:|")
     for call in tqdm(range(1, calls + 1), desc="stepping", mininterval=1.0, file=sys.stderr):

@@ -917,8 +917,19 @@ def test_memory_quick_sets_only_what_is_not_given(capsys):
     assert "N=64: 640 sub-env steps (10 calls)" in out
     assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and "MiB" not in line
             and not line.startswith("|---")] == ["| 320", "| 640"]
-    memory.main(["--num-envs", "64", "--steps", "1280", "--quick", "--backend", "numpy", "--tolerance", "1e9"])
-    assert "N=64: 1,280 sub-env steps (20 calls)" in capsys.readouterr().out  # --every: the quick 1e5 (one report)
+    # --every: the quick 1e5, above the 1,280 steps: one RSS sample measures no growth, so it is refused (it printed
+    # "growth +0.00 MiB over 0 further sub-env steps" and "flat")
+    message = _usage_error(memory.main, ["--num-envs", "64", "--steps", "1280", "--quick", "--backend", "numpy"],
+                           capsys)
+    assert ("--steps 1280 with --every 100000 at --num-envs 64: fewer than two RSS samples, so no growth can be "
+            "measured; expected --steps above --every") in message
+    assert "expected --steps above --every" in _usage_error(memory.main, ["--num-envs", "64", "--steps", "100",
+                                                                           "--every", "1e9"], capsys)
+    # steps that are not whole calls are rounded down, and the run says so
+    assert memory.main(["--num-envs", "64", "--steps", "700", "--every", "320", "--backend", "numpy",
+                        "--tolerance", "1e9"]) == 0
+    assert "N=64: 640 sub-env steps (10 calls) (--steps 700 rounded down to whole calls of 64)" in \
+        capsys.readouterr().out
 
 
 def test_shaping_cost_prints_the_steps_run_and_refuses_a_repeated_shaping(capsys, monkeypatch):

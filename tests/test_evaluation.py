@@ -1731,6 +1731,10 @@ def test_cli_prints_each_comparison_as_a_minus_b_and_reads_a_spaced_scoring_set(
     assert [r["system"] for r in rows] == ["american", "english", "overall"]
     assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--address", "ray://x:1", "--no-progress"]) == 2
     assert capsys.readouterr().err == "pokersquares evaluate: --address 'ray://x:1' needs --backend ray\n"
+    # a misspelt back end is named as such, not as a back end that takes no --address
+    assert cli.main(["evaluate", "--agent", "greedy", "--games", "1", "--backend", "RAY", "--address", "ray://x:1",
+                     "--no-progress"]) == 2
+    assert capsys.readouterr().err == "pokersquares evaluate: unknown backend 'RAY': expected one of local, ray\n"
 
 
 def test_cli_warns_when_jobs_is_one_more_than_the_cpus(monkeypatch, capsys):

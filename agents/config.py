@@ -599,7 +599,8 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{label} {str(path)!r} cannot be read ({exc}): expected JSON or YAML text") from None
     is_yaml = path.suffix in (".yaml", ".yml")
-    parse = (lambda t: _yaml().load(t, Loader=_yaml_loader())) if is_yaml else \
+    yaml = _yaml() if is_yaml else None  # PyYAML missing: its own ImportError, not "could not be parsed as YAML"
+    parse = (lambda t: yaml.load(t, Loader=_yaml_loader())) if is_yaml else \
         functools.partial(json.loads, object_pairs_hook=functools.partial(object_without_repeats, complain=_key_twice))
     try:
         return parse(text)

@@ -108,7 +108,7 @@ def test_sweep_yaml_reads_e_notation_bounds(tmp_path):
     assert cfg.space["learning_rate"] == {"loguniform": [1e-4, 3e-3]} and cfg.train["timesteps"] == 1000
 
 
-def test_the_pyyaml_hint_names_the_extra_a_sweep_needs(monkeypatch):
+def test_the_pyyaml_hint_names_the_extra_a_sweep_needs(monkeypatch, tmp_path):
     """A README walk-through found a core-only `sweep CONFIG.yaml` told to install [train], which has PyYAML but not
     Ray: the sweep then failed again, asking for [distributed]; the hint now names both."""
     import sys
@@ -119,6 +119,14 @@ def test_the_pyyaml_hint_names_the_extra_a_sweep_needs(monkeypatch):
     with pytest.raises(ImportError, match=r'pokersquares_env\[train\]".*"pokersquares_env\[distributed\]", which has '
                                           r'it too\), or write the config as JSON'):
         _yaml()
+    # a YAML file read without PyYAML gets that ImportError as it is (it was wrapped as "could not be parsed as YAML:
+    # ...", which reads like a syntax error)
+    from agents.config import TrainConfig
+
+    path = tmp_path / "train.yaml"
+    path.write_text("algo: fast-ppo\n", encoding="utf-8")
+    with pytest.raises(ImportError, match=r'^YAML configs need PyYAML: pip install "pokersquares_env\[train\]"'):
+        TrainConfig.load(path)
 
 
 def test_maskable_ppo_defaults_are_the_documented_ones():

@@ -930,8 +930,11 @@ def add_arguments(parser) -> None:
                              "runs/sweeps/NAME)")
     parser.add_argument("--address", default=None,
                         help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
-    parser.add_argument("--cpus", type=int_at_least(1), default=None, help="CPUs of the embedded local Ray (default: all the CPUs this process may use)")
-    parser.add_argument("--quiet", action="store_true", help="no Tune progress output")
+    parser.add_argument("--cpus", type=int_at_least(1), default=None,
+                        help="CPUs of the embedded local Ray (default: all the CPUs this process may use)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no Tune progress tables (Tune still prints its few start-up lines and where the results "
+                             "are)")
     parser.add_argument("--no-plots", action="store_true", help="skip curves.png and final.png")
 
 

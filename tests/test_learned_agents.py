@@ -30,6 +30,19 @@ def _untrained_model(folder: Path, algo: str = "fast-ppo", seed: int = 0) -> Pat
     return folder
 
 
+def _untrained_maskable_ppo(folder: Path) -> Path:
+    """A folder holding the ``model.zip`` of an untrained sb3-contrib MaskablePPO (skips without sb3-contrib)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+
+    import pokersquares_env  # noqa: F401 - registers PokerSquares-v0
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sb3_contrib.MaskablePPO("MlpPolicy", gym.make("PokerSquares-v0"), n_steps=16, batch_size=16, seed=0,
+                            device="cpu").save(folder / "model.zip")
+    return folder
+
+
 def _strip(records):
     return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
 
@@ -216,16 +229,7 @@ def test_a_learned_agent_refuses_a_missing_or_misshapen_observation_naming_the_e
     """Before: obs=None without game and state was an AttributeError ('NoneType' object has no attribute 'board'),
     and an observation of the wrong shape torch's or SB3's own error."""
     if learned == "ppo":
-        sb3_contrib = pytest.importorskip("sb3_contrib")
-        import gymnasium as gym
-
-        import pokersquares_env  # noqa: F401 - registers PokerSquares-v0
-
-        env = gym.make("PokerSquares-v0")
-        (tmp_path / "p").mkdir()
-        sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu").save(
-            tmp_path / "p" / "model.zip")
-        agent = make_agent(f"ppo:{tmp_path / 'p'}")
+        agent = make_agent(f"ppo:{_untrained_maskable_ppo(tmp_path / 'p')}")
     else:
         agent = make_agent(f"fastppo:{_untrained_model(tmp_path / 'm')}")
     info = {"action_mask": np.ones(25, dtype=np.int8)}
@@ -361,19 +365,11 @@ def test_a_learned_agent_takes_the_observation_as_booleans(tmp_path):
 def test_a_ppo_agent_plays_its_batches_greedily_as_act_does(tmp_path):
     """``act_batch`` (the batched ``policy_fn``) takes the policy's most likely cell, as ``act`` does: the same
     observation repeated gets one cell, every time, not a sample of an untrained (nearly uniform) policy."""
-    sb3_contrib = pytest.importorskip("sb3_contrib")
-    import gymnasium as gym
-
-    import pokersquares_env  # noqa: F401 - registers PokerSquares-v0
     from agents.learned import policy_fn
     from pokersquares_env.core import PokerSquaresGame
     from pokersquares_env.env import encode_observation, mask_array
 
-    env = gym.make("PokerSquares-v0")
-    (tmp_path / "p").mkdir()
-    sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu").save(
-        tmp_path / "p" / "model.zip")
-    agent = make_agent(f"ppo:{tmp_path / 'p'}")
+    agent = make_agent(f"ppo:{_untrained_maskable_ppo(tmp_path / 'p')}")
     game = PokerSquaresGame()
     state = game.init(game.deal(np.random.default_rng(3)))
     obs, mask = encode_observation(game, state), mask_array(game.legal_mask(state))

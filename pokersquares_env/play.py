@@ -53,7 +53,7 @@ _QUIT = {"q", "quit", "exit"}
 _HELP_WORDS = {"h", "help", "?"}
 
 HELP_TEXT = """\
-Type the cell for the drawn card: a column a-e and a row 1-5, e.g. c3 (the centre) or b4.
+Type a cell for the drawn card: column a-e, then row 1-5, e.g. c3 (the centre).
   hint    ask the hint agent again (needs --hint AGENT)
   board   print the board again
   h       this help
@@ -469,7 +469,11 @@ class TerminalGame:
             if lines:
                 from pokersquares_env.records import _jsonl_lines, _read_text
 
-                n = len(_jsonl_lines(_read_text(self.record_path)))
+                try:  # a damaged line (a write cut short inside a suit symbol) still counts as a line, as replay counts
+                    n = len(_jsonl_lines(_read_text(self.record_path, jsonl=True)))
+                except OSError:  # appended, but the file cannot be read back now: said without its index
+                    self.say(f"Record appended to {self.record_path}")
+                    return 0
                 self.say(f"Record appended to {self.record_path} as record {n - 1} "
                          f"(pokersquares replay {shlex.quote(self.record_path)} --index {n - 1})")
             else:

@@ -831,6 +831,7 @@ def test_every_quit_help_and_board_word_is_read_as_typed_with_spaces_and_capital
     for word in ("h", "help", "?", "HELP"):
         session, out = _scripted([word, "q", "y"])
         assert out.count(HELP_TEXT) == 1 and "is not a cell" not in out, word
+    assert max(len(line) for line in HELP_TEXT.splitlines()) <= 80  # as every turn's lines (its first line had 89)
     for word in ("b", "board", "Board"):
         session, out = _scripted([word, "q", "y"])
         assert out.count("-- card 1 of 25 --") == 2 and "is not a cell" not in out, word
@@ -1341,3 +1342,24 @@ def test_the_lines_before_the_first_turn_are_wrapped_at_80_characters(monkeypatc
         "Poker Squares -- american points, seed 3",
         "Against random: it places the same cards on its own board, hidden until the end.",
         "Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit."]
+
+
+def test_a_record_appended_after_a_line_cut_inside_a_suit_symbol_is_counted_not_a_traceback(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """A JSONL record file whose line was cut inside a suit symbol's bytes is accepted (docs/playing.md) and the game
+    appended; counting its records afterwards read the file as strict UTF-8 and ended in a RecordError traceback."""
+    from pokersquares_env.records import read_record
+
+    record = tmp_path / "games.jsonl"
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "3", "--record",
+                                   str(record))
+    assert status == 0, out.err
+    data = record.read_bytes()
+    cut = data.index("♥".encode()) + 1  # inside the symbol's three bytes
+    record.write_bytes(data + data[:cut] + b"\n" + data)  # a cut write in the middle, then a later append
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(CELLS) + "\n", "--seed", "6", "--record",
+                                   str(record))
+    assert status == 0 and "Traceback" not in out.err, out.err
+    assert out.out.splitlines()[-1] == (f"Record appended to {record} as record 3 (pokersquares replay {record} "
+                                        f"--index 3)")
+    assert read_record(record, 3).seed == 6 and read_record(record, 2).seed == 3

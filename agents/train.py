@@ -624,17 +624,37 @@ def _changes(saved: TrainConfig, key: str, value: Any) -> bool:
 
 def _same_point_system(given: Any, stored: Any) -> bool:
     """Whether two ``scoring`` values name the same point system (the same points, name and win threshold), e.g. a
-    file by a relative and by an absolute path; a value that cannot be read is compared as the text it is."""
+    file by a relative and by an absolute path, or a file and the table a resumed run read from its
+    ``point_system.json``; a value that cannot be read is compared as the text it is."""
     if given == stored:
         return True
-    if not (isinstance(given, str) and isinstance(stored, str)):
-        return False
     from pokersquares_env.scoring import point_system
 
     try:
         return point_system(given).to_json() == point_system(stored).to_json()
     except Exception:  # noqa: BLE001 - unreadable (moved, damaged): the texts differ, so it would change
         return False
+
+
+def _stored_table(saved: TrainConfig, folder: Path) -> str | None:
+    """The path of the run's ``point_system.json`` (the table it started with) when its stored ``scoring`` names a
+    point-system file that cannot be read from here -- a path relative to the folder the run was started in,
+    resumed from another one, or a file gone since -- else None (the stored value is used as it is)."""
+    from pokersquares_env.scoring import point_system
+
+    if not isinstance(saved.scoring, str):
+        return None
+    try:
+        point_system(saved.scoring)
+        return None
+    except Exception:  # noqa: BLE001 - the file cannot be read here: the table the run started with, if it has it
+        pass
+    table = folder / POINT_SYSTEM_FILE
+    try:
+        point_system(str(table))
+    except Exception:  # noqa: BLE001 - no readable table either: the stored value is named as it is
+        return None
+    return str(table.resolve())
 
 
 def _check_resume_budget(cfg: TrainConfig, progress: Path) -> None:
@@ -661,6 +681,12 @@ def resumed_config(config: TrainConfig, given: dict[str, Any]) -> tuple[TrainCon
         saved = TrainConfig.load(stored)
     except ConfigError as exc:
         raise ConfigError(f"--resume: the stored config {str(stored)!r} holds: {exc}") from None
+    table = _stored_table(saved, Path(config.out))
+    if table is not None:  # e.g. --scoring pts.json, resumed from another folder: the table the run started with
+        original, saved = saved.scoring, TrainConfig.from_dict({**saved.to_dict(), "scoring": table})
+        print(f"--resume: scoring={original!r} cannot be read from here (a path is relative to the "
+              f"folder the run was started in): the run goes on with the table it started with, {table}",
+              file=sys.stderr, flush=True)
     stored_options = saved.to_dict()
     changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
     if changed:

@@ -1359,6 +1359,37 @@ def test_resume_with_a_config_naming_a_point_system_file_by_a_relative_path(tmp_
     assert len(seen) == 2
 
 
+def test_a_run_started_with_a_relative_scoring_file_resumes_from_another_folder_on_its_stored_table(
+        tmp_path, monkeypatch, capsys):
+    """A run started with ``--scoring pts.json`` stores the name as given; resumed from another folder, that name
+    could not be read, and even the file's absolute path was refused as a change: the run now goes on with the
+    table it started with (its point_system.json), saying so, and the same table by any path agrees with it."""
+    from agents import fast_ppo
+    from pokersquares_env.cli import main
+    from pokersquares_env.scoring import POINT_SYSTEMS, point_system
+
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    (start / "pts.json").write_text(json.dumps({"name": "pts", "points": dict(POINT_SYSTEMS["english"])}))
+    monkeypatch.chdir(start)
+    run = tmp_path / "run"
+    _fake_run(run, TrainConfig(algo="fast-ppo", scoring="pts.json", out=str(run), final_eval_games=0))
+    (run / "point_system.json").write_text(json.dumps(point_system("pts.json").to_json()))  # as the run's start
+    seen = []
+    monkeypatch.setattr(fast_ppo, "train", lambda cfg, run_: seen.append(point_system(cfg.scoring).to_json()))
+    monkeypatch.chdir(elsewhere)
+    assert main(["train", "--out", str(run), "--resume", "--no-progress"]) == 0, capsys.readouterr().err
+    table = str((run / "point_system.json").resolve())
+    assert capsys.readouterr().err.startswith(
+        f"--resume: scoring='pts.json' cannot be read from here (a path is relative to the folder the run was started "
+        f"in): the run goes on with the table it started with, {table}\n")
+    assert seen == [point_system(str(start / "pts.json")).to_json()]  # the English table, named pts
+    assert main(["train", "--scoring", str(start / "pts.json"), "--out", str(run), "--resume", "--no-progress"]) == 0
+    assert main(["train", "--scoring", "english", "--out", str(run), "--resume", "--no-progress"]) == 2  # named other
+    assert f"scoring='english' (stored: {table!r}) would change it" in capsys.readouterr().err
+
+
 def test_scoring_path_near_keeps_a_name_found_in_the_current_folder(tmp_path, monkeypatch):
     from agents.config import scoring_path_near
 

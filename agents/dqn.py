@@ -272,6 +272,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
                 run.maybe_checkpoint(global_step, save_checkpoint)
                 if run.stop_requested or run.out_of_time():
                     break
+        if losses:  # the rounds since the last 25th iteration: logged too (a short run logged none at all)
+            run.scalars(global_step, {"td_loss": float(np.mean(losses)), "epsilon": epsilon})
         run.step(global_step, policy)  # an evaluation due at the end
         check_finite(q_net, cfg, global_step, torch.as_tensor(obs))
         # so --resume continues from the end, not before it (with the games open: before the env closes)

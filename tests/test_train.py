@@ -2543,6 +2543,24 @@ def test_dqn_exploration_falls_linearly_to_its_end(tmp_path, monkeypatch):
     assert logged[0][1] > 0.1 + 1e-6 and logged[-1][1] == pytest.approx(0.1)
 
 
+def test_dqn_logs_the_losses_of_its_last_rounds_too(tmp_path, monkeypatch):
+    """td_loss was written every 25 iterations only, so the rounds after the last 25th were never logged (a run of
+    fewer learning iterations logged none): the remainder is logged at the end."""
+    from agents import train as train_module
+
+    logged = []
+    real = train_module.RunFolder.scalars
+
+    def spy(self, step, values):
+        if "td_loss" in values:
+            logged.append(step)
+        return real(self, step, values)
+
+    monkeypatch.setattr(train_module.RunFolder, "scalars", spy)
+    train(_cfg("dqn", tmp_path / "run", timesteps=640, learning_starts=480))  # 40 iterations; rounds from the 31st
+    assert logged == [640]
+
+
 def test_curve_train_score_is_the_mean_of_the_games_since_the_last_row(tmp_path):
     """train_score is the scores of the games finished since the previous row, not a running mean of the whole run
     (a mutation audit found the window never cleared unseen)."""

@@ -1269,8 +1269,13 @@ def run(args) -> int:
                 shown, saved = resumed_config(cfg, given)
                 if shown.timesteps != saved.timesteps:  # a budget the resume itself would refuse is refused here too
                     _check_resume_budget(shown, Path(shown.out) / "progress.json")
-            else:
+            else:  # the warnings train() gives a new run (not its dqn budget check: a config is shown as it is)
+                from agents.config import unused_options
+
                 shown = cfg
+                defaults = TrainConfig().to_dict()
+                for line in unused_options(shown.algo, {k: v for k, v in shown.to_dict().items() if v != defaults[k]}):
+                    print(f"pokersquares train: warning: {line}", file=sys.stderr)
             print(json.dumps(shown.resolved().to_dict(), indent=2))
             return 0
         # --resume refuses a flag that would change the run

@@ -2543,6 +2543,19 @@ def test_dqn_exploration_falls_linearly_to_its_end(tmp_path, monkeypatch):
     assert logged[0][1] > 0.1 + 1e-6 and logged[-1][1] == pytest.approx(0.1)
 
 
+def test_print_config_warns_of_options_the_algorithm_does_not_use(capsys):
+    """--print-config shows the config a run would train with, and now warns as the run would of an option the
+    algorithm does not use (it said nothing); a config that uses them all gets no warning."""
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--algo", "fast-ppo", "--buffer-size", "7", "--print-config"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "pokersquares train: warning: buffer_size=7 is a dqn option; fast-ppo does not use it\n"
+    assert json.loads(out.out)["buffer_size"] == 7
+    assert main(["train", "--algo", "dqn", "--buffer-size", "7", "--print-config"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_dqn_logs_the_losses_of_its_last_rounds_too(tmp_path, monkeypatch):
     """td_loss was written every 25 iterations only, so the rounds after the last 25th were never logged (a run of
     fewer learning iterations logged none): the remainder is logged at the end."""

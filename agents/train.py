@@ -781,7 +781,10 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
 def planned_steps(cfg: TrainConfig, timesteps: int | None = None) -> int:
     """The steps a run of ``timesteps`` (default ``cfg.timesteps``; ``cfg`` resolved) takes: every trainer steps in
     whole units -- fast-ppo and maskable-ppo in updates of ``num_envs * num_steps`` steps, dqn in iterations of
-    ``num_envs`` -- and rounds the budget up to them (unless a time limit or Ctrl-C stops it first)."""
+    ``num_envs`` -- and rounds the budget up to them (unless a time limit or Ctrl-C stops it first).  A config not
+    yet resolved (sizes left to the algorithm's defaults, None) is resolved first."""
+    if cfg.num_envs is None or (cfg.algo != "dqn" and cfg.num_steps is None):
+        cfg = cfg.resolved()
     unit = cfg.num_envs if cfg.algo == "dqn" else cfg.num_envs * cfg.num_steps
     steps = cfg.timesteps if timesteps is None else timesteps
     return max(1, -(-steps // unit)) * unit

@@ -316,6 +316,10 @@ def test_train_names_a_config_of_the_wrong_type_and_planned_steps_are_whole_dqn_
     # dqn steps in iterations of num_envs, whatever its num_steps (the iterations between training rounds)
     cfg = TrainConfig(algo="dqn", num_envs=16, num_steps=4, timesteps=100).resolved()
     assert planned_steps(cfg) == 112 and planned_steps(cfg, 16) == 16
+    # a config not resolved yet (sizes None: the algorithm's defaults) is resolved first (it was a TypeError,
+    # None * None); fast-ppo's default update is 256 envs x 50 steps
+    assert planned_steps(TrainConfig(algo="fast-ppo", timesteps=2000)) == 12800
+    assert planned_steps(TrainConfig(algo="dqn", timesteps=100, num_envs=16)) == 112
 
 
 def test_cli_rules_spec_sits_over_the_config_file_under_the_single_flags(tmp_path, capsys):

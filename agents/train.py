@@ -1207,7 +1207,7 @@ def _scale(text: str) -> Any:
     try:
         return float(text)
     except ValueError:
-        raise ConfigError(f"--reward-scale={text!r}: expected a positive number or 'normalized'") from None
+        raise ConfigError(f"--reward-scale {text!r}: expected a positive number or 'normalized'") from None
 
 
 def _first_cell(text: str) -> Any:

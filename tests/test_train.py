@@ -291,6 +291,9 @@ def test_cli_reports_bad_values_and_prints_resolved_config(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["train", "--algo", "fast-ppo", "--reward-scale", "-2", "--out", str(out)]) == 2
     assert "reward_scale=-2.0" in capsys.readouterr().err and not out.exists()
+    assert main(["train", "--algo", "fast-ppo", "--reward-scale", "normalised", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == ("pokersquares train: --reward-scale 'normalised': expected a positive number or "
+                                       "'normalized'\n") and not out.exists()  # an option named as the others are
     cfg_file = tmp_path / "c.yaml"
     TrainConfig(algo="dqn", timesteps=777).save(cfg_file)
     assert main(["train", "--config", str(cfg_file), "--seed", "9", "--print-config"]) == 0

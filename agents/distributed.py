@@ -35,8 +35,11 @@ Needs the ``distributed`` extra: ``pip install "pokersquares_env[distributed]"``
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,8 +75,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
     """Connect this process to Ray (existing session, ``address``/``$RAY_ADDRESS``, or an embedded local Ray).
 
     Returns True when this call started or joined Ray, False when a session was already open.
-    ``num_cpus`` sizes the embedded Ray only (None: the CPUs this process may use, its affinity, which ``taskset``
-    and container cpusets narrow and Ray itself would not read); a cluster keeps its own resources.
+    ``num_cpus`` sizes the embedded Ray only (None: :func:`embedded_cpus`); a cluster keeps its own resources.
+    A SIGTERM handler this program installed stays installed (``ray.init`` replaces it with one that exits).
     """
     ray = import_ray(what)
     if ray.is_initialized():
@@ -86,27 +89,58 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
         raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all the CPUs this process may "
                          f"use)")
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
-    if address:
-        _check_reachable(address)
-        try:
-            ray.init(address=address, **kwargs)
-            _JOINED.update(address=address, node=_global_node(ray))
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            cause = f"{exc} {exc.__cause__ or ''}"
-            hint = (" The cluster wants an auth token: copy the head's ~/.ray/auth_token here (or set "
-                    "RAY_AUTH_TOKEN) and set RAY_AUTH_MODE=token." if "auth" in cause.lower() else "")
-            raise RayConnectionError(
-                f"could not connect to the Ray cluster at address {address!r} ({exc}); expected the address "
-                f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001.{hint}"
-            ) from exc
-    else:  # a new Ray of this process's own ("local"): not a cluster `ray start` left running on this machine, nor
-        # one whose processes died leaving /tmp/ray/ray_current_cluster behind (Ray's plain init joins or tries those,
-        # and then refuses num_cpus)
-        from agents.evaluation import usable_cpus
-
-        ray.init(address="local", num_cpus=num_cpus if num_cpus is not None else usable_cpus(), **kwargs)
-        _JOINED.update(address=None, node=None)
+    with _keeping_sigterm_handler():
+        if address:
+            _check_reachable(address)
+            try:
+                ray.init(address=address, **kwargs)
+                _JOINED.update(address=address, node=_global_node(ray))
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                cause = f"{exc} {exc.__cause__ or ''}"
+                hint = (" The cluster wants an auth token: copy the head's ~/.ray/auth_token here (or set "
+                        "RAY_AUTH_TOKEN) and set RAY_AUTH_MODE=token." if "auth" in cause.lower() else "")
+                raise RayConnectionError(
+                    f"could not connect to the Ray cluster at address {address!r} ({exc}); expected the address "
+                    f"printed by `ray start --head` (host:6379), 'auto', or ray://host:10001.{hint}"
+                ) from exc
+        else:  # a new Ray of this process's own ("local"): not a cluster `ray start` left running on this machine,
+            # nor one whose processes died leaving /tmp/ray/ray_current_cluster behind (Ray's plain init joins or
+            # tries those, and then refuses num_cpus)
+            ray.init(address="local", num_cpus=num_cpus if num_cpus is not None else embedded_cpus(ray), **kwargs)
+            _JOINED.update(address=None, node=None)
     return True
+
+
+def embedded_cpus(ray: Any = None) -> int:
+    """The CPUs an embedded Ray gets when no count is given: those this process may use
+    (:func:`agents.evaluation.usable_cpus`, its CPU affinity, which ``taskset`` narrows and Ray does not read), and
+    no more than Ray itself detects (a container's CPU quota, which the affinity does not show)."""
+    from agents.evaluation import usable_cpus
+
+    cpus = usable_cpus()
+    try:
+        if ray is None:
+            import ray
+        detected = int(ray._private.utils.get_num_cpus())
+    except Exception:  # noqa: BLE001 - no Ray, or one without that helper: the affinity alone
+        return cpus
+    return max(1, min(cpus, detected))
+
+
+@contextlib.contextmanager
+def _keeping_sigterm_handler() -> Iterator[None]:
+    """Around ``ray.init``, which installs a SIGTERM handler that exits: a handler of this program's own (the
+    ``evaluate`` command's, which keeps the finished games and says where) is put back, and so is an ignored
+    SIGTERM; Python's default is left as Ray sets it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None and before != signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, before)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -513,9 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bench_number(value: float) -> str:
     """A figure of the bench table: whole numbers with thousands separators from 100 up (``2,030``, not
     ``2.03e+03``), one decimal from 10, three significant digits below."""
-    if abs(value) >= 100:
+    if abs(value) >= 99.5:  # what rounds to 100 or more (99.96 is "100", not "100.0")
         return f"{value:,.0f}"
-    if abs(value) >= 10:
+    if abs(value) >= 9.95:  # what rounds to 10.0 or more (9.9996 is "10.0", not "10")
         return f"{value:.1f}"
     return f"{value:.3g}"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -79,7 +80,6 @@ def import_modules(modules: list[str], command: str) -> str | None:
     """Import each of ``modules`` (``--import``), the current folder first on the path as ``python -m`` has it; the
     error message for the first that fails, else None."""
     import importlib
-    import os
 
     if modules and os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -103,12 +103,22 @@ class Terminated(KeyboardInterrupt):
 @contextlib.contextmanager
 def _sigterm_stops_like_ctrl_c() -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`Terminated` in the main thread (pool workers take the default
-    again: ``agents.evaluation._one_thread_each``); the previous handler is put back after."""
+    again: ``agents.evaluation._one_thread_each``, and one that gets SIGTERM before that, in a process group's
+    SIGTERM, ends as by default); the previous handler is put back after.  A SIGTERM ignored by whoever started the
+    command (``SIG_IGN``) stays ignored.  POSIX: on Windows, SIGTERM from another process ends it at once."""
     if threading.current_thread() is not threading.main_thread():  # signal handlers live in the main thread only
         yield
         return
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    owner = os.getpid()
 
     def stop(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked worker that has not reset it yet: the default action, as it would have
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         raise Terminated
 
     previous = signal.signal(signal.SIGTERM, stop)
@@ -172,7 +182,11 @@ def _run(args: argparse.Namespace) -> int:
         with _sigterm_stops_like_ctrl_c():
             errors = _evaluate(args, common)
     except OutDirError as exc:  # the folder could not be made or written: named as the option the user gave
-        print(f"pokersquares evaluate: --out {exc.path!r}: {exc.problem}", file=sys.stderr)
+        if os.path.abspath(exc.path) == os.path.abspath(args.out):
+            print(f"pokersquares evaluate: --out {exc.path!r}: {exc.problem}", file=sys.stderr)
+        else:  # a point system's folder inside it (--pps): games of the systems before it may be kept
+            print(f"pokersquares evaluate: --out {args.out!r}: the folder {exc.path!r} in it: {exc.problem}"
+                  f"{_journal_note(args)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, ImportError) as exc:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
@@ -248,8 +262,6 @@ def _say_resumed(args: argparse.Namespace, reused: int, total: int) -> None:
 
 def _journal_note(args: argparse.Namespace) -> str:
     """For a run that stopped: where its finished games are kept and how to play only the rest ('' without one)."""
-    import os
-
     from agents.evaluation import JOURNAL, _journal_games, _subfolder_journals
 
     if args.out is None:

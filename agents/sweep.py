@@ -749,10 +749,10 @@ def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool,
     """Refuse a ``cpus_per_trial`` Ray cannot ever grant (its trials would wait forever).  ``session_cpus``: the CPUs
     of the Ray session already open in this process (``ray.cluster_resources()["CPU"]``), which the sweep then uses
     whatever ``cpus`` and ``embedded`` say.  Otherwise an embedded Ray has ``cpus`` (``--cpus``) or, when None, the
-    CPUs this process may use (:func:`agents.evaluation.usable_cpus`, what :func:`agents.distributed.ensure_ray` gives
-    it); a cluster to start
+    CPUs :func:`agents.distributed.embedded_cpus` gives it (those this process may use, within a container's
+    quota); a cluster to start
     (``embedded=False``: an address or ``$RAY_ADDRESS``) keeps its own resources and is not checked."""
-    from agents.evaluation import usable_cpus
+    from agents.distributed import embedded_cpus
 
     if session_cpus is not None:
         have: float = session_cpus
@@ -761,7 +761,7 @@ def check_trial_cpus(cpus_per_trial: float, cpus: int | None, *, embedded: bool,
     elif not embedded:
         return
     else:
-        have = cpus if cpus is not None else usable_cpus()
+        have = cpus if cpus is not None else embedded_cpus()
         what = (f"--cpus {cpus}, all the embedded Ray has" if cpus is not None
                 else f"the {have} CPUs this process may use (--cpus not given), all the embedded Ray has")
         fix = "lower it, raise --cpus, or pass --address of a cluster with larger nodes"

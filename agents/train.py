@@ -681,12 +681,11 @@ def resumed_config(config: TrainConfig, given: dict[str, Any]) -> tuple[TrainCon
         saved = TrainConfig.load(stored)
     except ConfigError as exc:
         raise ConfigError(f"--resume: the stored config {str(stored)!r} holds: {exc}") from None
-    table = _stored_table(saved, Path(config.out))
+    original, table = saved.scoring, _stored_table(saved, Path(config.out))
     if table is not None:  # e.g. --scoring pts.json, resumed from another folder: the table the run started with
-        original, saved = saved.scoring, TrainConfig.from_dict({**saved.to_dict(), "scoring": table})
-        print(f"--resume: scoring={original!r} cannot be read from here (a path is relative to the "
-              f"folder the run was started in): the run goes on with the table it started with, {table}",
-              file=sys.stderr, flush=True)
+        saved = TrainConfig.from_dict({**saved.to_dict(), "scoring": table})
+        if given.get("scoring") == original:  # the very text the run was started with: no change
+            given = {k: v for k, v in given.items() if k != "scoring"}
     stored_options = saved.to_dict()
     changed = sorted(k for k, v in given.items() if k not in RESUME_OPTIONS and _changes(saved, k, v))
     if changed:
@@ -697,6 +696,10 @@ def resumed_config(config: TrainConfig, given: dict[str, Any]) -> tuple[TrainCon
         saved.resolved()
     except ConfigError as exc:
         raise ConfigError(f"--resume: the stored config {str(stored)!r} holds: {exc}") from None
+    if table is not None:  # said once the resume is known good
+        print(f"--resume: scoring={original!r} cannot be read from here (a path is relative to the folder the run "
+              f"was started in): the run goes on with the table it started with, {table}", file=sys.stderr,
+              flush=True)
     # the stored config wins, except for the budget (raise it to train longer), the display and the folder:
     # a copied or moved run resumes where it now is, not where its config.json says it was
     keep = {k: given[k] for k in RESUME_OPTIONS if k in given}

@@ -174,6 +174,36 @@ def test_ray_client_sessions_run_list_returning_chunks_and_play_a_lost_one_again
 
 
 @requires_ray
+def test_sigterm_stops_a_ray_evaluation_keeping_its_games_and_saying_so(tmp_path):
+    """ray.init's own SIGTERM handler replaced the command's: a time limit's SIGTERM on --backend ray exited 15,
+    silently. Now it stops as on the local back end: exit 143, naming the games kept."""
+    import subprocess
+
+    from agents.evaluation import JOURNAL
+
+    err_file = tmp_path / "stderr.txt"
+    with open(err_file, "w", encoding="utf-8") as err_out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pokersquares_env.cli", "evaluate", "--agent", "greedy", "--games", "3000",
+             "--chunk-size", "1", "--backend", "ray", "--jobs", "2", "--no-progress", "--out", "run"],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err_out,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    journal = tmp_path / "run" / JOURNAL
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 5:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=120)
+    err = err_file.read_text()
+    assert proc.returncode == 143, err
+    kept = journal.read_bytes().count(b"\n")
+    assert (f"pokersquares evaluate: terminated (SIGTERM); the {kept} finished games are kept in "
+            f"{os.path.join('run', JOURNAL)}") in err
+
+
+@requires_ray
 def test_lost_worker_keeps_finished_games(local_ray, caplog):
     """A worker that dies mid-chunk loses no finished game: only unfinished deals run again, results unchanged."""
     crash_dir = local_ray
@@ -569,6 +599,8 @@ def test_bench_prints_large_rates_with_separators_not_in_scientific_notation(mon
     assert dist.main(["bench"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[2:] == ["| greedy | 0.985 | 2,030 | 57.9 |  |  |", "| RSS |  |  |  | 269 | 1,234,567 |"]
+    # a figure is formatted by what it rounds to: 99.96 is "100", 9.9996 is "10.0"
+    assert [dist._bench_number(v) for v in (99.96, 99.4, 9.9996, 9.94)] == ["100", "99.4", "10.0", "9.94"]
 
 
 def test_bench_refuses_bad_counts_and_search_specs_before_ray_starts(monkeypatch, capsys):
@@ -984,6 +1016,51 @@ def test_ensure_ray_sizes_the_embedded_ray_and_joins_the_cluster_in_ray_address(
     dist.ensure_ray("10.0.0.2:6379")
     assert [i.get("address") for i in inits] == ["10.0.0.1:6379", "10.0.0.2:6379"]
     assert reached == ["10.0.0.1:6379", "10.0.0.2:6379"]  # each checked before Ray is asked
+
+
+def test_the_embedded_ray_gets_no_more_cpus_than_ray_detects_in_a_container(monkeypatch):
+    """The affinity does not show a container's CPU quota, which Ray reads: the embedded Ray gets the smaller of the
+    two (it got the quota alone before 2026-12-04, then briefly the affinity alone); without Ray's helper, the
+    affinity."""
+    import types
+
+    import agents.evaluation as ev
+    from agents.distributed import embedded_cpus
+
+    monkeypatch.setattr(ev, "usable_cpus", lambda: 8)
+    quota = types.SimpleNamespace(_private=types.SimpleNamespace(utils=types.SimpleNamespace(get_num_cpus=lambda: 2)))
+    assert embedded_cpus(quota) == 2
+    wide = types.SimpleNamespace(_private=types.SimpleNamespace(utils=types.SimpleNamespace(get_num_cpus=lambda: 64)))
+    assert embedded_cpus(wide) == 8
+    assert embedded_cpus(types.SimpleNamespace()) == 8
+
+
+def test_ray_init_does_not_take_away_the_programs_own_sigterm_handler(monkeypatch):
+    """ray.init installs a SIGTERM handler that exits, which replaced the evaluate command's (SIGTERM on --backend
+    ray then exited 15 without keeping its word about the finished games): a handler of the program's own, or an
+    ignored SIGTERM, is put back; Python's default is left to Ray."""
+    dist, inits = _recording_ray(monkeypatch)
+    ray = dist.import_ray("x")
+
+    def rays_handler(signum, frame):
+        raise SystemExit(signum)
+
+    def init(**kwargs):
+        inits.append(kwargs)
+        signal.signal(signal.SIGTERM, rays_handler)
+
+    ray.init = init
+
+    def ours(signum, frame):
+        pass
+
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        for mine, kept in ((ours, ours), (signal.SIG_IGN, signal.SIG_IGN), (signal.SIG_DFL, rays_handler)):
+            signal.signal(signal.SIGTERM, mine)
+            assert dist.ensure_ray(num_cpus=1) is True and signal.getsignal(signal.SIGTERM) == kept
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_the_embedded_ray_gets_the_cpus_this_process_may_use_when_no_count_is_given(monkeypatch):

@@ -228,6 +228,7 @@ def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(t
     assert _games(tmp_path / "run") == _games(full)
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals (SIGTERM from another process ends a Windows process)")
 def test_sigterm_is_turned_into_a_stop_only_while_the_command_plays_and_pool_workers_take_the_default(monkeypatch):
     """The command's SIGTERM handler raises Terminated (a KeyboardInterrupt, so Ctrl-C's clean-up runs) while it
     plays, and the handler before is put back after; a forked pool worker resets SIGTERM to the default, so that
@@ -238,6 +239,10 @@ def test_sigterm_is_turned_into_a_stop_only_while_the_command_plays_and_pool_wor
     def mine(signum, frame):
         raise AssertionError("the earlier handler ran")
 
+    # _one_thread_each also sets one torch thread, or the thread variables without torch: kept to this test
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")
     before = signal.signal(signal.SIGTERM, mine)
     try:
         with pytest.raises(Terminated), _sigterm_stops_like_ctrl_c():
@@ -246,6 +251,24 @@ def test_sigterm_is_turned_into_a_stop_only_while_the_command_plays_and_pool_wor
         assert issubclass(Terminated, KeyboardInterrupt) and signal.getsignal(signal.SIGTERM) is mine
         _one_thread_each()
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        # a SIGTERM the command's starter ignores stays ignored
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with _sigterm_stops_like_ctrl_c():
+            assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGTERM)
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        signal.signal(signal.SIGTERM, mine)
+        # a forked child that gets SIGTERM before resetting the handler ends as by default, not with Terminated
+        with _sigterm_stops_like_ctrl_c():
+            child = os.fork()
+            if child == 0:  # pragma: no cover - the child
+                try:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)
+                finally:
+                    os._exit(3)  # reached only if SIGTERM did not end it (Terminated raised, or nothing)
+            _, status = os.waitpid(child, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, before)
 
@@ -267,6 +290,28 @@ def test_a_folder_that_cannot_be_made_is_named_as_the_option(tmp_path, monkeypat
                  str(tmp_path / "new")]) == 2
     assert capsys.readouterr().err == (f"pokersquares evaluate: --out {str(tmp_path / 'new')!r}: cannot create it "
                                        f"(Permission denied)\n")
+
+
+def test_a_point_systems_folder_that_cannot_be_made_is_named_with_the_games_kept(tmp_path, monkeypatch, capsys):
+    """--pps: a system's folder inside --out that cannot be made (a name too long for the file system) was blamed on
+    --out itself, and the games of the systems before it went unmentioned."""
+    from pokersquares_env.cli import main
+
+    real = os.makedirs
+
+    def refuse_english(path, exist_ok=False):
+        if os.path.basename(os.fspath(path)) == "english":
+            raise OSError(36, "File name too long")
+        return real(path, exist_ok=exist_ok)
+
+    monkeypatch.setattr(os, "makedirs", refuse_english)
+    out = str(tmp_path / "run")
+    assert main(["evaluate", "--agent", "greedy", "--games", "2", "--pps", "american,english", "--no-progress",
+                 "--out", out]) == 2
+    assert capsys.readouterr().err == (
+        f"pokersquares evaluate: --out {out!r}: the folder {os.path.join(out, 'english')!r} in it: cannot create it "
+        f"(File name too long); the 2 finished games are kept in {os.path.join(out, 'american', JOURNAL)}: the same "
+        f"command with --resume plays only the rest\n")
 
 
 def test_the_command_says_where_the_games_are_kept_when_interrupted(tmp_path, monkeypatch, capsys):

@@ -1393,6 +1393,15 @@ def test_a_run_started_with_a_relative_scoring_file_resumes_from_another_folder_
         f"in): the run goes on with the table it started with, {table}\n")
     assert seen == [point_system(str(start / "pts.json")).to_json()]  # the English table, named pts
     assert main(["train", "--scoring", str(start / "pts.json"), "--out", str(run), "--resume", "--no-progress"]) == 0
+    capsys.readouterr()
+    # the text the run was started with, given again from here, is no change either (it named the stored table)
+    monkeypatch.chdir(start)
+    _fake_run(tmp_path / "run2", TrainConfig(algo="fast-ppo", scoring="pts.json", out=str(tmp_path / "run2"),
+                                             final_eval_games=0))
+    (tmp_path / "run2" / "point_system.json").write_text(json.dumps(point_system("pts.json").to_json()))
+    monkeypatch.chdir(elsewhere)
+    assert main(["train", "--scoring", "pts.json", "--out", str(tmp_path / "run2"), "--resume", "--no-progress"]) == 0
+    assert "the run goes on with the table it started with" in capsys.readouterr().err
     assert main(["train", "--scoring", "english", "--out", str(run), "--resume", "--no-progress"]) == 2  # named other
     assert f"scoring='english' (stored: {table!r}) would change it" in capsys.readouterr().err
 

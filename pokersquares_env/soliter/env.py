@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import operator
 from typing import Any
 
@@ -212,8 +213,9 @@ class SoliterEnv(gym.Env):
         super().__init__()
         unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(Variant)})
         if unknown:  # one message listing both kinds of option: a misspelt env option is named with its fix
-            env_options = ["reward_home", "reward_win", "reward_step", "max_steps", "illegal_action",
-                           "illegal_penalty", "render_mode"]
+            env_options = [name for name, param in inspect.signature(SoliterEnv.__init__).parameters.items()
+                           if name not in ("self", "variant")
+                           and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)]  # not **overrides
             variant_options = sorted({f.name for f in dataclasses.fields(Variant)} - {"name"})
             raise TypeError(f"unknown Soliter option(s) {unknown}: expected some of the env's options {env_options} "
                             f"or the variant's options {variant_options}")

@@ -781,6 +781,17 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
     )
 
 
+def _stop_note(result: Any) -> str:
+    """What the summary line adds for a run that stopped short of its budget: Ctrl-C, or its time limit."""
+    if result.interrupted:
+        return "  (interrupted)"
+    cfg = getattr(result, "config", None)
+    if cfg is not None and cfg.time_limit and result.steps < planned_steps(cfg):
+        return (f"  (stopped by the --time-limit of {cfg.time_limit:g} s, {planned_steps(cfg):,} steps planned; "
+                f"--resume --time-limit T goes on)")
+    return ""
+
+
 def planned_steps(cfg: TrainConfig, timesteps: int | None = None) -> int:
     """The steps a run of ``timesteps`` (default ``cfg.timesteps``; ``cfg`` resolved) takes: every trainer steps in
     whole units -- fast-ppo and maskable-ppo in updates of ``num_envs * num_steps`` steps, dqn in iterations of
@@ -1305,7 +1316,7 @@ def run(args) -> int:
         print(f"pokersquares train: {exc}", file=sys.stderr)
         return 1
     print(f"run folder: {result.out}  model: {result.model_path}  steps: {result.steps}  "
-          f"seconds: {result.seconds:.0f}{'  (interrupted)' if result.interrupted else ''}")
+          f"seconds: {result.seconds:.0f}{_stop_note(result)}")
     if result.evaluation:
         for row in result.evaluation:
             print(

@@ -1251,6 +1251,13 @@ def test_a_time_limit_stops_training_and_a_spent_one_trains_nothing_on_resume(tm
     again = train(TrainConfig(out=str(out), progress=False), resume=True)
     assert again.steps == first.steps  # nothing trained
     assert "--time-limit 1 s is already spent (" in capsys.readouterr().err
+    # the command's summary line says that the time limit stopped the run (it read like a finished run's)
+    from agents.train import TrainResult, _stop_note, planned_steps
+
+    assert _stop_note(first) == (f"  (stopped by the --time-limit of 1 s, {planned_steps(first.config):,} steps "
+                                 f"planned; --resume --time-limit T goes on)")
+    done = train(_cfg(algo, tmp_path / "done", time_limit=600.0))
+    assert _stop_note(done) == "" and _stop_note(TrainResult(done, interrupted=True)) == "  (interrupted)"
 
 
 def test_resume_keeps_the_evaluation_and_checkpoint_schedules_and_trims_the_curve(tmp_path, monkeypatch):

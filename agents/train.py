@@ -191,7 +191,9 @@ class RunFolder:
         meta = self.dir / "progress.json"
         if self.resume:
             if not self.latest_checkpoint().exists():
-                raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from")
+                raise ConfigError(f"--resume: no checkpoint {str(self.latest_checkpoint())!r} to resume from (a run that "
+                                  f"stopped before saving one, e.g. one that diverged): expected a run folder with "
+                                  f"its checkpoint, or train the run again with --overwrite")
             # read before anything is written, so a damaged file leaves the folder as it was
             self._checkpoint = self._read_checkpoint()
             self._buffer = self._read_buffer()

@@ -1373,6 +1373,23 @@ def test_resume_with_a_config_naming_a_point_system_file_by_a_relative_path(tmp_
     assert len(seen) == 2
 
 
+def test_resume_without_a_checkpoint_says_how_to_train_the_run_again(tmp_path, capsys):
+    """A run that stopped before its first checkpoint (one that diverged, say) cannot be resumed: the message names
+    the missing file and points to --overwrite (it named the file only); nothing in the folder changes."""
+    from pokersquares_env.cli import main
+
+    run = tmp_path / "run"
+    _fake_run(run, TrainConfig(algo="fast-ppo", out=str(run), final_eval_games=0))
+    (run / "checkpoints" / "latest.pt").unlink()
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    assert main(["train", "--out", str(run), "--resume", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"pokersquares train: --resume: no checkpoint {str(run / 'checkpoints' / 'latest.pt')!r} to resume from (a run "
+        f"that stopped before saving one, e.g. one that diverged): expected a run folder with its checkpoint, or train "
+        f"the run again with --overwrite\n")
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+
+
 def test_a_run_started_with_a_relative_scoring_file_resumes_from_another_folder_on_its_stored_table(
         tmp_path, monkeypatch, capsys):
     """A run started with ``--scoring pts.json`` stores the name as given; resumed from another folder, that name

@@ -325,10 +325,18 @@ def _stream(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[dic
                 del running[gen]
                 _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
                 continue
-            deal = int(record["deal"])
-            if deal in chunk.remaining:
-                chunk.remaining.remove(deal)
+            if _owed(chunk, record):
                 yield [record]
+
+
+def _owed(chunk: "_Chunk", record: dict[str, Any]) -> bool:
+    """Whether ``record`` is the first for one of ``chunk``'s deals still without one (then no longer owed): a record
+    already received, from a task played again, is not given twice."""
+    deal = int(record["deal"])
+    if deal not in chunk.remaining:
+        return False
+    chunk.remaining.remove(deal)
+    return True
 
 
 def _collect(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[dict[str, Any]]]:
@@ -343,9 +351,7 @@ def _collect(ray: Any, running: dict[Any, "_Chunk"], submit) -> Iterator[list[di
                 _resubmit(chunk, f"{type(exc).__name__}: {_first_line(exc)}", submit)
                 continue
             for record in records:
-                deal = int(record["deal"])
-                if deal in chunk.remaining:
-                    chunk.remaining.remove(deal)
+                if _owed(chunk, record):
                     yield [record]
             if chunk.remaining:  # ended without a record for every deal: treat as lost
                 _resubmit(chunk, "the task ended early", submit)

@@ -144,11 +144,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pokersquares evaluate: {exc}", file=sys.stderr)
         return 2
     if args.address and args.backend != "ray":
-        from agents.evaluation import _BACKENDS
+        from agents.evaluation import check_backend_name
 
-        if args.backend != "local" and args.backend not in _BACKENDS:  # the unknown name first (--backend RAY)
-            print(f"pokersquares evaluate: unknown backend {args.backend!r}: expected one of "
-                  f"{', '.join(['local', *_BACKENDS])}", file=sys.stderr)
+        try:  # the unknown name first (--backend RAY), as without --address
+            check_backend_name(args.backend)
+        except ValueError as exc:
+            print(f"pokersquares evaluate: {exc}", file=sys.stderr)
             return 2
         print(f"pokersquares evaluate: --address {args.address!r} needs --backend ray", file=sys.stderr)
         return 2

@@ -321,14 +321,19 @@ def _one_torch_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+def check_backend_name(name: str) -> None:
+    """A ``ValueError`` naming ``name`` unless it is ``local`` or a registered back end (nothing is imported)."""
+    if name != "local" and name not in _BACKENDS:
+        raise ValueError(f"unknown backend {name!r}: expected one of {', '.join(['local', *_BACKENDS])}")
+
+
 def _backend(name: str) -> Backend:
     if not isinstance(name, str):
         raise TypeError(f"backend={name!r}: expected the name of a back end, one of "
                         f"{', '.join(['local', *_BACKENDS])}")
     if name == "local":
         return _local
-    if name not in _BACKENDS:
-        raise ValueError(f"unknown backend {name!r}: expected one of {', '.join(['local', *_BACKENDS])}")
+    check_backend_name(name)
     target = _BACKENDS[name]
     if callable(target):
         return target

@@ -728,8 +728,7 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         config = TrainConfig.from_dict(config)
     elif not isinstance(config, TrainConfig):
         raise ConfigError(f"config={config!r}: expected a TrainConfig, a dict or None")
-    defaults = TrainConfig().to_dict()
-    given = {**{k: v for k, v in config.to_dict().items() if v != defaults[k]}, **given}
+    given = {**_set_fields(config), **given}
     if options:
         config = TrainConfig.from_dict({**config.to_dict(), **options}, where="train() options")
     if resume:
@@ -781,6 +780,12 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
         out=str(run.dir), model_path=str(run.dir / MODEL_FILE[cfg.algo]), steps=run.steps,
         seconds=time.time() - t0, interrupted=interrupted, evaluation=evaluation, config=cfg,
     )
+
+
+def _set_fields(config: TrainConfig) -> dict[str, Any]:
+    """The fields of ``config`` that differ from :class:`TrainConfig`'s defaults: the options it was given."""
+    defaults = TrainConfig().to_dict()
+    return {k: v for k, v in config.to_dict().items() if v != defaults[k]}
 
 
 def _stop_note(result: Any) -> str:
@@ -1292,8 +1297,7 @@ def run(args) -> int:
                 from agents.config import unused_options
 
                 shown = cfg
-                defaults = TrainConfig().to_dict()
-                for line in unused_options(shown.algo, {k: v for k, v in shown.to_dict().items() if v != defaults[k]}):
+                for line in unused_options(shown.algo, _set_fields(shown)):
                     print(f"pokersquares train: warning: {line}", file=sys.stderr)
             print(json.dumps(shown.resolved().to_dict(), indent=2))
             return 0

@@ -375,14 +375,16 @@ class TerminalGame:
                  + (f", first card on {cell_name(rules.first_cell)}" if rules.first_cell is not None else ""))
         # the lines before the first turn are wrapped at 80 characters, the width the turns keep within (docs/playing.md,
         # "Terminals and pipes"); a word longer than that (a long agent spec) is kept whole
-        lines = textwrap.wrap(title, 80, break_long_words=False, break_on_hyphens=False)
+        def wrapped(text: str) -> list[str]:
+            return textwrap.wrap(text, 80, break_long_words=False, break_on_hyphens=False)
+
+        lines = wrapped(title)
         self.say(self.style.bold("Poker Squares") + lines[0][len("Poker Squares"):])
         for line in lines[1:]:
             self.say(line)
         if self.vs_agent is not None:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
-            for line in textwrap.wrap(f"Against {name}: it places the same cards on its own board, hidden until the "
-                                      f"end.", 80, break_long_words=False, break_on_hyphens=False):
+            for line in wrapped(f"Against {name}: it places the same cards on its own board, hidden until the end."):
                 self.say(line)
         self.say("Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit.")
         try:

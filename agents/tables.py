@@ -431,8 +431,8 @@ def check_tables_path(tables: Any, name: str = "tables") -> str | os.PathLike | 
 def _cache_name(system: PointSystem, rules: Rules, games: int, phases: int, seed: int, features: str) -> str:
     # the points as floats: equal systems (2 and 2.0: a PointSystem built from ints, and point_system's floats) share
     # one cache file
-    ident = json.dumps({"points": [float(p) for p in system.points], "rules": rules.to_json(), "games": games, "phases": phases,
-                        "seed": seed, "features": features, "v": VERSION}, sort_keys=True)
+    ident = json.dumps({"points": [float(p) for p in system.points], "rules": rules.to_json(), "games": games,
+                        "phases": phases, "seed": seed, "features": features, "v": VERSION}, sort_keys=True)
     digest = hashlib.sha1(ident.encode()).hexdigest()[:16]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in system.name)[:40]
     return f"{safe}-{digest}.npz"

@@ -211,12 +211,13 @@ class SoliterEnv(gym.Env):
         **overrides: Any,
     ) -> None:
         super().__init__()
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(Variant)})
+        variant_fields = {f.name for f in dataclasses.fields(Variant)}
+        unknown = sorted(set(overrides) - variant_fields)
         if unknown:  # one message listing both kinds of option: a misspelt env option is named with its fix
             env_options = [name for name, param in inspect.signature(SoliterEnv.__init__).parameters.items()
                            if name not in ("self", "variant")
                            and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)]  # not **overrides
-            variant_options = sorted({f.name for f in dataclasses.fields(Variant)} - {"name"})
+            variant_options = sorted(variant_fields - {"name"})
             raise TypeError(f"unknown Soliter option(s) {unknown}: expected some of the env's options {env_options} "
                             f"or the variant's options {variant_options}")
         self.variant = get_variant(variant, **overrides)

@@ -1217,3 +1217,22 @@ def test_heuristic_line_values_of_draws_and_rank_groups_are_pinned():
     group = (KEY_T == 3) & (KEY_FLUSH == 0) & (KEY_WINDOW == 0) & (KEY_K == 0)
     np.testing.assert_allclose([v[group & (KEY_PAIRS == p)][0] for p in (1, 2, 3)],
                                [[3.6875, 3.0125], [4.5, 2.7], [18.4375, 15.0625]])
+
+
+def test_heuristic_line_values_give_no_credit_for_chances_a_line_has_lost():
+    """An incomplete line whose ranks fit no straight window, whose suits are mixed and which holds no rank group is
+    worth nothing more than its points so far; a four-card line holding four of a kind has nothing left to upgrade
+    (the trips' upgrade to a full house or four of a kind is for trips alone)."""
+    from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW, heuristic_values
+
+    for name in ("american", "english"):
+        ps = point_system(name)
+        v, base = heuristic_values(ps), ps.line_points_table
+        open_ = (KEY_T > 0) & (KEY_T < 5) & (KEY_FLUSH == 0)
+        dead = open_ & (KEY_WINDOW == 0) & (KEY_PAIRS == 0)
+        quads = open_ & (KEY_T == 4) & (KEY_PAIRS == 6)
+        assert dead.any() and quads.any()
+        np.testing.assert_array_equal(v[dead], np.repeat(base[dead, None], 2, axis=1))
+        np.testing.assert_array_equal(v[quads], np.repeat(base[quads, None], 2, axis=1))
+        trips = open_ & (KEY_T == 4) & (KEY_PAIRS == 3)
+        assert (v[trips] > base[trips, None]).all()  # ... while trips may still improve

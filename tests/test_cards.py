@@ -104,7 +104,9 @@ def test_plain_jokers_take_the_jokers_no_named_joker_takes():
 
 
 @pytest.mark.parametrize("rank, suit, message", [(3.7, 1, "rank index 3.7"), (True, 1, "rank index True"),
-                                                 ("3", 1, "rank index '3'"), (3, 4, r"suit index 4: expected an integer 0..3")])
+                                                 ("3", 1, "rank index '3'"), (3, 4, r"suit index 4: expected an integer 0..3"),
+                                                 (13, 0, r"rank index 13: expected an integer 0..12 \(0 = two, 12 = ace\)"),
+                                                 (0, -1, r"suit index -1: expected an integer 0..3")])
 def test_card_refuses_indices_that_are_not_integers_in_range(rank, suit, message):
     from pokersquares_env.cards import card
 
@@ -178,7 +180,8 @@ def test_card_lists_separate_on_commas_and_slashes():
 
 
 @pytest.mark.parametrize("text, code", [("в♣", 9), ("д♦", 10 + 13), ("к♥", 11 + 26), ("т♠", 12 + 39),
-                                        ("joker", 52), ("JOKER", 52), ("*", 52)])
+                                        ("joker", 52), ("JOKER", 52), ("*", 52), ("jkr", 52), ("🃏", 52),
+                                        ("🃏\ufe0f", 52)])
 def test_lower_case_russian_ranks_and_joker_words(text, code):
     assert parse_card(text) == code
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from agents.batch import IS_COL
 from agents.lines import KEY_T, NUM_KEYS, heuristic_values
+from pokersquares_env._adapter import check_number
 from pokersquares_env.scoring import line_keys, point_system
 
 __all__ = ["SHAPINGS", "LinePotential", "board_codes", "potential_for", "shape_sb3_vec_env", "shaped_rewards"]
@@ -54,8 +55,8 @@ def board_codes(obs: np.ndarray) -> np.ndarray:
 class LinePotential:
     """``phi(obs)``: ``scale`` times the summed values of the incomplete lines of each board.
 
-    ``values``: an array ``(NUM_KEYS, 2)`` of line values (rows, columns) by ``LINE_MASK`` key.
-    ``complete=True`` also counts complete lines, at their values (for ``reward_mode="terminal"``, where no line's
+    ``values``: an array ``(NUM_KEYS, 2)`` of line values (rows, columns) by ``LINE_MASK`` key. ``scale``: a finite
+    number (a ``TypeError`` or ``ValueError`` names anything else). ``complete=True`` also counts complete lines, at their values (for ``reward_mode="terminal"``, where no line's
     points are paid before the end: the potential then tracks the whole expected score, and the trainers take the
     potential after a game's last step as 0).
     """
@@ -64,8 +65,9 @@ class LinePotential:
         values = np.asarray(values, dtype=np.float64)
         if values.shape != (NUM_KEYS, 2) or not np.isfinite(values).all():
             raise ValueError(f"line values of shape {values.shape}: expected finite values of shape ({NUM_KEYS}, 2)")
+        scale = check_number("scale", scale)  # a NaN or infinite scale would make every potential NaN
         self.complete = bool(complete)
-        self.values = (values if complete else np.where((KEY_T == 5)[:, None], 0.0, values)) * float(scale)
+        self.values = (values if complete else np.where((KEY_T == 5)[:, None], 0.0, values)) * scale
 
     @classmethod
     def make(cls, kind: str, system: Any, rules: Any = None, scale: float = 1.0, complete: bool = False,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -274,3 +276,76 @@ def test_sb3_wrapper_defaults_to_no_discount_and_keeps_the_reward_dtype():
     np.testing.assert_allclose(total, total_raw - phi0, atol=1e-4)
     raw.close()
     shaped.close()
+
+
+def test_trainer_potential_values_lines_by_the_configs_point_system():
+    """--scoring english shapes with the English line values (not the American ones)."""
+    from agents.config import TrainConfig
+    from agents.lines import KEY_T
+    from agents.shaping import potential_for
+
+    for scoring in ("english", "american"):
+        pot = potential_for(TrainConfig(algo="fast-ppo", shaping="heuristic", scoring=scoring, reward_scale=1.0))
+        expected = np.where((KEY_T == 5)[:, None], 0.0, heuristic_values(point_system(scoring)))
+        np.testing.assert_allclose(pot.values, expected)
+
+
+def test_table_potential_takes_the_scale_and_the_terminal_reward_mode(tmp_path):
+    """The tables potential is scaled like the heuristic one, and under complete=True (reward_mode='terminal') it
+    values complete lines too (at their learned values), as the heuristic one does."""
+    from agents.lines import KEY_T
+
+    options = dict(tables=None, games=2000, phases=2, features="none", cache=str(tmp_path))
+    pot = LinePotential.make("tables", "american", None, 1.0, **options)
+    half = LinePotential.make("tables", "american", None, 0.5, **options)
+    np.testing.assert_allclose(half.values, 0.5 * pot.values)
+    terminal = LinePotential.make("tables", "american", None, 0.5, complete=True, **options)
+    assert terminal.complete and not pot.complete
+    np.testing.assert_allclose(terminal.values[KEY_T < 5], half.values[KEY_T < 5])
+    assert (pot.values[KEY_T == 5] == 0).all() and (terminal.values[KEY_T == 5] != 0).any()
+
+
+def test_table_potential_trains_into_the_shared_table_cache(tmp_path, monkeypatch):
+    """By default the tables potential caches its training where the agents' tables go (POKERSQUARES_CACHE), so a
+    second run (or the expectimax agent with the same options) reuses it instead of retraining."""
+    import os
+
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path))
+    first = LinePotential.make("tables", "american", None, 1.0, tables=None, games=1000, phases=2, features="none")
+    assert len(os.listdir(tmp_path / "tables")) == 1
+    again = LinePotential.make("tables", "american", None, 1.0, tables=None, games=1000, phases=2, features="none")
+    np.testing.assert_array_equal(first.values, again.values)
+
+
+def test_sb3_wrapper_discounts_the_next_potential_by_its_gamma():
+    pytest.importorskip("stable_baselines3")
+    from agents.shaping import shape_sb3_vec_env
+    from pokersquares_env.sb3 import make_sb3_vec_env
+
+    raw, venv = make_sb3_vec_env(num_envs=2, seed=3), make_sb3_vec_env(num_envs=2, seed=3)
+    pot = LinePotential(heuristic_values(point_system("american")) + 0.5)
+    shaped = shape_sb3_vec_env(venv, pot, gamma=0.5)
+    raw.reset()
+    phi = pot(shaped.reset())
+    rng = np.random.default_rng(2)
+    for _ in range(3):  # no game ends: each shaped reward is r + 0.5 * phi(s') - phi(s)
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in np.stack(shaped.env_method("action_masks"))])
+        r_raw = raw.step(action)[1]
+        obs, r, done, _ = shaped.step(action)
+        assert not done.any()
+        phi_next = pot(obs)
+        np.testing.assert_allclose(r, r_raw + 0.5 * phi_next - phi, rtol=1e-5, atol=1e-5)
+        phi = phi_next
+    raw.close()
+    shaped.close()
+
+
+@pytest.mark.parametrize("scale, error, message", [(float("nan"), ValueError, "scale=nan: expected a finite number"),
+                                                   (float("inf"), ValueError, "scale=inf: expected a finite number"),
+                                                   ("2", TypeError, "scale='2': expected a number"),
+                                                   (True, TypeError, "scale=True: expected a number")])
+def test_line_potential_refuses_a_scale_that_is_not_a_finite_number(scale, error, message):
+    """A NaN or infinite scale made every potential NaN or infinite, silently; a string failed in float()."""
+    with pytest.raises(error, match=re.escape(message)):
+        LinePotential(heuristic_values(point_system("american")), scale=scale)
+    assert LinePotential(heuristic_values(point_system("american")), scale=np.float32(0.5)).values.dtype == np.float64

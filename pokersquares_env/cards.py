@@ -88,9 +88,10 @@ def check_index(value: Any, what: str, size: int, expected: str = "") -> int:
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} {value!r}: expected an integer 0..{size - 1}{expected}")
+    value = int(value)  # a numpy integer is named as the plain number (13, not np.int64(13))
     if not 0 <= value < size:
-        raise ValueError(f"{what} {value!r}: expected an integer 0..{size - 1}{expected}")
-    return int(value)
+        raise ValueError(f"{what} {value}: expected an integer 0..{size - 1}{expected}")
+    return value
 
 
 def card(rank: int, suit: int) -> int:

@@ -106,7 +106,9 @@ def test_plain_jokers_take_the_jokers_no_named_joker_takes():
 @pytest.mark.parametrize("rank, suit, message", [(3.7, 1, "rank index 3.7"), (True, 1, "rank index True"),
                                                  ("3", 1, "rank index '3'"), (3, 4, r"suit index 4: expected an integer 0..3"),
                                                  (13, 0, r"rank index 13: expected an integer 0..12 \(0 = two, 12 = ace\)"),
-                                                 (0, -1, r"suit index -1: expected an integer 0..3")])
+                                                 (0, -1, r"suit index -1: expected an integer 0..3"),
+                                                 (np.int64(13), 0, r"rank index 13: expected"),  # not np.int64(13)
+                                                 (np.array(2), np.array(-1), r"suit index -1: expected")])
 def test_card_refuses_indices_that_are_not_integers_in_range(rank, suit, message):
     from pokersquares_env.cards import card
 

@@ -3118,3 +3118,190 @@ def test_dqn_regresses_the_taken_cells_q_value_on_the_double_dqn_target(tmp_path
         assert torch.allclose(q_taken, taken, atol=1e-6)
         assert torch.allclose(y, want, atol=1e-5)
     assert any(told for *_, told in rounds)  # rounds where plain DQN's target would differ
+
+
+# ------------------------------------------------------------------ from a mutation run of agents/train.py
+def test_a_progress_file_whose_recent_scores_are_not_finite_is_refused(tmp_path):
+    """progress.json's ``recent`` (the training scores the next curve row averages) must be finite numbers: a NaN
+    or an infinite score is refused naming it, as the counts are (a mutation audit read them in, unseen)."""
+    from agents.train import _read_progress
+
+    path = tmp_path / "progress.json"
+    path.write_text(json.dumps({"steps": 100, "seconds": 1.5, "episodes": 4, "recent": [1.5, 20]}))
+    assert _read_progress(path)["recent"] == [1.5, 20]
+    for recent in ("[1.5, NaN]", "[Infinity]", "[-Infinity, 2]"):
+        path.write_text(f'{{"steps": 100, "seconds": 1.5, "episodes": 4, "recent": {recent}}}')
+        with pytest.raises(ConfigError, match=r"progress.json': recent=\[.*\]: expected a list of finite numbers"):
+            _read_progress(path)
+
+
+def test_a_resumed_run_whose_scoring_file_is_gone_goes_on_with_the_table_it_started_with(tmp_path):
+    """The point-system file named by ``scoring`` removed once the resume was validated: the run folder goes on with
+    the point_system.json the run's start wrote (a mutation audit compared with the missing table and crashed)."""
+    from agents.config import point_table
+    from agents.train import RunFolder
+    from pokersquares_env.scoring import POINT_SYSTEMS
+
+    pts = tmp_path / "pts.json"
+    pts.write_text(json.dumps({"name": "pts", "points": dict(POINT_SYSTEMS["english"])}))
+    out = tmp_path / "run"
+    cfg = TrainConfig(algo="fast-ppo", scoring=str(pts), out=str(out), final_eval_games=0, progress=False)
+    _fake_run(out, cfg)
+    stored = point_table(str(pts))
+    (out / "point_system.json").write_text(json.dumps(stored))
+    resolved = cfg.resolved()  # validated while the file was there
+    pts.unlink()
+    run = RunFolder(resolved, resume=True)
+    run.open()
+    try:
+        assert run.point_system == stored
+    finally:
+        run.close()
+    assert json.loads((out / "point_system.json").read_text()) == stored  # left as the run's start wrote it
+
+
+def test_a_maskable_ppo_checkpoint_that_is_not_a_zip_archive_is_named_damaged_before_writing(tmp_path):
+    out = tmp_path / "run"
+    train(_cfg("maskable-ppo", out))
+    (out / "checkpoints" / "latest.zip").write_bytes(b"garbage\n")
+    before = _files(out)
+    with pytest.raises(ConfigError, match=re.escape("latest.zip' is damaged: expected the zip archive MaskablePPO "
+                                                    "saved")):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**4)
+    assert _files(out) == before
+
+
+def test_weights_that_do_not_fit_are_named_by_the_first_lines_of_torchs_report(tmp_path):
+    """The message quotes torch's header and its first two mismatches, then counts the rest (a mutation audit cut
+    it to the header alone, unseen)."""
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out))
+    stored = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**stored, "hidden": [32, 32]}))
+    with pytest.raises(ConfigError, match="its state_dict does not fit") as exc:
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=10**4)
+    message = str(exc.value)
+    assert message.count("size mismatch for") == 2 and re.search(r" \(and \d+ more\)\): expected", message)
+
+
+def test_earlier_sessions_count_against_a_resumed_runs_time_limit_and_the_progress_stays_within_1(tmp_path):
+    """A resumed run whose earlier sessions took exactly its time limit has spent it (it trains nothing) and is out of
+    time; the progress that anneals the learning rate is at most 1, past the step or the time budget (a mutation
+    audit let a limit reached exactly train on, allowed twice the limit, and let the progress pass 1, unseen)."""
+    from agents.train import RunFolder
+
+    out = tmp_path / "run"
+    _fake_run(out, TrainConfig(algo="fast-ppo", out=str(out), final_eval_games=0, progress=False))  # 1 s so far
+    stored = TrainConfig.load(out / "config.json").to_dict()
+    for limit, spent in ((1.0, True), (600.0, False)):
+        run = RunFolder(TrainConfig.from_dict({**stored, "time_limit": limit, "anneal_by": "first"}), resume=True)
+        run.open()
+        try:
+            assert (run.spent_before(), run.out_of_time()) == (spent, spent)
+            assert run.progress_fraction(0) == 1.0 if spent else 0 < run.progress_fraction(0) < 0.01
+            assert run.progress_fraction(2 * run.cfg.timesteps) == 1.0
+        finally:
+            run.close()
+
+
+def test_resume_refuses_a_given_option_the_stored_run_does_not_allow_as_a_change(tmp_path, capsys):
+    """A given option that the stored run's other options make invalid certainly changes the run: refused naming it
+    and the stored value, not dropped for the stored one (a mutation audit resumed as if it had not been given)."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    TrainConfig(algo="maskable-ppo", num_envs=2, num_steps=8, minibatch_size=16, out=str(out)).resolved().save(
+        out / "config.json")
+    before = _files(out)
+    with pytest.raises(ConfigError, match=re.escape("minibatch_size=17 (stored: 16) would change it")):
+        train(TrainConfig(out=str(out), progress=False), resume=True, minibatch_size=17)
+    assert main(["train", "--out", str(out), "--resume", "--minibatch-size", "17", "--print-config"]) == 2
+    assert "minibatch_size=17 (stored: 16) would change it" in capsys.readouterr().err
+    assert _files(out) == before
+
+
+def test_a_run_moved_to_the_default_folder_resumes_there(tmp_path, monkeypatch, capsys):
+    """``pokersquares train --resume`` without --out continues the run in the default folder, runs/run, even when its
+    config.json names the folder it was trained in (a mutation audit went back to that one)."""
+    from agents import fast_ppo
+    from pokersquares_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    _fake_run(tmp_path / "old", TrainConfig(algo="fast-ppo", out="old", final_eval_games=0))
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "old").rename(tmp_path / "runs" / "run")
+    assert main(["train", "--resume", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["out"] == TrainConfig().out
+    seen = []
+    monkeypatch.setattr(fast_ppo, "train", lambda cfg, run: seen.append((cfg.out, run.dir)))
+    assert main(["train", "--resume", "--no-progress"]) == 0, capsys.readouterr().err
+    assert seen == [(TrainConfig().out, Path(TrainConfig().out))]
+    assert TrainConfig.load(tmp_path / "runs" / "run" / "config.json").out == TrainConfig().out
+
+
+def test_a_run_whose_shaping_potential_fails_to_build_gives_ctrl_c_back(tmp_path, monkeypatch):
+    """The run folder is open (its Ctrl-C handler installed) when the shaping potential is built: a failure there
+    closes it, so Ctrl-C interrupts the caller again (a mutation audit left the run's handler swallowing it)."""
+    import agents.shaping
+
+    def fail(cfg):
+        raise RuntimeError("no tables")
+
+    monkeypatch.setattr(agents.shaping, "potential_for", fail)
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(RuntimeError, match="no tables"):
+        train(_cfg("fast-ppo", tmp_path / "run"))
+    assert signal.getsignal(signal.SIGINT) is handler
+
+
+def test_a_maskable_ppo_resume_without_its_games_deals_new_games_too(tmp_path, monkeypatch):
+    """MaskablePPO.load reseeds the env with the run's seed; a checkpoint whose games cannot be taken (an older one,
+    or games that do not fit) resumes on fresh deals from a seed of its progress, not the first run's deals again (a
+    mutation audit reseeded it with the run's seed, unseen)."""
+    from agents import train as train_module
+
+    dealt = _spy_deals(monkeypatch)
+    real_step = _stop_halfway(monkeypatch, "maskable-ppo")
+    out = tmp_path / "run"
+    train(_cfg("maskable-ppo", out))
+    first = list(dealt)
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    monkeypatch.setattr(train_module, "_sb3_games", lambda games, model, shaped: None)  # no games to go on with
+    dealt.clear()
+    train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert first and dealt and not set(first) & set(dealt)
+
+
+def test_a_resumed_maskable_ppo_run_keeps_the_evaluations_up_to_and_at_its_checkpoint(tmp_path):
+    """sb3_eval/evaluations.npz of the resumed run starts with the earlier sessions' evaluations up to the checkpoint's
+    step, that step's own included (a mutation audit dropped an evaluation taken at the checkpoint's step)."""
+    from types import SimpleNamespace
+
+    from agents.train import _keep_sb3_evaluations
+
+    path = tmp_path / "evaluations.npz"
+    np.savez(path, timesteps=np.array([256, 512, 768]), results=np.array([[1.0], [2.0], [3.0]]),
+             ep_lengths=np.array([[25], [25], [25]]))
+    cb = SimpleNamespace(evaluations_timesteps=[], evaluations_results=[], evaluations_length=[])
+    _keep_sb3_evaluations(cb, path, 512)
+    assert (cb.evaluations_timesteps, cb.evaluations_results, cb.evaluations_length) == (
+        [256, 512], [[1.0], [2.0]], [[25], [25]])
+    _keep_sb3_evaluations(cb, tmp_path / "missing.npz", 512)  # unreadable: left as it was
+    assert cb.evaluations_timesteps == [256, 512]
+
+
+def test_resume_refuses_a_flag_given_at_its_default_that_differs_from_the_stored_run(tmp_path, monkeypatch, capsys):
+    """``--resume --scoring american`` for a run stored with english is a change although american is the default:
+    the flags given count, not only those that differ from the defaults (a mutation audit resumed on english)."""
+    from agents import fast_ppo
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    _fake_run(out, TrainConfig(algo="fast-ppo", scoring="english", out=str(out), final_eval_games=0))
+    seen = []
+    monkeypatch.setattr(fast_ppo, "train", lambda cfg, run: seen.append(cfg.scoring))
+    before = _files(out)
+    assert main(["train", "--out", str(out), "--resume", "--scoring", "american", "--no-progress"]) == 2
+    assert "scoring='american' (stored: 'english') would change it" in capsys.readouterr().err
+    assert seen == [] and _files(out) == before

@@ -38,3 +38,29 @@ def tune_trial_configs(captured, tmp_path):
     while (trial := search.next_trial()) is not None:
         draws.append(trial.config)
     return draws
+
+
+def sigterm_evaluate(args: list[str], cwd, journal, wait_s: float, exit_s: float, lines: int = 5) -> tuple[int, str]:
+    """Run ``pokersquares evaluate ARGS`` in ``cwd`` as a subprocess, send it SIGTERM once ``journal`` holds
+    ``lines`` finished games (or after ``wait_s`` seconds, or when it has ended), and wait up to ``exit_s`` seconds
+    for it: ``(exit status, its stderr)``, as a time limit stopping the command from outside would see them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    err_file = Path(cwd) / "stderr.txt"
+    with open(err_file, "w", encoding="utf-8") as err_out:
+        proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *args], cwd=cwd,
+                                stdout=subprocess.DEVNULL, stderr=err_out,
+                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=exit_s)
+    return proc.returncode, err_file.read_text(encoding="utf-8")

@@ -177,27 +177,14 @@ def test_ray_client_sessions_run_list_returning_chunks_and_play_a_lost_one_again
 def test_sigterm_stops_a_ray_evaluation_keeping_its_games_and_saying_so(tmp_path):
     """ray.init's own SIGTERM handler replaced the command's: a time limit's SIGTERM on --backend ray exited 15,
     silently. Now it stops as on the local back end: exit 143, naming the games kept."""
-    import subprocess
-
     from agents.evaluation import JOURNAL
+    from helpers import sigterm_evaluate
 
-    err_file = tmp_path / "stderr.txt"
-    with open(err_file, "w", encoding="utf-8") as err_out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pokersquares_env.cli", "evaluate", "--agent", "greedy", "--games", "3000",
-             "--chunk-size", "1", "--backend", "ray", "--jobs", "2", "--no-progress", "--out", "run"],
-            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err_out,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     journal = tmp_path / "run" / JOURNAL
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and proc.poll() is None:
-        if journal.exists() and journal.read_bytes().count(b"\n") >= 5:
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=120)
-    err = err_file.read_text()
-    assert proc.returncode == 143, err
+    returncode, err = sigterm_evaluate(["--agent", "greedy", "--games", "3000", "--chunk-size", "1", "--backend", "ray",
+                                        "--jobs", "2", "--no-progress", "--out", "run"], tmp_path, journal,
+                                       wait_s=180, exit_s=120)
+    assert returncode == 143, err
     kept = journal.read_bytes().count(b"\n")
     assert (f"pokersquares evaluate: terminated (SIGTERM); the {kept} finished games are kept in "
             f"{os.path.join('run', JOURNAL)}") in err

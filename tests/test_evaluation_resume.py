@@ -14,6 +14,7 @@ import pytest
 
 import agents.evaluation as ev
 from agents.evaluation import JOURNAL, evaluate, evaluate_pps, register_backend
+from helpers import sigterm_evaluate
 from pokersquares_env.scoring import CATEGORY_KEYS
 
 AGENTS = ["greedy", "rules"]
@@ -191,25 +192,14 @@ def test_the_command_killed_mid_run_then_resumed_gives_the_uninterrupted_games(t
     """The real case: a run stopped from outside (a time limit's SIGTERM), then the same command with --resume."""
     common = ["--agent", "greedy", "--agent", "rules", "--seed", "3", "--chunk-size", "1", "--no-progress",
               "--out", "run"]
-    err_file = tmp_path / "stderr.txt"
-    with open(err_file, "w", encoding="utf-8") as err_out:
-        proc = subprocess.Popen([sys.executable, "-m", "pokersquares_env.cli", "evaluate", *common, "--games", "400"],
-                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err_out,
-                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     journal = tmp_path / "run" / JOURNAL
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if journal.exists() and journal.read_bytes().count(b"\n") >= 5:
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0, "the run ended before it could be stopped"
+    returncode, err = sigterm_evaluate([*common, "--games", "400"], tmp_path, journal, wait_s=120, exit_s=60)
+    assert returncode != 0, "the run ended before it could be stopped"
     kept = journal.read_bytes().count(b"\n")
     assert 5 <= kept < 800 and not (tmp_path / "run" / "games.jsonl").exists()
     # SIGTERM stops the command as Ctrl-C does: it says how many games it kept and where, and exits 128 + 15
-    assert proc.returncode == 143, err_file.read_text()
-    assert err_file.read_text() == (f"pokersquares evaluate: terminated (SIGTERM); the {kept} finished games are kept "
+    assert returncode == 143, err
+    assert err == (f"pokersquares evaluate: terminated (SIGTERM); the {kept} finished games are kept "
                                     f"in {os.path.join('run', JOURNAL)}: the same command with --resume plays only "
                                     f"the rest\n")
 

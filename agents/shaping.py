@@ -56,9 +56,9 @@ class LinePotential:
     """``phi(obs)``: ``scale`` times the summed values of the incomplete lines of each board.
 
     ``values``: an array ``(NUM_KEYS, 2)`` of line values (rows, columns) by ``LINE_MASK`` key. ``scale``: a finite
-    number (a ``TypeError`` or ``ValueError`` names anything else). ``complete=True`` also counts complete lines, at their values (for ``reward_mode="terminal"``, where no line's
-    points are paid before the end: the potential then tracks the whole expected score, and the trainers take the
-    potential after a game's last step as 0).
+    number (a ``TypeError`` or ``ValueError`` names anything else). ``complete=True`` also counts complete lines, at
+    their values (for ``reward_mode="terminal"``, where no line's points are paid before the end: the potential then
+    tracks the whole expected score, and the trainers take the potential after a game's last step as 0).
     """
 
     def __init__(self, values: np.ndarray, scale: float = 1.0, complete: bool = False) -> None:

@@ -1293,12 +1293,16 @@ def run(args) -> int:
                 shown, saved = resumed_config(cfg, given)
                 if shown.timesteps != saved.timesteps:  # a budget the resume itself would refuse is refused here too
                     _check_resume_budget(shown, Path(shown.out) / "progress.json")
-            else:  # the warnings train() gives a new run (not its dqn budget check: a config is shown as it is)
-                from agents.config import unused_options
+            else:  # the warnings train() gives a new run; its dqn budget refusal is a warning here (shown as it is)
+                from agents.config import check_dqn_budget, unused_options
 
                 shown = cfg
                 for line in unused_options(shown.algo, _set_fields(shown)):
                     print(f"pokersquares train: warning: {line}", file=sys.stderr)
+                try:
+                    check_dqn_budget(shown)
+                except ConfigError as exc:
+                    print(f"pokersquares train: warning: training this config would be refused: {exc}", file=sys.stderr)
             print(json.dumps(shown.resolved().to_dict(), indent=2))
             return 0
         # --resume refuses a flag that would change the run

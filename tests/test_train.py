@@ -2596,6 +2596,26 @@ def test_print_config_warns_of_options_the_algorithm_does_not_use(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_print_config_warns_of_a_dqn_run_that_training_would_refuse(capsys):
+    """A dqn config whose run ends before learning_starts steps (or before its first training round) is refused by
+    ``pokersquares train``; --print-config still shows it, but now says so on stderr (it said nothing)."""
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--algo", "dqn", "--timesteps", "1000", "--print-config"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["learning_starts"] == 5000
+    assert out.err.startswith("pokersquares train: warning: training this config would be refused: learning_starts=5000")
+    assert "takes 1,024 (timesteps=1000)" in out.err and out.err.count("\n") == 1
+    args = ["train", "--algo", "dqn", "--num-envs", "64", "--num-steps", "20", "--learning-starts", "0",
+            "--timesteps", "640", "--print-config"]
+    assert main(args) == 0
+    assert "would be refused: num_steps=20" in capsys.readouterr().err
+    assert main(args[:-3] + ["--timesteps", "1280", "--print-config"]) == 0  # the first round comes at 1,280 steps
+    assert capsys.readouterr().err == ""
+    assert main(["train", "--algo", "fast-ppo", "--timesteps", "1000", "--print-config"]) == 0  # dqn only
+    assert capsys.readouterr().err == ""
+
+
 def test_dqn_logs_the_losses_of_its_last_rounds_too(tmp_path, monkeypatch):
     """td_loss was written every 25 iterations only, so the rounds after the last 25th were never logged (a run of
     fewer learning iterations logged none): the remainder is logged at the end."""

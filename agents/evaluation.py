@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.stats import fmt as figure
 from agents.stats import mean_ci95
 from pokersquares_env._progress import check_progress, progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
@@ -549,8 +550,8 @@ class EvaluationResult:
         if fmt != "markdown":
             raise ValueError(f"fmt={fmt!r}: expected 'markdown' or 'csv'")
 
-        def cell(v: Any) -> str:
-            return f"{v:.3f}" if isinstance(v, float) else str(v)
+        def cell(v: Any) -> str:  # 'n/a' for a figure that cannot be computed (the std of one game; CSV keeps nan)
+            return figure(v, ".3f") if isinstance(v, float) else str(v)
 
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in rows]
@@ -558,8 +559,8 @@ class EvaluationResult:
 
     def brief(self) -> str:
         """One line per agent: ``AGENT: MEAN +- CI95 (S s a game, N errors)``, for scripts that print a result."""
-        return "".join(f"{r['agent']}: {r['mean']:.2f} +- {r['ci95']:.2f} ({r['seconds_per_game']:.3f} s a game, "
-                       f"{r['errors']} errors)\n" for r in self.summary)
+        return "".join(f"{r['agent']}: {figure(r['mean'])} +- {figure(r['ci95'])} "
+                       f"({figure(r['seconds_per_game'], '.3f')} s a game, {r['errors']} errors)\n" for r in self.summary)
 
     def json_lines(self) -> str:
         """One JSON object per agent (the summary rows), one per line."""
@@ -1271,11 +1272,11 @@ class PPSResult:
         lines = ["| agent | system | games | errors | mean | ci95 | random | tournament | normalized |",
                  "|---|---|---|---|---|---|---|---|---|"]
         for r in self.summary:
-            lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['errors']} | {r['mean']:.3f} | "
-                         f"{r['ci95']:.3f} | {r['random_expected']:.3f} | {r['tournament']:.3f} | "
-                         f"{r['normalized']:.3f} |")
+            figures = (figure(r[k], ".3f") for k in ("mean", "ci95", "random_expected", "tournament", "normalized"))
+            lines.append(f"| {r['agent']} | {r['system']} | {r['games']} | {r['errors']} | {' | '.join(figures)} |")
         lines += ["", "| agent | systems | tournament score (sum) | mean normalized |", "|---|---|---|---|"]
-        lines += [f"| {r['agent']} | {r['systems']} | {r['tournament_score']:.3f} | {r['normalized']:.3f} |"
+        lines += [f"| {r['agent']} | {r['systems']} | {figure(r['tournament_score'], '.3f')} | "
+                  f"{figure(r['normalized'], '.3f')} |"
                   for r in self.overall()]
         return "\n".join(lines) + "\n"
 

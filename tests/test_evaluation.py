@@ -394,7 +394,7 @@ def test_pps_tournament_score_is_the_challenges_min_max_scaling():
     solo = evaluate_pps(["greedy"], systems=["american"], games=2, seed=2, progress=False)
     assert math.isnan(solo.summary[0]["tournament"])
     # ... and so has its tournament score: NaN (null in JSON), not a sum of nothing printed as 0.000
-    assert math.isnan(solo.overall()[0]["tournament_score"]) and "| greedy | 1 | nan |" in solo.table()
+    assert math.isnan(solo.overall()[0]["tournament_score"]) and "| greedy | 1 | n/a |" in solo.table()
 
 
 class _AlwaysRaises(Agent):
@@ -963,6 +963,23 @@ def test_the_spread_of_fewer_than_two_games_is_not_a_number(tmp_path):
                                                     .values()), ddof=1))
 
 
+def test_a_figure_that_cannot_be_computed_is_printed_n_a_in_the_tables_and_nan_in_csv():
+    """The Markdown summary and the one-line brief printed the std and interval of one game as 'nan'; they print
+    'n/a', as the paired comparisons and benchmarks/frontier.py do.  The CSV keeps 'nan', which CSV readers take as
+    a missing number."""
+    res = evaluate(["greedy"], games=1, progress=False)
+    (row,) = res.summary
+    head, _, cells = res.table().splitlines()
+    values = dict(zip([c.strip() for c in head.strip("|").split("|")], [c.strip() for c in cells.strip("|").split("|")]))
+    assert values["std"] == values["ci95"] == values["ci95_american"] == values["ci95_english"] == "n/a"
+    assert values["mean"] == values["min"] == f"{row['mean']:.3f}" and values["games"] == "1"
+    assert "nan" not in res.table()
+    csv_row = res.table("csv").splitlines()[1].split(",")
+    assert csv_row[5:7] == ["nan", "nan"] and float(csv_row[4]) == row["mean"]
+    assert res.brief() == (f"greedy: {row['mean']:.2f} +- n/a ({row['seconds_per_game']:.3f} s a game, "
+                           "0 errors)\n")
+
+
 def test_a_pps_system_named_like_an_output_file_is_refused_before_any_game(tmp_path, monkeypatch):
     """Before, a system named "pps.md" played every game, then crashed writing pps.md over its folder."""
     played = _no_games(monkeypatch)
@@ -989,7 +1006,7 @@ def test_pps_set_name_is_read_in_any_case_and_all_nan_overall_figures_warn_nothi
         warnings.simplefilter("error")
         overall = {r["agent"]: r for r in res.overall()}
         table = res.table()
-    assert math.isnan(overall["always_raises"]["normalized"]) and "always_raises | 1 | nan | nan |" in table
+    assert math.isnan(overall["always_raises"]["normalized"]) and "always_raises | 1 | n/a | n/a |" in table
 
 
 _DIES_IN_A_WORKER = """

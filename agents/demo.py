@@ -190,6 +190,9 @@ def run(args) -> int:
     print(ev.table())
     for row in ev.paired():
         if row["a"] == agents[0]:
+            if row["deals"] < 2:  # no spread, so no interval (the summary table's ci95 says n/a)
+                print(f"{row['a']} - {row['b']}: {row['mean_diff']:+.2f} on {row['deals']} shared deal (no interval)")
+                continue
             print(f"{row['a']} - {row['b']}: {row['mean_diff']:+.2f} ± {row['ci95']:.2f} (95% CI over {row['deals']} shared deals)")
     print(f"\noutputs (records, tables, plots): {out / 'evaluation'}")
     return 0

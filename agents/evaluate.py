@@ -247,7 +247,7 @@ def _evaluate(args: argparse.Namespace, common: dict[str, Any]) -> list[dict]:
                     if not p["deals"]:
                         print(f"{p['a']} - {p['b']}: no common deals (one of them failed every game)")
                         continue
-                    if p["deals"] == 1:  # no spread, so no interval (the summary table's ci95 says nan)
+                    if p["deals"] == 1:  # no spread, so no interval (the summary table's ci95 says n/a)
                         print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} on 1 common deal (no interval from one)")
                         continue
                     print(f"{p['a']} - {p['b']}: {p['mean_diff']:+.3f} +- {p['ci95']:.3f} "

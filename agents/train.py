@@ -48,6 +48,7 @@ from agents.demo import DEMO_MARK
 from agents.demo import _steps as steps_arg
 from agents.experiments.marks import RUN_MARK
 from agents.shaping import SHAPINGS
+from agents.stats import fmt as figure
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
 
@@ -1330,7 +1331,7 @@ def run(args) -> int:
     if result.evaluation:
         for row in result.evaluation:
             print(
-                f"final evaluation ({row.get('games')} games, {row.get('scoring')}): mean {row.get('mean'):.2f} "
-                f"+- {row.get('ci95'):.2f}"
+                f"final evaluation ({row.get('games')} games, {row.get('scoring')}): mean {figure(row.get('mean'))} "
+                f"+- {figure(row.get('ci95'))}"  # n/a: no interval from one game
             )
     return 130 if result.interrupted else 0

@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 
@@ -340,3 +341,8 @@ def test_demo_evaluates_on_its_seed_and_prints_the_trained_agents_differences(tm
     assert seen["agents"] == [spec, "random", "greedy", "rules"] and seen["seed"] == 7 and seen["games"] == 3
     text = capsys.readouterr().out
     assert f"{spec} - random: +12.50 ± 1.25 (95% CI over 3 shared deals)" in text and "random - greedy" not in text
+    seen.clear()  # one deal has no spread: no interval (it printed "± nan")
+    Evaluation.paired = lambda self: [{"a": spec, "b": "random", "mean_diff": 12.5, "ci95": math.nan, "deals": 1}]
+    assert main(["demo", "--out", str(out), "--seed", "7", "--games", "1", "--no-search", "--no-progress",
+                 "--shaping", "none"]) == 0
+    assert f"{spec} - random: +12.50 on 1 shared deal (no interval)" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -561,6 +562,22 @@ def test_a_train_result_reads_its_keys_as_attributes_and_has_no_others():
     assert (result.out, result.steps) == ("runs/x", 5)
     assert not hasattr(result, "evaluation_games") and getattr(result, "missing", None) is None
     assert copy.copy(result) == result
+
+
+def test_the_final_evaluation_line_prints_no_interval_for_one_game(tmp_path, monkeypatch, capsys):
+    """``pokersquares train --final-eval-games 1`` printed "mean 82.00 +- nan"; one game has no interval: n/a."""
+    import agents.train as train_module
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    rows = [{"games": 1, "scoring": "american", "mean": 82.0, "ci95": math.nan},
+            {"games": 30, "scoring": "english", "mean": 30.5, "ci95": 1.25}]
+    monkeypatch.setattr(train_module, "train", lambda cfg, **kw: TrainResult(
+        out=cfg.out, model_path=cfg.out + "/model.pt", steps=64, seconds=1.0, interrupted=False, evaluation=rows))
+    assert main(["train", "--out", str(tmp_path / "run"), "--final-eval-games", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == ["final evaluation (1 games, american): mean 82.00 +- n/a",
+                       "final evaluation (30 games, english): mean 30.50 +- 1.25"]
 
 
 def test_resume_refuses_options_that_would_change_the_run(tmp_path, capsys):

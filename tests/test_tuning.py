@@ -691,6 +691,11 @@ def test_tune_tables_experiment_refines_stage_one_and_pairs_both_plies_on_the_he
     tune_tables_experiment(str(tmp_path / "b"), seed=8, **options)
     np.testing.assert_array_equal(plays[0][1], held_out)
 
+    # two-ply plays at least two held-out deals (an interval needs two), and results.md said "the first 1" of 3
+    summary = tune_tables_experiment(str(tmp_path / "c"), seed=8, **{**options, "eval_games": 3})
+    assert summary["evaluation"]["ply=2"]["games"] == 2 and len(plays[-1][1]) == 2
+    assert "Held-out deals: 3 decks of seed 5 (two-ply on the first 2)." in (tmp_path / "c" / "results.md").read_text()
+
 
 class _Reached(Exception):
     """Raised by a stubbed table training: the experiment got past every check of its options."""

@@ -149,7 +149,8 @@ def tune_tables_experiment(
 
     decks = random_decks(base.rules, eval_games, [eval_seed, 93])
     evaluation = {}
-    for p, n in ((1, eval_games), (2, max(2, eval_games // 2))):
+    ply2_games = max(2, eval_games // 2)  # at least two: an interval needs two deals
+    for p, n in ((1, eval_games), (2, ply2_games)):
         evaluation[f"ply={p}"] = _paired(play_scores(base.values, decks[:n], base, p),
                                          play_scores(result.tables.values, decks[:n], base, p))
     theta = result.theta
@@ -161,7 +162,7 @@ def tune_tables_experiment(
                "tables": str(folder / "tables.npz"), "evaluation": evaluation}
     spec = rules.to_spec()
     lines = [f"# Tuned tables ({system.name}{rules_note(rules)}, tuned for ply={ply}; {seconds / 60:.1f} min)", "",
-             f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {eval_games // 2}).", "",
+             f"Held-out deals: {eval_games} decks of seed {eval_seed} (two-ply on the first {ply2_games}).", "",
              "| player | games | untuned | tuned | paired difference |", "|---|---|---|---|---|"]
     for name, e in evaluation.items():
         lines.append(f"| expectimax:{name} | {e['games']} | {e['base']:.2f} +- {e['base_ci95']:.2f} | "

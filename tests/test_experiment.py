@@ -265,6 +265,12 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
     assert [[parse_card(c) for c in g["deck"]] for g in games] == [list(deal_deck(1, i)) for i in range(4)]
     with pytest.raises(ValueError, match="a2c"):
         compare_trainers(str(tmp_path / "x"), algos=("a2c",))
+    # one deal has no interval: the table says n/a (it said "± nan"); the trained run is reused
+    result = compare_trainers(str(tmp_path), timesteps=832, algos=("fast-ppo",), games=1, eval_points=2,
+                              progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    assert result["rows"][0]["reused"] and result["rows"][0]["games"] == 1
+    table = (tmp_path / "comparison.md").read_text()
+    assert f"| {result['rows'][0]['mean']:.2f} ± n/a |" in table and "nan" not in table
 
 
 def test_compare_trainers_rerun_removes_the_earlier_comparison_before_training(tmp_path, monkeypatch):

@@ -16,6 +16,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from agents.stats import fmt
+
 OUTPUT_FILES = ("comparison.md", "comparison.json", "trainer_curves.png")  # the results, removed before a rerun
 #: the TrainConfig options the comparison sets for every run alike (with the rule options): the same budget (a
 #: time limit would cut one run short of it), seed, reward and in-training evaluations; ``train_options`` may not set
@@ -186,7 +188,7 @@ def compare_trainers(
     ]
     for r in rows:
         lines.append(f"| {r['algo']}{' (reused)' if r['reused'] else ''} | {r['net']} | {r['steps']:,} | "
-                     f"{r['seconds']:.0f} | {r['steps_per_second']:.0f} | {r['mean']:.2f} ± {r['ci95']:.2f} |")
+                     f"{r['seconds']:.0f} | {r['steps_per_second']:.0f} | {r['mean']:.2f} ± {fmt(r['ci95'])} |")  # n/a: 1 deal
     if any(r["reused"] for r in rows):
         lines += ["", REUSED_NOTE]
     (root / OUTPUT_FILES[0]).write_text("\n".join(lines) + "\n")

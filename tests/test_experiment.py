@@ -2209,3 +2209,16 @@ def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_o
                              games=2, progress=False, train_options=TINY_TRAIN, jobs=2)
     assert started == [("none", 0)]  # the three runs still waiting never started
     assert "Ctrl-C stopped" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("eval_points", [0, -1])
+def test_compare_trainers_refuses_bad_eval_points_before_training(tmp_path, eval_points):
+    """compare_trainers' ``eval_points`` is checked as potential_shaping's is (a ValueError naming it, before any
+    folder is made or run trained): 0 raised ZeroDivisionError, and -1 trained with an evaluation every step."""
+    from agents.experiments.compare_trainers import compare_trainers
+
+    out = tmp_path / "ct"
+    with pytest.raises(ValueError, match="eval_points"):
+        compare_trainers(str(out), timesteps=416, algos=("fast-ppo",), games=2, eval_points=eval_points,
+                         progress=False, train_options={"fast-ppo": TINY_TRAIN})
+    assert not out.exists()

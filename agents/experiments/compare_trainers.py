@@ -50,6 +50,10 @@ def compare_trainers(
 ) -> dict[str, Any]:
     """Train each algorithm on the same budget and compare learning curves and final scores on common deals.
 
+    ``timesteps``: each run's budget (rounded up to its whole updates); ``seed``: the seed of every run (the common
+    deals are the harness's deals of ``seed + 1``); ``algos``: the algorithms compared, each once; ``games``: the
+    common deals of the final score.  ``eval_points``: in-training evaluations per run (every
+    ``timesteps // eval_points`` steps, 200 deals each), a positive integer.
     ``scoring``: the reward and evaluation point system: ``"american"``, ``"english"`` or a JSON point-system file.
     ``shaping``: the potential-based reward shaping of every run (:mod:`agents.shaping`; default none).
     ``rules``: the rule options of every run and of the common deals (a ``Rules`` or a spec of ``Rules.parse``
@@ -96,6 +100,7 @@ def compare_trainers(
     if not isinstance(retrain, bool):
         raise TypeError(f"retrain={retrain!r}: expected True or False")
     check_positive_int(games, "games")  # before any training, not after it
+    check_positive_int(eval_points, "eval_points")
     if isinstance(algos, str) or not algos:
         raise ValueError(f"algos={algos!r}: expected a non-empty list of algorithms, of {sorted(ALGOS)}")
     for algo in algos:

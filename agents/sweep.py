@@ -290,7 +290,8 @@ def _check_values(spec: Any) -> list:
     """The values of a (checked) dimension that validation tries: every grid or choice value; both bounds of a
     uniform or loguniform and a fraction between them (an option that takes whole numbers only, such as first_cell,
     refuses it, as a draw would be refused inside Ray); every integer of a randint of up to
-    :data:`RANDINT_CHECK_ALL` (its high is excluded), or its ends and 255 values spread between them."""
+    :data:`RANDINT_CHECK_ALL` (its high is excluded), or 256 values spread evenly from its low to its
+    high - 1, both ends included."""
     grid = _grid_values(spec)
     if grid is not None:
         return list(grid)

@@ -774,6 +774,17 @@ def test_a_wide_randint_excludes_its_high():
                                "space": {"seed": {"randint": [0, 2 ** 32 + 1]}}, "samples": 2})
 
 
+def test_a_wide_randint_checks_256_values_spread_evenly_with_both_ends():
+    """What the docs say validation tries of a randint wider than 256: 256 values in all, from low to high - 1."""
+    from agents.sweep import RANDINT_CHECK_ALL, _check_values
+
+    values = _check_values({"randint": [0, 100_000]})
+    assert len(values) == RANDINT_CHECK_ALL == 256 and values == sorted(set(values))
+    gaps = [b - a for a, b in zip(values, values[1:])]
+    assert values[0] == 0 and values[-1] == 99_999 and max(gaps) <= -(-99_999 // 255)
+    assert _check_values({"randint": [3, 3 + 256]}) == list(range(3, 259))  # up to 256: every integer
+
+
 def test_an_out_emptied_after_the_config_was_made_is_refused():
     """An empty ``out`` given to the config means the default folder; one emptied afterwards (then run) is named."""
     cfg = SweepConfig.from_dict({"name": "e", "out": "", "train": _fixed({"seed": 0}), "space": {"seed": [0]}})

@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and args.out is None:
         parser.error("--resume needs --out DIR, the folder whose games are reused")
     from agents.evaluation import _jsonable, evaluate
+    from agents.stats import fmt
     from pokersquares_env._files import write_json
     from pokersquares_env.scoring import expected_random_score
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| agent | games | mean | 95% CI | std | min | max | win rate | s/game |")
         print("|---|---|---|---|---|---|---|---|---|")
         for r in res.summary:
-            print(f"| {r['agent']} | {r['games']} | {r['mean']:.2f} | +-{r['ci95']:.2f} | {r['std']:.2f} | "
+            print(f"| {r['agent']} | {r['games']} | {r['mean']:.2f} | +-{fmt(r['ci95'])} | {fmt(r['std'])} | "
                   f"{r['min']:.0f} | {r['max']:.0f} | {r['win_rate']:.3f} | {r['seconds_per_game']:.4f} |")
             rows.append({"system": system, **r})
         if res.errors:

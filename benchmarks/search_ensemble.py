@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.evaluation import check_out_dir, evaluate
     from agents.registry import check_spec, make_agent, register_agent
+    from agents.stats import fmt
 
     if args.out:  # before the tables are made and any game is played
         try:
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         res.save(args.out)
     print(res.brief(), end="")
     pair = res.paired()[0]
-    print(f"ensemble - search: {-pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} common deals")
+    print(f"ensemble - search: {0.0 - pair['mean_diff']:+.2f} +- {fmt(pair['ci95'])} on {pair['deals']} common deals")
     return 1 if any(row["errors"] for row in res.summary) else 0
 
 

@@ -36,6 +36,11 @@ from pokersquares_env.shuffle import anneal, solve
 from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound
 
 
+def fmt(value) -> str:
+    """A figure to 2 decimals, or n/a where none could be computed (None)."""
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def deal(seed: int, index: int) -> np.ndarray:
     """The 25 cards of deal ``index`` of benchmark seed ``seed``."""
     return shuffled_deck(np.random.default_rng([seed, index]), Rules())[:25]
@@ -70,9 +75,9 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
         "system": system,
         "deals": len(rows),
         "solver_mean": solver.mean(),
-        "solver_sem": solver.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else 0.0,
+        "solver_sem": solver.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else None,
         "anneal_mean": base.mean(),
-        "anneal_sem": base.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else 0.0,
+        "anneal_sem": base.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else None,
         "solver_cpu_s_per_deal": float(np.mean([r["solver_s"] for r in rows])),
         "anneal_cpu_s_per_deal": float(np.mean([r["anneal_s"] for r in rows])),
         "solver_better": int((solver > base).sum()),
@@ -81,7 +86,8 @@ def run_system(system: str, args: argparse.Namespace) -> dict:
         "mean_chains_at_best": float(np.mean([r["chains_at_best"] for r in rows])),
         "verify_deals": len(verified),
         "verify_not_improved": sum(r["verify"] <= r["solver"] for r in verified),
-        "verify_mean_gain": float(np.mean([max(0.0, r["verify"] - r["solver"]) for r in verified])) if verified else 0.0,
+        "verify_mean_gain": (float(np.mean([max(0.0, r["verify"] - r["solver"]) for r in verified]))
+                             if verified else None),
         "bound_deals": len(bounded),
         "bound_solver_mean": float(np.mean([r["solver"] for r in bounded])) if bounded else None,
         "bound_mean": float(np.mean([r["upper_bound"] for r in bounded])) if bounded else None,
@@ -150,12 +156,13 @@ def main(argv: list[str] | None = None) -> None:
         r = run_system(system, args)
         results.append(r)
         print(
-            f"{system}: solver {r['solver_mean']:.2f} ± {r['solver_sem']:.2f} "
-            f"({r['solver_cpu_s_per_deal']:.2f} CPU s/deal) | SA baseline {r['anneal_mean']:.2f} ± {r['anneal_sem']:.2f} "
+            f"{system}: solver {r['solver_mean']:.2f} ± {fmt(r['solver_sem'])} "
+            f"({r['solver_cpu_s_per_deal']:.2f} CPU s/deal) | SA baseline {r['anneal_mean']:.2f} "
+            f"± {fmt(r['anneal_sem'])} "
             f"({r['anneal_cpu_s_per_deal']:.2f} CPU s/deal) | solver better/tie/worse "
             f"{r['solver_better']}/{r['tie']}/{r['anneal_better']} | chains at best {r['mean_chains_at_best']:.0%} | "
             f"4x re-solve found nothing better on {r['verify_not_improved']}/{r['verify_deals']} deals "
-            f"(mean gain {r['verify_mean_gain']:.2f})",
+            f"(mean gain {fmt(r['verify_mean_gain'])})",
             flush=True,
         )
         if r["bound_deals"]:

@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.evaluation import check_out_dir, evaluate
     from agents.registry import make_agent, register_agent, spec_key
+    from agents.stats import fmt
 
     if args.out is not None:  # before the tables are made and any game is played
         try:
@@ -241,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         res.save(args.out)
     print(res.brief(), end="")
     for pair in res.paired():
-        print(f"{pair['a']} - {pair['b']}: {pair['mean_diff']:+.2f} +- {pair['ci95']:.2f} on {pair['deals']} deals")
+        print(f"{pair['a']} - {pair['b']}: {pair['mean_diff']:+.2f} +- {fmt(pair['ci95'])} on {pair['deals']} deals")
     return 1 if any(row["errors"] for row in res.summary) else 0
 
 

@@ -1346,3 +1346,64 @@ def test_agents_benchmark_resumes_a_stopped_or_shorter_run_playing_only_the_rest
     err = _usage_error(bench.main, [*base, "--games", "6"], capsys)
     assert "holds an unfinished evaluation: games.partial.jsonl with 0 finished games; expected --resume" in err
     assert "--resume needs --out DIR" in _usage_error(bench.main, ["--agent", "greedy", "--resume"], capsys)
+
+
+def test_agents_benchmark_prints_n_a_for_what_one_game_cannot_give(capsys):
+    """``benchmarks/agents.py --games 1``: the interval and the std of one game cannot be computed; the table said
+    ``+-nan | nan`` (the harness's summary.md and benchmark.json say n/a and null)."""
+    bench = load("agents")
+    assert bench.main(["--agent", "greedy", "--games", "1", "--systems", "american", "--no-progress"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| greedy |")]
+    assert len(rows) == 1 and "nan" not in rows[0] and rows[0].count("n/a") == 2, rows
+
+
+def test_search_ensemble_prints_no_interval_and_no_negative_zero_for_one_tied_deal(tmp_path, monkeypatch, capsys):
+    """``benchmarks/search_ensemble.py --games 1``: the paired difference's interval over one deal printed as
+    ``+- nan``; and with weights 1,0,1,0 (search's very games) the zero difference printed as ``-0.00``."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    ens = load("search_ensemble")
+    second = _small_tables(tmp_path, 1)
+    assert ens.main(["--games", "1", "--rollouts", "8", "--depth", "2", "--options", "games=2000,phases=4",
+                     "--second", second, "--weights", "1,0,1,0", "--no-progress"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("ensemble - search:"))
+    assert "nan" not in line and "n/a" in line, line
+    assert line.startswith("ensemble - search: +0.00 "), line
+
+
+def test_search_noisy_prints_no_interval_for_one_deal(tmp_path, monkeypatch, capsys):
+    """``benchmarks/search_noisy.py --games 1``: the paired difference's interval over one deal printed as
+    ``+- nan``."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    noisy = load("search_noisy")
+    assert noisy.main(["--temps", "0", "--games", "1", "--options", "games=2000,phases=4,rollouts=8",
+                       "--no-progress"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if " - search: " in x)
+    assert "nan" not in line and "n/a" in line and "on 1 common deals" in line, line
+
+
+def test_td_search_prints_no_interval_for_one_deal(tmp_path, monkeypatch, capsys):
+    """``benchmarks/td_search.py --games 1``: the paired difference's interval over one deal printed as
+    ``+- nan``."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("POKERSQUARES_CACHE", str(tmp_path / "cache"))
+    td = load("td_search")
+    assert td.main(["--agents", "expectimax:games=2000,phases=4", "td-expectimax:games=2000,phases=4,local=30",
+                    "--games", "1", "--no-progress"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.endswith("on 1 deals"))
+    assert "nan" not in line and "n/a" in line, line
+
+
+def test_solver_benchmark_gives_no_spread_for_one_deal_and_no_mean_gain_without_a_re_solve(tmp_path, capsys):
+    """``benchmarks/solver.py --deals 1``: the standard error of one deal's score cannot be computed, but the line
+    said ``± 0.00`` (and the JSON 0.0); with ``--verify 0`` the mean gain of no re-solved deal said ``0.00``."""
+    solver = load("solver")
+    out = tmp_path / "s.json"
+    solver.main(["--deals", "1", "--systems", "american", "--restarts", "1", "--rounds", "1", "--anneal-steps", "10",
+                 "--verify", "0", "--out", str(out)])
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "± 0.00" not in line and line.count("± n/a") == 2, line
+    assert "on 0/0 deals (mean gain n/a)" in line, line
+    result = json.loads(out.read_text())["results"][0]
+    assert (result["solver_sem"], result["anneal_sem"], result["verify_mean_gain"]) == (None, None, None)

@@ -272,6 +272,12 @@ def test_compare_trainers_writes_a_table_and_curves(tmp_path):
     table = (tmp_path / "comparison.md").read_text()
     assert f"| {result['rows'][0]['mean']:.2f} ± n/a |" in table and "nan" not in table
 
+    def refuse(name):  # comparison.json held a bare NaN, which strict JSON readers refuse (now null)
+        raise ValueError(f"bare {name} in comparison.json")
+
+    rows = json.loads((tmp_path / "comparison.json").read_text(), parse_constant=refuse)
+    assert rows[0]["games"] == 1 and rows[0]["ci95"] is None
+
 
 def test_compare_trainers_rerun_removes_the_earlier_comparison_before_training(tmp_path, monkeypatch):
     """An audit found that a rerun into the same folder with other options, stopped during its training, left the

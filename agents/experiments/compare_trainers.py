@@ -80,7 +80,7 @@ def compare_trainers(
         check_trainer_installed,
         dqn_min_timesteps,
     )
-    from agents.evaluation import check_out_dir, check_positive_int, evaluate, prepare_out_dir
+    from agents.evaluation import _jsonable, check_out_dir, check_positive_int, evaluate, prepare_out_dir
     from agents.experiments.marks import (
         REUSED_NOTE,
         check_own_root,
@@ -197,7 +197,7 @@ def compare_trainers(
     if any(r["reused"] for r in rows):
         lines += ["", REUSED_NOTE]
     (root / OUTPUT_FILES[0]).write_text("\n".join(lines) + "\n")
-    (root / OUTPUT_FILES[1]).write_text(json.dumps(rows, indent=2) + "\n")
+    (root / OUTPUT_FILES[1]).write_text(json.dumps(_jsonable(rows), indent=2, allow_nan=False) + "\n")
     _plot(rows, root / OUTPUT_FILES[2], system)
     return {"rows": rows, "rules": rules, "table": "\n".join(lines) + "\n"}
 

@@ -44,7 +44,7 @@ from agents.stats import fmt as figure
 from agents.stats import mean_ci95
 from pokersquares_env._progress import check_progress, progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system
+from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system, points_level
 
 __all__ = [
     "EvalConfig",
@@ -528,10 +528,13 @@ class EvaluationResult:
                 common = sorted(set(sa) & set(sb))
                 d = np.array([sa[k] - sb[k] for k in common], dtype=np.float64)
                 st = _stats(d)
+                # who did better: scores compared to 9 decimals, as ties and wins are everywhere (points_level)
+                sign = np.sign([points_level(sa[k]) - points_level(sb[k]) for k in common])
                 out.append({
                     "a": a, "b": b, "deals": len(common), "scoring": key or self.system.name,
                     "mean_diff": st["mean"], "std_diff": st["std"], "ci95": st["ci95"],
-                    "a_better": int((d > 0).sum()), "ties": int((d == 0).sum()), "b_better": int((d < 0).sum()),
+                    "a_better": int((sign > 0).sum()), "ties": int((sign == 0).sum()),
+                    "b_better": int((sign < 0).sum()),
                 })
         return out
 

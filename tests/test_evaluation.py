@@ -170,6 +170,26 @@ def test_paired_counts_ties_apart_and_they_add_up_to_the_deals():
     assert pair["mean_diff"] == pytest.approx(2 / 3)
 
 
+def test_paired_counts_scores_equal_to_9_decimals_as_ties():
+    """Under a table of tenths the same hands add up to 0.6 on one board and 0.6000000000000001 on another (the
+    lines' order differs); the library compares scores to 9 decimals (``points_level``: ties, wins, thresholds), so
+    paired.json's a_better / ties / b_better must count such a deal as a tie, not as a win for one agent."""
+    from agents.evaluation import EvaluationResult
+
+    tenths = {"high_card": 0, "one_pair": 0.1, "two_pair": 0.2, "three_of_a_kind": 0.3, "straight": 0.4,
+              "flush": 0.5, "full_house": 0.6, "four_of_a_kind": 0.7, "straight_flush": 0.8, "royal_flush": 0.9}
+    up, down = sum([0.1, 0.2, 0.3]), sum([0.3, 0.2, 0.1])  # the same three lines added in two orders
+    assert up != down and round(up, 9) == round(down, 9)
+
+    def record(agent, deal, score):
+        return {"agent": agent, "deal": deal, "score": score, "scores": {"american": 7, "english": 3}}
+
+    res = EvaluationResult(["a", "b"], [record("a", 0, up), record("b", 0, down), record("a", 1, 0.9),
+                                        record("b", 1, 0.5)], {"scoring": tenths}, 2)
+    (pair,) = res.paired()
+    assert (pair["a_better"], pair["ties"], pair["b_better"]) == (1, 1, 0)
+
+
 def test_every_deal_gives_the_agents_a_stream_of_its_own():
     """A mutation audit found that one agent seed for every deal went unseen (chunking still agreed): `random` then
     placed its cards in the same cells on every deal."""

@@ -346,6 +346,7 @@ def draw_board(
     playable: Any = None,
     last_cell: int | None = None,
     partial: bool = False,
+    checked: bool = False,
     title: str | None = None,
     notes: Iterable[str] = (),
 ) -> np.ndarray:
@@ -357,8 +358,12 @@ def draw_board(
     or 25 flags) outlines the playable cells; ``last_cell`` marks the card just
     placed.  Complete lines show their hand and points; incomplete lines show
     the rank groups they hold, greyed, and score only if ``partial`` (the
-    Finnish timed-play rule).  ``notes`` are extra lines for the side panel.
+    Finnish timed-play rule).  ``checked``: the board was checked as it
+    stands (Poker Shuffle's budget ran out): scored as ``partial``, and final,
+    so a total at the win threshold says WON as a full board's does.
+    ``notes`` are extra lines for the side panel.
     """
+    partial = partial or checked
     Image, ImageDraw, _ = _pil()
     system = point_system(system)
     codes = _as_board(board)
@@ -454,7 +459,7 @@ def draw_board(
     _text(img, (px, y), sys_line, font=_fit_font(sys_line, PANEL_W - 10, 14, False, False), fill=TEXT)
     y += 20
     if system.win_threshold is not None:
-        won = placed == 25 and system.won(total)
+        won = (placed == 25 or checked) and system.won(total)
         _text(img, (px, y), f"win at {_fmt(system.win_threshold)}" + ("  WON" if won else ""), font=small,
                   fill=GOLD if won else DIM)
         y += 20
@@ -506,6 +511,7 @@ def draw_poker_shuffle(
     budget_left: int | None = None,
     dealt_score: float | None = None,
     partial: bool = True,
+    checked: bool = False,
     legal: bool | None = None,
     title: str | None = None,
     notes: Iterable[str] = (),
@@ -518,7 +524,8 @@ def draw_poker_shuffle(
     swaps before the board is checked) and ``dealt_score`` (swap mode) go to
     the side panel.  ``partial`` (default on) scores incomplete lines by the
     rank groups they hold, as the Finnish check does, so the total is what the
-    board would score if checked now.  ``legal`` outlines the playable cells
+    board would score if checked now; ``checked``: the budget has checked it
+    (:func:`draw_board`).  ``legal`` outlines the playable cells
     (default: when the rules restrict them, in arrange mode).
     """
     if mode not in ("arrange", "swap"):
@@ -551,6 +558,7 @@ def draw_poker_shuffle(
         playable=playable,
         last_cell=last_cell,
         partial=partial,
+        checked=checked,
         title=title or f"Poker Shuffle ({mode}) · {point_system(system).name}",
         notes=[*extra, *notes],
     )

@@ -120,13 +120,7 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         for note in closing:
             out.write(note + "\n")
         return
-    text = board_text(game, state, card=not checked)
-    if checked:  # no card is to be placed, and the total counts the incomplete lines
-        text = "\n".join(
-            f"score ({game.system.name}, checked as it stands): {_fmt(game.score(state, partial=True))}   "
-            f"cards placed: {state.num_placed}/25" if ln.startswith("score (") else ln
-            for ln in text.splitlines()
-        )
+    text = board_text(game, state, card=not checked, checked=checked)  # checked: no card to place, partial total
     out.write("\n" + text + "\n")
     scores = [f"{s} {_fmt(game.score(state, s, partial=checked))}" for s in ("american", "english")]
     if record.system.name not in ("american", "english"):
@@ -205,7 +199,7 @@ def _checked_frame(game: Any, state: Any, title: str) -> Any:
     from pokersquares_env.render import draw_board
 
     return draw_board(state.board, game.system, last_cell=state.placements[-1] if state.placements else None,
-                      partial=True, title=title,
+                      checked=True, title=title,
                       notes=[f"checked after {state.num_placed} placements", "(the budget ran out)"])
 
 

@@ -41,14 +41,15 @@ _fmt_points = fmt_points
 
 
 def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False, color: bool = False,
-               card: bool = True) -> str:
+               card: bool = True, checked: bool = False) -> str:
     """The board with coordinates (columns a-e, rows 1-5), each line's hand and points, and the total.
 
     Lines are scored as they stand (incomplete lines show the rank groups they
     hold, in brackets, and count nothing towards the total until complete).
     ``legal`` marks playable empty cells with ``()``; ``color`` adds ANSI colours
     to red suits; ``card=False`` leaves out the card to place (a game over before
-    its board is full, or one whose cards are all dealt at once).
+    its board is full, or one whose cards are all dealt at once).  ``checked``: the board was checked as it stands
+    (Poker Shuffle's budget ran out): the total counts the incomplete lines' rank groups too, and says so.
     """
     partial_pts = game.line_points(state, partial=True)
     partial_hands = game.hands(state, partial=True)
@@ -79,8 +80,9 @@ def board_text(game: PokerSquaresGame, state: GameState, *, legal: bool = False,
         label = line_label(5 + c)
         if label:
             lines.append(f"col {'abcde'[c]}: {label}")
-    total = game.score(state)
-    lines.append(f"score ({game.system.name}): {_fmt_points(total)}   cards placed: {state.num_placed}/25")
+    total = game.score(state, partial=checked)
+    label = f"{game.system.name}, checked as it stands" if checked else game.system.name
+    lines.append(f"score ({label}): {_fmt_points(total)}   cards placed: {state.num_placed}/25")
     if card and not state.terminal:
         lines.append(f"card to place: {card_str(state.card, -1, 0)}   cards left after it: {24 - state.num_placed}")
     return "\n".join(lines)

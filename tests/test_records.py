@@ -1449,6 +1449,7 @@ def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path)
     print_replay(record, out)
     text = out.getvalue()
     assert "Checked after 7 placements: incomplete lines +2" in text and "total 4" in text
+    assert "score (american, checked as it stands): 4   cards placed: 7/25" in text  # the board's total line
     game, state = record.replay()
     shots = frames(record)
     np.testing.assert_array_equal(shots[-1], _checked_frame(game, state, "Replay · move 7/7"))

@@ -592,6 +592,59 @@ def test_ansi_render_lists_the_cards_still_to_place_and_the_swaps_left():
     assert swap.render().endswith("dealt layout scored 302; swaps left: 6")
 
 
+def test_ansi_render_of_a_board_checked_by_the_budget_shows_the_score_it_was_checked_at():
+    """The budget checks the board as it stands (incomplete lines score their rank groups): the text view of the
+    finished game must show that score, as the final info, the rgb_array frame and ``pokersquares replay`` do; it
+    showed the completed lines only ("score (american): 0" for a checked pair worth 2)."""
+    cards = parse_cards("5♥ 5♠ 9♥ J♥ 2♣ 3♦ 4♦ 6♣ 7♣ 8♦ T♥ Q♠ K♦ A♣ 2♦ 3♣ 4♠ 6♦ 7♦ 8♠ 9♣ T♠ J♠ Q♦ K♣")
+    env = gym.make("PokerShuffle-v0", mode="arrange", budget=2, render_mode="ansi")
+    env.reset(options={"cards": cards})
+    env.step(arrange_action(0, 0))
+    _, reward, terminated, _, info = env.step(arrange_action(1, 1))
+    assert terminated and not info["complete"] and info["score"] == reward == 2
+    score_line = next(line for line in env.render().splitlines() if line.startswith("score ("))
+    assert re.match(r"score \([^)]*\): (\S+)", score_line).group(1) == "2", score_line
+    assert score_line.startswith("score (american, checked as it stands): 2 ")
+    env.reset(options={"cards": cards})  # an unfinished board's total counts its complete lines only, unlabelled
+    env.step(arrange_action(0, 0))
+    assert "score (american): 0   cards placed: 1/25" in env.render()
+
+
+def test_the_frame_of_a_finished_arrange_game_shows_the_score_it_ended_with():
+    """An image of a board the budget checked says WON when info["won"] is True (it never did before a full board),
+    and an image of a game an illegal action ended totals its complete lines only, as info["score"] (it added the
+    incomplete lines' rank groups, as for a game still in play)."""
+    pytest.importorskip("PIL")
+    from pokersquares_env import render
+
+    cards = parse_cards("5♥ 5♠ 9♥ J♥ 2♣ 3♦ 4♦ 6♣ 7♣ 8♦ T♥ Q♠ K♦ A♣ 2♦ 3♣ 4♠ 6♦ 7♦ 8♠ 9♣ T♠ J♠ Q♦ K♣")
+    low = point_system("american", win_threshold=2)
+
+    def frames(env, **options):
+        base = env.unwrapped
+        return [render.draw_poker_shuffle(base.game, base.state, cards=base.cards, placed=base._placed,
+                                          budget_left=base._left, legal=False, **o) for o in options.values()]
+
+    env = gym.make("PokerShuffle-v0", budget=2, scoring=low, render_mode="rgb_array")
+    env.reset(options={"cards": cards})
+    env.step(arrange_action(0, 0))
+    *_, info = env.step(arrange_action(1, 1))  # a pair in row 1, checked: 2 points, the threshold
+    assert info["won"] and info["score"] == 2
+    won, unsaid = frames(env, checked=dict(checked=True), in_play=dict(partial=True))
+    np.testing.assert_array_equal(env.render(), won)
+    assert not np.array_equal(won, unsaid)  # the same total, without WON
+
+    env = gym.make("PokerShuffle-v0", scoring=low, illegal_action="penalty", render_mode="rgb_array")
+    env.reset(options={"cards": cards})
+    env.step(arrange_action(0, 0))
+    env.step(arrange_action(1, 1))
+    *_, terminated, _, info = env.step(arrange_action(2, 0))  # an occupied cell ends the game
+    assert terminated and info["score"] == 0 and not info["won"]
+    complete, partial = frames(env, complete=dict(partial=False), partial=dict(partial=True))
+    np.testing.assert_array_equal(env.render(), complete)
+    assert not np.array_equal(complete, partial)
+
+
 def test_a_swap_mode_frame_shows_the_dealt_score():
     pytest.importorskip("PIL")
     from pokersquares_env import render

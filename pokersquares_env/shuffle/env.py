@@ -464,10 +464,13 @@ class PokerShuffleEnv(gym.Env):
         if self.mode == "swap":
             extra["swaps"] = [[int(i), int(j)] for i, j in self._swaps]
             extra["dealt_score"] = self._dealt_score
-        # The board was checked as it stood: the budget ran out before it was full (not an illegal-action ending).
-        checked = self.mode == "arrange" and self._done and self._left == 0 and not self.state.terminal
         return GameRecord.from_game(self.game, self.state, seed=seed, agent=agent, meta={**extra, **(meta or {})},
-                                    checked=checked)
+                                    checked=self._checked())
+
+    def _checked(self) -> bool:
+        """The board was checked as it stood: the budget ran out before it was full (not an illegal-action
+        ending)."""
+        return self.mode == "arrange" and self._done and self._left == 0 and not self.state.terminal
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (the hook sb3-contrib's MaskablePPO calls)."""
@@ -484,7 +487,8 @@ class PokerShuffleEnv(gym.Env):
 
             lines = board_text(self.game, self.state, card=False,  # the cards in hand are listed below instead
                                legal=self.mode == "arrange" and not self._done  # none when over
-                               and self.rules.restricts(len(self.state.placements))).splitlines()
+                               and self.rules.restricts(len(self.state.placements)),
+                               checked=self._checked()).splitlines()
             if self.mode == "arrange":
                 todo = [c for c, p in zip(self.cards, self._placed, strict=True) if not p]
                 lines.append(f"cards to place: {format_cards(todo) or '-'}")
@@ -499,6 +503,9 @@ class PokerShuffleEnv(gym.Env):
         frame = _render.draw_poker_shuffle(
             self.game, self.state, cards=self.cards, placed=self._placed, mode=self.mode, budget_left=self._left,
             dealt_score=self._dealt_score if self.mode == "swap" else None, legal=False if self._done else None,
+            # in play: what the board would score if checked now; over: what it scored (complete lines only after
+            # an illegal action, as info["score"])
+            partial=not self._done, checked=self._checked(),
         )
         return self._renderer.show(frame)
 

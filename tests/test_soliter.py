@@ -132,6 +132,28 @@ def test_deal_is_deterministic_and_explicit_deals():
     assert c.state.columns == a.state.columns  # the refused resets changed nothing
 
 
+def test_a_text_deal_takes_the_joker_names_the_env_writes():
+    """The env names the jokers JK1, JK2, JK3 (ansi text, legend, errors); a text deal refused JK3 ("bad card
+    'JK3'")."""
+    game = SoliterGame("joker", jokers=3)
+    dealt = game.deal(np.random.default_rng(0))
+    named = {52: "JK1", 53: "JK2", 54: "JK3"}
+    env = SoliterEnv("joker", jokers=3)
+    env.reset(options={"deal": [[named.get(c, card_text(c)) for c in col] for col in dealt.columns]})
+    assert env.state.columns == dealt.columns
+
+
+def test_a_plain_joker_in_a_text_deal_is_the_one_no_numbered_name_takes():
+    """As ``parse_cards`` reads ``'JK1 JK'`` ([52, 53]); the deal read both as JK1 and refused the deck."""
+    deck = [card_text(c) for c in range(52)]
+    state = SoliterGame("joker", jokers=2).init(deck + ["JK1", "JK"])
+    assert [c for col in state.columns for c in col if c >= 52] == [52, 53]
+    state = SoliterGame("joker", jokers=3).init(deck + ["JK", "JK3", "JK"])  # the plain ones: 52, then 53
+    assert [c for col in state.columns for c in col if c >= 52] == [52, 54, 53]
+    with pytest.raises(ValueError, match=re.escape("deal[55]: more than 3 jokers")):  # no joker left for it
+        SoliterGame("joker", jokers=3).init(deck + ["JK1", "JK2", "JK3", "JK"])
+
+
 # ---------------------------------------------------------------- classic rules
 def test_classic_building_cells_foundations():
     env = make()

@@ -81,6 +81,20 @@ def _code_text(code: int) -> str:
     return card_text(code) if 0 <= code < NUM_STANDARD else str(int(code))
 
 
+def _name_jokers(codes: list[int | None], wheres: list[str]) -> list[int]:
+    """``codes`` with each plain joker (``None``) given, in order, a joker code that no numbered joker of the deal
+    (``'JK1'``..``'JK3'`` or its code) takes, as :func:`pokersquares_env.cards.assign_jokers` reads ``'JK1 JK'``."""
+    free = iter([j for j in JOKER_CODES if j not in codes])
+    out = []
+    for code, where in zip(codes, wheres, strict=True):
+        if code is None:
+            code = next(free, None)
+            if code is None:
+                raise ValueError(f"{where}: more than {len(JOKER_CODES)} jokers")
+        out.append(code)
+    return out
+
+
 @dataclass(frozen=True)
 class Variant:
     """The rule options of one Soliter variant (data, not a subclass).
@@ -397,13 +411,13 @@ class SoliterGame:
                 raise ValueError(
                     f"deal has {len(deal)} columns: expected {self.num_columns} for variant {self.variant.name!r}"
                 )
-            jokers_seen = [0]
-            cols = tuple(tuple(self._code(c, jokers_seen, f"deal[{i}][{j}]") for j, c in enumerate(col))
-                         for i, col in enumerate(deal))
-            flat = [c for col in cols for c in col]
+            wheres = [f"deal[{i}][{j}]" for i, col in enumerate(deal) for j in range(len(col))]
+            flat = _name_jokers([self._code(c, w) for c, w in zip((c for col in deal for c in col), wheres)], wheres)
+            cards = iter(flat)
+            cols = tuple(tuple(next(cards) for _ in col) for col in deal)
         else:
-            jokers_seen = [0]
-            flat = [self._code(c, jokers_seen, f"deal[{i}]") for i, c in enumerate(deal)]
+            wheres = [f"deal[{i}]" for i in range(len(deal))]
+            flat = _name_jokers([self._code(c, w) for c, w in zip(deal, wheres)], wheres)
             cols = None
         self._check_deck(flat)
         if cols is not None:
@@ -437,14 +451,15 @@ class SoliterGame:
         )
         return state
 
-    def _code(self, c: Any, jokers_seen: list[int], where: str) -> int:
+    def _code(self, c: Any, where: str) -> int | None:
+        """A card of a deal as its code; ``None`` for a plain joker (``'JK'``), whose code :func:`_name_jokers`
+        gives; ``'JK1'``..``'JK3'`` are the jokers the env names so."""
         if isinstance(c, str):
             token = c.strip()
             if token.lower() in ("jk", "joker", "*", "🃏"):
-                if jokers_seen[0] >= len(JOKER_CODES):
-                    raise ValueError(f"{where}: more than {len(JOKER_CODES)} jokers")
-                jokers_seen[0] += 1
-                return JOKER_CODES[jokers_seen[0] - 1]
+                return None
+            if token.lower() in [f"jk{n}" for n in range(1, len(JOKER_CODES) + 1)]:
+                return JOKER_CODES[int(token[2:]) - 1]
             try:
                 return parse_card(token)
             except ValueError as exc:

@@ -896,6 +896,10 @@ def test_joker_refusals_say_why_and_name_the_cards():
         "Q♦ cannot go on JK (standing for 8♣), which takes only 7♣ (down in suit)")
     assert why([["5♦", "JK"], ["A♠"]], 1, 0, jokers=("2♥",)).endswith(
         "A♠ cannot go on JK (standing for 2♥), which takes only A♥ (down in suit)")
+    assert why([["A♣"], ["7♦"]], 1, 0).endswith(  # it said "which takes only nothing (an ace) (down in suit)"
+        "7♦ cannot go on A♣, which takes nothing: no card is below an ace")
+    assert why([["5♦", "JK"], ["7♦"]], 1, 0, jokers=("A♥",)).endswith(
+        "7♦ cannot go on JK (standing for A♥), which takes nothing: no card is below an ace")
     game = SoliterGame("joker", jokers=2)
     assert why([["JK1"], ["JK2"]], 1, 0).endswith(
         "JK2 cannot go on JK1, which stands for nothing: a joker on it would stand for nothing either (only a real "

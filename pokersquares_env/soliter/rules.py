@@ -739,8 +739,9 @@ class SoliterGame:
             on = f"{self.card_name(tail)} (standing for {card_text(y)})" if y >= 0 else self.card_name(tail)
         if card < NUM_STANDARD:
             if y >= 0:  # a real card, or a joker standing for one
-                want = card_text(self.below[y]) if self.below[y] >= 0 else "nothing (an ace)"
-                return f"{name} cannot go on {on}, which takes only {want} (down in suit)"
+                if self.below[y] < 0:  # nothing builds on the lowest rank
+                    return f"{name} cannot go on {on}, which takes nothing: no card is below an ace"
+                return f"{name} cannot go on {on}, which takes only {card_text(self.below[y])} (down in suit)"
             if self.above[card] < 0:
                 return (f"{name} cannot go on {on}, which stands for nothing: under {name} it would stand for the "
                         f"card above a king, and there is none")

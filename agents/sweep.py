@@ -507,6 +507,7 @@ def _folder_lock(folder: Path) -> typing.Iterator[None]:
 
 
 def _run_trial(cfg: SweepConfig, params: dict[str, Any], folder: Path) -> dict[str, Any]:
+    from agents.experiments.marks import recorded_run
     from agents.train import MODEL_FILE, train
 
     train_cfg = _trial_config(cfg, params)
@@ -528,7 +529,10 @@ def _run_trial(cfg: SweepConfig, params: dict[str, Any], folder: Path) -> dict[s
         raise RuntimeError(f"trial {folder.name} was interrupted at step {result.steps}; run the sweep again to resume")
     row = (result.evaluation or [{}])[0]
     metrics = {k: _plain(row.get(k, math.nan)) for k in ("mean", "ci95", "mean_american", "mean_english", "win_rate")}
-    metrics.update(eval_score=_last_eval(folder), steps=int(result.steps), seconds=float(result.seconds),
+    # the run's own training clock (progress.json), as the experiments report it: not the whole train() call with
+    # its final evaluation, and every session of a resumed trial, not the last one alone
+    seconds = recorded_run(folder, f"sweep trial {folder.name}")["seconds"]
+    metrics.update(eval_score=_last_eval(folder), steps=int(result.steps), seconds=float(seconds),
                    worker_peak_rss_mib=_peak_rss_mib())
     record = {"status": "done", "params": trial_params(cfg, params), "metrics": metrics, "resumed": resume,
               "config": train_cfg.resolved().to_dict(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}

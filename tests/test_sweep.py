@@ -1037,8 +1037,10 @@ def test_a_trained_trial_reports_and_records_every_figure_of_its_final_evaluatio
         out = Path(cfg.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "curve.csv").write_text("step,eval_score\n100,3.0\n200,4.5\n")
+        (out / "progress.json").write_text(json.dumps({"steps": 200, "seconds": 1.5, "episodes": 8}))
         _point_system_file(out, cfg)
-        return types.SimpleNamespace(interrupted=False, steps=200, seconds=1.5, evaluation=[row])
+        # the call's own time counts its final evaluation too: the trial reports the training clock instead
+        return types.SimpleNamespace(interrupted=False, steps=200, seconds=2.5, evaluation=[row])
 
     monkeypatch.setattr(agents.train, "train", fake_train)
     metrics = run_trial({"seed": 0}, sweep)
@@ -1054,3 +1056,25 @@ def test_a_trained_trial_reports_and_records_every_figure_of_its_final_evaluatio
     monkeypatch.setattr(agents.train, "train", no_train)
     again = run_trial({"seed": 0}, sweep)
     assert {k: again.get(k) for k in expected} == expected and again["reused"] is True
+
+
+def test_a_trials_seconds_are_its_runs_training_seconds_fresh_or_resumed(tmp_path):
+    """The summary's ``seconds`` of a trial is its run's training clock, the ``seconds`` of the trial folder's
+    ``progress.json`` (and curve.csv), as the experiments report it: not the whole ``train()`` call with the final
+    evaluation, and, for a trial resumed from its checkpoint, with the sessions before the resume."""
+    pytest.importorskip("torch")
+    train = {**FAST, "checkpoint_every": 100}
+    sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=train, space={"seed": [0]}).to_dict()
+    folder = trial_folder(SweepConfig(**sweep), {"seed": 0})
+    metrics = run_trial({"seed": 0}, sweep)
+    progress = json.loads((folder / "progress.json").read_text())
+    assert metrics["seconds"] == pytest.approx(progress["seconds"], rel=1e-6)
+    # the trial's record lost (as docs/scaling.md's timing run did): the trial resumes from checkpoints/latest
+    (folder / DONE_FILE).unlink()
+    again = run_trial({"seed": 0}, sweep)
+    record = json.loads((folder / DONE_FILE).read_text())
+    assert record["resumed"] is True
+    progress = json.loads((folder / "progress.json").read_text())
+    assert again["steps"] == progress["steps"] == 200
+    assert again["seconds"] == pytest.approx(progress["seconds"], rel=1e-6)
+    assert record["metrics"]["seconds"] == pytest.approx(progress["seconds"], rel=1e-6)

@@ -417,14 +417,9 @@ def _read_done(folder: Path) -> dict[str, Any] | None:
 
 
 def _last_eval(folder: Path) -> float:
-    path = folder / "curve.csv"
-    value = math.nan
-    if path.is_file():
-        with path.open() as fh:
-            for row in csv.DictReader(fh):
-                if row.get("eval_score"):
-                    value = float(row["eval_score"])
-    return value
+    """The last evaluation score of a trial's ``curve.csv`` (NaN without one)."""
+    scores = _curve(folder)[1]
+    return scores[-1] if scores else math.nan
 
 
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
@@ -712,14 +707,22 @@ CURVE_LABEL = {"mean_american": "evaluation score, American", "mean_english": "e
 
 
 def _curve(folder: Path, column: str = "eval_score") -> tuple[list[float], list[float]]:
+    """The steps and ``column`` values of the rows of a trial's ``curve.csv`` that have one; a ValueError naming the
+    file and row for a damaged one."""
     steps, scores = [], []
     path = folder / "curve.csv"
     if path.is_file():
         with path.open() as fh:
-            for row in csv.DictReader(fh):
+            for n, row in enumerate(csv.DictReader(fh), start=1):
                 if row.get(column):
-                    steps.append(float(row["step"]))
-                    scores.append(float(row[column]))
+                    try:
+                        step, score = float(row["step"]), float(row[column])
+                    except (KeyError, TypeError, ValueError):
+                        raise ValueError(
+                            f"{str(path)!r}: row {n}: step={row.get('step')!r}, {column}={row[column]!r}: expected "
+                            f"numbers under the columns step and {column}, as a training run writes them") from None
+                    steps.append(step)
+                    scores.append(score)
     return steps, scores
 
 

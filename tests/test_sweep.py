@@ -1078,3 +1078,19 @@ def test_a_trials_seconds_are_its_runs_training_seconds_fresh_or_resumed(tmp_pat
     assert again["steps"] == progress["steps"] == 200
     assert again["seconds"] == pytest.approx(progress["seconds"], rel=1e-6)
     assert record["metrics"]["seconds"] == pytest.approx(progress["seconds"], rel=1e-6)
+
+
+@pytest.mark.parametrize(("text", "reader"), [
+    ("step,eval_score\n100,abc\n", "_last_eval"),
+    ("step,eval_score\n100,abc\n", "_curve"),
+    ("eval_score\n1.0\n", "_curve"),
+])
+def test_a_damaged_curve_file_of_a_trial_is_named(tmp_path, text, reader):
+    """A finished trial's curve.csv damaged (a value that is no number, a column missing) is read back for the
+    summary and the plots of a resumed sweep: an audit found a bare "could not convert string to float: 'abc'"
+    (or KeyError: 'step') naming neither the file nor what was expected."""
+    import agents.sweep
+
+    (tmp_path / "curve.csv").write_text(text)
+    with pytest.raises(ValueError, match=r"curve\.csv"):
+        getattr(agents.sweep, reader)(tmp_path)

@@ -606,7 +606,18 @@ def read_config_file(path: str | os.PathLike, label: str, error: type[Exception]
         return parse(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one clear message
         how = "YAML" if is_yaml else "JSON (a .yaml or .yml name is read as YAML)"
-        raise error(f"{label} {str(path)!r} could not be parsed as {how}: {exc}") from None
+        raise error(f"{label} {str(path)!r} could not be parsed as {how}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: Exception) -> str:
+    """A parse error in one line: PyYAML's own message spans several (the text's name, a copy of the line, a caret),
+    so its problem, context and position are given instead (lines and columns from 1, as JSON's are)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return " ".join(str(exc).split())
+    where = f"line {mark.line + 1} column {mark.column + 1}"
+    context = getattr(exc, "context", None)
+    return f"{exc.problem} ({context}) at {where}" if context else f"{exc.problem} at {where}"
 
 
 #: a number in e-notation as YAML 1.2 (and JSON) read it: 3e-4, 2e6, 2.5e6, 1E+3 (PyYAML's YAML 1.1 reads these

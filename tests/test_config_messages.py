@@ -215,3 +215,14 @@ def test_a_trainer_module_whose_import_is_blocked_is_not_installed(monkeypatch):
     assert not installed("torch")
     with pytest.raises(MissingExtraError, match=re.escape('dqn needs torch: pip install "pokersquares_env[train]"')):
         check_trainer_installed("dqn")
+
+
+def test_a_yaml_syntax_error_is_one_line(tmp_path, capsys):
+    """An audit found PyYAML's multi-line message (its 'in "<unicode string>", line 2' and a caret under a copy of
+    the line) passed on as it is: the command's error is to be one line naming the file, line and column."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("algo: dqn\n  bad: : indent\n")
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "bad.yaml" in err and "line 2" in err

@@ -1435,7 +1435,11 @@ def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str
             raise ValueError(f"{what_}: cannot list it ({exc.strerror or exc})") from None
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-            raise ValueError(f"{what_} has no {MARKER} and holds entries no evaluation writes ({shown}): expected a "
+            # a marker there but cut short, or another program's, is named as such (not as missing)
+            marker = (f"holds an {MARKER} that is damaged or not an evaluation's (an evaluate writes a JSON object of "
+                      f"format {MARKER_FORMAT!r}), and" if os.path.isfile(os.path.join(path, MARKER))
+                      else f"has no {MARKER} and holds")
+            raise ValueError(f"{what_} {marker} entries no evaluation writes ({shown}): expected a "
                              f"new or empty folder, or one an earlier evaluate wrote (holding {MARKER}, or only its "
                              f"output files); outputs there would be replaced, so choose another folder")
     return path

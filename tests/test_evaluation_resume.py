@@ -603,3 +603,21 @@ def test_the_command_stopped_in_its_first_point_system_names_that_systems_journa
     assert capsys.readouterr().err == (f"pokersquares evaluate: interrupted; the 3 finished games are kept in "
                                        f"{out / 'american' / JOURNAL}: the same command with --resume plays only the "
                                        f"rest\ninterrupted\n")
+
+
+@pytest.mark.parametrize("damage", ['{"format": "pokersq', "[]"])
+def test_a_damaged_marker_is_named_as_damaged_not_as_missing(tmp_path, capsys, damage):
+    """An audit found a folder whose evaluation.json was cut short refused with "has no evaluation.json and holds
+    entries no evaluation writes (evaluation.json)": the file is there, and what is wrong with it goes unsaid."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--agent", "random", "--games", "2", "--out", str(out), "--no-progress"]) == 0
+    (out / "evaluation.json").write_text(damage)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    status = main(["evaluate", "--agent", "random", "--games", "2", "--out", str(out), "--resume", "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 2 and "evaluation.json" in err
+    assert "has no evaluation.json" not in err, err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -110,12 +110,13 @@ class _Adapter:
         return super().seed(check_seed(seed, _SEED_NOTE))
 
     def reset(self):
-        """Reset every sub-env; the batch of first observations."""
+        """Reset every sub-env (cancelling actions step_async left pending); the batch of first observations."""
         seed = self._seed
         if self._seeds[0] is not None:
             seed = self._seeds[0]  # VecEnv.seed(s) ([s, s+1, ...]) wins over the constructor's seed, as in SB3
         options = self._deck_options()
         obs, info = self.venv.reset(seed=seed, options=options)
+        self._actions = None  # a reset cancels actions step_async left pending (VecEnv.reset's contract)
         self.reset_infos = _per_env(info, self.num_envs)
         self._seed = None
         self._reset_seeds()

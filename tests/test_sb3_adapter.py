@@ -589,3 +589,16 @@ def test_a_lines_policy_saved_alone_loads_with_its_layer_sizes_and_weights(tmp_p
     with torch.no_grad():
         for a, b in zip(policy.mlp_extractor.net(tensor), loaded.mlp_extractor.net(tensor)):
             torch.testing.assert_close(a, b)
+
+
+def test_reset_cancels_actions_left_pending_by_step_async():
+    """SB3's VecEnv.reset: 'If step_async is still doing work, that work will be cancelled and step_wait() should not
+    be called until step_async() is invoked again'.  Before, the actions chosen for the old games were kept and the
+    next step_wait() played them on the new ones."""
+    venv = make_sb3_vec_env(2, seed=0)
+    venv.reset()
+    venv.step_async(np.array([0, 1]))
+    venv.reset()
+    with pytest.raises(RuntimeError, match=r"step_wait\(\) called without step_async\(\)"):
+        venv.step_wait()
+    assert venv.action_masks().all()  # the new games are untouched

@@ -125,7 +125,10 @@ def _read_progress(path: Path, what: str = "--resume") -> dict[str, Any]:
                           f"seconds and episodes")
     out = {}
     for key in ("steps", "seconds", "episodes"):
-        value = data.get(key, 0)
+        if key not in data:  # every run wrote all three
+            raise ConfigError(f"{what}: {str(path)!r} has no {key}: expected the JSON object "
+                              f"{{\"steps\": N, \"seconds\": S, \"episodes\": E}} the run wrote")
+        value = data[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ConfigError(f"{what}: {str(path)!r}: {key}={value!r}: expected a number >= 0")
         out[key] = value

@@ -2479,6 +2479,12 @@ def test_a_progress_file_is_read_with_its_schedules_and_checked_value_by_value(t
         shown = "inf" if value == "Infinity" else repr(value)
         with pytest.raises(ConfigError, match=re.escape(f"progress.json': {key}={shown}: expected {expected}")):
             _read_progress(path)
+    for key in ("steps", "seconds", "episodes"):  # a missing count is named (it was read as 0)
+        data = {"steps": 100, "seconds": 1.5, "episodes": 4}
+        del data[key]
+        path.write_text(json.dumps(data))
+        with pytest.raises(ConfigError, match=re.escape(f"progress.json' has no {key}: expected the JSON object")):
+            _read_progress(path)
 
 
 def test_a_resume_may_keep_the_budget_the_run_already_took_but_not_go_below_it(tmp_path):

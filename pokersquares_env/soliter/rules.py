@@ -81,6 +81,10 @@ def _code_text(code: int) -> str:
     return card_text(code) if 0 <= code < NUM_STANDARD else str(int(code))
 
 
+#: the names the env writes for its jokers when the deck has more than one, read back in a text deal
+_NUMBERED_JOKERS = {f"jk{n}": code for n, code in enumerate(JOKER_CODES, start=1)}
+
+
 def _name_jokers(codes: list[int | None], wheres: list[str]) -> list[int]:
     """``codes`` with each plain joker (``None``) given, in order, a joker code that no numbered joker of the deal
     (``'JK1'``..``'JK3'`` or its code) takes, as :func:`pokersquares_env.cards.assign_jokers` reads ``'JK1 JK'``."""
@@ -458,8 +462,8 @@ class SoliterGame:
             token = c.strip()
             if token.lower() in ("jk", "joker", "*", "🃏"):
                 return None
-            if token.lower() in [f"jk{n}" for n in range(1, len(JOKER_CODES) + 1)]:
-                return JOKER_CODES[int(token[2:]) - 1]
+            if token.lower() in _NUMBERED_JOKERS:
+                return _NUMBERED_JOKERS[token.lower()]
             try:
                 return parse_card(token)
             except ValueError as exc:

@@ -49,6 +49,22 @@ def test_the_code_passes_the_linter():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_code_runs_on_the_oldest_python_it_claims():
+    """pyproject.toml and the README promise Python 3.10+, while CI runs one newer Python.  vermin reads the code
+    (annotations evaluated too) for every module, function and syntax newer than 3.10 -- ``tomllib``,
+    ``typing.Self``, ``except*``, ``datetime.UTC`` -- and fails here instead of on a user's 3.10.  vermin is in the
+    ``test`` extra."""
+    pytest.importorskip("vermin", reason="vermin is in the test extra")
+    requires = next(line for line in (ROOT / "pyproject.toml").read_text().splitlines()
+                    if line.startswith("requires-python"))
+    assert requires == 'requires-python = ">=3.10"'  # the version checked below
+    done = subprocess.run([sys.executable, "-c", "import sys, vermin; sys.exit(vermin.main())", "--no-tips", "--violations", "-t=3.10-",
+                           "--eval-annotations", "pokersquares_env", "agents", "tests", "benchmarks", "scripts"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "Minimum required versions: 3.10" in done.stdout, done.stdout[-3000:]
+
+
 def test_setup_installs_again_when_the_torch_choice_changes(tmp_path):
     """``scripts/setup.sh`` skips the installs while its stamp matches; the stamp covers ``TORCH_VERSION`` and
     ``TORCH_INDEX_URL`` as well as pyproject.toml, so setting them later is not silently ignored (it was)."""

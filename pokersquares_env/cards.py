@@ -160,7 +160,11 @@ def parse_cards(text: str | Iterable[str], *, allow_empty: bool = False) -> list
     if isinstance(text, str):
         tokens = text.replace("/", " ").replace(",", " ").split()
     else:
-        tokens = list(text)
+        try:
+            tokens = list(text)
+        except TypeError:
+            raise TypeError(f"bad card list {text!r}: expected a string of cards (e.g. 'AS KH JK') or an iterable "
+                            f"of card strings") from None
     codes = [EMPTY if allow_empty and isinstance(token, str) and token.strip() == EMPTY_TEXT else parse_card(token)
              for token in tokens]
     if sum(is_joker(c) for c in codes) > len(JOKERS):

@@ -51,6 +51,14 @@ def test_bad_card_in_list_names_the_token():
         parse_cards("2c 3d Xq 4h")
 
 
+@pytest.mark.parametrize("bad", [None, 5, 3.5])
+def test_a_card_list_that_is_no_string_or_iterable_is_named(bad):
+    """Before, ``parse_cards(None)`` raised Python's bare "'NoneType' object is not iterable"."""
+    with pytest.raises(TypeError, match=rf"bad card list {bad!r}: expected a string of cards .* or an iterable of "
+                                        rf"card strings$"):
+        parse_cards(bad)
+
+
 def test_non_string_rejected():
     with pytest.raises(TypeError):
         parse_card(5)

@@ -186,7 +186,7 @@ class PokerSquaresEnv(gym.Env):
     ) -> None:
         super().__init__()
         self.rules = Rules(jokers=jokers, placement=placement, first_cell=first_cell)
-        system = point_system(scoring) if win_threshold == "default" else point_system(scoring, win_threshold=win_threshold)
+        system = point_system(scoring) if isinstance(win_threshold, str) and win_threshold == "default" else point_system(scoring, win_threshold=win_threshold)
         self.game = PokerSquaresGame(self.rules, system)
         self.point_system = system
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)

@@ -536,3 +536,18 @@ def test_reset_options_may_be_any_mapping():
     assert info["card"] == 51
     with pytest.raises(TypeError, match=r"options=\[\('deck', 1\)\]: expected None or a dict"):
         env.reset(options=[("deck", 1)])
+
+
+@pytest.mark.parametrize("make", ["single", "vector", "shuffle"])
+def test_an_array_as_win_threshold_is_named_not_numpys_ambiguity_error(make):
+    """Before, ``win_threshold == "default"`` compared a numpy array element-wise and raised numpy's "truth value of
+    an array ... is ambiguous"; it is now the same "is not a number" as any other non-number."""
+    from pokersquares_env.env import PokerSquaresEnv
+    from pokersquares_env.shuffle.env import PokerShuffleEnv
+    from pokersquares_env.vector import PokerSquaresVectorEnv
+
+    build = {"single": PokerSquaresEnv, "vector": lambda **kw: PokerSquaresVectorEnv(2, **kw),
+             "shuffle": PokerShuffleEnv}[make]
+    with pytest.raises(TypeError, match=r"win_threshold: value array\(\[1, 2\]\) is not a number"):
+        build(win_threshold=np.array([1, 2]))
+    assert build(win_threshold=np.int64(60)).point_system.win_threshold == 60

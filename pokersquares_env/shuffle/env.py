@@ -226,7 +226,7 @@ class PokerShuffleEnv(gym.Env):
             )
         self.mode = mode
         system = point_system(scoring)
-        if win_threshold == "default":  # the built-in systems' Poker Squares thresholds give way to Poker Shuffle's
+        if isinstance(win_threshold, str) and win_threshold == "default":  # the built-in systems' Poker Squares thresholds give way to Poker Shuffle's
             system = point_system(system, win_threshold=_shuffle_threshold(system))
         else:
             system = point_system(system, win_threshold=win_threshold)

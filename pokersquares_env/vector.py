@@ -153,6 +153,9 @@ def _check_action_items(actions: Any) -> Any:
 
 
 _INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+# compared as a uint64: numpy 1.x compares a uint64 array with a Python int (or an int64) as float64, where 2**63 - 1
+# rounds up to 2**63, so 2**63 itself would not count as too large
+_UINT64_OF_INT64_MAX = np.uint64(_INT64_MAX)
 
 
 class PokerSquaresVectorEnv(VectorEnv):
@@ -667,8 +670,8 @@ class PokerSquaresVectorEnv(VectorEnv):
         if not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"actions have dtype {arr.dtype}: expected integer cell indices 0..24")
         if arr.dtype.itemsize == 8 and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.size \
-                and arr.max() > np.iinfo(np.int64).max:  # checked before the cast, which would wrap it negative
-            i = int(np.argmax(arr > np.iinfo(np.int64).max))
+                and arr.max() > _UINT64_OF_INT64_MAX:  # checked before the cast, which would wrap it negative
+            i = int(np.argmax(arr > _UINT64_OF_INT64_MAX))
             raise ValueError(f"actions[{i}] = {int(arr[i])}: expected integer cell indices 0..24 (a value this large "
                              f"does not fit an int64)")
         return arr.astype(np.int64, copy=False)

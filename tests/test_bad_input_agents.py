@@ -265,7 +265,7 @@ def test_mc_keeps_good_seconds_and_round():
     # numpy numbers count as the numbers they hold (before, candidates=np.int64(3) was "expected a positive integer")
     agent = MonteCarloAgent(rollout="heuristic", candidates=np.int64(3), seconds=np.float32(0.25))
     assert (agent.candidates, agent.seconds) == (3, 0.25) and type(agent.candidates) is int
-    with pytest.raises(ValueError, match=r"seconds=np.True_: expected a finite positive number"):
+    with pytest.raises(ValueError, match=r"seconds=(?:np\.)?True_?: expected a finite positive number"):
         MonteCarloAgent(rollout="heuristic", seconds=np.True_)
 
 

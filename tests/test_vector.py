@@ -683,7 +683,7 @@ def test_a_bool_or_an_int_beyond_int64_in_a_list_of_actions_is_named(backend):
     before = env._placed.copy()
     with pytest.raises(TypeError, match=r"actions\[0\] = True: a bool is no cell: expected integer cell indices 0\.\.24"):
         env.step([True, 5])
-    with pytest.raises(TypeError, match=r"actions\[1\] = np.False_: a bool is no cell"):
+    with pytest.raises(TypeError, match=r"actions\[1\] = (?:np\.)?False_?: a bool is no cell"):
         env.step((3, np.bool_(False)))
     with pytest.raises(ValueError, match=r"actions\[0\] = 9223372036854775808: expected integer cell indices 0\.\.24 "
                                          r"\(a value this large does not fit an int64\)"):
@@ -757,7 +757,7 @@ def test_ints_below_int64_in_actions_or_deck_rows_are_named_as_those_above():
     with pytest.raises(ValueError, match=r"options\['deck'\]\[1\]\[0\]: card code -1180591620717411303424 out of "
                                          r"range"):
         env.reset(options={"deck": [list(range(1, 26)), [-2**70] + list(range(1, 25))]})
-    with pytest.raises(TypeError, match=r"options\['deck'\]\[0\]\[0\]: card code np.True_ is not an integer"):
+    with pytest.raises(TypeError, match=r"options\['deck'\]\[0\]\[0\]: card code (?:np\.)?True_? is not an integer"):
         env.reset(options={"deck": [[np.True_] + list(range(2, 26))] * 2})  # a numpy bool, as a Python one
     with pytest.raises(TypeError, match=r"options\['deck'\]\[1\]\[0\]: card code True is not an integer"):
         env.reset(options={"deck": [tuple(range(1, 26)), (True, *range(2, 26))]})  # rows as tuples, as lists

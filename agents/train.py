@@ -201,6 +201,7 @@ class RunFolder:
             # read before anything is written, so a damaged file leaves the folder as it was
             self._checkpoint = self._read_checkpoint()
             self._buffer = self._read_buffer()
+            self._check_curve()
             if meta.exists():
                 data = _read_progress(meta)
                 self._seconds_before = data["seconds"]
@@ -528,6 +529,35 @@ class RunFolder:
                 post["eval"] = f"{self._last_eval['eval_score']:.1f}"
             self._bar.set_postfix(post, refresh=False)
             self._bar.update(delta)
+
+    def _check_curve(self) -> None:
+        """Refuse to resume onto a damaged curve.csv (before anything is written), naming the file and the first bad
+        row: the resumed run appends to it, and every row read later (sweeps, plots) must be one a run wrote."""
+        path = self.dir / "curve.csv"
+        if not path.is_file():
+            return
+        fix = ("expected the curve a training run writes: repair it, or remove it (the resumed run then starts a new "
+               "curve) and resume again; the folder is left as it was")
+        try:
+            with path.open(newline="") as fh:
+                rows = list(csv.reader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise ConfigError(f"--resume: {str(path)!r} cannot be read ({exc}): {fix}") from None
+        if not rows or rows[0] != CURVE_FIELDS:
+            raise ConfigError(f"--resume: {str(path)!r}: header {rows[0] if rows else 'missing'!r}: expected "
+                              f"{','.join(CURVE_FIELDS)}; {fix}")
+        for n, row in enumerate(rows[1:], start=1):
+            bad = len(row) != len(CURVE_FIELDS)
+            if not bad:
+                try:
+                    bad = not all(math.isfinite(float(v)) for v in row[:3]) or any(
+                        v and not math.isfinite(float(v)) for v in row[3:])
+                except ValueError:
+                    bad = True
+            if bad:
+                raise ConfigError(f"--resume: {str(path)!r}: row {n}: {','.join(row)!r}: expected "
+                                  f"{len(CURVE_FIELDS)} fields ({','.join(CURVE_FIELDS)}), numbers, the scores "
+                                  f"possibly empty; {fix}")
 
     def _trim_curve(self, steps: float | None) -> None:
         """Drop curve.csv rows past ``steps``, the progress a resume starts from: rows a run wrote after its last

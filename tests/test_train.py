@@ -432,6 +432,38 @@ def test_resume_with_a_damaged_progress_file_is_refused_before_writing(tmp_path,
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize("damage, named", [
+    (lambda text: text.replace("step,", "stp,", 1), r"header \['stp'"),
+    (lambda text: "", r"header 'missing'"),
+    (lambda text: text + "12,3.0\n", r"row \d+: '12,3.0': expected 7 fields"),
+    (lambda text: text + "x,1,2,,,,\n", r"row \d+: 'x,1,2,,,,'"),
+    (lambda text: text + "5,1,2,abc,,,\n", r"row \d+: '5,1,2,abc,,,'"),
+    (lambda text: text + "5,1,2,inf,,,\n", r"row \d+: '5,1,2,inf,,,'"),
+])
+def test_resume_onto_a_damaged_curve_is_refused_before_writing(tmp_path, damage, named):
+    """Before, a resumed run appended its rows to a damaged curve.csv without a word (the sweep then failed on it)."""
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    curve = out / "curve.csv"
+    curve.write_text(damage(curve.read_text()))
+    before = _files(out)
+    steps = json.loads((out / "progress.json").read_text())["steps"]
+    with pytest.raises(ConfigError, match=rf"--resume: '.*curve\.csv': {named}.*the folder is left as it was"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=steps * 2)
+    assert _files(out) == before
+
+
+def test_resume_onto_a_curve_that_was_removed_starts_a_new_one(tmp_path):
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    steps = json.loads((out / "progress.json").read_text())["steps"]
+    (out / "curve.csv").unlink()
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=steps * 2)
+    rows = (out / "curve.csv").read_text().splitlines()
+    assert rows[0] == "step,seconds,episodes,train_score,eval_score,eval_american,eval_english" and len(rows) >= 2
+    assert all(float(row.split(",")[0]) > steps for row in rows[1:])
+
+
 def _files(folder: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 

@@ -101,3 +101,28 @@ def test_a_subprocess_started_elsewhere_imports_this_checkout(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     for line in out.stdout.splitlines():
         assert Path(line).resolve().is_relative_to(ROOT.resolve()), (line, ROOT)
+
+
+def test_the_floor_constraints_pin_every_run_time_requirement_at_its_lowest_version():
+    """scripts/min_constraints.py feeds scripts/test_min_versions.sh: every run-time requirement of pyproject.toml at
+    its floor, the higher floor where two lines name a package, test tools and the build system left to pip."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import min_constraints
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    got = min_constraints.floors((ROOT / "pyproject.toml").read_text())
+    assert got["gymnasium"] == "1.1" and got["numpy"] == "1.24"  # 1.0 lacked gymnasium.vector.AutoresetMode
+    assert got["stable-baselines3"] == got["sb3-contrib"] == "2.6"  # the first to accept gymnasium 1.1
+    # ray 2.41 is the first with tune.RunConfig and tune.report(dict), which agents/sweep.py uses
+    assert got["scipy"] == "1.11" and got["ray"] == "2.41"  # the test extra's floor wins; an extra's [tune] dropped
+    assert not {"pytest", "hypothesis", "setuptools", "ruff"} & set(got)
+    text = '[project]\ndependencies = ["a_b>=1.2", "c>=0.9"]\n[x]\nfast = ["c>=0.10"]\ntest = ["c>=2", "d>=1"]\n'
+    assert min_constraints.floors(text) == {"a-b": "1.2", "c": "2"}  # 0.10 > 0.9 as versions, not as text
+    with pytest.raises(ValueError, match="no run-time 'name>=version' requirements found"):
+        min_constraints.floors("[project]\nname = 'x'\n")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "min_constraints.py"), "--except", "torch",
+                           "--except", "MoviePy"], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert lines == sorted(lines) and "numpy==1.24" in lines and "gymnasium==1.1" in lines
+    assert not any(line.startswith(("torch==", "moviepy==")) for line in lines)

@@ -191,7 +191,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         save_model(path, q_net, cfg, point_system=run.point_system, optimizer=optimizer.state_dict(),
                    target=target.state_dict(),
                    global_step=global_step, iteration=iteration, rng=rng.bit_generator.state,
-                   games=games_state(envs, obs=obs, mask=mask, reset_step=reset_step, phi=phi))
+                   games=games_state(envs, obs=obs, mask=mask, reset_step=reset_step, phi=phi),
+                   progress=run.checkpoint_progress)  # --resume goes on from this record
         if path == run.latest_checkpoint():  # --resume goes on with the transitions it had
             buffer.save(path.with_name(BUFFER_FILE), step=global_step)
 

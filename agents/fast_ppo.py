@@ -426,7 +426,8 @@ def train(cfg: TrainConfig, run: Any) -> "nn.Module":
         save_model(path, model, cfg, point_system=run.point_system, optimizer=optimizer.state_dict(),
                    update=next_update, global_step=global_step,
                    torch_rng=torch.get_rng_state(),
-                   games=games_state(envs, obs=obs.numpy(), mask=mask.numpy(), reset_step=reset_step.numpy(), phi=phi))
+                   games=games_state(envs, obs=obs.numpy(), mask=mask.numpy(), reset_step=reset_step.numpy(), phi=phi),
+                   progress=run.checkpoint_progress)  # --resume goes on from this record
 
     potential = run.shaping_potential()  # built before the run's clock started (train)
     games = restore_games(state, cfg, N)

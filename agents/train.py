@@ -30,6 +30,7 @@ import csv
 import itertools
 import json
 import math
+import os
 import shutil
 import signal
 import sys
@@ -63,7 +64,7 @@ MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model
 POINT_SYSTEM_FILE = "point_system.json"  # the run's point system as read when it started (learned agents check it)
 #: what a run writes into its folder; a new run refuses a folder holding any of them unless told to overwrite
 RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt", "checkpoints", "tb", "sb3_eval",
-             "evaluation", "point_system.json")
+             "evaluation", "point_system.json", "progress.json.tmp")
 #: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
 #: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
 OWNER_MARKS = (RUN_MARK, DEMO_MARK)
@@ -71,6 +72,8 @@ OWNER_MARKS = (RUN_MARK, DEMO_MARK)
 CHECKPOINT_KEYS = {"fast-ppo": ("update", "torch_rng"), "dqn": ("target",)}
 #: progress.json's record of the evaluation, checkpoint and curve-row schedules, so a resumed run keeps them
 SCHEDULE_KEYS = ("last_eval_step", "last_ckpt_step", "last_row_step")
+#: the attribute of a MaskablePPO checkpoint that holds its progress record (a torch checkpoint: the key "progress")
+PROGRESS_ATTRIBUTE = "_pse_progress"
 #: options ``--resume`` may change; every other option is the stored run's
 RESUME_OPTIONS = ("timesteps", "time_limit", "progress", "out", "final_eval_games", "checkpoint_every")
 CURVE_FIELDS = ["step", "seconds", "episodes", "train_score", "eval_score", "eval_american", "eval_english"]
@@ -120,6 +123,12 @@ def _read_progress(path: Path, what: str = "--resume") -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{what}: {str(path)!r} cannot be read ({exc}): expected the JSON object "
                           f"{{\"steps\": N, \"seconds\": S, \"episodes\": E}} the run wrote") from None
+    return _check_progress(data, path, what)
+
+
+def _check_progress(data: Any, path: Path, what: str = "--resume") -> dict[str, Any]:
+    """A progress record (progress.json's object, or the copy a checkpoint holds, ``path`` naming where it came
+    from) checked field by field: a ConfigError naming the file and the bad field."""
     if not isinstance(data, dict):
         raise ConfigError(f"{what}: {str(path)!r} holds {type(data).__name__}: expected a JSON object with steps, "
                           f"seconds and episodes")
@@ -162,6 +171,10 @@ class RunFolder:
         self.resume = resume
         self.overwrite = overwrite
         self._checkpoint: Any = None
+        self._checkpoint_step: int | None = None  # the step the latest checkpoint was saved at (--resume)
+        self._checkpoint_progress: Any = None  # the progress record it holds (None: saved before they held one)
+        #: the progress record of the checkpoint being saved: each trainer's save stores it inside the checkpoint
+        self.checkpoint_progress: dict[str, Any] | None = None
         self._buffer: Any = None
         self._resumed_steps: float | None = None
         self.ckpt_dir = self.dir / "checkpoints"
@@ -202,8 +215,8 @@ class RunFolder:
             self._checkpoint = self._read_checkpoint()
             self._buffer = self._read_buffer()
             self._check_curve()
-            if meta.exists():
-                data = _read_progress(meta)
+            data = self._resume_progress(_read_progress(meta) if meta.exists() else None)
+            if data is not None:
                 self._seconds_before = data["seconds"]
                 self._episodes = data["episodes"]
                 self._last_eval_step, self._last_ckpt_step, self._last_row_step = (data[k] for k in SCHEDULE_KEYS)
@@ -331,10 +344,12 @@ class RunFolder:
                 return None
             try:
                 with torch.random.fork_rng(devices=[]):  # loading draws nothing the run then draws
-                    MaskablePPO.load(path, device="cpu")
+                    model = MaskablePPO.load(path, device="cpu")
             except Exception as exc:  # noqa: BLE001 - SB3 and torch raise many kinds on a damaged archive
                 raise ConfigError(f"--resume: {str(path)!r} cannot be loaded ({type(exc).__name__}: {exc}): expected "
                                   f"the checkpoint MaskablePPO saved") from None
+            self._checkpoint_step = int(model.num_timesteps)
+            self._checkpoint_progress = model.__dict__.get(PROGRESS_ATTRIBUTE)
             return None
         from agents.fast_ppo import load_failure, safe_load
 
@@ -349,7 +364,37 @@ class RunFolder:
             raise ConfigError(f"--resume: {str(path)!r} is not a {self.cfg.algo} checkpoint (it lacks "
                               f"{', '.join(missing)}): expected the checkpoint the run saved")
         self._check_weights(path, state)
+        self._checkpoint_step = state["global_step"]
+        self._checkpoint_progress = state.get("progress")
         return state
+
+    def _resume_progress(self, stored: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The progress record a resume goes on from: the one saved inside the latest checkpoint, which always
+        describes that checkpoint's step.  progress.json (``stored``, already checked) is written just after the
+        checkpoint, so a run killed between the two writes leaves it one checkpoint behind, or missing: the
+        checkpoint's record is then taken, with a note.  A checkpoint saved before it held its record (older runs)
+        must agree with progress.json: refused otherwise, naming both."""
+        latest = self.latest_checkpoint()
+        own = self._checkpoint_progress
+        if own is not None:
+            own = _check_progress(own, latest)
+            if own["steps"] != self._checkpoint_step:
+                raise ConfigError(f"--resume: {str(latest)!r} holds a progress record of step {own['steps']} but "
+                                  f"was saved at step {self._checkpoint_step}: expected the checkpoint the run saved")
+            if stored is None or stored["steps"] != own["steps"]:
+                where = "none" if stored is None else f"step {stored['steps']}"
+                print(f"note: --resume: progress.json ({where}) is behind the latest checkpoint (step "
+                      f"{own['steps']}), as a run stopped between the two writes leaves it: going on from the "
+                      f"checkpoint's own record", file=sys.stderr)
+            return own
+        if self._checkpoint_step is not None and (stored is None or stored["steps"] != self._checkpoint_step):
+            where = "is missing" if stored is None else f"is at step {stored['steps']}"
+            raise ConfigError(f"--resume: {str(self.dir / 'progress.json')!r} {where} but {str(latest)!r} was "
+                              f"saved at step {self._checkpoint_step} (a run stopped between the two writes, "
+                              f"checkpointed before checkpoints held their progress record): expected the two to "
+                              f"agree; copy the step_N checkpoint of progress.json's step over {latest.name}, or "
+                              f"train the run again with --overwrite")
+        return stored
 
     def _check_weights(self, path: Path, state: dict[str, Any]) -> None:
         """Load a torch checkpoint's weights (and the dqn target's) and optimiser state into the network the stored
@@ -418,15 +463,27 @@ class RunFolder:
             return
         if due:  # a forced or Ctrl-C save leaves the step_N schedule as it was (a resumed run keeps it)
             self._last_ckpt_step = step
-            save(self.ckpt_dir / f"step_{step}{self.ext}")
-        save(self.latest_checkpoint())
+        # saved inside the checkpoint too: progress.json, written after it, may not be (a kill in between)
+        self.checkpoint_progress = self._progress_record(step)
+        try:
+            if due:
+                save(self.ckpt_dir / f"step_{step}{self.ext}")
+            save(self.latest_checkpoint())
+        finally:
+            self.checkpoint_progress = None
         self._write_progress(step)
 
-    def _write_progress(self, step: int) -> None:
-        data = {"steps": step, "seconds": self.seconds(), "episodes": self._episodes,
+    def _progress_record(self, step: int) -> dict[str, Any]:
+        return {"steps": step, "seconds": self.seconds(), "episodes": self._episodes,
                 **dict(zip(SCHEDULE_KEYS, (self._last_eval_step, self._last_ckpt_step, self._last_row_step),
-                           strict=True)), "recent": self._recent}
-        (self.dir / "progress.json").write_text(json.dumps(data) + "\n")
+                           strict=True)), "recent": list(self._recent)}
+
+    def _write_progress(self, step: int) -> None:
+        """progress.json, through a temporary file: a kill mid-write leaves the previous one whole."""
+        path = self.dir / "progress.json"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self._progress_record(step)) + "\n")
+        os.replace(tmp, path)
 
     def save_final(self, save: Callable[[Path], None]) -> Path:
         """Save the final model and the progress record."""
@@ -941,16 +998,23 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         run._recent = list(run._recent)
 
     def save_at(model, snap: dict[str, Any], path: Path) -> None:
-        """Save ``model`` as it stood at ``snap`` (the weights only change between rollouts) with its games."""
+        """Save ``model`` as it stood at ``snap`` (the weights only change between rollouts) with its games and
+        the checkpoint's progress record, through a temporary file (SB3 writes the zip in place: a kill mid-save
+        would leave no whole checkpoint)."""
         steps = model.num_timesteps
         model.num_timesteps = snap["steps"]
         if snap["games"] is not None:
             model._pse_games = snap["games"]  # SB3 saves the model's attributes; read back by --resume
+        if run.checkpoint_progress is not None:
+            setattr(model, PROGRESS_ATTRIBUTE, run.checkpoint_progress)
+        tmp = path.with_name(path.stem + ".tmp.zip")  # ends in .zip: SB3 adds no suffix
         try:
-            model.save(path)
+            model.save(tmp)
+            os.replace(tmp, path)
         finally:
             model.num_timesteps = steps
             model.__dict__.pop("_pse_games", None)
+            model.__dict__.pop(PROGRESS_ATTRIBUTE, None)
 
     class RunCallback(BaseCallback):
         """Feeds the run folder: episode scores, progress, curve rows, evaluations and checkpoints.
@@ -1015,6 +1079,7 @@ def _train_maskable_ppo(cfg: TrainConfig, run: RunFolder) -> None:
         eval_cb._on_step = on_step
     if run.resume:
         model = MaskablePPO.load(run.latest_checkpoint(), env=venv, tensorboard_log=str(run.dir / "tb"), device="cpu")
+        model.__dict__.pop(PROGRESS_ATTRIBUTE, None)  # read by RunFolder.open; each save stores its own
         games = _sb3_games(restore_games({"games": model.__dict__.pop("_pse_games", None)}, cfg, cfg.num_envs),
                            model, shaper is not None)
         if games is not None:  # the games in progress and the generators: the run goes on as if never stopped

@@ -3380,3 +3380,160 @@ def test_resume_refuses_a_flag_given_at_its_default_that_differs_from_the_stored
     assert main(["train", "--out", str(out), "--resume", "--scoring", "american", "--no-progress"]) == 2
     assert "scoring='american' (stored: 'english') would change it" in capsys.readouterr().err
     assert seen == [] and _files(out) == before
+
+
+# ------------------------------------------------------------- a hard kill (SIGKILL) at an arbitrary moment
+class _Killed(BaseException):
+    """Stands for SIGKILL: the folder is copied as it stands at the kill and the process stops (nothing after it
+    runs in the copy, not even ``finally`` blocks or the Ctrl-C handler's save)."""
+
+
+def _killed_copy(src: Path, dst: Path) -> None:
+    import shutil
+
+    shutil.copytree(src, dst)
+
+
+KILL_RUNS = {  # (options, the checkpoint save at which the kill comes: the 2nd of latest)
+    "fast-ppo": dict(num_envs=8, eval_every=300, checkpoint_every=300, eval_games=4, timesteps=1248),
+    "dqn": dict(eval_every=300, checkpoint_every=300, eval_games=4, timesteps=1600),
+    "maskable-ppo": dict(eval_every=300, checkpoint_every=256, eval_games=4, timesteps=1024),
+}
+
+
+def _run_record(folder: Path):
+    """What a resumed run must share with the run never stopped: curve.csv's steps and evaluated steps, the step_N
+    checkpoints, and progress.json's steps and episodes."""
+    rows = [r.split(",") for r in (folder / "curve.csv").read_text().splitlines()[1:]]
+    progress = json.loads((folder / "progress.json").read_text())
+    return {"curve steps": [int(r[0]) for r in rows], "evaluated": [int(r[0]) for r in rows if r[4]],
+            "step checkpoints": sorted(p.name for p in (folder / "checkpoints").glob("step_*")),
+            "steps": progress["steps"], "episodes": progress["episodes"]}
+
+
+@pytest.mark.parametrize("algo, kill_at", [("fast-ppo", 2), ("dqn", 2), ("maskable-ppo", 2), ("fast-ppo", 1)])
+def test_a_kill_between_the_latest_checkpoint_and_progress_json_resumes_consistently_or_is_refused(
+        tmp_path, monkeypatch, algo, kill_at):
+    """RunFolder.maybe_checkpoint saves checkpoints/latest.* (step N), then writes progress.json.  A SIGKILL in
+    between leaves latest at step N beside the progress.json of the checkpoint before (step M).  --resume must then
+    either go on as the run never stopped (docs/training.md: "curve.csv and checkpoints/ are those of the run never
+    stopped") or refuse, naming progress.json / the checkpoint; it must not train on from N with M's episodes,
+    schedules and curve trimmed to M (the rows M..N are dropped and never written again).  ``kill_at=1``: killed
+    at the run's first checkpoint, before progress.json was ever written: the resume starts the episode count,
+    the clock and the schedules from zero at step N."""
+    from agents import train as train_module
+
+    options = KILL_RUNS[algo]
+    straight = tmp_path / "straight"
+    train(_cfg(algo, straight, **options))
+
+    out, killed = tmp_path / "run", tmp_path / "killed"
+    real_write = train_module.RunFolder._write_progress
+    calls = []
+
+    def write_then_die(self, step):
+        calls.append(step)
+        if len(calls) == kill_at:  # latest.* of this checkpoint is saved; progress.json still holds the one before
+            _killed_copy(self.dir, killed)
+            raise _Killed
+        real_write(self, step)
+
+    monkeypatch.setattr(train_module.RunFolder, "_write_progress", write_then_die)
+    with pytest.raises(_Killed):
+        train(_cfg(algo, out, **options))
+    monkeypatch.setattr(train_module.RunFolder, "_write_progress", real_write)
+    if kill_at == 1:
+        assert not (killed / "progress.json").exists() and (killed / "checkpoints" / "latest.pt").exists()
+    else:
+        kept = json.loads((killed / "progress.json").read_text())["steps"]
+        assert kept == calls[0] < calls[1]  # the window: progress.json one checkpoint behind latest.*
+
+    try:
+        train(TrainConfig(out=str(killed), progress=False), resume=True)
+    except ConfigError as exc:  # refusing is fine, if it names what does not fit
+        assert "progress.json" in str(exc)
+        return
+    assert _run_record(killed) == _run_record(straight)
+
+
+def test_a_kill_while_maskable_ppo_saves_latest_zip_leaves_the_previous_checkpoint_to_resume_from(tmp_path,
+                                                                                                    monkeypatch):
+    """fast-ppo and dqn write checkpoints/latest.pt (and the buffer) to a temporary file and rename it, so a kill
+    during the save leaves the previous checkpoint whole.  maskable-ppo's checkpoint is SB3's ``model.save``, which
+    writes the zip in place: a SIGKILL (or the documented second Ctrl-C, "Ctrl-C again to abort", while the first
+    one's checkpoint is being saved) leaves a cut latest.zip, the run's only resumable checkpoint, and --resume can
+    only refuse it.  The run should resume from the checkpoint before, as the other trainers do."""
+    import io
+
+    from sb3_contrib import MaskablePPO
+
+    options = KILL_RUNS["maskable-ppo"]
+    straight = tmp_path / "straight"
+    train(_cfg("maskable-ppo", straight, **options))
+
+    out, killed = tmp_path / "run", tmp_path / "killed"
+    real_save = MaskablePPO.save
+    latest_saves = []
+
+    def save_cut_short(self, path, *args, **kwargs):
+        if killed.exists():  # the process is dead: the finally blocks' saves never happen
+            raise _Killed
+        if not Path(path).name.startswith("latest"):  # latest.zip, or the temporary file it is saved through
+            return real_save(self, path, *args, **kwargs)
+        latest_saves.append(path)
+        if len(latest_saves) < 2:
+            return real_save(self, path, *args, **kwargs)
+        buf = io.BytesIO()
+        real_save(self, buf, *args, **kwargs)
+        Path(path).write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])  # what the kill leaves of it
+        _killed_copy(out, killed)
+        raise _Killed
+
+    monkeypatch.setattr(MaskablePPO, "save", save_cut_short)
+    with pytest.raises(_Killed):
+        train(_cfg("maskable-ppo", out, **options))
+    monkeypatch.setattr(MaskablePPO, "save", real_save)
+    assert json.loads((killed / "progress.json").read_text())["steps"] == 256  # the checkpoint before
+
+    resumed = train(TrainConfig(out=str(killed), progress=False), resume=True)
+    assert resumed.steps == 1024
+
+    def weights(path):
+        return MaskablePPO.load(path, device="cpu").policy.state_dict()
+
+    a, b = weights(straight / "model.zip"), weights(killed / "model.zip")
+    assert all(torch_equal(a[k], b[k]) for k in a)
+
+
+def test_a_checkpoint_without_its_progress_record_must_agree_with_progress_json(tmp_path, capsys):
+    """Checkpoints saved before they held their progress record (older runs) resume from progress.json only when
+    both describe the same step; otherwise the resume is refused, naming both, before anything is written.  A
+    checkpoint with its record goes on from it, with a note, when progress.json is behind."""
+    import torch
+
+    out = tmp_path / "run"
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    latest = out / "checkpoints" / "latest.pt"
+    state = torch.load(latest, weights_only=False)
+    assert state["progress"]["steps"] == state["global_step"] == json.loads((out / "progress.json").read_text())[
+        "steps"]
+    progress = json.loads((out / "progress.json").read_text())
+    behind = {**progress, "steps": progress["steps"] - 1, "last_ckpt_step": 0, "last_eval_step": 0,
+              "last_row_step": 0}
+    (out / "progress.json").write_text(json.dumps(behind))
+    resumed = train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=progress["steps"])
+    assert resumed.steps == progress["steps"]
+    assert f"progress.json (step {progress['steps'] - 1}) is behind the latest checkpoint" in capsys.readouterr().err
+    assert json.loads((out / "progress.json").read_text())["episodes"] == progress["episodes"]
+
+    del state["progress"]  # as a checkpoint of an older run
+    torch.save(state, latest)
+    (out / "progress.json").write_text(json.dumps(behind))
+    before = _files(out)
+    with pytest.raises(ConfigError, match=rf"progress\.json' is at step {progress['steps'] - 1} but .*latest\.pt' "
+                                          rf"was saved at step {progress['steps']}"):
+        train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=progress["steps"] * 2)
+    assert _files(out) == before
+    (out / "progress.json").write_text(json.dumps(progress))  # agreeing: resumed as before
+    assert train(TrainConfig(out=str(out), progress=False), resume=True,
+                 timesteps=progress["steps"] * 2).steps == progress["steps"] * 2

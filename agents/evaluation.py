@@ -1056,11 +1056,14 @@ def resumable_games(out_dir: str | os.PathLike | None, specs: Sequence[str], gam
     want_rules, want_points = game.rules.to_json(), game.system.to_json()
     seed = int(config["seed"])
     out: dict[tuple[str, int], dict[str, Any]] = {}
+    # while the journal is there, the save that writes games.jsonl never finished: a kill mid-write cuts its last
+    # line, whose game the journal holds whole (it is written first), so that line is left out as the journal's is
+    unfinished = os.path.isfile(os.path.join(os.fspath(out_dir), JOURNAL))
     for name in ("games.jsonl", JOURNAL):
         path = os.path.join(os.fspath(out_dir), name)
         if not os.path.isfile(path):
             continue
-        for lineno, rec in enumerate(load_records(path, cut_tail=name == JOURNAL), start=1):
+        for lineno, rec in enumerate(load_records(path, cut_tail=name == JOURNAL or unfinished), start=1):
             where = f"{path}: record {lineno} (agent {rec.agent!r}, deal {rec.meta.get('deal')!r})"
             deal = rec.meta.get("deal")
             if isinstance(deal, bool) or not isinstance(deal, int):

@@ -621,3 +621,38 @@ def test_a_damaged_marker_is_named_as_damaged_not_as_missing(tmp_path, capsys, d
     assert status == 2 and "evaluation.json" in err
     assert "has no evaluation.json" not in err, err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs."""
+
+
+def test_a_kill_while_the_outputs_are_written_resumes_from_the_journal(tmp_path, full, monkeypatch):
+    """The journal is removed only once every output is written, so a kill while EvaluationResult.save writes
+    games.jsonl (plainly, in place) leaves the whole journal beside a games.jsonl cut mid-line.  The folder holds
+    every game; the command without --resume refuses it ("expected --resume to finish it"), but --resume refuses
+    the cut games.jsonl as a damaged record ("not valid JSON"), so neither command finishes the run.  --resume
+    should finish it from the journal (a games.jsonl whose save was cut short is the evaluation's own, not data)."""
+    real_save = ev.EvaluationResult.save
+
+    def save_killed_in_games_jsonl(self, out_dir, **kwargs):
+        real_save(self, out_dir, **kwargs)
+        # what a kill while writing games.jsonl leaves: the marker, and games.jsonl cut short; nothing after it
+        path = Path(out_dir) / "games.jsonl"
+        text = path.read_bytes()
+        path.write_bytes(text[: len(text) // 2])
+        for name in (*ev.RESULT_FILES[1:], *ev.PLOT_FILES):
+            (Path(out_dir) / name).unlink(missing_ok=True)
+        raise _Killed
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(ev.EvaluationResult, "save", save_killed_in_games_jsonl)
+    with pytest.raises(_Killed):
+        evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out)
+    monkeypatch.setattr(ev.EvaluationResult, "save", real_save)
+    assert len((out / JOURNAL).read_text(encoding="utf-8").splitlines()) == 24  # every game is kept
+    assert not (out / "games.jsonl").read_bytes().endswith(b"\n")
+
+    result = evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, resume=True)
+    assert result.resumed == 24
+    assert _games(out) == _games(full) and not (out / JOURNAL).exists()

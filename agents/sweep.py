@@ -795,8 +795,8 @@ def check_sweep_root(out: str | os.PathLike, *, name: str = "out") -> None:
     root = Path(out)
     if not root.is_dir():
         return  # new (a file is named by check_out_dir)
-    try:
-        entries = sorted(os.listdir(root))
+    try:  # less the temporary file sweep.json is written through (left by a stop mid-write)
+        entries = sorted(e for e in os.listdir(root) if e != SWEEP_FILE + ".tmp")
     except OSError as exc:
         raise ValueError(f"{_named(name, os.fspath(out))}: cannot list it ({exc.strerror or exc})") from None
     if not entries or _is_sweep_record(read_json(root / SWEEP_FILE)):
@@ -864,7 +864,9 @@ def run_sweep(
 
     out = Path(prepare_out_dir(Path(config.out).resolve(), name="out"))  # ValueError naming an out that is a file
     config.out = str(out)
-    (out / SWEEP_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    tmp = out / (SWEEP_FILE + ".tmp")  # atomic: a stop mid-write leaves the earlier sweep.json, and the folder its
+    tmp.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    os.replace(tmp, out / SWEEP_FILE)  # sweep's own
     trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
                                     {"cpu": config.cpus_per_trial})
     tuner = tune.Tuner(

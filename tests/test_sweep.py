@@ -1094,3 +1094,51 @@ def test_a_damaged_curve_file_of_a_trial_is_named(tmp_path, text, reader):
     (tmp_path / "curve.csv").write_text(text)
     with pytest.raises(ValueError, match=r"curve\.csv"):
         getattr(agents.sweep, reader)(tmp_path)
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL (or Ctrl-C's KeyboardInterrupt): nothing after it runs."""
+
+
+def test_a_sweep_killed_while_it_rewrites_its_sweep_json_is_still_taken_as_its_own_folder(tmp_path, monkeypatch):
+    """Every run of a sweep (the way to resume one) rewrites sweep.json in place (Path.write_text) before its
+    trials.  A kill (or Ctrl-C) in that write leaves it empty or cut short, and the next run refuses the sweep's
+    own folder, trials and all: "is not a sweep's folder (its sweep.json is not a sweep's record ...): choose
+    another folder" -- the finished trials are then never reused."""
+    pytest.importorskip("ray.tune")
+    from pathlib import Path
+
+    from agents.sweep import SWEEP_FILE, run_sweep
+
+    _capture_tuner(monkeypatch)
+    config = {"name": "t", "out": str(tmp_path / "sw"), "train": _fixed({"seed": 0}), "space": {"seed": [0]}}
+    with pytest.raises(_Stop):
+        run_sweep(config, verbose=0)  # the first run: sweep.json written, then its trials
+    own = tmp_path / "sw"
+    (own / "trials" / "seed=0-abc").mkdir(parents=True)
+    (own / "trials" / "seed=0-abc" / "sweep_trial.json").write_text('{"status": "done", "metrics": {}}\n')
+
+    real_write_text = Path.write_text
+
+    def killed_mid_write(self, data, *args, **kwargs):
+        if self.name.startswith(SWEEP_FILE):  # sweep.json, or the temporary file it is written through
+            real_write_text(self, data[: len(data) // 3], *args, **kwargs)  # what the kill leaves of it
+            raise _Killed
+        return real_write_text(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", killed_mid_write)
+    with pytest.raises(_Killed):
+        run_sweep(config, verbose=0)  # run again (to resume it), killed while it rewrites sweep.json
+    monkeypatch.setattr(Path, "write_text", real_write_text)
+    with pytest.raises(_Stop):  # the next run must still take its own folder (and reuse its trials)
+        run_sweep(config, verbose=0)
+
+
+def test_a_folder_holding_only_the_temporary_sweep_json_of_a_killed_first_run_is_taken(tmp_path):
+    from agents.sweep import SWEEP_FILE, check_sweep_root
+
+    (tmp_path / (SWEEP_FILE + ".tmp")).write_text('{"name": ')  # the first run killed while writing sweep.json
+    check_sweep_root(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"is not a sweep's folder \(no sweep\.json of a sweep; it holds notes\.txt\)"):
+        check_sweep_root(tmp_path)

@@ -1244,14 +1244,19 @@ class PPSResult:
             means = [m for m in fair if not math.isnan(m)]  # NaN: an agent that played no deal
             best = max(means, default=math.nan)
             worst = min(means, default=math.nan)
+            # a tie -- the best no better than the worst, or than random play -- is decided on means compared to
+            # 9 decimals (points_level), as scores are everywhere: float sums in another order can differ in the
+            # last bit, which would otherwise rank one agent 1 and its equal 0
+            ranked = points_level(best) > points_level(worst)
+            above_random = points_level(best) > points_level(base)
             for r, m in zip(summ, fair):
                 span = best - base
                 rows.append({
                     "agent": r["agent"], "system": name, "games": r["games"], "errors": r["errors"],
                     "mean": r["mean"], "ci95": r["ci95"], "failed_score": failed, "pps_mean": m,
                     "random_expected": base,
-                    "tournament": (m - worst) / (best - worst) if best > worst else math.nan,
-                    "normalized": (m - base) / span if span > 0 else math.nan,
+                    "tournament": (m - worst) / (best - worst) if ranked else math.nan,
+                    "normalized": (m - base) / span if above_random else math.nan,
                     "seconds_per_game": r["seconds_per_game"],
                 })
         return rows

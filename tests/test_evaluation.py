@@ -417,6 +417,28 @@ def test_pps_tournament_score_is_the_challenges_min_max_scaling():
     assert math.isnan(solo.overall()[0]["tournament_score"]) and "| greedy | 1 | n/a |" in solo.table()
 
 
+def test_pps_means_equal_to_9_decimals_tie_rather_than_rank_0_and_1(monkeypatch):
+    """Means that differ only in a float sum's last bit (0.1 + 0.2 against 0.3) are a tie, as scores are everywhere
+    (points_level): no spread to scale, NaN; before, one agent scored 1 and its equal 0."""
+    import agents.evaluation as evaluation
+
+    res = evaluate_pps(["random", "greedy"], systems=["american"], games=2, seed=2, progress=False)
+    fake = {"random": 0.1 + 0.2, "greedy": 0.3}
+    monkeypatch.setattr(evaluation, "_mean_counting_failures", lambda row, failed: fake[row["agent"]])
+    rows = res.summary
+    assert fake["random"] != fake["greedy"]
+    assert all(math.isnan(r["tournament"]) for r in rows)
+    fake.update(random=14.415, greedy=14.415 + 1e-13)  # the exact random-play expectation of American, 14.415...
+    import pokersquares_env.scoring as scoring
+
+    monkeypatch.setattr(scoring, "expected_random_score", lambda system, jokers: 14.415)  # read at each summary
+    assert all(math.isnan(r["normalized"]) for r in res.summary)  # the best no better than random: no span
+    fake.update(greedy=20.0)
+    ranked = {r["agent"]: r for r in res.summary}
+    assert ranked["random"]["tournament"] == 0.0 and ranked["greedy"]["tournament"] == 1.0
+    assert ranked["greedy"]["normalized"] == 1.0
+
+
 class _AlwaysRaises(Agent):
     name = "always_raises"
     uses_obs = False

@@ -176,6 +176,7 @@ class RunFolder:
         #: the progress record of the checkpoint being saved: each trainer's save stores it inside the checkpoint
         self.checkpoint_progress: dict[str, Any] | None = None
         self._buffer: Any = None
+        self._torn_curve_row = False  # curve.csv's last row was cut by a kill (found by --resume's check)
         self._resumed_steps: float | None = None
         self.ckpt_dir = self.dir / "checkpoints"
         self.ext = Path(MODEL_FILE[cfg.algo]).suffix
@@ -597,9 +598,15 @@ class RunFolder:
                "curve) and resume again; the folder is left as it was")
         try:
             with path.open(newline="") as fh:
-                rows = list(csv.reader(fh))
+                text = fh.read()
+            rows = list(csv.reader(text.splitlines()))
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise ConfigError(f"--resume: {str(path)!r} cannot be read ({exc}): {fix}") from None
+        # a last row without its line end was cut by a kill while it was appended: it lies past the latest
+        # checkpoint (rows are written before the checkpoint of their step), so the trim drops it
+        self._torn_curve_row = len(rows) > 1 and not text.endswith("\n")
+        if self._torn_curve_row:
+            rows.pop()
         if not rows or rows[0] != CURVE_FIELDS:
             raise ConfigError(f"--resume: {str(path)!r}: header {rows[0] if rows else 'missing'!r}: expected "
                               f"{','.join(CURVE_FIELDS)}; {fix}")
@@ -620,19 +627,21 @@ class RunFolder:
         """Drop curve.csv rows past ``steps``, the progress a resume starts from: rows a run wrote after its last
         checkpoint before it was killed, which the resumed run writes again."""
         path = self.dir / "curve.csv"
-        if steps is None or not path.is_file():
+        if (steps is None and not self._torn_curve_row) or not path.is_file():
             return
         with path.open(newline="") as fh:
             rows = list(csv.reader(fh))
+        if self._torn_curve_row:  # cut by a kill (_check_curve)
+            rows.pop()
 
         def kept(row: list[str]) -> bool:
             try:
-                return float(row[0]) <= steps
+                return steps is None or float(row[0]) <= steps
             except (IndexError, ValueError):
                 return True  # the header, or a row this code did not write: left alone
 
         trimmed = [row for row in rows if kept(row)]
-        if len(trimmed) != len(rows):
+        if len(trimmed) != len(rows) or self._torn_curve_row:
             with path.open("w", newline="") as fh:
                 csv.writer(fh).writerows(trimmed)
 

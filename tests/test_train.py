@@ -453,6 +453,27 @@ def test_resume_onto_a_damaged_curve_is_refused_before_writing(tmp_path, damage,
     assert _files(out) == before
 
 
+@pytest.mark.parametrize("cut", [1, 5])
+def test_a_last_curve_row_cut_by_a_kill_is_dropped_by_the_resume(tmp_path, cut):
+    """A kill while a row is appended leaves it without its line end (``cut`` characters of it): that row lies past
+    the latest checkpoint, so the resume drops it and writes it again, as the run never stopped."""
+    straight, out = tmp_path / "straight", tmp_path / "run"
+    train(_cfg("fast-ppo", straight, checkpoint_every=1))
+    train(_cfg("fast-ppo", out, checkpoint_every=1))
+    steps = json.loads((out / "progress.json").read_text())["steps"]
+    curve = out / "curve.csv"
+    whole = curve.read_text()
+    next_row = "9999,1.0,3,50.000,,,\r\n"  # the row of a later step, as the run would have appended it
+    curve.write_text(whole + next_row[:cut], newline="")
+    train(TrainConfig(out=str(out), progress=False), resume=True, timesteps=steps * 2)
+    train(TrainConfig(out=str(straight), progress=False), resume=True, timesteps=steps * 2)
+
+    def rows(path):  # every column but the wall-clock seconds
+        return [line.split(",")[:1] + line.split(",")[2:] for line in path.read_text().splitlines()]
+
+    assert rows(curve) == rows(straight / "curve.csv") and curve.read_text().endswith("\n")
+
+
 def test_resume_onto_a_curve_that_was_removed_starts_a_new_one(tmp_path):
     out = tmp_path / "run"
     train(_cfg("fast-ppo", out, checkpoint_every=1))

@@ -1899,6 +1899,9 @@ def test_potential_shaping_runs_in_worker_processes_show_no_progress_bars(tmp_pa
             seen.append(cfg.progress)
             raise _PoolStarted
 
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
     def in_process(cfg, **kwargs):
         seen.append(cfg.progress)
         raise _PoolStarted
@@ -2162,7 +2165,8 @@ def test_potential_shaping_reuses_finished_runs_of_the_same_config_and_retrain_t
 
 def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_one(tmp_path, monkeypatch, capsys):
     """With more runs than workers, Ctrl-C used to stop the running ones while those waiting for a worker started
-    and trained to the end.  A pool whose tasks run only when their result is asked for shows which started."""
+    and trained to the end.  A pool whose tasks run only when their result is asked for shows which were given to
+    the pool: only as many as it has workers, so none waits in its queue, where cancel() cannot reach it."""
     from concurrent.futures import CancelledError
 
     import agents.experiments.potential_shaping as ps
@@ -2213,7 +2217,9 @@ def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_o
     with pytest.raises(KeyboardInterrupt):
         ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic"), seeds=(0, 1), timesteps=416,
                              games=2, progress=False, train_options=TINY_TRAIN, jobs=2)
-    assert started == [("none", 0)]  # the three runs still waiting never started
+    # a run is submitted only when one of the two workers is free: the two under way when Ctrl-C came (both got it),
+    # never the two still waiting
+    assert started == [("none", 0), ("none", 1)]
     assert "Ctrl-C stopped" in capsys.readouterr().err
 
 
@@ -2228,3 +2234,34 @@ def test_compare_trainers_refuses_bad_eval_points_before_training(tmp_path, eval
         compare_trainers(str(out), timesteps=416, algos=("fast-ppo",), games=2, eval_points=eval_points,
                          progress=False, train_options={"fast-ppo": TINY_TRAIN})
     assert not out.exists()
+
+
+def test_ctrl_c_in_potential_shaping_with_jobs_starts_no_waiting_run(tmp_path, monkeypatch, capsys):
+    """docs/training.md: 'in potential-shaping --jobs N, runs still waiting for a worker do not start'.  With two
+    workers and four runs, Ctrl-C stops the two runs under way; the two waiting runs start anyway (the executor had
+    already moved them to its call queue, where cancel() cannot reach them) and the command waits for them to train
+    to the end before it exits 130."""
+    import os
+    import time
+
+    import agents.evaluation
+    import agents.train
+    from agents.train import TrainResult
+    from pokersquares_env.cli import main
+
+    started = tmp_path / "started"
+    started.mkdir()
+
+    def interrupted(cfg, **kwargs):  # a run that Ctrl-C stops: checkpoint kept, interrupted (in a worker process)
+        (started / os.path.basename(cfg.out)).touch()
+        time.sleep(0.5)
+        return TrainResult(out=cfg.out, model_path=cfg.out + "/model.pt", steps=416, seconds=0.5, interrupted=True,
+                           evaluation=None)
+
+    monkeypatch.setattr(agents.train, "train", interrupted)  # forked workers inherit it
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: 2)  # two workers on a one-core test run
+    out = tmp_path / "ps"
+    assert main(["experiment", "potential-shaping", "--out", str(out), "--shapings", "none", "heuristic", "--seeds",
+                 "0", "1", "--timesteps", "6400", "--games", "2", "--jobs", "2", "--no-progress"]) == 130
+    assert "Ctrl-C stopped" in capsys.readouterr().err
+    assert len(os.listdir(started)) <= 2, f"runs started after the Ctrl-C: {sorted(os.listdir(started))}"

@@ -170,17 +170,23 @@ def potential_shaping(
             trained[key] = {**_train(cfg), "reused": False}
             _stop_if_interrupted(trained, configs)  # the next runs do not start
     else:
+        waiting = list(pending.items())
         with ProcessPoolExecutor(max_workers=min(workers, len(pending))) as pool:
-            futures = {key: pool.submit(_train, cfg) for key, cfg in pending.items()}
+            running: list[tuple[Any, Any]] = []  # (key, future), oldest first
+            stop = False
             try:
-                for key, future in futures.items():
-                    if future.cancelled():
-                        continue
+                while waiting or running:
+                    # a run is submitted only when a worker is free: the pool marks a queued run as started, so
+                    # one submitted early could not be cancelled on Ctrl-C (the runs waiting would all start)
+                    while waiting and not stop and len(running) < workers:
+                        key, cfg = waiting.pop(0)
+                        running.append((key, pool.submit(_train, cfg)))
+                    if not running:
+                        break
+                    key, future = running.pop(0)  # the runs are alike in length: the oldest ends first
                     trained[key] = {**future.result(), "reused": False}
-                    if trained[key]["interrupted"]:  # Ctrl-C: the runs still waiting for a worker do not start
-                        for other in futures.values():
-                            other.cancel()
-            except BaseException:  # Ctrl-C here, or a run that raised: the waiting runs do not start either
+                    stop = stop or trained[key]["interrupted"]  # Ctrl-C: the runs still waiting do not start
+            except BaseException:  # Ctrl-C here, or a run that raised: no waiting run starts either
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
         _stop_if_interrupted(trained, configs)

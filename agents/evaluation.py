@@ -1320,8 +1320,11 @@ MARKER_FORMAT = "pokersquares-evaluation"
 
 def _write_marker(out_dir: str | os.PathLike, about: dict[str, Any]) -> str:
     path = os.path.join(out_dir, MARKER)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(_jsonable({"format": MARKER_FORMAT, "version": 1, **about}), indent=2) + "\n")
+    text = json.dumps(_jsonable({"format": MARKER_FORMAT, "version": 1, **about}), indent=2) + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
     return path
 
 
@@ -1338,7 +1341,7 @@ def _foreign_entries(folder: str, *, top: bool = True) -> list[str]:
     :data:`RESULT_FILES`, :data:`PLOT_FILES`, the :data:`JOURNAL` (and its ``.tmp`` copy) and, at the top,
     :data:`PPS_FILES` and the per-system sub-folders of ``--pps`` (each recognised the same way: by its
     :data:`MARKER`, or holding only an evaluation's files)."""
-    known = {*RESULT_FILES, *PLOT_FILES, JOURNAL, JOURNAL + ".tmp", *(PPS_FILES if top else ())}
+    known = {*RESULT_FILES, *PLOT_FILES, JOURNAL, JOURNAL + ".tmp", MARKER + ".tmp", *(PPS_FILES if top else ())}
     foreign = []
     for name in sorted(os.listdir(folder)):
         full = os.path.join(folder, name)

@@ -656,3 +656,55 @@ def test_a_kill_while_the_outputs_are_written_resumes_from_the_journal(tmp_path,
     result = evaluate(AGENTS, games=12, seed=3, chunk_size=4, progress=False, out_dir=out, resume=True)
     assert result.resumed == 24
     assert _games(out) == _games(full) and not (out / JOURNAL).exists()
+
+
+def _ctrl_c_while_the_marker_is_written(monkeypatch, nth: int = 1):
+    """Ctrl-C (a time limit's SIGTERM, a kill) arriving while evaluation.json is written: ``_write_marker`` opens the
+    file (truncating it) before it computes the text, so a stop there leaves the marker empty.  Raised on the
+    ``nth`` marker written."""
+    real = ev._jsonable
+    seen = []
+
+    def jsonable(x):
+        if isinstance(x, dict) and x.get("format") == ev.MARKER_FORMAT and "version" in x:
+            seen.append(1)
+            if len(seen) == nth:
+                raise KeyboardInterrupt
+        return real(x)
+
+    monkeypatch.setattr(ev, "_jsonable", jsonable)
+
+
+def test_ctrl_c_while_the_outputs_start_to_be_written_leaves_a_folder_resume_finishes(tmp_path, full, monkeypatch,
+                                                                                        capsys):
+    """Every game is played and kept in the journal; the stop comes as the outputs are written, in the marker
+    (evaluation.json, written first, in place).  The command says the games are kept and that --resume plays only
+    the rest, but --resume then refuses the folder: its empty evaluation.json is 'damaged or not an evaluation's'."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "run"
+    common = ["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "12", "--seed", "3", "--chunk-size", "4",
+              "--no-progress", "--out", str(out)]
+    _ctrl_c_while_the_marker_is_written(monkeypatch)
+    assert main(common) == 130
+    assert "the 24 finished games are kept" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main([*common, "--resume"]) == 0, capsys.readouterr().err
+    assert _games(out) == _games(full) and not (out / JOURNAL).exists()
+
+
+def test_ctrl_c_while_a_pps_run_writes_its_outputs_leaves_a_folder_resume_finishes(tmp_path, pps_full, monkeypatch,
+                                                                                    capsys):
+    """The same over a set of point systems: the stop comes as the top evaluation.json is written again with the
+    outputs (its second marker), every system's games in its journal; --resume refuses the folder."""
+    from pokersquares_env.cli import main
+
+    out = tmp_path / "prun"
+    common = ["evaluate", "--agent", "greedy", "--agent", "rules", "--games", "6", "--seed", "3", "--chunk-size", "3",
+              "--pps", "american,english", "--no-progress", "--out", str(out)]
+    _ctrl_c_while_the_marker_is_written(monkeypatch, nth=2)  # the first is written before any game
+    assert main(common) == 130
+    assert "the 24 finished games are kept" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main([*common, "--resume"]) == 0, capsys.readouterr().err
+    assert _pps_games(out) == _pps_games(pps_full) and not list(out.rglob(JOURNAL))

@@ -1959,8 +1959,9 @@ def test_potential_shaping_command_line_defaults_reach_the_experiment(tmp_path, 
                           retrain=False)
 
 
-def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch):
-    """A run Ctrl-C stopped ends the experiment (KeyboardInterrupt): the next runs are not trained, nothing evaluated."""
+def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch, capsys):
+    """A run Ctrl-C stopped ends the experiment (KeyboardInterrupt): the next runs are not trained, nothing evaluated;
+    what was kept is said, as potential-shaping and compare-trainers say it (it used to stop without a word)."""
     import agents.train
     from agents.train import TrainResult
 
@@ -1977,6 +1978,10 @@ def test_reward_shaping_stops_at_a_run_ctrl_c_interrupted(tmp_path, monkeypatch)
         run_experiment(out=str(out), systems=["american"], reward_modes=["line"], seeds=[0, 1], timesteps=64, games=2,
                        progress=False, train_options=TINY_TRAIN)
     assert seen == [0] and not (out / "evaluation").exists() and not (out / "results.json").exists()
+    err = capsys.readouterr().err
+    assert f"reward-shaping: Ctrl-C stopped {out}" in err and "(step 1); its checkpoint and model are kept" in err
+    assert "runs finished before it: 0 (a rerun with the same options reuses them)" in err
+    assert "no results were written" in err
 
 
 class _FailedEvaluation:

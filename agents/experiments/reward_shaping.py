@@ -30,6 +30,7 @@ import dataclasses
 import json
 import math
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,7 +249,10 @@ def run_experiment(config: ExperimentConfig | None = None, **options: Any) -> di
                 print(f"training {folder.name} ({cfg.timesteps} steps)", flush=True)
             mark_run(folder, "reward-shaping")
             result = train(tc, overwrite=True)  # an unfinished or mismatched run of this experiment
-            if result.interrupted:
+            if result.interrupted:  # said as potential-shaping and compare-trainers say it
+                print(f"reward-shaping: Ctrl-C stopped {folder} (step {result.steps:,}); its checkpoint and model are "
+                      f"kept; runs finished before it: {len(runs)} (a rerun with the same options reuses them); no "
+                      f"results were written", file=sys.stderr, flush=True)
                 raise KeyboardInterrupt
         else:
             say_reused("reward-shaping", folder)

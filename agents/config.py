@@ -503,10 +503,12 @@ class TrainConfig:
         """Write the config as JSON, or YAML when the file name ends in .yaml/.yml."""
         path = Path(path)
         if path.suffix in (".yaml", ".yml"):
-            yaml = _yaml()
-            path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+            text = _yaml().safe_dump(self.to_dict(), sort_keys=False)
         else:
-            path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+            text = json.dumps(self.to_dict(), indent=2) + "\n"
+        tmp = path.with_name(path.name + ".tmp")  # through a temporary file: a kill mid-write leaves the old one
+        tmp.write_text(text)
+        os.replace(tmp, path)
         return path
 
     @classmethod

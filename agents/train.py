@@ -64,7 +64,7 @@ MODEL_FILE = {"maskable-ppo": "model.zip", "dqn": "model.pt", "fast-ppo": "model
 POINT_SYSTEM_FILE = "point_system.json"  # the run's point system as read when it started (learned agents check it)
 #: what a run writes into its folder; a new run refuses a folder holding any of them unless told to overwrite
 RUN_FILES = ("config.json", "progress.json", "curve.csv", "model.zip", "model.pt", "checkpoints", "tb", "sb3_eval",
-             "evaluation", "point_system.json", "progress.json.tmp")
+             "evaluation", "point_system.json", "progress.json.tmp", "config.json.tmp", "curve.csv.tmp")
 #: marks that make a run folder the demo's or an experiment's own (``agents.demo``, ``agents.experiments.marks``):
 #: removed with the run they marked when ``--overwrite`` replaces it, so a run trained by hand there is never theirs
 OWNER_MARKS = (RUN_MARK, DEMO_MARK)
@@ -642,8 +642,10 @@ class RunFolder:
 
         trimmed = [row for row in rows if kept(row)]
         if len(trimmed) != len(rows) or self._torn_curve_row:
-            with path.open("w", newline="") as fh:
+            tmp = path.with_name(path.name + ".tmp")  # a kill mid-rewrite leaves the whole curve
+            with tmp.open("w", newline="") as fh:
                 csv.writer(fh).writerows(trimmed)
+            os.replace(tmp, path)
 
     def _row(self, step: int, train_score: float, ev: dict[str, float]) -> None:
         path = self.dir / "curve.csv"

@@ -3558,3 +3558,22 @@ def test_a_checkpoint_without_its_progress_record_must_agree_with_progress_json(
     (out / "progress.json").write_text(json.dumps(progress))  # agreeing: resumed as before
     assert train(TrainConfig(out=str(out), progress=False), resume=True,
                  timesteps=progress["steps"] * 2).steps == progress["steps"] * 2
+
+
+@pytest.mark.parametrize("name", ["config.json", "config.yaml"])
+def test_a_config_save_stopped_before_it_is_in_place_leaves_the_old_file_whole(tmp_path, monkeypatch, name):
+    """TrainConfig.save writes through a temporary file (``--resume`` rewrites config.json on every session): a kill
+    before the rename leaves the earlier file whole, not a truncated one the next --resume refuses."""
+    import agents.config
+
+    path = tmp_path / name
+    TrainConfig(out="a", seed=1).save(path)
+    before = path.read_bytes()
+
+    def killed(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.config.os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        TrainConfig(out="b", seed=2).save(path)
+    assert path.read_bytes() == before and TrainConfig.load(path).seed == 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from pokersquares_env._files import object_without_repeats
+from pokersquares_env._files import object_without_repeats, replace_text
 from pokersquares_env.cli import EXTRAS, int_between
 
 __all__ = ["ALGOS", "TrainConfig", "ConfigError", "TrainingDiverged", "check_finite", "diverged", "ALGO_DEFAULTS",
@@ -506,9 +506,7 @@ class TrainConfig:
             text = _yaml().safe_dump(self.to_dict(), sort_keys=False)
         else:
             text = json.dumps(self.to_dict(), indent=2) + "\n"
-        tmp = path.with_name(path.name + ".tmp")  # through a temporary file: a kill mid-write leaves the old one
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        replace_text(path, text)  # through a temporary file: a kill mid-write leaves the old one
         return path
 
     @classmethod

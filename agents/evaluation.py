@@ -42,6 +42,7 @@ import numpy as np
 
 from agents.stats import fmt as figure
 from agents.stats import mean_ci95
+from pokersquares_env._files import replace_text
 from pokersquares_env._progress import check_progress, progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system, points_level
@@ -1320,11 +1321,7 @@ MARKER_FORMAT = "pokersquares-evaluation"
 
 def _write_marker(out_dir: str | os.PathLike, about: dict[str, Any]) -> str:
     path = os.path.join(out_dir, MARKER)
-    text = json.dumps(_jsonable({"format": MARKER_FORMAT, "version": 1, **about}), indent=2) + "\n"
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    replace_text(path, json.dumps(_jsonable({"format": MARKER_FORMAT, "version": 1, **about}), indent=2) + "\n")
     return path
 
 

@@ -67,6 +67,8 @@ from typing import Any
 
 import numpy as np
 
+from pokersquares_env._files import replace_text
+
 __all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_sweep_root", "check_trial_cpus", "load_sweep",
            "run", "run_sweep", "trial_folder"]
 
@@ -531,9 +533,8 @@ def _run_trial(cfg: SweepConfig, params: dict[str, Any], folder: Path) -> dict[s
                    worker_peak_rss_mib=_peak_rss_mib())
     record = {"status": "done", "params": trial_params(cfg, params), "metrics": metrics, "resumed": resume,
               "config": train_cfg.resolved().to_dict(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    tmp = folder / (DONE_FILE + ".tmp")
-    tmp.write_text(json.dumps(_json_safe(record), indent=2) + "\n")
-    os.replace(tmp, folder / DONE_FILE)  # atomic: a stop mid-write never leaves a half-finished marker
+    # through a temporary file: a stop mid-write never leaves a half-finished marker
+    replace_text(folder / DONE_FILE, json.dumps(_json_safe(record), indent=2) + "\n")
     return {**metrics, "reused": False}
 
 
@@ -864,9 +865,8 @@ def run_sweep(
 
     out = Path(prepare_out_dir(Path(config.out).resolve(), name="out"))  # ValueError naming an out that is a file
     config.out = str(out)
-    tmp = out / (SWEEP_FILE + ".tmp")  # atomic: a stop mid-write leaves the earlier sweep.json, and the folder its
-    tmp.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
-    os.replace(tmp, out / SWEEP_FILE)  # sweep's own
+    # through a temporary file: a stop mid-write leaves the earlier sweep.json, and the folder the sweep's own
+    replace_text(out / SWEEP_FILE, json.dumps(config.to_dict(), indent=2) + "\n")
     trainable = tune.with_resources(tune.with_parameters(_tune_trainable, sweep=config.to_dict()),
                                     {"cpu": config.cpus_per_trial})
     tuner = tune.Tuner(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
 import math
@@ -50,6 +51,7 @@ from agents.demo import _steps as steps_arg
 from agents.experiments.marks import RUN_MARK
 from agents.shaping import SHAPINGS
 from agents.stats import fmt as figure
+from pokersquares_env._files import replace_text
 from pokersquares_env._progress import progress_bar
 from pokersquares_env.cli import seed_arg
 
@@ -481,10 +483,7 @@ class RunFolder:
 
     def _write_progress(self, step: int) -> None:
         """progress.json, through a temporary file: a kill mid-write leaves the previous one whole."""
-        path = self.dir / "progress.json"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self._progress_record(step)) + "\n")
-        os.replace(tmp, path)
+        replace_text(self.dir / "progress.json", json.dumps(self._progress_record(step)) + "\n")
 
     def save_final(self, save: Callable[[Path], None]) -> Path:
         """Save the final model and the progress record."""
@@ -642,10 +641,9 @@ class RunFolder:
 
         trimmed = [row for row in rows if kept(row)]
         if len(trimmed) != len(rows) or self._torn_curve_row:
-            tmp = path.with_name(path.name + ".tmp")  # a kill mid-rewrite leaves the whole curve
-            with tmp.open("w", newline="") as fh:
-                csv.writer(fh).writerows(trimmed)
-            os.replace(tmp, path)
+            text = io.StringIO()
+            csv.writer(text).writerows(trimmed)
+            replace_text(path, text.getvalue())  # a kill mid-rewrite leaves the whole curve
 
     def _row(self, step: int, train_score: float, ev: dict[str, float]) -> None:
         path = self.dir / "curve.csv"

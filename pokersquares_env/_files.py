@@ -8,9 +8,11 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["final_path", "object_without_repeats", "output_file_problem", "plain_temp_file", "write_json"]
+__all__ = ["final_path", "object_without_repeats", "output_file_problem", "plain_temp_file", "replace_text",
+           "write_json"]
 
 
 def final_path(path: str) -> str:
@@ -72,6 +74,16 @@ def write_json(path: str, data: Any, indent: int = 1) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def replace_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8, line ends as given) to ``path`` whole: to ``<path>.tmp`` beside it, then renamed into
+    place, so a stop mid-write leaves the earlier file.  The temporary file has a fixed name, so that folder checks
+    can know it as the file's own and a later write overwrites one a kill left behind (run folders, sweeps and
+    evaluations use this; :func:`write_json` is for files given by the user)."""
+    tmp = Path(os.fspath(path) + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    os.replace(tmp, path)
 
 
 def object_without_repeats(pairs: list[tuple[str, Any]], complain: Callable[[str], Exception]) -> dict[str, Any]:

@@ -160,6 +160,9 @@ class _Adapter:
         self._actions = None
         dones = terminated | truncated
         infos = _per_env(info, self.num_envs)  # a finished game's: its last step's (no legal cell, card -1)
+        cut = (truncated & ~terminated).tolist()
+        for i, entry in enumerate(infos):  # on every sub-env's info each step, as SB3's DummyVecEnv sets it
+            entry["TimeLimit.truncated"] = cut[i]
         if dones.any():
             done_ids = np.flatnonzero(dones)
             last_obs = obs[done_ids]
@@ -175,7 +178,6 @@ class _Adapter:
             for j, i in enumerate(done_ids.tolist()):  # one dict per finished game, as SB3 expects
                 entry = infos[i]
                 entry["terminal_observation"] = last_obs[j]
-                entry["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
                 for key, values in final.items():
                     entry[key] = _plain(values[i])
                 if "placements" in entry:  # the cells played, as the single env gives them (the batch pads with -1)

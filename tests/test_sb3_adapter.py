@@ -28,6 +28,8 @@ def test_is_a_vec_env_with_same_step_resets():
         obs, reward, dones, infos = venv.step(np.argmax(masks, axis=1))
         total += reward
         assert len(infos) == 4
+        # On every sub-env's info at every step, as SB3's DummyVecEnv sets it (before: only on finished games').
+        assert [info["TimeLimit.truncated"] for info in infos] == [False] * 4
     assert dones.all()
     # Same-step reset: obs and masks are already those of the new games.
     assert (obs[:, :450] == 0).all() and venv.action_masks().all()

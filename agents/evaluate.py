@@ -200,9 +200,10 @@ def _run(args: argparse.Namespace) -> int:
         return 143
     except KeyboardInterrupt:
         note = _journal_note(args)
-        if note:
-            print(f"pokersquares evaluate: interrupted{note}", file=sys.stderr)
-        raise  # the command line's exit status for Ctrl-C (130)
+        if not note:
+            raise  # nothing kept: the command line's one "interrupted" line and exit status for Ctrl-C (130)
+        print(f"pokersquares evaluate: interrupted{note}", file=sys.stderr)  # one line, as after SIGTERM
+        return 130
     _report_errors(errors)
     return 1 if errors else 0
 

@@ -602,7 +602,20 @@ def test_the_command_stopped_in_its_first_point_system_names_that_systems_journa
                  "american,english", "--no-progress", "--out", str(out), "--backend", "stops"]) == 130
     assert capsys.readouterr().err == (f"pokersquares evaluate: interrupted; the 3 finished games are kept in "
                                        f"{out / 'american' / JOURNAL}: the same command with --resume plays only the "
-                                       f"rest\ninterrupted\n")
+                                       f"rest\n")  # one line, as after SIGTERM (before: a second "interrupted")
+
+
+def test_the_command_stopped_with_games_kept_says_so_in_one_line(tmp_path, capsys):
+    """Ctrl-C after some games: one line naming the journal, exit 130, as SIGTERM's one line (before: the line, then
+    the command line's own "interrupted")."""
+    from pokersquares_env.cli import main
+
+    register_backend("stops", _stopping_after(1, []))
+    out = tmp_path / "plain"
+    assert main(["evaluate", "--agent", "greedy", "--games", "6", "--seed", "3", "--chunk-size", "3", "--no-progress",
+                 "--out", str(out), "--backend", "stops"]) == 130
+    assert capsys.readouterr().err == (f"pokersquares evaluate: interrupted; the 3 finished games are kept in "
+                                       f"{out / JOURNAL}: the same command with --resume plays only the rest\n")
 
 
 @pytest.mark.parametrize("damage", ['{"format": "pokersq', "[]"])

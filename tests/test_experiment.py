@@ -2170,29 +2170,13 @@ def test_potential_shaping_reuses_finished_runs_of_the_same_config_and_retrain_t
 
 def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_one(tmp_path, monkeypatch, capsys):
     """With more runs than workers, Ctrl-C used to stop the running ones while those waiting for a worker started
-    and trained to the end.  A pool whose tasks run only when their result is asked for shows which were given to
-    the pool: only as many as it has workers, so none waits in its queue, where cancel() cannot reach it."""
-    from concurrent.futures import CancelledError
+    and trained to the end.  A pool that runs each task as it is given shows which were given to the pool: only as
+    many as it has workers, so none waits in its queue, where cancel() cannot reach it."""
+    from concurrent.futures import Future
 
     import agents.experiments.potential_shaping as ps
 
     started = []
-
-    class Lazy:
-        def __init__(self, fn, args):
-            self.fn, self.args, self._cancelled = fn, args, False
-
-        def cancel(self):
-            self._cancelled = True
-            return True
-
-        def cancelled(self):
-            return self._cancelled
-
-        def result(self):
-            if self._cancelled:
-                raise CancelledError
-            return self.fn(*self.args)
 
     class Pool:
         def __init__(self, max_workers):
@@ -2205,7 +2189,9 @@ def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_o
             return False
 
         def submit(self, fn, *args):
-            return Lazy(fn, args)
+            future = Future()
+            future.set_result(fn(*args))
+            return future
 
         def shutdown(self, wait=True, cancel_futures=False):
             pass
@@ -2226,6 +2212,44 @@ def test_potential_shaping_in_a_pool_starts_no_waiting_run_once_ctrl_c_stopped_o
     # never the two still waiting
     assert started == [("none", 0), ("none", 1)]
     assert "Ctrl-C stopped" in capsys.readouterr().err
+
+
+class _Evaluated(Exception):
+    """Raised where the experiment goes on to evaluate its runs: the training part is done."""
+
+
+def test_potential_shaping_in_a_pool_gives_the_next_run_to_the_first_worker_free(tmp_path, monkeypatch):
+    """Before, the pool waited on the oldest run first: a worker whose shorter run had ended sat idle until the
+    oldest one ended too.  Here the oldest run ends only once the third has started (threads stand for the
+    processes, so the patched runs are seen); waiting on it first, the third never starts and it waits in vain."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import agents.evaluation
+    import agents.experiments.potential_shaping as ps
+
+    third_started, order, waited = threading.Event(), [], []
+
+    def train(cfg):
+        order.append((cfg.shaping, cfg.seed))
+        if len(order) == 3:
+            third_started.set()
+        if (cfg.shaping, cfg.seed) == ("none", 0):  # the oldest: it ends after the third run started
+            waited.append(third_started.wait(timeout=10))
+        return {"steps": 26, "seconds": 0.1, "interrupted": False}
+
+    def evaluate(*args, **kwargs):
+        raise _Evaluated
+
+    monkeypatch.setattr(ps, "ProcessPoolExecutor", ThreadPoolExecutor)
+    monkeypatch.setattr(ps, "_train", train)
+    monkeypatch.setattr(agents.evaluation, "evaluate", evaluate)
+    monkeypatch.setattr(agents.evaluation, "usable_cpus", lambda: 2)
+    with pytest.raises(_Evaluated):
+        ps.potential_shaping(str(tmp_path / "ps"), shapings=("none", "heuristic"), seeds=(0, 1), timesteps=416,
+                             games=2, progress=False, train_options=TINY_TRAIN, jobs=2)
+    assert waited == [True]  # the third run started while the oldest was still under way
+    assert sorted(order) == [("heuristic", 0), ("heuristic", 1), ("none", 0), ("none", 1)]
 
 
 @pytest.mark.parametrize("eval_points", [0, -1])

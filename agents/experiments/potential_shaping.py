@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +172,7 @@ def potential_shaping(
     else:
         waiting = list(pending.items())
         with ProcessPoolExecutor(max_workers=min(workers, len(pending))) as pool:
-            running: list[tuple[Any, Any]] = []  # (key, future), oldest first
+            running: dict[Any, Any] = {}  # future -> key, in the order submitted
             stop = False
             try:
                 while waiting or running:
@@ -180,12 +180,14 @@ def potential_shaping(
                     # one submitted early could not be cancelled on Ctrl-C (the runs waiting would all start)
                     while waiting and not stop and len(running) < workers:
                         key, cfg = waiting.pop(0)
-                        running.append((key, pool.submit(_train, cfg)))
+                        running[pool.submit(_train, cfg)] = key
                     if not running:
                         break
-                    key, future = running.pop(0)  # the runs are alike in length: the oldest ends first
-                    trained[key] = {**future.result(), "reused": False}
-                    stop = stop or trained[key]["interrupted"]  # Ctrl-C: the runs still waiting do not start
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)  # a worker is free as soon as any run ends
+                    for future in [f for f in running if f in done]:
+                        key = running.pop(future)
+                        trained[key] = {**future.result(), "reused": False}
+                        stop = stop or trained[key]["interrupted"]  # Ctrl-C: the runs still waiting do not start
             except BaseException:  # Ctrl-C here, or a run that raised: no waiting run starts either
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise

@@ -29,16 +29,12 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from agents.stats import fmt
 from pokersquares_env._files import output_file_problem, write_json
 from pokersquares_env.core import Rules, shuffled_deck
 from pokersquares_env.scoring import point_system, points_level
 from pokersquares_env.shuffle import anneal, solve
 from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound
-
-
-def fmt(value) -> str:
-    """A figure to 2 decimals, or n/a where none could be computed (None)."""
-    return "n/a" if value is None else f"{value:.2f}"
 
 
 def deal(seed: int, index: int) -> np.ndarray:

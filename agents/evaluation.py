@@ -400,8 +400,9 @@ class _FilePlots:
         self.cm = matplotlib.cm
         self.rcParams = matplotlib.rcParams
 
-    def subplots(self, nrows: int = 1, ncols: int = 1, *, figsize: Any = None, **kwargs: Any) -> tuple[Any, Any]:
-        fig = self._figure(figsize=figsize)
+    def subplots(self, nrows: int = 1, ncols: int = 1, *, figsize: Any = None, layout: str | None = None,
+                 **kwargs: Any) -> tuple[Any, Any]:
+        fig = self._figure(figsize=figsize, layout=layout)
         return fig, fig.subplots(nrows, ncols, **kwargs)
 
     @staticmethod
@@ -627,45 +628,83 @@ class EvaluationResult:
 
     def plot(self, out_dir: str | os.PathLike) -> list[str]:
         """Save ``scores.png`` (score distribution per agent) and ``hands.png`` (hand frequencies)."""
-        plt = pyplot()
         paths = []
-        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for name, fig in ((SCORES_PLOT, self.scores_figure()), (HANDS_PLOT, self.hands_figure())):
+            paths.append(os.path.join(out_dir, name))
+            fig.savefig(paths[-1], dpi=100)
+        return paths
+
+    def scores_figure(self) -> Any:
+        """The figure of ``scores.png``: each agent's scores as a histogram, the agents' legend below the axes."""
         data = [list(self.scores(a).values()) for a in self.agents]
+        labels = [f"{agent} (mean {np.mean(d):.1f})" for agent, d in zip(self.agents, data, strict=True) if d]
+        fig, ax = _figure_with_legend_below((8, 4.5), labels)
         lo = min((min(d) for d in data if d), default=0)
         hi = max((max(d) for d in data if d), default=1)
         bins = np.linspace(lo, hi + 1, 40)
         for agent, d in zip(self.agents, data, strict=True):
             if d:
-                ax.hist(d, bins=bins, alpha=0.5, label=f"{agent} (mean {np.mean(d):.1f})")
+                ax.hist(d, bins=bins, alpha=0.5, label=_legend_label(f"{agent} (mean {np.mean(d):.1f})"))
         ax.set_xlabel(f"score ({self.system.name})")
         ax.set_ylabel("games")
         ax.set_title(f"Score distribution, {self.games} common deals, seed {self.config['seed']}")
-        if any(data):
-            ax.legend()
-        fig.tight_layout()
-        paths.append(os.path.join(out_dir, SCORES_PLOT))
-        fig.savefig(paths[-1], dpi=100)
-        plt.close(fig)
+        if labels:
+            _legend_below(fig, ax, labels)
+        return fig
 
+    def hands_figure(self) -> Any:
+        """The figure of ``hands.png``: each agent's share of lines per hand category, the legend below the axes."""
         freqs = self.hand_frequencies()
-        fig, ax = plt.subplots(figsize=(10, 4.5))
+        fig, ax = _figure_with_legend_below((10, 4.5), list(self.agents))
         cats = list(CATEGORY_KEYS)
         width = 0.8 / max(1, len(self.agents))
         x = np.arange(len(cats))
         shares = [[freqs[agent]["all"][c] for c in cats] for agent in self.agents]
         for j, (agent, share) in enumerate(zip(self.agents, shares, strict=True)):
-            ax.bar(x + j * width, share, width, label=agent)
+            ax.bar(x + j * width, share, width, label=_legend_label(agent))
         ax.set_xticks(x + 0.4 - width / 2, [c.replace("_", " ") for c in cats], rotation=30, ha="right")
         ax.set_ylabel("share of lines")
         if any(v > 0 for share in shares for v in share):  # every game raised: nothing to put on a log scale
             ax.set_yscale("log")
         ax.set_title("Hand frequencies per line")
-        ax.legend()
-        fig.tight_layout()
-        paths.append(os.path.join(out_dir, HANDS_PLOT))
-        fig.savefig(paths[-1], dpi=100)
-        plt.close(fig)
-        return paths
+        _legend_below(fig, ax, list(self.agents))
+        return fig
+
+
+#: the longest line of a legend entry in the evaluation plots; a longer agent spec (a tables path, say) is folded
+LEGEND_WIDTH = 60
+
+
+def _legend_label(text: str, width: int = LEGEND_WIDTH) -> str:
+    """``text`` folded onto lines of at most ``width`` characters, after a ',', '/', ':' or space where one falls
+    within the line (else at the width), so that a long agent spec does not push the plot off its figure."""
+    lines = []
+    while len(text) > width:
+        cut = max(text.rfind(sep, 0, width) for sep in ",/: ")
+        cut = cut + 1 if cut > 0 else width
+        lines.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    return "\n".join([*lines, text])
+
+
+def _legend_columns(labels: list[str]) -> int:
+    """Columns of a legend below the axes: three short labels a row, one long one."""
+    return 1 if any(len(t) > LEGEND_WIDTH // 2 for t in labels) else max(1, min(3, len(labels)))
+
+
+def _figure_with_legend_below(size: tuple[float, float], labels: list[str]) -> tuple[Any, Any]:
+    """A figure of ``size`` (inches) plus the height its legend of ``labels`` takes below the axes (constrained
+    layout: the axes keep their size however many agents, and however long their specs, the legend lists)."""
+    columns = _legend_columns(labels)
+    rows = [labels[i:i + columns] for i in range(0, len(labels), columns)]
+    lines = sum(max(_legend_label(t).count("\n") + 1 for t in row) for row in rows)
+    return pyplot().subplots(figsize=(size[0], size[1] + 0.2 + 0.22 * lines), layout="constrained")
+
+
+def _legend_below(fig: Any, ax: Any, labels: list[str]) -> None:
+    """The axes' legend, outside them at the bottom of ``fig`` (it covers no bar and no tick label)."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=_legend_columns(labels),
+               fontsize=9, frameon=False)
 
 
 #: the files :meth:`EvaluationResult.save` writes besides :data:`MARKER`, in order, and :meth:`EvaluationResult.plot`'s

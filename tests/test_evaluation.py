@@ -267,6 +267,52 @@ def test_outputs_are_written(tmp_path):
     assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def _greedy_named_by_a_path(path, system=None, rules=None, seed=None):
+    from agents import make_agent
+
+    return make_agent("greedy", system=system, rules=rules, seed=seed)
+
+
+@pytest.mark.parametrize("long_spec", [True, False], ids=["a-tables-path-spec", "seven-short-specs"])
+def test_the_plots_legends_sit_below_the_axes_however_long_the_specs(tmp_path, monkeypatch, long_spec):
+    """Before, an agent spec holding a tables path (about 100 characters) squeezed scores.png's axes into a sliver
+    beside a cut-off legend ("Tight layout not applied"), and hands.png's legend lay over the bars: the legends now
+    sit below the axes (long specs folded onto lines), and the figures grow to hold them."""
+    pytest.importorskip("matplotlib")
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    import agents.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register_agent("longpath", _greedy_named_by_a_path)
+    monkeypatch.chdir(tmp_path)
+    long_path = Path("runs/some_long_experiment_folder_name/tune_tables_american_generation_25/tables.npz")
+    long_path.parent.mkdir(parents=True)
+    for path in (long_path, Path("a"), Path("b")):
+        path.write_text("")  # the registered factory reads nothing: a spec names an existing path
+    specs = ([f"longpath:{long_path}", "greedy"] if long_spec else
+             ["random", "greedy", "rules", "mc:rollouts=2,rollout=heuristic", "mc:rollouts=3,rollout=heuristic",
+              "longpath:a", "longpath:b"])
+    res = evaluate(specs, games=3, seed=0, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a layout matplotlib cannot make is a warning: fail on it
+        for fig in (res.scores_figure(), res.hands_figure()):
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            renderer = canvas.get_renderer()
+            (ax,) = fig.axes
+            legend = fig.legends[0] if fig.legends else ax.get_legend()  # the figure's, or one on the axes
+            box, axes_box, page = legend.get_window_extent(renderer), ax.get_tightbbox(renderer), fig.bbox
+            assert len(legend.get_texts()) == len(specs)
+            assert box.y1 <= axes_box.y0 + 1  # below the axes and their tick labels: over no bar
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1  # on the figure
+            assert ax.get_window_extent(renderer).width >= 0.8 * page.width  # the axes keep the figure's width
+            if long_spec:
+                assert max(len(line) for t in legend.get_texts() for line in t.get_text().split("\n")) <= 60
+
+
 def test_saving_plots_leaves_the_processs_matplotlib_backend_alone(tmp_path):
     """A notebook's inline backend must survive ``evaluate(out_dir=...)`` (and ``train``'s final evaluation):
     the plots were once drawn after ``matplotlib.use("Agg")``, which silenced every later ``plt.show()``."""

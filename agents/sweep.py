@@ -648,7 +648,7 @@ class SweepResult:
         """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (the ranking ``metric`` of each
         trial).  With ``metric`` mean_american or mean_english the curves are the evaluations under that system (every
         training evaluation scores both), so trials trained for different systems are drawn in the same points."""
-        from agents.evaluation import pyplot
+        from agents.evaluation import _figure_with_legend_below, _legend_below, _legend_label, pyplot
 
         plt = pyplot("sweep plots")
         out = Path(self.config.out)
@@ -656,21 +656,23 @@ class SweepResult:
         labels = {json.dumps([t["params"].get(k) for k in keys]): ", ".join(
             f"{k}={_short(t['params'].get(k))}" for k in keys) or "all" for t in self.trials}
         colours = {lab: plt.cm.tab10(i % 10) for i, lab in enumerate(labels)}
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        seen = set()
+        curves = []  # (config key, steps, scores) of every trial with a curve
         for t in self.trials:
-            key = json.dumps([t["params"].get(k) for k in keys])
             steps, scores = _curve(Path(t["folder"]), CURVE_COLUMN.get(self.config.metric, "eval_score"))
             if steps:
-                ax.plot(steps, scores, color=colours[key], alpha=0.8, marker=".",
-                        label=labels[key] if key not in seen else None)
-                seen.add(key)
+                curves.append((json.dumps([t["params"].get(k) for k in keys]), steps, scores))
+        shown = list(dict.fromkeys(key for key, _, _ in curves))  # each config once in the legend
+        fig, ax = _figure_with_legend_below((8, 4.5), [labels[key] for key in shown])
+        seen = set()
+        for key, steps, scores in curves:
+            ax.plot(steps, scores, color=colours[key], alpha=0.8, marker=".",
+                    label=_legend_label(labels[key]) if key not in seen else None)
+            seen.add(key)
         ax.set_xlabel("training steps")
         ax.set_ylabel(CURVE_LABEL.get(self.config.metric, "evaluation score (each trial's point system)"))
         ax.set_title(f"Sweep {self.config.name}: evaluation during training")
-        if seen:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
+        if seen:  # below the axes, over no curve
+            _legend_below(fig, ax, [labels[key] for key in shown])
         paths = [str(out / "curves.png")]
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)

@@ -487,6 +487,41 @@ def test_plots_draw_the_ranking_metric(tmp_path, monkeypatch):
     assert labels == ["evaluation score, American", "mean_american (dots: trials)"]
 
 
+def test_the_curves_legend_sits_below_the_axes_over_no_curve(tmp_path, monkeypatch):
+    """Before, curves.png's legend lay on the axes: a sweep of nine configurations (nine legend entries) covered
+    the curves it labels.  The legend now sits below the axes, and the figure grows to hold it."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rates, clips = [0.0003, 0.001, 0.003], [0.0, 0.01, 0.05]
+    cfg = SweepConfig.from_dict({"name": "grid", "out": str(tmp_path / "grid"), "train": _fixed({"scoring": 0}),
+                                 "space": {"learning_rate": rates, "ent_coef": clips, "seed": [0]}})
+    (tmp_path / "grid").mkdir()
+    trials = []
+    for i, (lr, clip) in enumerate((lr, clip) for lr in rates for clip in clips):
+        folder = tmp_path / f"t{i}"
+        folder.mkdir()
+        (folder / "curve.csv").write_text("step,seconds,episodes,train_score,eval_score,eval_american,eval_english\n"
+                                          + "".join(f"{s},1.0,4,,{100 + i + s / 100},,\n" for s in (100, 200, 300)))
+        trials.append({"params": {"learning_rate": lr, "ent_coef": clip, "seed": 0}, "folder": str(folder),
+                       "status": "done", "metrics": {"mean": 100.0 + i}})
+    saved = {}
+    real_save = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, **kw: (saved.__setitem__(Path(path).name, self),
+                                                                     real_save(self, path, **kw))[1])
+    SweepResult(cfg, trials).plot()
+    fig = saved["curves.png"]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    legend = fig.legends[0] if fig.legends else ax.get_legend()
+    assert len(legend.get_texts()) == 9
+    assert legend.get_window_extent(renderer).y1 <= ax.get_tightbbox(renderer).y0 + 1  # below the axes
+    assert legend.get_window_extent(renderer).y0 >= fig.bbox.y0 - 1  # on the figure
+
+
 # --------------------------------------------------------------------------- the sweep folder
 
 

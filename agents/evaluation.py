@@ -638,36 +638,36 @@ class EvaluationResult:
         """The figure of ``scores.png``: each agent's scores as a histogram, the agents' legend below the axes."""
         data = [list(self.scores(a).values()) for a in self.agents]
         labels = [f"{agent} (mean {np.mean(d):.1f})" for agent, d in zip(self.agents, data, strict=True) if d]
-        fig, ax = _figure_with_legend_below((8, 4.5), labels)
+        fig, ax = figure_with_legend_below((8, 4.5), labels)
         lo = min((min(d) for d in data if d), default=0)
         hi = max((max(d) for d in data if d), default=1)
         bins = np.linspace(lo, hi + 1, 40)
         for agent, d in zip(self.agents, data, strict=True):
             if d:
-                ax.hist(d, bins=bins, alpha=0.5, label=_legend_label(f"{agent} (mean {np.mean(d):.1f})"))
+                ax.hist(d, bins=bins, alpha=0.5, label=legend_label(f"{agent} (mean {np.mean(d):.1f})"))
         ax.set_xlabel(f"score ({self.system.name})")
         ax.set_ylabel("games")
         ax.set_title(f"Score distribution, {self.games} common deals, seed {self.config['seed']}")
         if labels:
-            _legend_below(fig, ax, labels)
+            legend_below(fig, ax, labels)
         return fig
 
     def hands_figure(self) -> Any:
         """The figure of ``hands.png``: each agent's share of lines per hand category, the legend below the axes."""
         freqs = self.hand_frequencies()
-        fig, ax = _figure_with_legend_below((10, 4.5), list(self.agents))
+        fig, ax = figure_with_legend_below((10, 4.5), list(self.agents))
         cats = list(CATEGORY_KEYS)
         width = 0.8 / max(1, len(self.agents))
         x = np.arange(len(cats))
         shares = [[freqs[agent]["all"][c] for c in cats] for agent in self.agents]
         for j, (agent, share) in enumerate(zip(self.agents, shares, strict=True)):
-            ax.bar(x + j * width, share, width, label=_legend_label(agent))
+            ax.bar(x + j * width, share, width, label=legend_label(agent))
         ax.set_xticks(x + 0.4 - width / 2, [c.replace("_", " ") for c in cats], rotation=30, ha="right")
         ax.set_ylabel("share of lines")
         if any(v > 0 for share in shares for v in share):  # every game raised: nothing to put on a log scale
             ax.set_yscale("log")
         ax.set_title("Hand frequencies per line")
-        _legend_below(fig, ax, list(self.agents))
+        legend_below(fig, ax, list(self.agents))
         return fig
 
 
@@ -675,7 +675,7 @@ class EvaluationResult:
 LEGEND_WIDTH = 60
 
 
-def _legend_label(text: str, width: int = LEGEND_WIDTH) -> str:
+def legend_label(text: str, width: int = LEGEND_WIDTH) -> str:
     """``text`` folded onto lines of at most ``width`` characters, after a ',', '/', ':' or space where one falls
     within the line (else at the width), so that a long agent spec does not push the plot off its figure."""
     lines = []
@@ -692,16 +692,16 @@ def _legend_columns(labels: list[str]) -> int:
     return 1 if any(len(t) > LEGEND_WIDTH // 2 for t in labels) else max(1, min(3, len(labels)))
 
 
-def _figure_with_legend_below(size: tuple[float, float], labels: list[str]) -> tuple[Any, Any]:
+def figure_with_legend_below(size: tuple[float, float], labels: list[str]) -> tuple[Any, Any]:
     """A figure of ``size`` (inches) plus the height its legend of ``labels`` takes below the axes (constrained
     layout: the axes keep their size however many agents, and however long their specs, the legend lists)."""
     columns = _legend_columns(labels)
     rows = [labels[i:i + columns] for i in range(0, len(labels), columns)]
-    lines = sum(max(_legend_label(t).count("\n") + 1 for t in row) for row in rows)
+    lines = sum(max(legend_label(t).count("\n") + 1 for t in row) for row in rows)
     return pyplot().subplots(figsize=(size[0], size[1] + 0.2 + 0.22 * lines), layout="constrained")
 
 
-def _legend_below(fig: Any, ax: Any, labels: list[str]) -> None:
+def legend_below(fig: Any, ax: Any, labels: list[str]) -> None:
     """The axes' legend, outside them at the bottom of ``fig`` (it covers no bar and no tick label)."""
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=_legend_columns(labels),
                fontsize=9, frameon=False)

@@ -648,7 +648,7 @@ class SweepResult:
         """``curves.png`` (evaluation score during training, per trial) and ``final.png`` (the ranking ``metric`` of each
         trial).  With ``metric`` mean_american or mean_english the curves are the evaluations under that system (every
         training evaluation scores both), so trials trained for different systems are drawn in the same points."""
-        from agents.evaluation import _figure_with_legend_below, _legend_below, _legend_label, pyplot
+        from agents.evaluation import figure_with_legend_below, legend_below, legend_label, pyplot
 
         plt = pyplot("sweep plots")
         out = Path(self.config.out)
@@ -662,17 +662,17 @@ class SweepResult:
             if steps:
                 curves.append((json.dumps([t["params"].get(k) for k in keys]), steps, scores))
         shown = list(dict.fromkeys(key for key, _, _ in curves))  # each config once in the legend
-        fig, ax = _figure_with_legend_below((8, 4.5), [labels[key] for key in shown])
+        fig, ax = figure_with_legend_below((8, 4.5), [labels[key] for key in shown])
         seen = set()
         for key, steps, scores in curves:
             ax.plot(steps, scores, color=colours[key], alpha=0.8, marker=".",
-                    label=_legend_label(labels[key]) if key not in seen else None)
+                    label=legend_label(labels[key]) if key not in seen else None)
             seen.add(key)
         ax.set_xlabel("training steps")
         ax.set_ylabel(CURVE_LABEL.get(self.config.metric, "evaluation score (each trial's point system)"))
         ax.set_title(f"Sweep {self.config.name}: evaluation during training")
         if seen:  # below the axes, over no curve
-            _legend_below(fig, ax, [labels[key] for key in shown])
+            legend_below(fig, ax, [labels[key] for key in shown])
         paths = [str(out / "curves.png")]
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)

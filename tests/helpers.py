@@ -64,3 +64,19 @@ def sigterm_evaluate(args: list[str], cwd, journal, wait_s: float, exit_s: float
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=exit_s)
     return proc.returncode, err_file.read_text(encoding="utf-8")
+
+
+def legend_below_the_axes(fig):
+    """The legend of a one-axes ``fig`` (the figure's, or else the axes'), after checking that the drawn figure
+    puts it below the axes and their tick labels (so it covers no curve or bar) and inside the figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    legend = fig.legends[0] if fig.legends else ax.get_legend()
+    box, page = legend.get_window_extent(renderer), fig.bbox
+    assert box.y1 <= ax.get_tightbbox(renderer).y0 + 1, "the legend overlaps the axes"
+    assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1, "the legend leaves the figure"
+    return legend

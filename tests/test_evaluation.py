@@ -13,6 +13,7 @@ import pytest
 
 from agents import Agent, register_agent
 from agents.evaluation import deal_deck, evaluate, evaluate_pps, pps_systems, run_chunk
+from helpers import legend_below_the_axes
 from pokersquares_env import cli
 from pokersquares_env.records import GameRecord
 from pokersquares_env.scoring import expected_random_score
@@ -281,8 +282,6 @@ def test_the_plots_legends_sit_below_the_axes_however_long_the_specs(tmp_path, m
     pytest.importorskip("matplotlib")
     import warnings
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
     import agents.registry as registry
 
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
@@ -301,16 +300,9 @@ def test_the_plots_legends_sit_below_the_axes_however_long_the_specs(tmp_path, m
         # warning: fail on it (and on no other: matplotlib 3.7 with a newer pyparsing warns of deprecations)
         warnings.filterwarnings("error", message=r"(?i).*layout", category=UserWarning)
         for fig in (res.scores_figure(), res.hands_figure()):
-            canvas = FigureCanvasAgg(fig)
-            canvas.draw()
-            renderer = canvas.get_renderer()
-            (ax,) = fig.axes
-            legend = fig.legends[0] if fig.legends else ax.get_legend()  # the figure's, or one on the axes
-            box, axes_box, page = legend.get_window_extent(renderer), ax.get_tightbbox(renderer), fig.bbox
+            legend = legend_below_the_axes(fig)  # below the axes and their tick labels (over no bar), on the figure
             assert len(legend.get_texts()) == len(specs)
-            assert box.y1 <= axes_box.y0 + 1  # below the axes and their tick labels: over no bar
-            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1  # on the figure
-            assert ax.get_window_extent(renderer).width >= 0.8 * page.width  # the axes keep the figure's width
+            assert fig.axes[0].get_window_extent().width >= 0.8 * fig.bbox.width  # the axes keep the figure's width
             if long_spec:
                 assert max(len(line) for t in legend.get_texts() for line in t.get_text().split("\n")) <= 60
 

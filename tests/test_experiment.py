@@ -942,6 +942,23 @@ def test_potential_shaping_curves_plot_the_runs_own_point_system(tmp_path, monke
     assert plotted == [[70.0, 80.0]] and (tmp_path / "curves.png").is_file()
 
 
+def test_potential_shaping_curves_legend_sits_below_the_axes(tmp_path, monkeypatch):
+    """Before, curves.png's legend lay on the axes: with five seeds its fifteen entries covered the curves."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from agents.experiments.potential_shaping import _plot
+    from helpers import legend_below_the_axes
+
+    saved = []
+    real_save = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, **kw: (saved.append(self), real_save(self, path, **kw))[1])
+    runs = [{"shaping": shaping, "seed": seed, "curve": {"step": [1, 2, 3], "eval_score": [50.0 + seed, 80.0, 100.0]}}
+            for shaping in ("none", "heuristic", "tables") for seed in range(5)]
+    _plot({"scoring": "american", "runs": runs}, tmp_path / "curves.png")
+    assert len(legend_below_the_axes(saved[0]).get_texts()) == 15
+
+
 def test_a_run_trained_for_points_edited_since_is_trained_again(tmp_path, capsys):
     """Before, _finished compared config.json, which names a point-system file by its path: after the file was edited,
     the run trained for the old points was reused."""

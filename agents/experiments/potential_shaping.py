@@ -280,22 +280,19 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def _plot(results: dict[str, Any], path: Path) -> None:
-    from agents.evaluation import pyplot
+    from agents.evaluation import figure_with_legend_below, legend_below
 
-    plt = pyplot()
     key = "eval_score"  # each run's own point system (the one it trained for): american, english or a file's
     colours = {"none": "tab:grey", "heuristic": "tab:blue", "tables": "tab:green"}
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for r in results["runs"]:
-        c = r["curve"]
-        if c.get(key):
-            ax.plot(c["step"], c[key], marker="o", ms=3, color=colours.get(r["shaping"]),
-                    label=f"{r['shaping']} (seed {r['seed']})")
+    runs = [r for r in results["runs"] if r["curve"].get(key)]
+    labels = [f"{r['shaping']} (seed {r['seed']})" for r in runs]
+    fig, ax = figure_with_legend_below((7, 4.2), labels)  # below the axes: many seeds' entries cover no curve
+    for r, label in zip(runs, labels, strict=True):
+        ax.plot(r["curve"]["step"], r["curve"][key], marker="o", ms=3, color=colours.get(r["shaping"]), label=label)
     ax.set_xlabel("training steps")
     ax.set_ylabel(f"mean {results['scoring']} score (200 fixed deals)")
     ax.set_title("fast-ppo: reward shaping by line-value potentials")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    if runs:
+        legend_below(fig, ax, labels)
     fig.savefig(path, dpi=100)
-    plt.close(fig)

@@ -677,19 +677,19 @@ class SweepResult:
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
 
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        names = list(labels)
-        for x, key in enumerate(names):
+        names = list(labels)  # one row a configuration, its label beside it (tilted labels ran into each other)
+        fig, ax = plt.subplots(figsize=(8, 1.6 + 0.32 * max(1, len(names))), layout="constrained")
+        for y, key in enumerate(names):
             vals = [_num(t["metrics"].get(self.config.metric)) for t in self.trials
                     if json.dumps([t["params"].get(k) for k in keys]) == key and t["status"] == "done"]
             vals = [v for v in vals if not math.isnan(v)]
             if vals:
-                ax.bar(x, float(np.mean(vals)), color=colours[key], alpha=0.6)
-                ax.scatter([x] * len(vals), vals, color="black", s=12, zorder=3)
-        ax.set_xticks(range(len(names)), [labels[k] for k in names], rotation=20, ha="right", fontsize=7)
-        ax.set_ylabel(f"{self.config.metric} (dots: trials)")
+                ax.barh(y, float(np.mean(vals)), color=colours[key], alpha=0.6)
+                ax.scatter(vals, [y] * len(vals), color="black", s=12, zorder=3)
+        ax.set_yticks(range(len(names)), [labels[k] for k in names], fontsize=8)
+        ax.set_ylim(len(names) - 0.5, -0.5)  # the first configuration on top, as in summary.md
+        ax.set_xlabel(f"{self.config.metric} (dots: trials)")
         ax.set_title(f"Sweep {self.config.name}: final scores")
-        fig.tight_layout()
         paths.append(str(out / "final.png"))
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)

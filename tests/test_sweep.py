@@ -478,10 +478,12 @@ def test_plots_draw_the_ranking_metric(tmp_path, monkeypatch):
         trials.append({"params": {"scoring": system, "seed": 0}, "folder": str(folder), "status": "done",
                        "metrics": {"mean": mean, "mean_american": american}})
     bars, lines, labels = [], [], []
-    real_bar, real_plot, real_ylabel = Axes.bar, Axes.plot, Axes.set_ylabel
-    monkeypatch.setattr(Axes, "bar", lambda self, x, h, **kw: (bars.append(h), real_bar(self, x, h, **kw))[1])
+    real_bar, real_plot, real_ylabel, real_xlabel = Axes.barh, Axes.plot, Axes.set_ylabel, Axes.set_xlabel
+    monkeypatch.setattr(Axes, "barh", lambda self, y, w, **kw: (bars.append(w), real_bar(self, y, w, **kw))[1])
     monkeypatch.setattr(Axes, "plot", lambda self, x, y, **kw: (lines.append(list(y)), real_plot(self, x, y, **kw))[1])
     monkeypatch.setattr(Axes, "set_ylabel", lambda self, t, **kw: (labels.append(t), real_ylabel(self, t, **kw))[1])
+    monkeypatch.setattr(Axes, "set_xlabel", lambda self, t, **kw: (labels.append(t), real_xlabel(self, t, **kw))[1]
+                        if "dots" in t else real_xlabel(self, t, **kw))
     SweepResult(cfg, trials).plot()
     assert bars == [pytest.approx(14.45), pytest.approx(13.45)] and lines == [[14.45], [13.45]]
     assert labels == ["evaluation score, American", "mean_american (dots: trials)"]
@@ -491,6 +493,7 @@ def test_the_curves_legend_sits_below_the_axes_over_no_curve(tmp_path, monkeypat
     """Before, curves.png's legend lay on the axes: a sweep of nine configurations (nine legend entries) covered
     the curves it labels.  The legend now sits below the axes, and the figure grows to hold it."""
     pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     rates, clips = [0.0003, 0.001, 0.003], [0.0, 0.01, 0.05]
@@ -511,6 +514,15 @@ def test_the_curves_legend_sits_below_the_axes_over_no_curve(tmp_path, monkeypat
                                                                      real_save(self, path, **kw))[1])
     SweepResult(cfg, trials).plot()
     assert len(legend_below_the_axes(saved["curves.png"]).get_texts()) == 9
+    # final.png: the nine configurations' labels, tilted below the bars, ran into each other; one row each now
+    fig = saved["final.png"]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    boxes = [t.get_window_extent(canvas.get_renderer()) for t in fig.axes[0].get_yticklabels()]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == "learning_rate=0.0003, ent_coef=0"  # on top
+    assert len(boxes) == 9 and not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert all(fig.bbox.x0 - 1 <= b.x0 and b.y0 >= fig.bbox.y0 - 1 and b.y1 <= fig.bbox.y1 + 1 for b in boxes)
+    assert boxes[0].y0 > boxes[-1].y1  # the first configuration on top, as in summary.md
 
 
 # --------------------------------------------------------------------------- the sweep folder

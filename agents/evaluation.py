@@ -636,20 +636,19 @@ class EvaluationResult:
 
     def scores_figure(self) -> Any:
         """The figure of ``scores.png``: each agent's scores as a histogram, the agents' legend below the axes."""
-        data = [list(self.scores(a).values()) for a in self.agents]
-        labels = [f"{agent} (mean {np.mean(d):.1f})" for agent, d in zip(self.agents, data, strict=True) if d]
+        played = [(agent, d) for agent in self.agents if (d := list(self.scores(agent).values()))]
+        labels = [f"{agent} (mean {np.mean(d):.1f})" for agent, d in played]
         fig, ax = figure_with_legend_below((8, 4.5), labels)
-        lo = min((min(d) for d in data if d), default=0)
-        hi = max((max(d) for d in data if d), default=1)
+        lo = min((min(d) for _, d in played), default=0)
+        hi = max((max(d) for _, d in played), default=1)
         bins = np.linspace(lo, hi + 1, 40)
-        for agent, d in zip(self.agents, data, strict=True):
-            if d:
-                ax.hist(d, bins=bins, alpha=0.5, label=legend_label(f"{agent} (mean {np.mean(d):.1f})"))
+        for (_, d), label in zip(played, labels, strict=True):
+            ax.hist(d, bins=bins, alpha=0.5, label=legend_label(label))
         ax.set_xlabel(f"score ({self.system.name})")
         ax.set_ylabel("games")
         ax.set_title(f"Score distribution, {self.games} common deals, seed {self.config['seed']}")
-        if labels:
-            legend_below(fig, ax, labels)
+        if played:
+            legend_below(fig, ax)
         return fig
 
     def hands_figure(self) -> Any:
@@ -667,7 +666,7 @@ class EvaluationResult:
         if any(v > 0 for share in shares for v in share):  # every game raised: nothing to put on a log scale
             ax.set_yscale("log")
         ax.set_title("Hand frequencies per line")
-        legend_below(fig, ax, list(self.agents))
+        legend_below(fig, ax)
         return fig
 
 
@@ -701,10 +700,10 @@ def figure_with_legend_below(size: tuple[float, float], labels: list[str]) -> tu
     return pyplot().subplots(figsize=(size[0], size[1] + 0.2 + 0.22 * lines), layout="constrained")
 
 
-def legend_below(fig: Any, ax: Any, labels: list[str]) -> None:
+def legend_below(fig: Any, ax: Any) -> None:
     """The axes' legend, outside them at the bottom of ``fig`` (it covers no bar and no tick label)."""
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=_legend_columns(labels),
-               fontsize=9, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=_legend_columns(labels), fontsize=9, frameon=False)
 
 
 #: the files :meth:`EvaluationResult.save` writes besides :data:`MARKER`, in order, and :meth:`EvaluationResult.plot`'s

@@ -671,8 +671,8 @@ class SweepResult:
         ax.set_xlabel("training steps")
         ax.set_ylabel(CURVE_LABEL.get(self.config.metric, "evaluation score (each trial's point system)"))
         ax.set_title(f"Sweep {self.config.name}: evaluation during training")
-        if seen:  # below the axes, over no curve
-            legend_below(fig, ax, [labels[key] for key in shown])
+        if shown:  # below the axes, over no curve
+            legend_below(fig, ax)
         paths = [str(out / "curves.png")]
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)

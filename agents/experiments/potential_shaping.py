@@ -294,5 +294,5 @@ def _plot(results: dict[str, Any], path: Path) -> None:
     ax.set_title("fast-ppo: reward shaping by line-value potentials")
     ax.grid(alpha=0.3)
     if runs:
-        legend_below(fig, ax, labels)
+        legend_below(fig, ax)
     fig.savefig(path, dpi=100)

@@ -27,7 +27,6 @@ import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 from agents.config import train_seed_arg
@@ -165,7 +164,6 @@ def run(args) -> int:
 
     clear_run(out)  # the demo's own run (_check_demo_folder: never another one) and its mark, then the new run's mark
     (out / DEMO_MARK).write_text(json.dumps({"written_by": "pokersquares demo"}) + "\n")
-    t0 = time.time()
     try:
         result = train(**options, overwrite=True)  # nothing left to replace: the mark stays
     except ConfigError as exc:  # what only the run folder can tell (checked above as far as it can be)
@@ -176,7 +174,7 @@ def run(args) -> int:
               f"are kept in {out} (continue it with `pokersquares train --out {out} --resume`); nothing was "
               f"evaluated", file=sys.stderr)
         return 130
-    print(f"      trained {result.steps:,} steps in {time.time() - t0:.0f} s; model: {result.model_path}")
+    print(f"      trained {result.steps:,} steps in {result.seconds:.0f} s; model: {result.model_path}")
     if steps is not None and result.steps < planned:
         print(f"      the {minutes:g}-minute limit stopped it before {planned:,} steps: the result is weaker than "
               f"on a faster machine (pass --minutes to allow more time)")

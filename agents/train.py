@@ -99,7 +99,11 @@ def clear_run(folder: str | Path) -> list[str]:
 
 
 class TrainResult(dict):
-    """What :func:`train` returns: ``out``, ``model_path``, ``steps``, ``seconds``, ``interrupted``, ``evaluation``."""
+    """What :func:`train` returns: ``out``, ``model_path``, ``steps``, ``seconds``, ``interrupted``, ``evaluation``.
+
+    ``seconds`` is this call's wall-clock time of training and saving the run: it leaves out the shaping tables'
+    build (before the run's clock starts) and the final evaluation after it.  A resumed run's ``progress.json``
+    counts every session's training; ``seconds`` counts this call's only."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -872,13 +876,14 @@ def train(config: TrainConfig | dict[str, Any] | None = None, *, resume: bool = 
             _train_maskable_ppo(cfg, run)
     finally:
         run.close()
+    seconds = time.time() - t0  # this call's training and saving: not the shaping tables, not the final evaluation
     interrupted = run.stop_requested
     evaluation = None
     if not interrupted:
         evaluation = _final_evaluation(cfg, run.dir, cfg.progress, run.steps)
     return TrainResult(
         out=str(run.dir), model_path=str(run.dir / MODEL_FILE[cfg.algo]), steps=run.steps,
-        seconds=time.time() - t0, interrupted=interrupted, evaluation=evaluation, config=cfg,
+        seconds=seconds, interrupted=interrupted, evaluation=evaluation, config=cfg,
     )
 
 

@@ -334,13 +334,15 @@ def test_demo_evaluates_on_its_seed_and_prints_the_trained_agents_differences(tm
 
     monkeypatch.setenv("POKERSQUARES_TINY", "1")
     monkeypatch.setattr(agents.train, "train", lambda **kw: TrainResult(
-        out=kw["out"], model_path=kw["out"] + "/model.pt", steps=64, seconds=1.0, interrupted=False, evaluation=None))
+        out=kw["out"], model_path=kw["out"] + "/model.pt", steps=64, seconds=123.4, interrupted=False, evaluation=None))
     monkeypatch.setattr(agents.evaluation, "evaluate", evaluate)
     assert main(["demo", "--out", str(out), "--seed", "7", "--games", "3", "--no-search", "--no-progress",
                  "--shaping", "none"]) == 0
     assert seen["agents"] == [spec, "random", "greedy", "rules"] and seen["seed"] == 7 and seen["games"] == 3
     text = capsys.readouterr().out
     assert f"{spec} - random: +12.50 ± 1.25 (95% CI over 3 shared deals)" in text and "random - greedy" not in text
+    # the training's own seconds, as train() measured them (it printed the whole call's, set-up included)
+    assert "trained 64 steps in 123 s; model: " in text
     seen.clear()  # one deal has no spread: no interval (it printed "± nan")
     Evaluation.paired = lambda self: [{"a": spec, "b": "random", "mean_diff": 12.5, "ci95": math.nan, "deals": 1}]
     assert main(["demo", "--out", str(out), "--seed", "7", "--games", "1", "--no-search", "--no-progress",

@@ -1692,22 +1692,42 @@ def test_building_the_shaping_tables_is_not_part_of_the_run_time(tmp_path, monke
     import agents.shaping
 
     real = agents.shaping.LinePotential.make.__func__
+    real_time = time_.time
     built = []
 
     def slow_tables(cls, kind, system, *args, **kwargs):
         built.append(kind)
-        if kind == "tables":
-            time_.sleep(4.0)  # a slow table training
+        if kind == "tables":  # a table training of 1,000 s, on the clock the run reads (a sleep made the test
+            monkeypatch.setattr(time_, "time", lambda: real_time() + 1000.0)  # depend on the machine's load)
             kind = "heuristic"
         return real(cls, kind, system, *args, **kwargs)
 
     monkeypatch.setattr(agents.shaping.LinePotential, "make", classmethod(slow_tables))
-    result = train(_cfg(algo, tmp_path / "run", shaping="tables", time_limit=3.5))
+    result = train(_cfg(algo, tmp_path / "run", shaping="tables", time_limit=300.0))
     assert built == ["tables"]  # built once
     assert not result.interrupted
     assert result.steps >= TINY[algo]["timesteps"]  # the time limit was not spent on the tables
-    assert result.seconds < 4.0
-    assert json.loads((tmp_path / "run" / "progress.json").read_text())["seconds"] < 4.0
+    assert result.seconds < 300.0
+    assert json.loads((tmp_path / "run" / "progress.json").read_text())["seconds"] < 300.0
+
+
+def test_the_result_seconds_leave_out_the_final_evaluation(tmp_path, monkeypatch):
+    """``TrainResult.seconds`` is the training's time: before, it also counted the final evaluation (and the demo
+    printed the whole ``train()`` call's time as "trained N steps in X s")."""
+    import time as time_
+
+    import agents.train
+
+    real_time = time_.time
+
+    def slow_evaluation(*args, **kwargs):  # a final evaluation of 1,000 s, on the clock train() reads
+        monkeypatch.setattr(time_, "time", lambda: real_time() + 1000.0)
+        return []
+
+    monkeypatch.setattr(agents.train, "_final_evaluation", slow_evaluation)
+    result = train(_cfg("fast-ppo", tmp_path / "run", final_eval_games=2))
+    assert not result.interrupted and result.evaluation == []
+    assert 0.0 < result.seconds < 500.0
 
 
 def test_fast_ppo_with_a_minibatch_of_one_trains_a_finite_model(tmp_path):

@@ -343,7 +343,7 @@ def test_demo_no_progress_reaches_the_training_and_the_evaluation(tmp_path, monk
     seen = {}
 
     class Trained:
-        steps, model_path = 64, "model.pt"
+        steps, model_path, seconds = 64, "model.pt", 1.0
 
     class Evaluated:
         def table(self):

@@ -959,6 +959,32 @@ def test_potential_shaping_curves_legend_sits_below_the_axes(tmp_path, monkeypat
     assert len(legend_below_the_axes(saved[0]).get_texts()) == 15
 
 
+def test_potential_shaping_curves_tell_the_seeds_of_a_shaping_apart(tmp_path, monkeypatch):
+    """Before, every seed of a shaping was drawn in the same colour, line and marker: the legend listed "none (seed
+    0)" and "none (seed 1)" with identical samples, and the curves could not be told apart."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from agents.experiments.potential_shaping import _plot
+
+    saved = []
+    real_save = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, **kw: (saved.append(self), real_save(self, path, **kw))[1])
+    seeds = [0, 1, 2, 3, 7, 11]
+    runs = [{"shaping": shaping, "seed": seed, "curve": {"step": [1, 2, 3], "eval_score": [50.0 + seed, 80.0, 100.0]}}
+            for shaping in ("none", "heuristic", "tables") for seed in seeds]
+    _plot({"scoring": "american", "runs": runs}, tmp_path / "curves.png")
+    lines = {line.get_label(): line for line in saved[0].axes[0].get_lines()}
+    for shaping in ("none", "heuristic", "tables"):
+        drawn = [lines[f"{shaping} (seed {seed})"] for seed in seeds]
+        assert len({line.get_color() for line in drawn}) == 1  # the colour is the shaping
+        looks = {(line.get_linestyle(), line.get_marker()) for line in drawn}
+        assert len(looks) == len(seeds), looks  # each seed its own look
+    for seed in seeds:  # and a seed looks the same under every shaping
+        assert len({(lines[f"{s} (seed {seed})"].get_linestyle(), lines[f"{s} (seed {seed})"].get_marker())
+                    for s in ("none", "heuristic", "tables")}) == 1
+
+
 def test_a_run_trained_for_points_edited_since_is_trained_again(tmp_path, capsys):
     """Before, _finished compared config.json, which names a point-system file by its path: after the file was edited,
     the run trained for the old points was reused."""

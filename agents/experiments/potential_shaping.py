@@ -279,6 +279,11 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: curves.png draws seed number ``i`` (in sorted order) with ``SEED_STYLES[i % 4]`` and ``SEED_MARKERS[i % 5]``.
+SEED_STYLES = ("-", "--", ":", "-.")
+SEED_MARKERS = ("o", "s", "^", "D", "v")
+
+
 def _plot(results: dict[str, Any], path: Path) -> None:
     from agents.evaluation import figure_with_legend_below, legend_below
 
@@ -286,9 +291,14 @@ def _plot(results: dict[str, Any], path: Path) -> None:
     colours = {"none": "tab:grey", "heuristic": "tab:blue", "tables": "tab:green"}
     runs = [r for r in results["runs"] if r["curve"].get(key)]
     labels = [f"{r['shaping']} (seed {r['seed']})" for r in runs]
+    # the colour is the shaping, the line style and marker the seed: the seeds of one shaping were drawn alike, so
+    # neither the curves nor the legend told them apart; (style, marker) pairs repeat only after 20 seeds
+    seeds = sorted({r["seed"] for r in runs})
     fig, ax = figure_with_legend_below((7, 4.2), labels)  # below the axes: many seeds' entries cover no curve
     for r, label in zip(runs, labels, strict=True):
-        ax.plot(r["curve"]["step"], r["curve"][key], marker="o", ms=3, color=colours.get(r["shaping"]), label=label)
+        i = seeds.index(r["seed"])
+        ax.plot(r["curve"]["step"], r["curve"][key], ls=SEED_STYLES[i % 4], marker=SEED_MARKERS[i % 5], ms=4,
+                color=colours.get(r["shaping"]), label=label)
     ax.set_xlabel("training steps")
     ax.set_ylabel(f"mean {results['scoring']} score (200 fixed deals)")
     ax.set_title("fast-ppo: reward shaping by line-value potentials")

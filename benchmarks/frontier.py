@@ -171,6 +171,54 @@ def out_name_problem(out: str) -> str | None:
     return None
 
 
+#: Where a point's label may go, in points from the point, tried in this order: (dx, dy, horizontal alignment).
+LABEL_SPOTS = [(6, 4, "left"), (6, -10, "left"), (-6, 4, "right"), (-6, -10, "right"), (6, 12, "left"),
+               (6, -18, "left"), (-6, 12, "right"), (-6, -18, "right"), (6, 20, "left"), (6, -26, "left")]
+
+
+def place_labels(fig: Any, ax: Any, labels: list[Any], points: list[tuple[float, float, float]]) -> None:
+    """Move each point's label (an annotation at ``points[i] = (x, mean, ci95)``) to the first of
+    :data:`LABEL_SPOTS` where it overlaps no label placed before it and no other point's error bar (the spot of
+    least overlap if none is free).  Before, two labels could touch, and a label could lie across the error bar of a
+    point close in time."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # the file-only figures of agents.evaluation.pyplot have no canvas that renders: measure the labels with Agg's
+    renderer = (fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)).get_renderer()
+    to_display = ax.transData.transform
+    pad = 3 * fig.dpi / 72  # half the cap width, in pixels
+
+    def bar(x: float, y: float, ci: float) -> tuple[float, float, float, float]:
+        (x0, y0), (x1, y1) = to_display([(x, y - ci), (x, y + ci)])
+        return x0 - pad, min(y0, y1) - pad, x0 + pad, max(y0, y1) + pad
+
+    def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    bars = [bar(*p) for p in points]
+    placed: list[tuple[float, float, float, float]] = []
+    order = sorted(range(len(labels)), key=lambda i: -points[i][1])  # the strongest first: they crowd at the top
+    for i in order:
+        label = labels[i]
+        best = None
+        for dx, dy, align in LABEL_SPOTS:
+            label.set_position((dx, dy))
+            label.set_horizontalalignment(align)
+            e = label.get_window_extent(renderer)
+            box = (e.x0, e.y0, e.x1, e.y1)
+            cost = sum(overlap(box, b) for b in placed) + sum(overlap(box, b) for j, b in enumerate(bars) if j != i)
+            if best is None or cost < best[0]:
+                best = (cost, dx, dy, align, box)
+            if cost == 0:
+                break
+        _, dx, dy, align, box = best
+        label.set_position((dx, dy))
+        label.set_horizontalalignment(align)
+        placed.append(box)
+
+
 def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float | None = None,
          anchors: bool = True) -> list[str]:
     """Draw the mean ± CI of each row against seconds per game; the agents below ``min_mean`` are listed, not drawn.
@@ -187,14 +235,16 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     fig, ax = plt.subplots(figsize=(10, 6))
     ax.set_xscale("log")
     xs = [max(r["seconds"], 1e-5) if math.isfinite(r["seconds"]) else 1e-5 for r in shown]
+    labels = []
     for r, x in zip(shown, xs, strict=True):
         ci = 0.0 if math.isnan(r["ci95"]) else r["ci95"]  # one game: no interval to draw
         ax.errorbar([x], [r["mean"]], yerr=[ci], fmt="o", color="C0", capsize=3)
-        # the label goes below the point if a point close in time stands higher, else above
+        # the label goes below the point if a point close in time stands higher, else above (a first guess: the
+        # labels are moved off each other and off the other points' error bars once the axes are laid out)
         lower = any(o is not r and abs(np.log(x / xo)) < 0.3 and o["mean"] > r["mean"]
                     for o, xo in zip(shown, xs, strict=True))
-        ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points", xytext=(6, -10 if lower else 4),
-                    fontsize=7)
+        labels.append(ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points",
+                                  xytext=(6, -10 if lower else 4), fontsize=7))
     american = system == "american"
     if american and anchors:
         ax.axvspan(*CONTEST_SECONDS, color="0.85", zorder=0, label="published contests' time a game (30-60 s)")
@@ -219,6 +269,8 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
+    place_labels(fig, ax, labels, [(x, r["mean"], 0.0 if math.isnan(r["ci95"]) else r["ci95"])
+                                   for r, x in zip(shown, xs, strict=True)])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     fig.savefig(out, dpi=100)
     plt.close(fig)

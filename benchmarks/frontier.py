@@ -225,7 +225,6 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     ``out`` ends in one of :data:`FORMATS` (a ``ValueError`` otherwise); returns the path written."""
     if not _image_path(out):  # matplotlib would write another name, or refuse it
         raise ValueError(f"out={out!r}: expected the path of a {' or '.join(FORMATS)} image")
-    import numpy as np
 
     from agents.evaluation import pyplot
 
@@ -239,12 +238,9 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     for r, x in zip(shown, xs, strict=True):
         ci = 0.0 if math.isnan(r["ci95"]) else r["ci95"]  # one game: no interval to draw
         ax.errorbar([x], [r["mean"]], yerr=[ci], fmt="o", color="C0", capsize=3)
-        # the label goes below the point if a point close in time stands higher, else above (a first guess: the
-        # labels are moved off each other and off the other points' error bars once the axes are laid out)
-        lower = any(o is not r and abs(np.log(x / xo)) < 0.3 and o["mean"] > r["mean"]
-                    for o, xo in zip(shown, xs, strict=True))
-        labels.append(ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points",
-                                  xytext=(6, -10 if lower else 4), fontsize=7))
+        # placed once the axes are laid out (place_labels): off each other and off the other points' error bars
+        labels.append(ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points", xytext=LABEL_SPOTS[0][:2],
+                                  fontsize=7))
     american = system == "american"
     if american and anchors:
         ax.axvspan(*CONTEST_SECONDS, color="0.85", zorder=0, label="published contests' time a game (30-60 s)")

@@ -234,10 +234,11 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     fig, ax = plt.subplots(figsize=(10, 6))
     ax.set_xscale("log")
     xs = [max(r["seconds"], 1e-5) if math.isfinite(r["seconds"]) else 1e-5 for r in shown]
-    labels = []
+    labels, points = [], []
     for r, x in zip(shown, xs, strict=True):
         ci = 0.0 if math.isnan(r["ci95"]) else r["ci95"]  # one game: no interval to draw
         ax.errorbar([x], [r["mean"]], yerr=[ci], fmt="o", color="C0", capsize=3)
+        points.append((x, r["mean"], ci))
         # placed once the axes are laid out (place_labels): off each other and off the other points' error bars
         labels.append(ax.annotate(r["agent"], (x, r["mean"]), textcoords="offset points", xytext=LABEL_SPOTS[0][:2],
                                   fontsize=7))
@@ -265,8 +266,7 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    place_labels(fig, ax, labels, [(x, r["mean"], 0.0 if math.isnan(r["ci95"]) else r["ci95"])
-                                   for r, x in zip(shown, xs, strict=True)])
+    place_labels(fig, ax, labels, points)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     fig.savefig(out, dpi=100)
     plt.close(fig)

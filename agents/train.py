@@ -199,6 +199,7 @@ class RunFolder:
         self._last_eval: dict[str, float] = {}
         self._decks = None
         self._old_handler = None
+        self._building = False  # building the shaping potential: nothing trained yet, so Ctrl-C stops at once
         self._ep_rate_t = time.time()
         self._ep_rate_n = 0
         self._potential: Any = _UNSET
@@ -265,7 +266,7 @@ class RunFolder:
             return
 
         def handler(signum, frame):
-            if self.stop_requested:
+            if self.stop_requested or self._building:  # a second Ctrl-C, or one before training: nothing to save
                 raise KeyboardInterrupt
             self.stop_requested = True
             print("\nCtrl-C: saving a checkpoint and the model before exiting (Ctrl-C again to abort)", file=sys.stderr)
@@ -517,8 +518,28 @@ class RunFolder:
     def prepare_shaping(self) -> None:
         """Build the config's shaping potential now (``tables``: train or load the self-play tables) and restart the
         run's clock after it, so that building the tables counts neither against ``time_limit`` nor in the run's
-        seconds."""
-        self.shaping_potential()
+        seconds.
+
+        Nothing is trained yet, so Ctrl-C here stops at once (``KeyboardInterrupt``, not a checkpoint after the
+        build): a new run's files, which :meth:`open` wrote, are removed, so the same command starts it again without
+        ``--overwrite``; a resumed run keeps its checkpoint, and ``--resume`` continues it as before."""
+        self._building = True
+        try:
+            self.shaping_potential()
+        except KeyboardInterrupt:
+            self.close()  # the TensorBoard writer first: its files are among those removed
+            if self.resume:
+                said = f"{str(self.dir)!r} is as its last checkpoint left it: --resume continues it"
+            else:
+                for name in run_files_in(self.dir):  # only this run's files: a demo's or experiment's mark stays
+                    path = self.dir / name
+                    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+                said = f"{str(self.dir)!r} holds no run: the same command starts it again"
+            print(f"\nCtrl-C while building the shaping potential: stopped before training, nothing saved; {said}",
+                  file=sys.stderr)
+            raise
+        finally:
+            self._building = False
         self._t0 = self._ep_rate_t = time.time()
 
     def shaping_potential(self) -> Any:

@@ -1711,6 +1711,71 @@ def test_building_the_shaping_tables_is_not_part_of_the_run_time(tmp_path, monke
     assert json.loads((tmp_path / "run" / "progress.json").read_text())["seconds"] < 300.0
 
 
+def _ctrl_c_while_building_tables(monkeypatch, pressed, ctrl_c=True):
+    """``LinePotential.make`` stand-in: Ctrl-C (if ``ctrl_c``) while the ``tables`` are built (``pressed`` counts the
+    builds), then the heuristic potential in their place (no table training: the run trains on if not stopped)."""
+    import agents.shaping
+
+    real = agents.shaping.LinePotential.make.__func__
+
+    def interrupted_tables(cls, kind, system, *args, **kwargs):
+        if kind == "tables":
+            pressed.append(kind)
+            if ctrl_c:
+                os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does, in the middle of the build
+            kind = "heuristic"
+        return real(cls, kind, system, *args, **kwargs)
+
+    monkeypatch.setattr(agents.shaping.LinePotential, "make", classmethod(interrupted_tables))
+
+
+def test_ctrl_c_while_the_shaping_tables_are_built_stops_at_once_and_leaves_no_run(tmp_path, monkeypatch, capsys):
+    """Nothing is trained while the shaping tables are built, so Ctrl-C there stops at once: before, it only asked
+    for a checkpoint, which came after the whole build (37 s and more) and one update of training.  A new run's files
+    are removed, so the same command starts it again without --overwrite; the caller's Ctrl-C handler is back."""
+    from agents.train import run_files_in
+
+    pressed = []
+    _ctrl_c_while_building_tables(monkeypatch, pressed)
+    out = tmp_path / "run"
+    (out).mkdir()
+    (out / "notes.txt").write_text("mine")
+    handler_before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg("fast-ppo", out, shaping="tables", timesteps=10**6))
+    assert pressed == ["tables"]
+    assert "Ctrl-C while building the shaping potential" in capsys.readouterr().err
+    assert run_files_in(out) == [] and (out / "notes.txt").read_text() == "mine"
+    assert signal.getsignal(signal.SIGINT) is handler_before
+    _ctrl_c_while_building_tables(monkeypatch, pressed, ctrl_c=False)
+    result = train(_cfg("fast-ppo", out, shaping="tables"))  # the same command, with no --overwrite
+    assert not result.interrupted and result.steps >= TINY["fast-ppo"]["timesteps"]
+    assert pressed == ["tables", "tables"]
+
+
+def test_ctrl_c_while_a_resumed_runs_tables_are_built_keeps_its_checkpoint(tmp_path, monkeypatch, capsys):
+    """A resumed run stopped by Ctrl-C while its shaping tables are built keeps the checkpoint it resumed from, and
+    --resume then continues it."""
+    from agents import train as train_module
+
+    out = tmp_path / "run"
+    real_step = _stop_halfway(monkeypatch, "fast-ppo")
+    pressed = []
+    _ctrl_c_while_building_tables(monkeypatch, pressed, ctrl_c=False)
+    first = train(_cfg("fast-ppo", out, shaping="tables"))
+    assert first.interrupted
+    checkpoint = (out / "checkpoints" / "latest.pt").read_bytes()
+    monkeypatch.setattr(train_module.RunFolder, "step", real_step)
+    _ctrl_c_while_building_tables(monkeypatch, pressed)
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert pressed == ["tables", "tables"] and "--resume continues it" in capsys.readouterr().err
+    assert (out / "checkpoints" / "latest.pt").read_bytes() == checkpoint
+    _ctrl_c_while_building_tables(monkeypatch, pressed, ctrl_c=False)
+    result = train(TrainConfig(out=str(out), progress=False), resume=True)
+    assert not result.interrupted and result.steps > first.steps and pressed == ["tables"] * 3
+
+
 def test_the_result_seconds_leave_out_the_final_evaluation(tmp_path, monkeypatch):
     """``TrainResult.seconds`` is the training's time: before, it also counted the final evaluation (and the demo
     printed the whole ``train()`` call's time as "trained N steps in X s")."""

@@ -730,10 +730,13 @@ def _curve(folder: Path, column: str = "eval_score") -> tuple[list[float], list[
 
 
 def _cell(v: Any) -> str:
+    """A Markdown cell: empty where the row has no value (an option a trial does not set, the metrics of a trial that
+    failed), ``n/a`` for a figure that cannot be computed (NaN: the spread of one seed), as the evaluation summaries
+    print it."""
     if v is None:
         return ""
     if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:.4g}"
+        return "n/a" if math.isnan(v) else f"{v:.4g}"
     return str(v)
 
 

@@ -879,10 +879,11 @@ def test_trial_folders_show_four_digits_and_plain_values_of_numpy_draws():
     assert params == {"learning_rate": 0.0012344, "seed": 1} and type(params["seed"]) is int
 
 
-def test_the_summary_writes_a_missing_figure_as_null_or_an_empty_cell(tmp_path):
+def test_the_summary_writes_a_missing_figure_as_null_or_n_a(tmp_path):
     """summary.json is strict JSON: a figure that is not a number (one seed's spread, a metric not measured) is
-    null, not NaN, which JSON does not have; summary.md leaves its cell empty; summary.csv names each trial's run
-    folder."""
+    null, not NaN, which JSON does not have; summary.md prints a figure it cannot compute as n/a, as the evaluation
+    summaries do (it left the cell empty before 2026-12-05), and leaves a metric the trial does not have empty;
+    summary.csv names each trial's run folder."""
     cfg = SweepConfig.from_dict({"name": "n", "out": str(tmp_path / "n"), "train": FAST, "space": {"seed": [0]}})
     trial = {"params": {"seed": 0}, "folder": str(tmp_path / "t0"), "status": "done",
              "metrics": {"mean": 2.0, "win_rate": math.nan}}
@@ -894,7 +895,13 @@ def test_the_summary_writes_a_missing_figure_as_null_or_an_empty_cell(tmp_path):
     summary = json.loads((tmp_path / "n" / "summary.json").read_text(), parse_constant=no_nan)
     assert summary["trials"][0]["win_rate"] is None and summary["groups"][0]["mean_seed_std"] is None
     assert summary["groups"][0]["mean"] == 2.0
-    assert "nan" not in (tmp_path / "n" / "summary.md").read_text().lower()
+    md = (tmp_path / "n" / "summary.md").read_text()
+    assert "nan" not in md.lower()
+    header, _, row = md.splitlines()[2:5]
+    cells = dict(zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True))
+    cells = {k.strip(): v.strip() for k, v in cells.items()}
+    assert cells["mean"] == "2" and cells["win_rate"] == "n/a" and cells["ci95"] == ""  # NaN / not given
+    assert "(ranked by mean)" in md and md.count("n/a") >= 2  # the seed spread of one seed, too
     with open(tmp_path / "n" / "summary.csv", newline="") as f:
         [row] = list(csv.DictReader(f))
     assert row["folder"] == str(tmp_path / "t0") and row["mean"] == "2.0"

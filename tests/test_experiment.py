@@ -1052,10 +1052,12 @@ def test_potential_shaping_without_matplotlib_writes_its_results_and_warns(tmp_p
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     out = tmp_path / "ps"
-    with pytest.warns(PlotsSkippedWarning, match="curves.png not written"):
+    with (pytest.warns(PlotsSkippedWarning, match="scores.png and hands.png not written"),  # its evaluation's
+          pytest.warns(PlotsSkippedWarning, match="curves.png not written")):
         potential_shaping(str(out), shapings=("none",), seeds=(0,), timesteps=416, games=2, eval_points=2,
                           progress=False, train_options=TINY_TRAIN)
     assert (out / "results.md").is_file() and not (out / "curves.png").exists()
+    assert not (out / "evaluation" / "scores.png").exists() and (out / "evaluation" / "summary.md").is_file()
     assert _strict_json(out / "results.json")["shapings"]["none"]["ci95_seeds"] is None  # one seed: null, not NaN
 
 

@@ -1284,7 +1284,7 @@ def test_maskable_ppo_time_limit_trains_one_rollout_and_damaged_games_start_new_
     from sb3_contrib import MaskablePPO
 
     out = tmp_path / "run"
-    first = train(_cfg("maskable-ppo", out, timesteps=10**6, time_limit=0.001, anneal_by="steps"))
+    first = train(_cfg("maskable-ppo", out, timesteps=10**6, time_limit=0.001))
     assert first.steps == 256
     latest = out / "checkpoints" / "latest.zip"
     done = first.steps

@@ -397,7 +397,7 @@ def test_tuned_true_scales_the_default_tables_by_the_shipped_multipliers(small, 
     vt.save(path)
     from pokersquares_env.core import PokerSquaresGame
 
-    game = PokerSquaresGame()
+    game = PokerSquaresGame(system="english")  # the agents' own points: an American game warned that they play for theirs
 
     def play(agent, seed):
         state = game.init(game.deal(np.random.default_rng(seed)), validate=False)

@@ -219,6 +219,8 @@ def test_maskable_ppo_trains_a_few_steps():
         ({"illegal_penalty": 10**400}, r"illegal_penalty=1000+: expected a finite number \(this one is too large"),
     ],
 )
+@pytest.mark.filterwarnings(  # gym.make warns of an unknown render_mode before the env refuses it
+    "ignore:.*render_mode='bogus' that is not in the possible render_modes:UserWarning")
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         gym.make("PokerSquares-v0", **kwargs)

@@ -324,7 +324,8 @@ def test_record_video_writes_one_clip_per_episode(tmp_path):
     from gymnasium.wrappers import RecordVideo
     from moviepy import VideoFileClip
 
-    env = RecordVideo(gym.make("PokerSquares-v0", render_mode="rgb_array"), str(tmp_path),
+    videos = tmp_path / "videos"  # a new folder: RecordVideo warns that it overwrites an existing one
+    env = RecordVideo(gym.make("PokerSquares-v0", render_mode="rgb_array"), str(videos),
                       episode_trigger=lambda episode: True, disable_logger=True)
     for episode in range(2):
         _, info = env.reset(seed=episode)
@@ -333,9 +334,9 @@ def test_record_video_writes_one_clip_per_episode(tmp_path):
             _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
             done = terminated or truncated
     env.close()
-    clips = sorted(p.name for p in tmp_path.glob("*.mp4"))
+    clips = sorted(p.name for p in videos.glob("*.mp4"))
     assert clips == ["rl-video-episode-0.mp4", "rl-video-episode-1.mp4"]
-    with VideoFileClip(str(tmp_path / clips[0])) as clip:
+    with VideoFileClip(str(videos / clips[0])) as clip:
         assert clip.fps == env.metadata["render_fps"] == 4
         # the reset frame and one per placement: counted, since a duration within 0.3 s also took 25 or 27 frames
         assert clip.reader.n_frames == 26 and sum(1 for _ in clip.iter_frames()) == 26
@@ -355,6 +356,8 @@ def _adapters():
     }
 
 
+@pytest.mark.filterwarnings(  # gym.make warns of an unknown render_mode before the env refuses it
+    "ignore:.*render_mode='bogus' that is not in the possible render_modes:UserWarning")
 @pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])
 def test_every_adapter_refuses_bad_shared_options_alike(name):
     make = _adapters()[name]

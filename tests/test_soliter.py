@@ -1303,6 +1303,8 @@ def test_reset_to_a_won_position_says_it_is_won():
     assert env.state is kept
 
 
+@pytest.mark.filterwarnings(  # check_env's render check opens render_mode="human" too, here with no display
+    "ignore:render_mode='human' found no display:RuntimeWarning")
 def test_check_env_needs_the_penalty_mode_as_the_docs_say():
     """Gymnasium's check_env steps random actions: with the default illegal_action="raise" the first illegal one
     raises, as docs/soliter.md now says (it only said to use the penalty mode for check_env)."""

@@ -86,12 +86,12 @@ def run_files_in(folder: Path) -> list[str]:
     return [name for name in RUN_FILES if (Path(folder) / name).exists()]
 
 
-def clear_run(folder: str | Path) -> list[str]:
-    """Remove the training run in ``folder`` (its :data:`RUN_FILES`) and the :data:`OWNER_MARKS` that claimed it;
-    other files stay.  The names removed."""
+def clear_run(folder: str | Path, marks: bool = True) -> list[str]:
+    """Remove the training run in ``folder`` (its :data:`RUN_FILES`) and, with ``marks``, the :data:`OWNER_MARKS`
+    that claimed it; other files stay.  The names removed."""
     folder = Path(folder)
     removed = []
-    for name in (*run_files_in(folder), *(m for m in OWNER_MARKS if (folder / m).exists())):
+    for name in (*run_files_in(folder), *(m for m in OWNER_MARKS if marks and (folder / m).exists())):
         path = folder / name
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
         removed.append(name)
@@ -531,9 +531,7 @@ class RunFolder:
             if self.resume:
                 said = f"{str(self.dir)!r} is as its last checkpoint left it: --resume continues it"
             else:
-                for name in run_files_in(self.dir):  # only this run's files: a demo's or experiment's mark stays
-                    path = self.dir / name
-                    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+                clear_run(self.dir, marks=False)  # only this run's files: a demo's or experiment's mark stays
                 said = f"{str(self.dir)!r} holds no run: the same command starts it again"
             print(f"\nCtrl-C while building the shaping potential: stopped before training, nothing saved; {said}",
                   file=sys.stderr)

@@ -69,8 +69,8 @@ import numpy as np
 
 from pokersquares_env._files import replace_text
 
-__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_sweep_root", "check_trial_cpus", "load_sweep",
-           "run", "run_sweep", "trial_folder"]
+__all__ = ["HELP", "SweepConfig", "SweepResult", "add_arguments", "check_sweep_root", "check_trainers_installed",
+           "check_trial_cpus", "load_sweep", "run", "run_sweep", "trial_folder"]
 
 HELP = "run training grids and hyperparameter searches on Ray Tune (resumable; summary table and plots)"
 
@@ -821,6 +821,18 @@ def _named(name: str, value: str) -> str:
     return f"{name} {value!r}" if name.startswith("-") else f"{name}={value!r}"
 
 
+def check_trainers_installed(config: SweepConfig) -> None:
+    """Raise :class:`agents.config.MissingExtraError` if a trainer that the sweep's trials use (the fixed ``algo``,
+    or every value of a varied one) cannot be imported here.  Before, a sweep on a machine without torch started
+    Ray and reported every trial as failed.  :func:`run_sweep` calls it for an embedded Ray only: the workers of a
+    cluster may have packages that the driver lacks."""
+    from agents.config import TrainConfig, check_trainer_installed
+
+    algos = _check_values(config.space["algo"]) if "algo" in config.space else [config.train.get("algo", TrainConfig.algo)]
+    for algo in dict.fromkeys(algos):
+        check_trainer_installed(algo)
+
+
 def run_sweep(
     config: SweepConfig | dict[str, Any] | str | os.PathLike,
     *,
@@ -863,6 +875,8 @@ def run_sweep(
     import ray
 
     session = ray.is_initialized()  # e.g. a notebook that evaluated on Ray first: the sweep runs in that session
+    if not (session or address or os.environ.get("RAY_ADDRESS")):
+        check_trainers_installed(config)  # the trials run here: a missing torch is said once, before Ray starts
     check_trial_cpus(config.cpus_per_trial, cpus, embedded=not (address or os.environ.get("RAY_ADDRESS")),
                      session_cpus=float(ray.cluster_resources().get("CPU", 0)) if session else None)
     ensure_ray(address, cpus, what="pokersquares sweep")

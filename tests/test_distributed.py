@@ -280,7 +280,34 @@ def _sweep_file(tmp_path, **extra):
 
 
 @requires_ray
+@pytest.mark.parametrize("space, module, trainer", [
+    ({"seed": [0, 1]}, "torch", "fast-ppo"),  # the fixed algo of train:
+    ({"algo": ["fast-ppo", "maskable-ppo"]}, "sb3_contrib", "maskable-ppo"),  # a varied one: every value is checked
+])
+def test_a_sweep_whose_trainer_is_missing_stops_before_ray_starts(space, module, trainer, tmp_path, monkeypatch,
+                                                                   capsys):
+    """Before, `pokersquares sweep` without torch started Ray and reported every trial as failed (exit 1)."""
+    import ray
+
+    from pokersquares_env.cli import main
+
+    train = {k: v for k, v in TINY_TRAIN.items() if k not in space}
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps({"name": "tiny", "out": str(tmp_path / "sweep"), "train": train, "space": space}))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # an embedded Ray: the trials would run here
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("Ray was started"))
+    monkeypatch.setitem(sys.modules, module, None)  # what an install without the train extra finds
+    assert main(["sweep", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pokersquares sweep: {trainer} needs ") and err.count("\n") == 1, err
+    assert 'pip install "pokersquares_env[train]"' in err
+    assert not (tmp_path / "sweep").exists()
+
+
+@requires_ray
 def test_sweep_runs_and_resumes_without_retraining(local_ray, tmp_path, capsys):
+    pytest.importorskip("torch", reason="the trials train fast-ppo: the train extra")
     from agents.sweep import run_sweep
     from pokersquares_env.cli import main
 
@@ -775,6 +802,7 @@ def test_a_bad_ray_address_is_named_before_any_agent_is_built_or_folder_made(tmp
 def test_a_finished_trial_is_reused_only_with_the_same_training_options(tmp_path):
     """Before, a trial was keyed on its varied options only: a sweep whose fixed `train:` options changed (more
     timesteps, another learning rate) silently reported the old trials as "reused"."""
+    pytest.importorskip("torch", reason="the trial trains fast-ppo: the train extra")
     from agents.sweep import DONE_FILE, SweepConfig, run_trial, trial_folder
 
     sweep = SweepConfig(name="t", out=str(tmp_path / "sw"), train=dict(TINY_TRAIN, final_eval_games=2),

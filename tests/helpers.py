@@ -80,3 +80,20 @@ def legend_below_the_axes(fig):
     assert box.y1 <= ax.get_tightbbox(renderer).y0 + 1, "the legend overlaps the axes"
     assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1, "the legend leaves the figure"
     return legend
+
+
+def skip_for_a_missing_extra(exc: ImportError, where: str) -> None:
+    """Skip the test when ``exc`` says that a package of an optional extra is not installed: a
+    ``ModuleNotFoundError`` or the library's ``MissingExtraError``, naming a top-level module of
+    :data:`pokersquares_env.cli.EXTRAS` that is really absent.  Any other import error (a module of the library's own,
+    a name gone from a module) returns, for the caller to raise.  Under ``POKERSQUARES_NO_SKIP=1`` (CI) a skip fails
+    the run."""
+    import importlib.util
+
+    import pytest
+
+    from pokersquares_env.cli import EXTRAS
+
+    name = (exc.name or "").partition(".")[0]
+    if name in EXTRAS and importlib.util.find_spec(name) is None:
+        pytest.skip(f"{where} needs {name}, of the {EXTRAS[name]} extra: {exc}")

@@ -347,6 +347,7 @@ def test_td_search_script_reports_paired_differences(tmp_path, monkeypatch, caps
 
 
 def test_ppo_threads_benchmark_reports_every_run_and_the_ratio(tmp_path, capsys):
+    pytest.importorskip("torch", reason="it times fast-ppo: the train extra")
     bench = load("ppo_threads")
     out = tmp_path / "threads.json"
     assert bench.main(["--threads", "1", "2", "--seconds", "0.5", "--repeats", "2", "--shaping", "heuristic",
@@ -596,6 +597,7 @@ def test_step_breakdown_times_the_numba_update_and_copy_as_one_pass(capsys):
 
 
 def test_shaping_cost_times_each_shaping_and_gives_the_ratio(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("torch", reason="its one real run trains fast-ppo: the train extra")
     shaping_cost = load("shaping_cost")
     runs = []
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from agents.registry import check_spec
+from helpers import skip_for_a_missing_extra
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -88,8 +89,33 @@ def test_python_examples_run(path, tmp_path, monkeypatch, table_cache):
             assert len(block.skip) > 10, f"{path.name}:{block.line}: a skipped example must say why"
             continue
         code = compile(block.code, f"{path.relative_to(ROOT)}:{block.line}", "exec")
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code, namespace)  # noqa: S102 - the documented example itself
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(code, namespace)  # noqa: S102 - the documented example itself
+        except ImportError as exc:  # MissingExtraError too: it names the first missing module
+            skip_for_a_missing_extra(exc, f"{path.name}:{block.line}")
+            raise
+
+
+def test_an_example_skips_only_for_an_extra_that_is_really_missing(monkeypatch):
+    """Without the train extra the training examples skip (CI, with every extra, fails on any skip); any other import
+    error is the example's own and fails it."""
+    import sys
+
+    from agents.config import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # an install without the train extra
+    with pytest.raises(ImportError) as hidden:
+        import torch  # noqa: F401
+    with pytest.raises(pytest.skip.Exception, match=r"training.md:9 needs torch, of the train extra"):
+        skip_for_a_missing_extra(hidden.value, "training.md:9")
+    gone = MissingExtraError('fast-ppo needs torch: pip install "pokersquares_env[train]"')
+    gone.name = "torch"
+    with pytest.raises(pytest.skip.Exception):
+        skip_for_a_missing_extra(gone, "training.md:9")
+    pytest.importorskip("PIL")
+    for name in ("pokersquares_env.nothing", "PIL", None):  # the library's own module; an installed extra; no name
+        assert skip_for_a_missing_extra(ModuleNotFoundError("no", name=name), "x.md:1") is None
 
 
 def test_the_skip_marker_is_read(tmp_path):

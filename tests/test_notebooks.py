@@ -12,16 +12,21 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+#: the modules of the train extra that a notebook's training needs (the others need only the core and matplotlib)
+TRAINS = {"02_train_maskable_ppo": ("torch", "stable_baselines3", "sb3_contrib"), "03_english_vs_american": ("torch",)}
 
 
 def test_the_three_notebooks_exist():
     names = [p.name for p in NOTEBOOKS]
+    assert {f"{stem}.ipynb" for stem in TRAINS} <= set(names)
     for name in ("01_quickstart.ipynb", "02_train_maskable_ppo.ipynb", "03_english_vs_american.ipynb"):
         assert name in names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_with_tiny_budgets(path, tmp_path, monkeypatch):
+    for module in TRAINS.get(path.stem, ()):
+        pytest.importorskip(module, reason=f"{path.name} trains: the train extra")
     monkeypatch.setenv("POKERSQUARES_TINY", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     scratch = tmp_path / "tmp"  # the kernel's temporary folder: the notebooks' tiny runs (tempfile.mkdtemp) go here,
@@ -72,6 +77,8 @@ def test_notebook_03_loads_the_experiment_made_at_the_repository_root(tmp_path, 
     """``pokersquares experiment reward-shaping`` run at the root writes runs/reward_shaping; the kernel starts in
     notebooks/.  Before, the notebook looked for notebooks/runs/reward_shaping, never found it and silently trained
     the full default experiment there."""
+    for module in TRAINS["03_english_vs_american"]:
+        pytest.importorskip(module, reason="the experiment it loads is trained here first: the train extra")
     from agents.experiments.reward_shaping import run_experiment
 
     notebooks = _a_checkout(tmp_path)

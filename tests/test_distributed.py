@@ -287,6 +287,8 @@ def _sweep_file(tmp_path, **extra):
 def test_a_sweep_whose_trainer_is_missing_stops_before_ray_starts(space, module, trainer, tmp_path, monkeypatch,
                                                                    capsys):
     """Before, `pokersquares sweep` without torch started Ray and reported every trial as failed (exit 1)."""
+    if module != "torch":  # fast-ppo, checked first, needs torch alone
+        pytest.importorskip("torch", reason=f"the case hides {module} alone, with torch installed")
     import ray
 
     from pokersquares_env.cli import main

@@ -177,6 +177,7 @@ def _sweep_draws(tmp_path, monkeypatch, search_seed):
     from ray import tune
 
     import agents.distributed
+    import agents.sweep
     from agents.sweep import run_sweep
 
     captured = {}
@@ -190,6 +191,7 @@ def _sweep_draws(tmp_path, monkeypatch, search_seed):
             raise Stop
 
     monkeypatch.setattr(agents.distributed, "ensure_ray", lambda *args, **kwargs: False)
+    monkeypatch.setattr(agents.sweep, "check_trainers_installed", lambda config: None)  # nothing trains: no torch needed
     monkeypatch.setattr(tune, "Tuner", CapturingTuner)
     config = {
         "name": "draws", "out": str(tmp_path / f"sweep{search_seed}"), "train": {"algo": "fast-ppo"},

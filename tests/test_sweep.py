@@ -29,12 +29,15 @@ class _Stop(Exception):
 
 
 def _no_ray(monkeypatch):
-    """``run_sweep`` with no Ray started: ensure_ray does nothing and no Ray session is open."""
+    """``run_sweep`` with no Ray started: ensure_ray does nothing and no Ray session is open.  The trainers need not
+    be installed either: the stand-in Tuners train nothing (the check has its own test in test_distributed.py)."""
     import ray
 
     import agents.distributed
+    import agents.sweep
 
     monkeypatch.setattr(agents.distributed, "ensure_ray", lambda *args, **kwargs: False)
+    monkeypatch.setattr(agents.sweep, "check_trainers_installed", lambda config: None)
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 

@@ -45,7 +45,14 @@ from agents.stats import mean_ci95
 from pokersquares_env._files import replace_text
 from pokersquares_env._progress import check_progress, progress_bar
 from pokersquares_env.core import PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, POINT_SYSTEMS, PointSystem, point_system, points_level
+from pokersquares_env.scoring import (
+    CATEGORY_KEYS,
+    POINT_SYSTEMS,
+    PointSystem,
+    add_points,
+    point_system,
+    points_level,
+)
 
 __all__ = [
     "EvalConfig",
@@ -1311,7 +1318,7 @@ class PPSResult:
 
         def total(values: list[float]) -> float:  # NaN when no system ranks the field (one agent, or all tied)
             kept = [x for x in values if not math.isnan(x)]
-            return float(sum(kept)) if kept else math.nan
+            return add_points(kept) if kept else math.nan  # in order: the same figure on every Python
 
         return [{"agent": a, "systems": len(v),
                  "tournament_score": total([r["tournament"] for r in v]),

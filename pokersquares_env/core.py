@@ -39,6 +39,7 @@ from pokersquares_env.scoring import (
     NO_HAND_KEY,
     WINDOW,
     PointSystem,
+    add_points,
     point_system,
 )
 
@@ -572,7 +573,7 @@ class PokerSquaresGame:
         to this score exactly under a table of whole numbers; under fractions they are added in placement order, so
         their sum may differ from it by float rounding in the last bits.
         """
-        return float(sum(self.line_points(state, system, partial=partial)))  # left to right: see score_grid
+        return add_points(self.line_points(state, system, partial=partial))  # left to right on every Python
 
     def hands(self, state: GameState, system: Any = None, *, partial: bool = False) -> list[str]:
         """Category keys of the 10 lines; ``'none'`` for a line not yet scored."""

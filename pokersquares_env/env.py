@@ -22,7 +22,7 @@ from pokersquares_env._adapter import (
 )
 from pokersquares_env.cards import EMPTY, NUM_CODES, NUM_STANDARD
 from pokersquares_env.core import NUM_CELLS, GameState, IllegalActionError, PokerSquaresGame, Rules
-from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, point_system, reward_scale_factor
+from pokersquares_env.scoring import CATEGORY_KEYS, NO_HAND_KEY, add_points, point_system, reward_scale_factor
 
 __all__ = ["PokerSquaresEnv", "OBS_SIZE", "encode_observation", "CARD_FEATURES", "render_game"]
 
@@ -318,9 +318,9 @@ class PokerSquaresEnv(gym.Env):
         keys = state.line_keys()
         complete = [t == 5 for t in state.line_t]
         active, american_table, english_table, categories = self._final_tables
-        score = float(sum([active[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
-        american = float(sum([american_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
-        english = float(sum([english_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)]))
+        score = add_points([active[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)])
+        american = add_points([american_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)])
+        english = add_points([english_table[k] if c else 0.0 for k, c in zip(keys, complete, strict=True)])
         hands = [CATEGORY_KEYS[categories[k]] if c and categories[k] >= 0 else NO_HAND_KEY
                  for k, c in zip(keys, complete, strict=True)]
         return {

@@ -65,7 +65,7 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
     """Print a record move by move, then the final board, every line's hand and both scores."""
     from pokersquares_env.cards import format_card
     from pokersquares_env.core import PokerSquaresGame, cell_name, line_name
-    from pokersquares_env.scoring import HandCategory
+    from pokersquares_env.scoring import HandCategory, add_points
     from pokersquares_env.text import board_text
 
     out = sys.stdout if out is None else out
@@ -99,7 +99,7 @@ def print_replay(record: Any, out: TextIO | None = None, *, boards: bool = False
         before = game.line_points(previous)
         after = game.line_points(st)
         done = [i for i in range(10) if st.line_t[i] == 5 and previous.line_t[i] < 5]
-        gained = sum(after[i] - before[i] for i in done)
+        gained = add_points(after[i] - before[i] for i in done)  # in line order, as apply() adds them
         total += gained
         line = f"{move:2d}. {card:>3} -> {cell_name(cell)}"
         if done:

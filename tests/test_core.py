@@ -16,7 +16,7 @@ from pokersquares_env.core import (
     parse_cell,
     shuffled_deck,
 )
-from pokersquares_env.scoring import score_grid
+from pokersquares_env.scoring import add_points, score_grid
 
 
 def test_cell_coordinates():
@@ -276,11 +276,42 @@ def test_every_path_adds_the_lines_of_a_board_the_same_way():
         while not state.terminal:
             game.apply(state, int(rng.choice(game.legal_cells(state))))
         assert game.score(state) == score_grid(state.board, pts) == game.score(state, partial=True)
-        assert game.score(state) == score_grids(np.array([state.board]), pts)[0] == sum(game.line_points(state))
+        assert game.score(state) == score_grids(np.array([state.board]), pts)[0] == add_points(game.line_points(state))
         boards.append(state.board)
         systems.append(game.system)
     totals = score_grids(np.array(boards), systems[0])
     assert totals.tolist() == [score_grid(b, systems[0]) for b in boards]
+
+
+def test_a_board_scores_the_same_under_a_python_whose_sum_compensates_rounding(monkeypatch):
+    """Python 3.12's ``sum`` of floats compensates rounding (CPython gh-100425): ten lines of 0.1 total 1.0 there.
+    Before, the game's score and the env's final infos used ``sum``, so on 3.12 they gave 1.0 and the array paths
+    0.9999999999999999 (found running the suite on 3.12).  Here ``sum`` is replaced by a compensated one, as on 3.12,
+    and every path must still add the lines left to right."""
+    import builtins
+    import math
+
+    import gymnasium as gym
+
+    from pokersquares_env.scoring import CATEGORY_KEYS, add_lines, score_grids
+
+    monkeypatch.setattr(builtins, "sum", lambda values, start=0: start + math.fsum(values))
+    assert sum([0.1] * 10) == 1.0  # the stand-in compensates, as 3.12's does
+    assert add_points([0.1] * 10) == 0.9999999999999999 == add_lines(np.full(10, 0.1))
+    tenths = {key: 0.1 for key in CATEGORY_KEYS}
+    game = PokerSquaresGame(system=tenths)
+    state = game.init(list(range(52)))
+    for cell in range(25):
+        game.apply(state, cell)
+    assert game.score(state) == score_grid(state.board, tenths) == score_grids(np.array([state.board]), tenths)[0] \
+        == 0.9999999999999999
+    env = gym.make("PokerSquares-v0", scoring=tenths)
+    env.reset(seed=0)
+    info, done = {}, False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(info.get("action_mask", np.ones(25)))[0]))
+    assert info["score"] == 0.9999999999999999 == score_grid(env.unwrapped.state.board, tenths)
+    env.close()
 
 
 def test_rules_with_options_takes_a_rules_as_parse_does():

@@ -6,6 +6,7 @@ from a core install (``pokersquares evaluate``, training tables) goes on without
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Iterable
 from typing import Any
@@ -25,6 +26,11 @@ def _tqdm_class() -> Any:
 
     Without ipywidgets, ``tqdm.auto`` in a Jupyter kernel warns "IProgress not found" and falls back to the text bar
     anyway; taking the text bar directly gives the same bar without the warning.  ``None`` without tqdm.
+
+    The class is a subclass that starts no monitor thread (``monitor_interval = 0``; the thread only re-tunes how
+    often a stalled bar redraws): ``evaluate --jobs`` forks its workers while the bar is shown, and forking a
+    process with a second thread can deadlock the child (Python 3.12 and later warn "This process is multi-threaded,
+    use of fork() may lead to deadlocks").  tqdm's own class is left as it is for the user's bars.
     """
     try:
         if importlib.util.find_spec("ipywidgets") is not None:
@@ -33,7 +39,13 @@ def _tqdm_class() -> Any:
             from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm
+    return _without_monitor(tqdm)
+
+
+@functools.lru_cache(maxsize=None)
+def _without_monitor(tqdm: type) -> type:
+    """A subclass of the bar class ``tqdm`` that starts no monitor thread (one class per base, made once)."""
+    return type(tqdm.__name__, (tqdm,), {"monitor_interval": 0, "__module__": __name__})
 
 
 def progress_bar(enabled: bool = True, **options: Any) -> Any:

@@ -8,6 +8,17 @@ sys.path.insert(0, os.path.dirname(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout under test
 
 
+def pytest_configure(config):
+    """Under pytest-xdist a worker has execnet's thread besides its own, so on Python 3.12 and later every fork a test
+    makes (a pool of ``evaluate --jobs``, a pty, a test's own ``os.fork``) warns "This process is multi-threaded, use
+    of fork() may lead to deadlocks in the child": the harness's thread, not the library's (whose progress bars start
+    none: ``test_a_progress_bar_starts_no_thread_before_evaluate_forks_its_workers``).  Without xdist the warning
+    stays on."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        config.addinivalue_line("filterwarnings",
+                                "ignore:This process .* is multi-threaded, use of fork:DeprecationWarning")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _nothing_written_outside_pytest_tmp(tmp_path_factory):
     """Subprocesses import this checkout (``PYTHONPATH``).  Folders the code writes by default point into pytest's own temp dir (each xdist worker its own), so a test run

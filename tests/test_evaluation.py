@@ -179,7 +179,7 @@ def test_paired_counts_scores_equal_to_9_decimals_as_ties():
 
     tenths = {"high_card": 0, "one_pair": 0.1, "two_pair": 0.2, "three_of_a_kind": 0.3, "straight": 0.4,
               "flush": 0.5, "full_house": 0.6, "four_of_a_kind": 0.7, "straight_flush": 0.8, "royal_flush": 0.9}
-    up, down = sum([0.1, 0.2, 0.3]), sum([0.3, 0.2, 0.1])  # the same three lines added in two orders
+    up, down = 0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1  # the same three lines added in two orders (as the library adds)
     assert up != down and round(up, 9) == round(down, 9)
 
     def record(agent, deal, score):
@@ -653,11 +653,27 @@ def test_without_ipywidgets_the_bar_is_tqdms_text_bar(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bar = _progress.progress_bar(True, total=3, disable=True)
-    assert type(bar) is tqdm.std.tqdm
+    assert type(bar).__bases__ == (tqdm.std.tqdm,)  # the text bar (without its monitor thread)
     bar.close()
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: object() if name == "ipywidgets" else real_find_spec(name, *a))
-    assert _progress._tqdm_class() is __import__("tqdm.auto", fromlist=["tqdm"]).tqdm
+    assert _progress._tqdm_class().__bases__ == (__import__("tqdm.auto", fromlist=["tqdm"]).tqdm,)
+
+
+def test_a_progress_bar_starts_no_thread_before_evaluate_forks_its_workers():
+    """tqdm starts a monitor thread with its first bar; ``evaluate --jobs`` then forked its workers from a process of
+    two threads (Python 3.12 warns: "This process is multi-threaded, use of fork() may lead to deadlocks in the
+    child").  The library's bars start none.  A new process, so that no earlier bar's monitor is running."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("tqdm")
+    code = ("import threading, time; from pokersquares_env._progress import progress_bar\n"
+            "bar = progress_bar(True, total=3, file=open('/dev/null', 'w')); bar.update(1); time.sleep(0.2)\n"
+            "print(threading.active_count(), type(bar).monitor)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "None"]
 
 
 @pytest.mark.parametrize("scoring, blocks", [("american", ["american", "english"]),

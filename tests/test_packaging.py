@@ -24,7 +24,7 @@ def _tracked(*folders: str) -> list[str]:
 def _missing_build_requirements() -> str | None:
     """What pyproject.toml's build requirements lack in this environment (the wheel is built without isolation, so
     with what is installed here): setuptools 64 or newer, and ``bdist_wheel`` -- setuptools' own from 70.1, before
-    that the ``wheel`` package's (the ``test`` extra installs it)."""
+    that the ``wheel`` package's (the ``test`` extra installs both)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -41,7 +41,7 @@ def _missing_build_requirements() -> str | None:
 def test_the_wheel_holds_every_tracked_file_of_the_packages(tmp_path):
     missing = _missing_build_requirements()
     if missing:
-        pytest.skip(f"building the wheel here needs {missing}: the test extra installs it")
+        pytest.skip(f"building the wheel here needs {missing}: the test extra installs it (pip install -e '.[test]')")
     tracked = _tracked("pokersquares_env", "agents")
     assert any(not name.endswith(".py") for name in tracked)  # there are data files to check
     source = tmp_path / "source"  # the tracked files only, as in a fresh clone: no build/ or egg-info to reuse

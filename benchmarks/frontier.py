@@ -228,7 +228,7 @@ def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float |
 
     from agents.evaluation import pyplot
 
-    plt = pyplot("the frontier plot")
+    plt = pyplot("frontier plots")
     shown = [r for r in rows if min_mean is None or r["mean"] >= min_mean]
     hidden = [r for r in rows if r not in shown]
     fig, ax = plt.subplots(figsize=(10, 6))

@@ -27,7 +27,6 @@ import statistics
 import time
 
 import gymnasium as gym
-from tqdm import tqdm
 
 import pokersquares_env  # noqa: F401  (registers Soliter-v0)
 from pokersquares_env._files import output_file_problem, write_json
@@ -103,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         problem = output_file_problem(args.out, "--out")
         if problem:
             p.error(problem)
+    from tqdm import tqdm  # here, not at the top: the options parse without the play extra
+
     rows = []
     bar = tqdm(range(args.seed0, args.seed0 + args.deals), desc=f"soliter {args.variant}", unit="deal")
     solved = 0

@@ -27,7 +27,6 @@ import platform
 import time
 
 import numpy as np
-from tqdm import tqdm
 
 from agents.stats import fmt
 from pokersquares_env._files import output_file_problem, write_json
@@ -45,6 +44,8 @@ def deal(seed: int, index: int) -> np.ndarray:
 def run_system(system: str, args: argparse.Namespace) -> dict:
     """Solver and baseline figures over ``args.deals`` deals under one point system."""
     rows = []
+    from tqdm import tqdm  # here, not at the top: the options parse without the play extra
+
     for d in tqdm(range(args.deals), desc=system, unit="deal"):
         cards = deal(args.seed, d)
         t0 = time.process_time()

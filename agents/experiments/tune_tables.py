@@ -184,7 +184,7 @@ def tune_tables_experiment(
     (folder / "theta.json").write_text(json.dumps(theta_json, indent=1))
     (folder / "history.json").write_text(json.dumps(history, indent=1))
 
-    plt = pyplot("the tuning curve")
+    plt = pyplot("tuning curves")
     fig, ax = plt.subplots(figsize=(6, 3.5))
     gens = [r["generation"] for r in history]
     ax.plot(gens, [r["base"] for r in history], label="untuned tables", color="0.5")

@@ -8,18 +8,20 @@
 # that train or load a network skip (pytest's -ra lists them), unless TORCH_INDEX_URL names an index with CPU builds
 # for that Python (e.g. https://download.pytorch.org/whl/cpu), when torch==${TORCH_VERSION:-2.13.0} and the whole
 # train extra are installed too and nothing may skip.
+# EXTRAS=test (a comma-separated list of extras) installs those extras only, in .venv-py<X.Y>-<extras>/: with
+# EXTRAS=test the suite runs on the core install (gymnasium and numpy) and every test of an extra must skip.
 # Arguments go to pytest (default: the whole suite on 2 workers).  Not part of CI: run it when a Python changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:?"set PYTHON to the interpreter to test, e.g. PYTHON=python3.10"}
 version=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-venv=.venv-py$version
+venv=.venv-py$version${EXTRAS:+-${EXTRAS//,/-}}
 if [ ! -x "$venv/bin/python" ]; then
   "$PY" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
-extras=plot,multiplayer,render,human,video,play,distributed,bounds,fast,test
-if [ -n "${TORCH_INDEX_URL:-}" ]; then
+extras=${EXTRAS:-plot,multiplayer,render,human,video,play,distributed,bounds,fast,test}
+if [ -n "${TORCH_INDEX_URL:-}" ] && [ -z "${EXTRAS:-}" ]; then
   "$venv/bin/python" -m pip install -q "torch==${TORCH_VERSION:-2.13.0}" --index-url "$TORCH_INDEX_URL"
   extras=train,$extras
   export POKERSQUARES_NO_SKIP=1  # every extra is installed: a skipped test fails the run (tests/conftest.py)

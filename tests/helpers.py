@@ -82,18 +82,48 @@ def legend_below_the_axes(fig):
     return legend
 
 
-def skip_for_a_missing_extra(exc: ImportError, where: str) -> None:
-    """Skip the test when ``exc`` says that a package of an optional extra is not installed: a
-    ``ModuleNotFoundError`` or the library's ``MissingExtraError``, naming a top-level module of
-    :data:`pokersquares_env.cli.EXTRAS` that is really absent.  Any other import error (a module of the library's own,
-    a name gone from a module) returns, for the caller to raise.  Under ``POKERSQUARES_NO_SKIP=1`` (CI) a skip fails
-    the run."""
+def needs(*modules: str):
+    """A mark that skips the test where one of ``modules`` (top-level names of :data:`pokersquares_env.cli.EXTRAS`)
+    is not installed, naming it and its extra: the suite then runs on an install with fewer extras
+    (``EXTRAS=test bash scripts/test_python.sh``: the core alone).  Under ``POKERSQUARES_NO_SKIP=1`` (CI, every extra)
+    a skip fails the run."""
     import importlib.util
 
     import pytest
 
     from pokersquares_env.cli import EXTRAS
 
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    reason = ", ".join(f"{m} (the {EXTRAS[m]} extra)" for m in missing)
+    return pytest.mark.skipif(bool(missing), reason=f"needs {reason}")
+
+
+def missing_extra(exc: ImportError) -> str | None:
+    """What ``exc`` says is missing when that is a package of an optional extra, really absent here ("numba, of the
+    fast extra"); ``None`` for any other import error (a module of the library's own, a name gone from a module).
+
+    ``exc`` is a ``ModuleNotFoundError`` or the library's ``MissingExtraError`` naming a top-level module of
+    :data:`pokersquares_env.cli.EXTRAS`, or one of the library's own messages for a missing extra ('drawing frames
+    needs Pillow: pip install "pokersquares_env[render]"'), checked against the modules of that extra."""
+    import importlib.util
+    import re
+
+    from pokersquares_env.cli import EXTRAS
+
     name = (exc.name or "").partition(".")[0]
     if name in EXTRAS and importlib.util.find_spec(name) is None:
-        pytest.skip(f"{where} needs {name}, of the {EXTRAS[name]} extra: {exc}")
+        return f"{name}, of the {EXTRAS[name]} extra"
+    named = re.search(r'pip install "pokersquares_env\[(\w+)\]"', str(exc))
+    absent = [m for m, extra in EXTRAS.items() if named and extra == named.group(1)
+              and importlib.util.find_spec(m) is None]
+    return f"{', '.join(absent)}, of the {named.group(1)} extra" if absent else None
+
+
+def skip_for_a_missing_extra(exc: ImportError, where: str) -> None:
+    """Skip the test when ``exc`` says that a package of an optional extra is not installed (:func:`missing_extra`);
+    otherwise return, for the caller to raise.  Under ``POKERSQUARES_NO_SKIP=1`` (CI) a skip fails the run."""
+    import pytest
+
+    what = missing_extra(exc)
+    if what is not None:
+        pytest.skip(f"{where} needs {what}: {exc}")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import needs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -22,6 +24,7 @@ def load(name: str):
     return module
 
 
+@needs("tqdm")
 def test_speed_benchmark_prints_the_table(capsys):
     speed = load("speed")
     assert speed.main(["--quick", "--repeats", "1", "--seconds", "0.02"]) == 0
@@ -806,6 +809,7 @@ def test_search_experiments_checks_the_probe_options_before_the_baseline(monkeyp
         bench.ProbeAgent(end=5)
 
 
+@needs("tqdm")
 def test_soliter_and_solver_refuse_bad_options_with_a_usage_error(tmp_path, capsys):
     """Before, ``soliter.py --free-cells -1`` / ``--seed0 -1`` and ``solver.py --restarts 0`` (or an unknown
     ``--systems``) ended in tracebacks."""
@@ -823,6 +827,7 @@ def test_soliter_and_solver_refuse_bad_options_with_a_usage_error(tmp_path, caps
     assert "expected each point system once" in _usage_error(solver.main, ["--systems", "english", "English"], capsys)
 
 
+@needs("tqdm")
 def test_solver_needs_a_deal_and_counts_of_at_least_zero(tmp_path, capsys):
     """Before, ``solver.py --deals 0`` printed NaN means, exited 0 and wrote bare NaN into its JSON file."""
     solver = load("solver")
@@ -835,6 +840,7 @@ def test_solver_needs_a_deal_and_counts_of_at_least_zero(tmp_path, capsys):
     assert not out.exists()
 
 
+@needs("tqdm")
 def test_solver_docstring_calls_the_re_solve_share_an_upper_estimate():
     """A heavier search that finds nothing better does not prove the default's score optimal: the share of such deals
     is at least the share where the default solver is optimal (an upper, optimistic estimate), not a lower one."""
@@ -843,6 +849,7 @@ def test_solver_docstring_calls_the_re_solve_share_an_upper_estimate():
     assert "is an upper (optimistic) estimate of how often the default solver is optimal" in doc
 
 
+@needs("tqdm")
 def test_soliter_solver_and_ppo_threads_write_their_json_into_a_new_folder(tmp_path, monkeypatch, capsys):
     """Before, ``--out`` (``--json``) in a folder that did not exist failed only after the whole run, losing it."""
     soliter, solver, threads = load("soliter"), load("solver"), load("ppo_threads")
@@ -869,6 +876,7 @@ def test_soliter_solver_and_ppo_threads_write_their_json_into_a_new_folder(tmp_p
     assert runs == []
 
 
+@needs("tqdm")
 def test_soliter_reports_a_replay_cut_short_by_max_steps(capsys):
     """Before, a ``--max-steps`` below a plan's length aborted with "the plan ... does not win on replay", blaming
     the solver for the replay's step limit."""
@@ -917,6 +925,7 @@ def test_speed_no_extra_keeps_the_numpy_comparison_row(capsys):
     assert not any("copy=False" in label or label.startswith("SyncVectorEnv") for label in labels)
 
 
+@needs("tqdm")
 def test_memory_quick_sets_only_what_is_not_given(capsys):
     """Before, ``--quick`` replaced ``--steps`` and ``--every`` even when they were given."""
     memory = load("memory")
@@ -1404,6 +1413,7 @@ def test_td_search_prints_no_interval_for_one_deal(tmp_path, monkeypatch, capsys
     assert "nan" not in line and "n/a" in line, line
 
 
+@needs("tqdm")
 def test_solver_benchmark_gives_no_spread_for_one_deal_and_no_mean_gain_without_a_re_solve(tmp_path, capsys):
     """``benchmarks/solver.py --deals 1``: the standard error of one deal's score cannot be computed, but the line
     said ``± 0.00`` (and the JSON 0.0); with ``--verify 0`` the mean gain of no re-solved deal said ``0.00``."""

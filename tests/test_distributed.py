@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from agents.evaluation import evaluate
+from helpers import needs
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.tune") is not None
 requires_ray = pytest.mark.skipif(
@@ -375,6 +376,7 @@ def test_sweep_config_errors_name_the_problem(tmp_path):
         SweepConfig.from_dict({"out": 5, "space": {"seed": [0]}})
 
 
+@needs("yaml")
 def test_a_null_sweep_out_means_the_default_folder(tmp_path):
     """Before, YAML ``out:`` (null) was refused ("out=None: expected a folder path"); it means runs/sweeps/<name>."""
     from agents.sweep import SweepConfig, load_sweep

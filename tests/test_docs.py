@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from agents.registry import check_spec
-from helpers import skip_for_a_missing_extra
+from helpers import missing_extra, skip_for_a_missing_extra
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -174,7 +174,12 @@ def parse_command(line: str, scripts: dict) -> tuple[str, argparse.Namespace | s
         argv = argv[1:]
     else:
         if argv[1] not in scripts:
-            scripts[argv[1]] = _load_script(argv[1])
+            try:
+                scripts[argv[1]] = _load_script(argv[1])
+            except ImportError as exc:  # a script that imports an extra at its top (numba), on an install without it
+                if missing_extra(exc) is None:
+                    raise
+                return "skip", f"{argv[1]} needs {missing_extra(exc)}"
         main = scripts[argv[1]]
         argv = argv[2:]
     err = io.StringIO()

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
+from helpers import needs
 from pokersquares_env.cards import NUM_STANDARD, parse_cards
 from pokersquares_env.core import IllegalActionError
 from pokersquares_env.env import CARD_OFFSET, OBS_SIZE, UNSEEN_OFFSET, encode_observation
@@ -263,6 +264,7 @@ def test_a_refused_seeded_reset_leaves_the_generator_and_the_game_as_they_were(m
     lambda: __import__("pokersquares_env.vector", fromlist=["x"]).PokerSquaresVectorEnv(2),
     lambda: __import__("pokersquares_env.multiplayer", fromlist=["x"]).parallel_env(num_players=2),
 ], ids=["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "vector", "multiplayer"])
+@needs("pettingzoo")
 def test_every_env_reads_seeds_alike(make):
     """Before: the single envs took seed=True as 1 and refused numpy integers (Gymnasium's own check), while the
     vector env did the opposite; the multiplayer env took True too."""
@@ -477,6 +479,7 @@ def test_render_without_a_render_mode_names_the_modes_to_pass():
     assert "'human'" not in str(record[0].message)
 
 
+@needs("PIL")
 def test_human_mode_shows_a_frame_on_every_reset_and_step(monkeypatch):
     import pokersquares_env.env as env_module
 

@@ -13,7 +13,7 @@ import pytest
 
 from agents import Agent, register_agent
 from agents.evaluation import deal_deck, evaluate, evaluate_pps, pps_systems, run_chunk
-from helpers import legend_below_the_axes
+from helpers import legend_below_the_axes, needs
 from pokersquares_env import cli
 from pokersquares_env.records import GameRecord
 from pokersquares_env.scoring import expected_random_score
@@ -252,6 +252,7 @@ def test_cli_reports_errors_and_bad_specs(capsys):
     assert "unknown agent 'nosuch'" in capsys.readouterr().err
 
 
+@needs("matplotlib")
 def test_outputs_are_written(tmp_path):
     res = evaluate(["random", "rules"], games=4, seed=0, progress=False)
     written = res.save(tmp_path)
@@ -636,6 +637,7 @@ def test_progress_bars_need_no_tqdm(monkeypatch):
     assert res.summary[0]["games"] == 2
 
 
+@needs("tqdm")
 def test_without_ipywidgets_the_bar_is_tqdms_text_bar(monkeypatch):
     """tqdm.auto in a Jupyter kernel without ipywidgets warns "IProgress not found" (the warning stored in a
     notebook's outputs, before) and falls back to the text bar; the text bar is taken directly instead."""
@@ -1392,6 +1394,7 @@ def test_an_error_names_the_move_that_raised_and_the_outputs_keep_their_layout(t
     assert order == [(a, d) for a in ("raiser:always=true", "random") for d in range(3)]
 
 
+@needs("matplotlib")
 def test_a_rerun_removes_the_earlier_runs_plots(tmp_path):
     """A rerun that writes no plots (as ``--pps``, or without matplotlib) leaves no stale plot of the run before."""
     from agents.evaluation import PLOT_FILES, clear_outputs

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401
+from helpers import needs
 from pokersquares_env.cards import parse_card
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.records import GameRecord, append_record, load_record, load_records, save_record
@@ -152,6 +153,7 @@ def test_every_spelling_of_a_card_parses_to_its_code(code, data):
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), players=st.integers(2, 4), rounds=st.integers(1, 3),
        rules=rules_st, scoring=st.sampled_from(["american", "english"]))
+@needs("pettingzoo")
 def test_multiplayer_rewards_add_up_to_round_scores(seed, players, rounds, rules, scoring):
     from pokersquares_env.multiplayer import parallel_env
 

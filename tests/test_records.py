@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
+from helpers import needs
 from pokersquares_env.core import PokerSquaresGame, Rules
 from pokersquares_env.records import (
     GameRecord,
@@ -160,6 +161,7 @@ def test_replay_reproduces_scores(tmp_path, system):
     assert moves[-1].endswith(f"total {fmt(data['score'])}")
 
 
+@needs("PIL")
 def test_replay_cli_text_gif_png(tmp_path):
     game, state = play_random(3)
     path = tmp_path / "g.json"
@@ -326,6 +328,7 @@ def test_meta_keys_must_be_strings(tmp_path):
     assert not (tmp_path / "m.json").exists()
 
 
+@needs("PIL")
 def test_gif_frame_rate_must_be_finite(tmp_path):
     from pokersquares_env.replay import save_gif
 
@@ -352,6 +355,7 @@ def test_gif_frame_rate_must_be_finite(tmp_path):
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
+@needs("PIL")
 def test_replay_refuses_a_bad_output_path_before_any_work(tmp_path, capsys, options, message):
     """Before, a missing folder was created, a folder gave an error naming a temporary file, GIF data went into a
     .png file (and PNG into .gif), and --fps without --gif and --boards with --gif or --png were ignored."""
@@ -369,6 +373,7 @@ def test_replay_refuses_a_bad_output_path_before_any_work(tmp_path, capsys, opti
     assert sorted(os.listdir(tmp_path)) == ["g.json"]  # no folder made, no image written
 
 
+@needs("PIL")
 def test_saving_an_image_names_the_path_asked_for(tmp_path):
     from pokersquares_env.replay import save_png
 
@@ -381,6 +386,7 @@ def test_saving_an_image_names_the_path_asked_for(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@needs("PIL")
 def test_replay_gif_frame_rate_and_upper_case_extension(tmp_path, capsys):
     from PIL import Image
 
@@ -916,6 +922,7 @@ def test_record_games_refuses_a_trigger_that_is_not_a_function_before_touching_a
     "ignore:render_mode='human' found no display:RuntimeWarning")
 @pytest.mark.filterwarnings(  # the wrapper is what is checked here, on purpose
     "ignore:.*is different from the unwrapped version:UserWarning")
+@needs("PIL")
 def test_record_games_passes_gymnasiums_env_checker_and_is_rebuilt_from_its_spec(tmp_path):
     from gymnasium.utils.env_checker import check_env
 
@@ -982,6 +989,7 @@ def test_replay_refuses_a_frame_rate_a_gif_cannot_hold(tmp_path, capsys, fps):
     assert sorted(os.listdir(tmp_path)) == ["g.json"]
 
 
+@needs("PIL")
 def test_gif_frame_rates_at_the_limits_of_a_gif_frame_delay(tmp_path):
     from pokersquares_env.replay import MAX_FPS, MIN_FPS, _fps_problem, save_gif
 
@@ -1435,6 +1443,7 @@ def test_record_games_records_an_episode_cut_off_by_a_time_limit(tmp_path):
     assert len(load_record(info["record_path"]).placements) == 3
 
 
+@needs("PIL")
 def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path):
     """A board checked by the budget with a complete line and an incomplete one: the text adds only the incomplete
     lines' points to the complete ones', the last frame and the PNG are the checked board (partial lines scored, no
@@ -1474,6 +1483,7 @@ def test_a_checked_board_replays_as_checked_in_text_frames_png_and_gif(tmp_path)
 
 
 @pytest.mark.parametrize("delay_ms, stored", [(106.0, 110), (104.9, 100), (109.6, 110), (3333.0, 3330)])
+@needs("PIL")
 def test_a_gif_frame_delay_is_the_nearest_a_gif_holds(tmp_path, delay_ms, stored):
     """A GIF holds delays in hundredths of a second and Pillow truncates milliseconds to them: 1000 / fps rounded to
     the ms (106) was written as 100 ms; it is rounded to the nearest 10 ms.  The last frame stays at least 3 s."""
@@ -1843,6 +1853,7 @@ def test_an_output_file_problem_names_a_folder_and_a_folder_that_cannot_be_made(
     assert output_file_problem(below, "--json").startswith(f"--json {below!r}: cannot create its folder")
 
 
+@needs("PIL")
 def test_an_output_file_in_a_folder_that_cannot_be_written_is_refused_by_name(tmp_path, monkeypatch, capsys):
     """The benchmarks' ``--out``/``--json`` files and ``replay --gif``/``--png`` name a folder they cannot write in
     before any work (simulated with os.access, which root ignores permissions for), and write nothing."""

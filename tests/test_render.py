@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
+from helpers import needs
 from pokersquares_env import render
 from pokersquares_env.cards import parse_cards
 from pokersquares_env.core import PokerSquaresGame, Rules
@@ -45,6 +46,7 @@ def play(env, seed=0, steps=25):
 @pytest.mark.parametrize(
     "kwargs", [{}, {"jokers": 2, "scoring": "english"}, {"placement": "adjacent", "first_cell": "center"}]
 )
+@needs("PIL")
 def test_rgb_array_frames_of_poker_squares(kwargs):
     env = gym.make("PokerSquares-v0", render_mode="rgb_array", **kwargs)
     frames = play(env)
@@ -55,6 +57,7 @@ def test_rgb_array_frames_of_poker_squares(kwargs):
     env.close()
 
 
+@needs("PIL")
 def test_example_board_shows_cards_lines_and_total():
     game = PokerSquaresGame()
     state = game.init(parse_cards(EXAMPLE))
@@ -70,6 +73,7 @@ def test_example_board_shows_cards_lines_and_total():
     assert not np.array_equal(frame[:, render.PANEL_X :], english[:, render.PANEL_X :])
 
 
+@needs("PIL")
 def test_column_captions_use_the_row_captions_names_unless_too_wide():
     """Before, a column said "Pair" where a row said "One pair" (which fits the column as "Two pair" does)."""
     from pokersquares_env.scoring import CATEGORY_KEYS, HandCategory
@@ -86,6 +90,7 @@ def test_column_captions_use_the_row_captions_names_unless_too_wide():
     assert render.SHORT_LABELS["one_pair"] == "One pair"
 
 
+@needs("PIL")
 def test_every_card_has_its_own_picture():
     pics = {c: np.asarray(render.card_image(c)).tobytes() for c in range(54)}
     assert len(set(pics.values())) == 53 and pics[52] == pics[53]  # the two jokers look alike
@@ -93,6 +98,7 @@ def test_every_card_has_its_own_picture():
         render.card_image(54)
 
 
+@needs("PIL")
 def test_adjacency_marks_playable_cells():
     game = PokerSquaresGame(Rules(placement="adjacent", first_cell="center"))
     state = game.init(game.deal(np.random.default_rng(1)))
@@ -106,6 +112,7 @@ def test_adjacency_marks_playable_cells():
 
 
 @pytest.mark.parametrize("first_move", [12, 0])  # one placement then an illegal one; an illegal first move
+@needs("PIL")
 def test_a_game_ended_by_an_illegal_action_marks_no_cell_playable(first_move):
     """Once an illegal action ends the game the action mask is all zeros; the text and the frame used to mark the
     cells that were playable before it (8 cells "()" in the text)."""
@@ -126,6 +133,7 @@ def test_a_game_ended_by_an_illegal_action_marks_no_cell_playable(first_move):
     assert np.array_equal(frame_env.render(), plain)
 
 
+@needs("PIL")
 def test_poker_shuffle_frame_shows_remaining_cards():
     game = PokerSquaresGame()
     cards = parse_cards(EXAMPLE)
@@ -148,6 +156,7 @@ def test_tile_frames_side_by_side():
         render.tile_frames([a, np.zeros((3, 5, 3), np.uint8)])
 
 
+@needs("PIL")
 def test_bad_inputs_named():
     with pytest.raises(ValueError, match="board cell 3 holds card code 99"):
         render.draw_board([-1, -1, -1, 99] + [-1] * 21)
@@ -157,6 +166,7 @@ def test_bad_inputs_named():
         gym.make("PokerSquares-v0", render_mode="rgb")
 
 
+@needs("PIL")
 def test_human_mode_with_dummy_display(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     env = gym.make("PokerSquares-v0", render_mode="human")
@@ -201,6 +211,7 @@ def test_human_mode_warns_when_sdl_falls_back_to_drawing_nowhere(monkeypatch, dr
     lambda: gym.make("PokerShuffle-v0", render_mode="human"),
     lambda: __import__("pokersquares_env.multiplayer", fromlist=["x"]).parallel_env(num_players=2, render_mode="human"),
 ], ids=["PokerSquares-v0", "PokerShuffle-v0", "multiplayer"])
+@needs("PIL", "pettingzoo")
 def test_human_windows_run_at_the_metadata_render_fps(monkeypatch, make):
     """Gymnasium's human mode paces frames at metadata["render_fps"]; before, the windows ignored it (no wait)."""
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
@@ -223,6 +234,7 @@ def test_human_windows_run_at_the_metadata_render_fps(monkeypatch, make):
 
 
 @pytest.mark.parametrize("module, extra", [("pygame", "human"), ("PIL", "render")])
+@needs("PIL")
 def test_missing_extra_is_named(monkeypatch, module, extra):
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
     if module == "PIL":
@@ -231,6 +243,7 @@ def test_missing_extra_is_named(monkeypatch, module, extra):
         render.Renderer("human" if module == "pygame" else "rgb_array")
 
 
+@needs("PIL")
 def test_a_frame_drawn_again_is_drawn_from_the_caches_alone():
     """Card pictures, fonts, text masks and the empty table are drawn once: a frame drawn again misses no cache and
     is the same picture (what keeps a frame at milliseconds for RecordVideo; the time itself is measured by
@@ -250,6 +263,7 @@ def test_a_frame_drawn_again_is_drawn_from_the_caches_alone():
     np.testing.assert_array_equal(again, first)
 
 
+@needs("PIL")
 def test_poker_shuffle_env_frames():
     for mode in ("arrange", "swap"):
         env = gym.make("PokerShuffle-v0", mode=mode, render_mode="rgb_array")
@@ -264,6 +278,7 @@ def test_poker_shuffle_env_frames():
         env.close()
 
 
+@needs("pettingzoo")
 def test_multiplayer_env_frames():
     mp = importlib.import_module("pokersquares_env.multiplayer")  # the package's own module: never skipped
     h, w, _ = render.FRAME_SHAPE
@@ -286,6 +301,7 @@ def test_multiplayer_env_frames():
         assert np.array_equal(cell_patch(f, first_cell), np.asarray(render.card_image(env.states[a].board[first_cell])))
 
 
+@needs("PIL")
 def test_docs_screenshot_exists():
     path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "images", "board.png")
     if not os.path.exists(path):
@@ -298,6 +314,7 @@ def test_docs_screenshot_exists():
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), filled=st.integers(0, 25), partial=st.booleans())
+@needs("PIL")
 def test_any_board_draws_deterministically(seed, filled, partial):
     rng = np.random.default_rng(seed)
     board = [-1] * 25
@@ -359,6 +376,7 @@ def _adapters():
 @pytest.mark.filterwarnings(  # gym.make warns of an unknown render_mode before the env refuses it
     "ignore:.*render_mode='bogus' that is not in the possible render_modes:UserWarning")
 @pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])
+@needs("pettingzoo")
 def test_every_adapter_refuses_bad_shared_options_alike(name):
     make = _adapters()[name]
     with pytest.raises(ValueError, match=r"illegal_action='ignore': expected 'raise' or 'penalty'"):
@@ -392,6 +410,7 @@ def test_every_adapter_refuses_bad_shared_options_alike(name):
 
 
 @pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0", "Soliter-v0", "multiplayer"])
+@needs("pettingzoo")
 def test_render_needs_a_mode_and_a_reset(name):
     make = _adapters()[name]
     with pytest.warns(UserWarning, match=r"without a render_mode; pass render_mode='ansi' or 'rgb_array'"):
@@ -417,6 +436,7 @@ def test_reset_options_must_be_a_dict_of_known_keys(name, keys):
     assert np.array_equal(obs, again)
 
 
+@needs("PIL")
 def test_vector_env_rgb_frames_are_the_single_envs_and_sb3_tiles_them():
     from pokersquares_env.env import PokerSquaresEnv
     from pokersquares_env.vector import PokerSquaresVectorEnv
@@ -448,6 +468,7 @@ def test_vector_env_rgb_frames_are_the_single_envs_and_sb3_tiles_them():
 
 
 @pytest.mark.parametrize("name", ["PokerSquares-v0", "PokerShuffle-v0"])
+@needs("PIL")
 def test_a_human_mode_env_can_be_copied_and_pickled_after_a_reset(monkeypatch, name):
     """Before, the renderer kept the pygame module: deepcopy and pickle failed with "cannot pickle 'module' object"."""
     import copy
@@ -488,6 +509,7 @@ def test_replay_refuses_a_frame_rate_above_the_documented_100(tmp_path, capsys, 
     assert sorted(os.listdir(tmp_path)) == ["g.json"]
 
 
+@needs("PIL")
 def test_gif_frame_rates_are_the_documented_range_exactly(tmp_path):
     from pokersquares_env.records import GameRecord
     from pokersquares_env.replay import MAX_FPS, MIN_FPS, _fps_problem, save_gif
@@ -543,6 +565,7 @@ def test_text_boards_mark_a_fixed_first_cell_before_the_first_card():
     assert Rules(placement="adjacent").restricts(5) and not Rules().restricts(0)
 
 
+@needs("PIL")
 def test_frames_are_writable_arrays_the_caller_owns():
     """An audit found rgb_array frames read-only (np.asarray of a Pillow image), unlike Gymnasium's own frames: a
     caller drawing on one got "assignment destination is read-only"."""
@@ -560,6 +583,7 @@ def _differs(a, b, box):
     return bool((a[y0:y1, x0:x1] != b[y0:y1, x0:x1]).any())
 
 
+@needs("PIL")
 def test_the_grid_layout_is_row_major_at_fixed_coordinates():
     """Cell 1 (b1) is the second card of the top row, at fixed pixels (the helpers above read positions from
     ``_cell_xy`` itself, so a transposed layout would cancel out there); a card at b1 changes that patch only."""
@@ -575,12 +599,14 @@ def test_the_grid_layout_is_row_major_at_fixed_coordinates():
     assert _differs(one, empty, b1) and not _differs(one, empty, a2)
 
 
+@needs("PIL")
 def test_black_cards_have_no_red_and_red_cards_do():
     for code in range(52):
         pixels = red_pixels(np.array(render.card_image(code)))
         assert (pixels > 0) == (code // 13 in (1, 2)), code
 
 
+@needs("PIL")
 def test_playable_and_last_move_outlines_sit_on_their_own_cells():
     """Every playable cell is outlined, the 25th too; the last card placed gets the LAST colour around its own cell
     and nowhere else."""
@@ -600,6 +626,7 @@ def test_playable_and_last_move_outlines_sit_on_their_own_cells():
     assert tuple(marked[y + render.CARD_H // 2, x - 1]) == render.LAST
 
 
+@needs("PIL")
 def test_column_captions_sit_under_their_own_column_and_a_win_is_gold():
     """A complete column a shows its caption under column a, not under b; a winning full board says WON in gold,
     a losing one does not."""
@@ -626,6 +653,7 @@ def test_column_captions_sit_under_their_own_column_and_a_win_is_gold():
     assert gold_in_panel_rows(won) > 0 and gold_in_panel_rows(lost) == 0
 
 
+@needs("PIL")
 def test_side_panel_and_flags_show_what_they_are_given():
     """The 2 of clubs (code 0) is a card to place, not an empty slot; playable flags are read cell by cell (as the
     same 25-bit int); a row of four cards holding no rank group has no caption yet; a fresh game shows 24 cards
@@ -651,6 +679,7 @@ def test_side_panel_and_flags_show_what_they_are_given():
         render.draw_board(state.board, game.system, drawn=state.card, cards_left=24, playable=0, title="t"))
 
 
+@needs("PIL")
 def test_poker_shuffle_panel_shows_up_to_28_mini_cards_four_a_row():
     empty = [-1] * 25
     cards = list(range(30))
@@ -666,6 +695,7 @@ def test_poker_shuffle_panel_shows_up_to_28_mini_cards_four_a_row():
     assert _differs(five, four, second_row_first)
 
 
+@needs("PIL")
 def test_a_multiplayer_match_that_ended_outlines_no_cell():
     from pokersquares_env.core import Rules
 
@@ -695,6 +725,7 @@ def _has(patch, colour, tol=0):
     return int((np.abs(patch.astype(int) - np.array(colour)).sum(-1) <= tol).sum())
 
 
+@needs("PIL")
 def test_the_empty_table_has_25_outlined_slots_at_fixed_pixels_a_title_bar_and_a_divider():
     empty = render.draw_board([-1] * 25)
     for cell in range(25):
@@ -708,6 +739,7 @@ def test_the_empty_table_has_25_outlined_slots_at_fixed_pixels_a_title_bar_and_a
     assert tuple(empty[400, render.PANEL_X - 4]) == render.FELT_DARK  # the panel's divider
 
 
+@needs("PIL")
 def test_coordinates_name_their_own_column_and_row():
     empty = render.draw_board([-1] * 25)
     font = render._font(15, bold=True)
@@ -723,6 +755,7 @@ def test_coordinates_name_their_own_column_and_row():
         assert not _shows(empty, xy, str(r if r else 2), font, render.DIM, "mm"), r
 
 
+@needs("PIL")
 def test_card_pictures_show_face_corner_indexes_and_centre_marks():
     with pytest.raises(ValueError, match="card code -1 out of range"):
         render.card_image(-1)
@@ -743,6 +776,7 @@ def test_card_pictures_show_face_corner_indexes_and_centre_marks():
     assert _has(on_blue[:2, :2], (0, 0, 255), 30) and _has(two[:2, :2], render.FELT, 30)
 
 
+@needs("PIL")
 def test_the_ten_shows_10_in_its_corner():
     if not hasattr(render._font(13), "path"):
         pytest.skip("no TrueType font here")
@@ -752,6 +786,7 @@ def test_the_ten_shows_10_in_its_corner():
     assert runs == 2  # "1" and "0", not one "T"
 
 
+@needs("PIL")
 def test_bad_boards_and_flags_are_named():
     with pytest.raises(ValueError, match=r"board has 24 cells: expected 25"):
         render.draw_board([-1] * 24)
@@ -761,6 +796,7 @@ def test_bad_boards_and_flags_are_named():
         render.draw_board([-1] * 25, playable=[1] * 24)
 
 
+@needs("PIL")
 def test_outlines_colour_only_empty_playable_cells_and_the_last_card_placed():
     empty = [-1] * 25
     flags = [0] * 25
@@ -778,6 +814,7 @@ def test_outlines_colour_only_empty_playable_cells_and_the_last_card_placed():
     assert not np.array_equal(render.draw_board(board, last_cell=0), render.draw_board(board))
 
 
+@needs("PIL")
 def test_line_captions_are_grey_until_complete_and_a_partial_line_without_points_shows_none():
     empty = [-1] * 25
     cards = parse_cards(EXAMPLE)
@@ -801,6 +838,7 @@ def test_line_captions_are_grey_until_complete_and_a_partial_line_without_points
     assert np.array_equal(partial[row1], plain[row1]) and np.array_equal(partial[col_a], plain[col_a])
 
 
+@needs("PIL")
 def test_title_and_placed_count():
     board = [-1] * 25
     board[3] = 0  # the 2 of clubs is a card
@@ -818,6 +856,7 @@ def test_title_and_placed_count():
     assert int((np.abs(line.astype(int) - gold).sum(-1) < 30).sum()) == 0
 
 
+@needs("PIL")
 def test_side_panel_card_to_place_count_total_and_notes():
     empty = [-1] * 25
     px, y = render.PANEL_X + 6, render.TITLE_H + 14 + 20
@@ -844,6 +883,7 @@ def test_side_panel_card_to_place_count_total_and_notes():
     assert drawn_rows.max() < render.HEIGHT - 12  # the last note that fits ends above the bottom edge
 
 
+@needs("PIL")
 def test_poker_shuffle_panel_counts_every_card_and_draws_the_28th():
     empty = [-1] * 25
     cards = list(range(30))
@@ -859,6 +899,7 @@ def test_poker_shuffle_panel_counts_every_card_and_draws_the_28th():
     np.testing.assert_array_equal(f28[y:], f30[y:])
 
 
+@needs("PIL")
 def test_draw_poker_shuffle_options():
     game = PokerSquaresGame()
     cards = parse_cards(EXAMPLE)
@@ -878,6 +919,7 @@ def test_draw_poker_shuffle_options():
                               render.draw_poker_shuffle(game, board)[bar])
 
 
+@needs("PIL")
 def test_multiplayer_frames_show_round_and_match_points():
     game = PokerSquaresGame()
     deck = game.deal(np.random.default_rng(1))
@@ -887,6 +929,7 @@ def test_multiplayer_frames_show_round_and_match_points():
         game, states["a"], title=f"a · round 2 · {game.system.name}", notes=["match total: 10", "match points: 2"]))
 
 
+@needs("PIL")
 def test_tile_frames_and_renderer_check_their_frames():
     a = np.zeros((4, 5, 3), np.uint8)
     out = render.tile_frames([a, a], gap=2)
@@ -913,6 +956,7 @@ def test_human_window_takes_the_title_and_follows_the_frame_size(monkeypatch):
     renderer.close()
 
 
+@needs("PIL")
 def test_a_complete_row_shows_its_hand_and_points_beside_it():
     frame = render.draw_board(parse_cards(EXAMPLE))  # row 1: 8♠ Q♠ T♠ 4♠ 2♠, a flush (20 American points)
     _, y = render._cell_xy(0)
@@ -923,6 +967,7 @@ def test_a_complete_row_shows_its_hand_and_points_beside_it():
     assert not _shows(frame, points, "25 pts", render._font(16, True), render.GOLD, "lt")
 
 
+@needs("PIL")
 def test_each_suit_has_its_own_shape_and_a_finished_game_shows_board_full():
     centre = (slice(25, 65), slice(12, 52))
     shapes = [(np.abs(np.array(render.card_image(13 * suit))[centre].astype(int) - render.CARD_FACE).sum(-1) > 150)
@@ -937,6 +982,7 @@ def test_each_suit_has_its_own_shape_and_a_finished_game_shows_board_full():
         render.draw_board(state.board, game.system, drawn=None, cards_left=0, last_cell=24, title="t"))
 
 
+@needs("PIL")
 def test_an_empty_list_of_dealt_cards_and_a_system_without_a_win_threshold():
     empty = [-1] * 25
     label = "Dealt cards to place: 0"

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers the envs)
+from helpers import needs
 from pokersquares_env.cards import parse_card, parse_cards
 from pokersquares_env.core import IllegalActionError
 from pokersquares_env.scoring import HandCategory, grid_hands, point_system, score_grid
@@ -186,6 +187,7 @@ def test_seeding_options_and_render():
     assert "swaps left: 100" in swap.render()
 
 
+@needs("PIL")
 def test_a_finished_arrange_game_marks_no_playable_cell():
     """Before, the text (and frame) of an adjacent-placement game checked when its budget ran out still outlined
     the frontier cells as playable, though the action mask was all zeros."""

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pokersquares_env  # noqa: F401  (registers Soliter-v0)
+from helpers import needs
 from pokersquares_env.cards import parse_card
 from pokersquares_env.soliter import (
     VARIANTS,
@@ -1305,6 +1306,7 @@ def test_reset_to_a_won_position_says_it_is_won():
 
 @pytest.mark.filterwarnings(  # check_env's render check opens render_mode="human" too, here with no display
     "ignore:render_mode='human' found no display:RuntimeWarning")
+@needs("PIL")
 def test_check_env_needs_the_penalty_mode_as_the_docs_say():
     """Gymnasium's check_env steps random actions: with the default illegal_action="raise" the first illegal one
     raises, as docs/soliter.md now says (it only said to use the penalty mode for check_env)."""

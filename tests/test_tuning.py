@@ -14,6 +14,7 @@ from agents.evaluation import deal_deck, evaluate
 from agents.lines import KEY_FLUSH, KEY_PAIRS, KEY_T, KEY_WINDOW, NUM_KEYS
 from agents.tables import ValueTables, train_tables
 from agents.tuning import CLASS_NAMES, line_classes, scale_values
+from helpers import needs
 from pokersquares_env.core import Rules
 from pokersquares_env.scoring import point_system
 from pokersquares_env.vector import numba_available
@@ -183,6 +184,7 @@ def test_tune_tables_experiment_writes_its_outputs(tmp_path, capsys):
     ValueTables.load(out2 / "tables.npz")
 
 
+@needs("numba")
 def test_tune_ply2_script_runs_as_documented_and_rejects_a_damaged_theta_file(tmp_path):
     """``python benchmarks/tune_ply2.py ...`` (a script next to benchmarks/agents.py) finds the agents package, and a
     bad ``--init`` exits with status 2 before any tables are trained or folders made."""
@@ -628,6 +630,7 @@ def test_each_generation_plays_the_mean_and_refits_to_the_elite(small, monkeypat
     assert not np.array_equal(plays[0][1], decks_by_gen[0])
 
 
+@needs("matplotlib")
 def test_tune_tables_experiment_refines_stage_one_and_pairs_both_plies_on_the_held_out_deals(small, tmp_path,
                                                                                               monkeypatch):
     """What the docstring promises of the two stages and the held-out comparison, read off the calls the experiment

@@ -875,9 +875,10 @@ def run_sweep(
     import ray
 
     session = ray.is_initialized()  # e.g. a notebook that evaluated on Ray first: the sweep runs in that session
-    check_trial_cpus(config.cpus_per_trial, cpus, embedded=not (address or os.environ.get("RAY_ADDRESS")),
+    embedded = not (address or os.environ.get("RAY_ADDRESS"))
+    check_trial_cpus(config.cpus_per_trial, cpus, embedded=embedded,
                      session_cpus=float(ray.cluster_resources().get("CPU", 0)) if session else None)
-    if not (session or address or os.environ.get("RAY_ADDRESS")):
+    if embedded and not session:
         check_trainers_installed(config)  # the trials run here: a missing torch is said once, before Ray starts
     ensure_ray(address, cpus, what="pokersquares sweep")
     from agents.evaluation import prepare_out_dir

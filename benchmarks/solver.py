@@ -43,9 +43,9 @@ def deal(seed: int, index: int) -> np.ndarray:
 
 def run_system(system: str, args: argparse.Namespace) -> dict:
     """Solver and baseline figures over ``args.deals`` deals under one point system."""
-    rows = []
     from tqdm import tqdm  # here, not at the top: the options parse without the play extra
 
+    rows = []
     for d in tqdm(range(args.deals), desc=system, unit="deal"):
         cards = deal(args.seed, d)
         t0 = time.process_time()

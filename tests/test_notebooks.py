@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import needs
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -23,10 +25,9 @@ def test_the_three_notebooks_exist():
         assert name in names
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", [pytest.param(p, marks=needs(*TRAINS.get(p.stem, ()))) for p in NOTEBOOKS],
+                         ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_with_tiny_budgets(path, tmp_path, monkeypatch):
-    for module in TRAINS.get(path.stem, ()):
-        pytest.importorskip(module, reason=f"{path.name} trains: the train extra")
     monkeypatch.setenv("POKERSQUARES_TINY", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     scratch = tmp_path / "tmp"  # the kernel's temporary folder: the notebooks' tiny runs (tempfile.mkdtemp) go here,
@@ -73,12 +74,11 @@ def test_notebook_02_writes_its_full_runs_to_the_repository_root_from_notebooks(
 
 
 @pytest.mark.slow
+@needs(*TRAINS["03_english_vs_american"])  # the experiment it loads is trained here first
 def test_notebook_03_loads_the_experiment_made_at_the_repository_root(tmp_path, monkeypatch):
     """``pokersquares experiment reward-shaping`` run at the root writes runs/reward_shaping; the kernel starts in
     notebooks/.  Before, the notebook looked for notebooks/runs/reward_shaping, never found it and silently trained
     the full default experiment there."""
-    for module in TRAINS["03_english_vs_american"]:
-        pytest.importorskip(module, reason="the experiment it loads is trained here first: the train extra")
     from agents.experiments.reward_shaping import run_experiment
 
     notebooks = _a_checkout(tmp_path)

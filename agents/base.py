@@ -123,6 +123,7 @@ def warn_if_other_points(agent: Agent, game: PokerSquaresGame | None) -> None:
     import warnings
 
     from pokersquares_env.scoring import HandCategory
+    from pokersquares_env.text import fmt_points
 
     built = getattr(agent, "system", None)
     if game is None or built is None or game.system is built or game.system is agent.__dict__.get("_points_seen"):
@@ -131,7 +132,7 @@ def warn_if_other_points(agent: Agent, game: PokerSquaresGame | None) -> None:
     if agent.__dict__.get("_points_warned"):
         return
     here = game.system
-    other = [f"{c.name.lower().replace('_', ' ')} {here.points[c]:g} (built for {built.points[c]:g})"
+    other = [f"{c.name.lower().replace('_', ' ')} {fmt_points(here.points[c])} (built for {fmt_points(built.points[c])})"
              for c in HandCategory if built.points[c] != here.points[c]
              and (c != HandCategory.FIVE_OF_A_KIND or game.rules.jokers)]
     if other:

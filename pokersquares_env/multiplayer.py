@@ -306,11 +306,13 @@ class PokerSquaresParallelEnv(_ParallelEnv):
             possible = [c for c in HandCategory if c != HandCategory.FIVE_OF_A_KIND or self.rules.jokers > 0]
             best = max(possible, key=lambda c: self.point_system.points[c])
             if match_scoring == "total" and self.point_system.points[best] <= 0:
+                from pokersquares_env.text import fmt_points
+
                 five = self.point_system.points[HandCategory.FIVE_OF_A_KIND]
-                jokers = (f" with jokers=0 (five_of_a_kind, which scores {five:g}, needs a joker)"
+                jokers = (f" with jokers=0 (five_of_a_kind, which scores {fmt_points(five)}, needs a joker)"
                           if five > 0 and not self.rules.jokers else "")
                 raise ValueError(f"target={target!r} can never be reached under {self.point_system.name!r}, whose "
-                                 f"best line scores {self.point_system.points[best]:g}{jokers}: pass a number of "
+                                 f"best line scores {fmt_points(self.point_system.points[best])}{jokers}: pass a number of "
                                  f"rounds, a table with a positive value for a hand the rules allow, or jokers")
         self.game = PokerSquaresGame(self.rules, self.point_system)
         self.num_players = int(num_players)

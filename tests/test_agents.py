@@ -1236,3 +1236,12 @@ def test_heuristic_line_values_give_no_credit_for_chances_a_line_has_lost():
         np.testing.assert_array_equal(v[quads], np.repeat(base[quads, None], 2, axis=1))
         trips = open_ & (KEY_T == 4) & (KEY_PAIRS == 3)
         assert (v[trips] > base[trips, None]).all()  # ... while trips may still improve
+
+
+def test_the_other_points_warning_prints_large_points_exactly():
+    """Before, the warning printed points with ``:g``: a pair worth 1000003 read ``1e+06``."""
+    table = {"high_card": 0, "one_pair": 1000003, "two_pair": 5, "three_of_a_kind": 10, "straight": 15, "flush": 20,
+             "full_house": 25, "four_of_a_kind": 50, "straight_flush": 75, "royal_flush": 100}
+    game = PokerSquaresGame(Rules(), point_system(table))
+    with pytest.warns(RuntimeWarning, match=r"one pair 1000003 \(built for 2\)"):
+        play(make_agent("greedy", seed=1), game, game.deal(np.random.default_rng(7)))

@@ -817,3 +817,12 @@ def test_the_rgb_frame_shows_the_match_points():
     before = par.render()
     par.match_points["player_1"] = 2.5  # the totals stay as they were
     assert not np.array_equal(par.render(), before)
+
+
+def test_the_unreachable_target_message_prints_large_points_exactly():
+    """Before, the five-of-a-kind value was printed with ``:g``: 1234567 read ``1.23457e+06``."""
+    only_five = {k: 0 for k in ("high_card", "one_pair", "two_pair", "three_of_a_kind", "straight", "flush",
+                                "full_house", "four_of_a_kind", "straight_flush", "royal_flush")}
+    only_five["five_of_a_kind"] = 1234567
+    with pytest.raises(ValueError, match=r"\(five_of_a_kind, which scores 1234567, needs a joker\)"):
+        parallel_env(num_players=2, scoring=only_five, rounds=None, target=100, jokers=0)

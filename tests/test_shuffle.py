@@ -661,3 +661,47 @@ def test_a_swap_mode_frame_shows_the_dealt_score():
                                          budget_left=29, dealt_score=dealt_score)
 
     assert np.array_equal(frame, drawn(info["dealt_score"])) and not np.array_equal(frame, drawn(None))
+
+
+BIG_TABLE = {"one_pair": 1000003, "two_pair": 2000003, "three_of_a_kind": 3000007, "straight": 4000009,
+             "flush": 5000011, "full_house": 6000013, "four_of_a_kind": 7000017, "straight_flush": 8000019,
+             "royal_flush": 9000023}
+
+
+def test_solve_prints_large_and_fractional_points_exactly(tmp_path, capsys):
+    """Before, the text output printed points with ``:g``: 33000076 read ``3.30001e+07`` and 2.000001 read ``2``,
+    while ``--json`` gave the exact figures."""
+    from pokersquares_env.cli import main
+
+    for table, name in [(BIG_TABLE, "big.json"), ({**BIG_TABLE, "one_pair": 2.000001, "two_pair": 0.5}, "frac.json")]:
+        path = tmp_path / name
+        path.write_text(json.dumps(table))
+        argv = ["solve", "--seed", "1", "--scoring", str(path), "--restarts", "2", "--rounds", "1", "--baseline"]
+        assert main([*argv, "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        assert "e+0" not in text, text
+        def exact(points):  # whole numbers whole; others to 15 significant digits, beyond the float noise
+            return str(int(points)) if float(points).is_integer() else f"{points:.15g}"
+
+        want = [exact(p) for p in result["line_points"]]
+        rows = [line for line in text.splitlines() if line.startswith("  ")][:6]
+        for r in range(5):
+            assert rows[r].split()[-1] == want[r], (rows[r], want[r])
+        assert rows[5].split()[:5] == want[5:], (rows[5], want)
+        assert f"score ({path.stem}): {exact(result['score'])}   " in text, text
+        assert f"simulated-annealing baseline: {exact(result['baseline_score'])}\n" in text, text
+
+
+def test_the_swap_render_prints_the_dealt_score_exactly(tmp_path):
+    """Before, ``dealt layout scored 8.00002e+06`` stood under ``score (big): 8000022``."""
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(BIG_TABLE))
+    env = gym.make("PokerShuffle-v0", mode="swap", scoring=str(path), render_mode="ansi")
+    _, info = env.reset(seed=1)
+    text = env.render()
+    dealt = env.unwrapped._dealt_score
+    assert float(dealt) >= 1e6 and float(dealt).is_integer()
+    assert f"dealt layout scored {int(dealt)}; swaps left:" in text, text
+    assert "e+0" not in text

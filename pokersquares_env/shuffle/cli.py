@@ -8,6 +8,7 @@ import sys
 
 from pokersquares_env.cli import int_at_least, int_between, positive_float, seed_arg
 from pokersquares_env.shuffle.solver import MAX_RESTARTS
+from pokersquares_env.text import fmt_points
 
 HELP = "arrange 25 known cards for the best score (given cards or a seeded deal)"
 
@@ -83,14 +84,14 @@ def run(args: argparse.Namespace) -> int:
     points = result["line_points"]
     hands = [HandCategory.from_key(h).label for h in result["hands"]]  # "Two pair", as play and replay print them
     for r, row in enumerate(grid.tolist()):
-        print("  " + " ".join(f"{format_card(c):>3}" for c in row) + f"   {hands[r]} {points[r]:g}")
-    print("  " + " ".join(f"{points[5 + c]:>3g}" for c in range(5)) + "   (columns)")
+        print("  " + " ".join(f"{format_card(c):>3}" for c in row) + f"   {hands[r]} {fmt_points(points[r])}")
+    print("  " + " ".join(f"{fmt_points(points[5 + c]):>3}" for c in range(5)) + "   (columns)")
     print(f"columns: {', '.join(hands[5:])}")
-    print(f"score ({system.name}): {score:g}   "
+    print(f"score ({system.name}): {fmt_points(score)}   "
           f"({result['chains_at_best']}/{result['chains']} chains reached it, {result['seconds']:.2f} s)")
     if result["chains"] < args.restarts or result["rounds"] < args.rounds:
         print(f"--time-limit {args.time_limit:g} stopped the search: {result['chains']} of {args.restarts} chains "
               f"built, {result['rounds']} of {args.rounds} rounds completed")
     if args.baseline:
-        print(f"simulated-annealing baseline: {result['baseline_score']:g}")
+        print(f"simulated-annealing baseline: {fmt_points(result['baseline_score'])}")
     return 0

@@ -483,7 +483,7 @@ class PokerShuffleEnv(gym.Env):
         if not render_ready(self.render_mode, self.state is not None, self.metadata["render_modes"]):
             return None
         if self.render_mode == "ansi":
-            from pokersquares_env.text import board_text
+            from pokersquares_env.text import board_text, fmt_points
 
             lines = board_text(self.game, self.state, card=False,  # the cards in hand are listed below instead
                                legal=self.mode == "arrange" and not self._done  # none when over
@@ -494,7 +494,7 @@ class PokerShuffleEnv(gym.Env):
                 lines.append(f"cards to place: {format_cards(todo) or '-'}")
                 lines.append(f"placements left before the check: {self._left}")
             else:
-                lines.append(f"dealt layout scored {self._dealt_score:g}; swaps left: {self._left}")
+                lines.append(f"dealt layout scored {fmt_points(self._dealt_score)}; swaps left: {self._left}")
             return "\n".join(lines)
         from pokersquares_env import render as _render
 

@@ -50,6 +50,7 @@ from pokersquares_env.text import signed_points as _signed
 HELP = "play Poker Squares at the terminal (with hints from an agent, or against one)"
 
 _QUIT = {"q", "quit", "exit"}
+
 _HELP_WORDS = {"h", "help", "?"}
 
 HELP_TEXT = """\
@@ -59,6 +60,12 @@ Type a cell for the drawn card: column a-e, then row 1-5, e.g. c3 (the centre).
   h       this help
   q       quit (asks first; nothing is recorded)
 Each row and column scores as a poker hand once it holds five cards."""
+
+
+def _wrap80(text: str) -> str:
+    """``text`` wrapped at 80 characters, the width every line of a turn keeps within (docs/playing.md, "Terminals and
+    pipes"); a word longer than that (a long agent spec, junk typed as a move) is kept whole."""
+    return "\n".join(textwrap.wrap(text, 80, break_long_words=False, break_on_hyphens=False))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -351,12 +358,12 @@ class TerminalGame:
                 continue
             cell = parse_move(low)
             if cell is None:
-                self.say(self.style.red(
-                    f"{text!r} is not a cell: type a column a-e and a row 1-5, such as c3 (h for help)"))
+                self.say(self.style.red(_wrap80(
+                    f"{text!r} is not a cell: type a column a-e and a row 1-5, such as c3 (h for help)")))
                 continue
             reason = game.why_illegal(state, cell)
             if reason is not None:
-                self.say(self.style.red(f"not allowed: {reason}"))
+                self.say(self.style.red(_wrap80(f"not allowed: {reason}")))
                 continue
             return cell
 
@@ -375,17 +382,13 @@ class TerminalGame:
                  + (f", first card on {cell_name(rules.first_cell)}" if rules.first_cell is not None else ""))
         # the lines before the first turn are wrapped at 80 characters, the width the turns keep within (docs/playing.md,
         # "Terminals and pipes"); a word longer than that (a long agent spec) is kept whole
-        def wrapped(text: str) -> list[str]:
-            return textwrap.wrap(text, 80, break_long_words=False, break_on_hyphens=False)
-
-        lines = wrapped(title)
+        lines = _wrap80(title).splitlines()
         self.say(self.style.bold("Poker Squares") + lines[0][len("Poker Squares"):])
         for line in lines[1:]:
             self.say(line)
         if self.vs_agent is not None:
             name = getattr(self.vs_agent, "spec", None) or self.vs_agent.name
-            for line in wrapped(f"Against {name}: it places the same cards on its own board, hidden until the end."):
-                self.say(line)
+            self.say(_wrap80(f"Against {name}: it places the same cards on its own board, hidden until the end."))
         self.say("Columns a-e, rows 1-5 (c3 is the centre). h for help, q to quit.")
         try:
             while not self.state.terminal:

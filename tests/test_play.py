@@ -1363,3 +1363,20 @@ def test_a_record_appended_after_a_line_cut_inside_a_suit_symbol_is_counted_not_
     assert out.out.splitlines()[-1] == (f"Record appended to {record} as record 3 (pokersquares replay {record} "
                                         f"--index 3)")
     assert read_record(record, 3).seed == 6 and read_record(record, 2).seed == 3
+
+
+@pytest.mark.parametrize("rules", ["first_cell=center", "first_cell=top-left", "placement=adjacent,first_cell=center"])
+def test_a_refused_cell_is_told_in_lines_of_at_most_80_characters(monkeypatch, capsys, rules):
+    """Every refusal the rules can give (a cell other than the first, then an occupied cell, then one that touches no
+    placed card) keeps within the 80 columns of a turn; the first-cell refusal was one line of 85 to 87."""
+    first = "c3" if "center" in rules else "a1"
+    away = [c for c in ("a1", "e5", "a5", "e1") if c != first]
+    moves = away + [first, first] + away[:1] + ["q", "y"]
+    status, out = _play_in_process(monkeypatch, capsys, "\n".join(moves) + "\n", "--seed", "1", "--rules", rules)
+    text = out.out
+    assert status == 0 and "is not the first cell" in text and "is occupied by" in text, text
+    assert ("touches no placed card" in text) == ("adjacent" in rules)
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    # the wrapped refusal still reads as one sentence: the cell it asks for follows on the next line
+    want = "cell 12 (c3)" if first == "c3" else "cell 0 (a1)"
+    assert f"is not the first cell: the first card must go on {want}" in " ".join(text.split()), text

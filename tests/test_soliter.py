@@ -2115,3 +2115,39 @@ def test_an_ace_may_be_built_on_the_lowest_rank_above_it():
         game = SoliterGame(variant)
         state = _position(game, [[lowest], ["A♣"]], filler=list(range(2, game.num_columns)))
         assert game.encode(1, 0) in _mask_agrees(game, state).nonzero()[0]
+
+
+def test_a_numbered_joker_in_a_free_cell_is_named_by_its_number_when_a_move_is_refused():
+    """Before, "cell 1 already holds JK" while the board (and every other message) said JK2."""
+    env = make("joker", jokers=2, render_mode="ansi")
+    game = env.game
+    deal = [card_text(c) for c in range(46)] + ["JK1", "JK2"] + [card_text(c) for c in range(46, 52)]
+    env.reset(options={"deal": deal})
+    column = next(i for i, col in enumerate(env.state.columns) if col and col[-1] == 53)  # JK2 is playable
+    env.step(act(game, column, game.cell_base))
+    assert re.search(r"^cells: +JK2 ", env.render(), re.M)
+    source = next(i for i, col in enumerate(env.state.columns) if col and i != column)
+    before = env.state
+    with pytest.raises(IllegalMoveError, match=r"cell 1 already holds JK2$"):
+        env.step(act(game, source, game.cell_base))
+    assert env.state == before
+
+
+def test_cli_play_answers_a_place_with_a_digit_int_cannot_read(monkeypatch, capsys):
+    """Before, 'c² c1' (str.isdigit takes '²') ended the game with a ValueError traceback from int()."""
+    status, out = _soliter_play(monkeypatch, capsys, "c² c1\nf² c1\nc1 h²\nq\n", "--seed", "1")
+    assert status == 0
+    for move in ("c² c1", "f² c1", "c1 h²"):
+        assert f"> {move}\ncannot read {move!r}: places are c1..c8" in out
+
+
+def test_a_bare_state_is_solved_under_the_rules_given_not_the_variant_it_came_from():
+    """As docs/soliter.md says: a state does not record its variant, so one of a variant of the same shape passes
+    ``check_state`` and is solved under the rules given; with its own ``game=`` the same deal is won."""
+    own = SoliterGame("classic", redeal="reverse")
+    state = own.deal(np.random.default_rng(2))
+    plain = solve_result(state, 30.0)  # as classic, with no redeal
+    assert plain.plan is None and plain.proved
+    assert solve_result(state, 30.0, game=own).plan is not None
+    with pytest.raises(ValueError, match="5 cells: the 'classic' variant has 4"):  # another shape is refused
+        solve_result(SoliterGame("classic", free_cells=5).deal(np.random.default_rng(2)), 1.0)

@@ -901,7 +901,7 @@ class SoliterGame:
                 f"{what}: {card_text(card)} does not fit the king foundation, which takes "
                 f"{card_text(self.card_at[self.piles[q][0], need]) if need else 'nothing more'}"
             )
-        name = card_text(card)
+        name = self.card_name(card)
         if dst >= self.pile_base:
             if card >= NUM_STANDARD:
                 return f"{what}: a joker never goes to a foundation"
@@ -914,7 +914,7 @@ class SoliterGame:
             return None
         if dst >= self.cell_base:
             occupant = state.cells[dst - self.cell_base]
-            return None if occupant == EMPTY else f"{what}: {self.place_name(dst)} already holds {card_text(occupant)}"
+            return None if occupant == EMPTY else f"{what}: {self.place_name(dst)} already holds {self.card_name(occupant)}"
         col = state.columns[dst]
         tail = col[-1] if col else EMPTY
         if self.accepts(state, tail, card):

@@ -150,7 +150,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     if "://" in address or address == "auto" or ":" not in address:
         return
     host, _, port = address.rpartition(":")
-    if not port.isdigit():
+    if not (port.isascii() and port.isdigit()):
         raise RayConnectionError(f"Ray address {address!r}: expected host:port (e.g. 10.0.0.1:6379), 'auto' or ray://host:10001")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()

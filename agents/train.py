@@ -1366,7 +1366,8 @@ def _scale(text: str) -> Any:
 def _first_cell(text: str) -> Any:
     if text.lower() == "none":
         return None
-    return int(text) if text.isdigit() else text  # anything else (also '') is for the rules to accept or name
+    # anything else (also '', or '²', a digit to str.isdigit but not to int()) is for the rules to accept or name
+    return int(text) if text.isascii() and text.isdigit() else text
 
 
 def config_from_args(args, given: dict[str, Any] | None = None) -> TrainConfig:

@@ -1191,3 +1191,11 @@ def test_a_caller_that_stops_early_cancels_the_chunks_still_running(monkeypatch)
     assert cancelled == []
     stream.close()
     assert sorted(task.deals for task in cancelled) == [[3], [4]]  # the deals each cancelled task had still to send
+
+
+def test_an_address_whose_port_has_a_digit_int_cannot_read_is_named():
+    """Before, 'localhost:6²' (str.isdigit takes '²') failed in int() with "invalid literal for int()"."""
+    from agents.distributed import RayConnectionError, _check_reachable
+
+    with pytest.raises(RayConnectionError, match=r"Ray address 'localhost:6²': expected host:port"):
+        _check_reachable("localhost:6²")

@@ -3663,3 +3663,12 @@ def test_a_config_save_stopped_before_it_is_in_place_leaves_the_old_file_whole(t
     with pytest.raises(KeyboardInterrupt):
         TrainConfig(out="b", seed=2).save(path)
     assert path.read_bytes() == before and TrainConfig.load(path).seed == 1
+
+
+def test_cli_names_a_first_cell_with_a_digit_int_cannot_read(capsys):
+    """Before, ``--first-cell ²`` (str.isdigit takes '²') ended in a ValueError traceback from int()."""
+    from pokersquares_env.cli import main
+
+    assert main(["train", "--first-cell", "²", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pokersquares train: first_cell='²': expected 'center'") and err.count("\n") == 1

@@ -164,6 +164,8 @@ def _parse_place(game, token: str, to: bool) -> int | None:
     if not token:
         return None
     kind, num = token[0], token[1:]
+    if num and not (num.isascii() and num.isdigit()):  # '²' is a digit to str.isdigit but not to int()
+        return None
     if kind == "c" and num.isdigit() and 1 <= int(num) <= game.num_columns:
         return int(num) - 1
     if kind == "f":

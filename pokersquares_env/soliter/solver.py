@@ -110,7 +110,12 @@ def solve(
     variant: Any = "classic",
     max_nodes: int | None = None,
 ) -> list[int] | None:
-    """A winning list of env actions from the env's (or given) position, or ``None`` within the budget."""
+    """A winning list of env actions from the env's (or given) position, or ``None`` within the budget.
+
+    A bare ``SoliterState`` is solved under ``game`` (default: ``SoliterGame(variant)``) after
+    ``game.check_state``, which refuses a state of another shape or deck; a state does not record its variant, so
+    pass the ``game`` it comes from: one of another variant with the same shape (``redeal=``, for example) would be
+    solved under the wrong rules."""
     return solve_result(env_or_state, max_seconds, game=game, variant=variant, max_nodes=max_nodes).plan
 
 

@@ -661,7 +661,7 @@ class PokerSquaresVectorEnv(VectorEnv):
         actions = _check_action_items(actions)
         arr = np.asarray(actions)
         if arr.shape != (self.num_envs,):
-            if arr.size == self.num_envs:
+            if arr.shape == (self.num_envs, 1):  # a policy's column of cells; not (1, N), (N, 1, 1) or a scalar
                 arr = arr.reshape(self.num_envs)
             else:
                 given = "" if isinstance(actions, np.ndarray) else f" {_brief(actions)}"  # an array: its shape says it

@@ -933,6 +933,25 @@ def test_a_column_of_actions_plays_as_one_cell_per_sub_env():
         venv.step(np.zeros((3, 2), dtype=int))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(1, 4), (2, 2), (4, 1, 1), (1, 1, 4)])
+def test_actions_of_n_cells_in_another_shape_than_a_column_are_refused(backend, shape):
+    """As docs/speed.md says: only (N,) and a policy's (N, 1) are played. Before, any shape of N elements was
+    flattened and played, (2, 2) for four sub-envs as cells 3, 7, 11, 20 in that order."""
+    venv = PokerSquaresVectorEnv(4, backend=backend)
+    venv.reset(seed=0)
+    before = venv._placements.copy()
+    with pytest.raises(ValueError, match=re.escape(f"actions have shape {shape}: expected (4,), one cell per sub-env")):
+        venv.step(np.array([3, 7, 11, 20]).reshape(shape))
+    np.testing.assert_array_equal(venv._placements, before)  # nothing played
+    one = PokerSquaresVectorEnv(1, backend=backend)
+    one.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions 3 have shape \(\): expected \(1,\)"):
+        one.step(3)  # a bare cell is not a batch of one
+    one.step(np.array([[3]]))  # (1, 1): a column of one
+    assert one._placements[0, 0] == 3
+
+
 def test_reset_mask_none_resets_every_sub_env():
     venv = PokerSquaresVectorEnv(2)
     obs, _ = venv.reset(seed=4, options={"reset_mask": None})  # as deck=None: the option not given

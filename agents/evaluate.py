@@ -157,10 +157,11 @@ def _run(args: argparse.Namespace) -> int:
         print("pokersquares evaluate: --resume needs --out DIR, the folder whose games are reused", file=sys.stderr)
         return 2
     if args.out is not None:
-        from agents.evaluation import check_out_dir
+        from agents.evaluation import check_out_dir, check_output_entries
 
         try:  # before any agent is built (tables trained) or folder made
             check_out_dir(args.out, foreign=False, name="--out")
+            check_output_entries(args.out, name="--out")
             from agents.evaluation import refuse_journal, refuse_other_kind
 
             refuse_journal(args.out, name="--out", pps=args.scoring_set is not None, resume=args.resume)

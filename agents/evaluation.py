@@ -950,6 +950,7 @@ def _evaluate(
     backend_options = _check_backend_options(backend, run_tasks, backend_options)  # and its options
     if out_dir is not None:
         check_out_dir(out_dir)  # and an --out that is a file, before agents are built (tables trained)
+        check_output_entries(out_dir)  # and a folder where a file is written
     if backend == "local":
         jobs = local_workers(jobs)  # and the chunk size follows the workers there are
     rules = dict(Rules.parse(rules if rules is not None else {}).to_json())
@@ -1498,6 +1499,36 @@ def check_out_dir(out_dir: str | os.PathLike, *, foreign: bool = True, name: str
     return path
 
 
+def check_output_entries(out_dir: str | os.PathLike, *, systems: Any = (), name: str = "out_dir") -> None:
+    """Raise a ``ValueError`` when ``out_dir`` holds, under a name an evaluation writes (:data:`MARKER`,
+    :data:`JOURNAL`, :data:`RESULT_FILES`, :data:`PLOT_FILES`, :data:`PPS_FILES`), something other than a file -- a
+    folder or a broken link, which writing the file would fail on after the games -- or, for each name of
+    ``systems`` (``--pps``: each system's results go to a folder of its name), a file or a broken link where that
+    folder goes, or such an entry in that folder.  Checked before slow work; a folder that does not exist yet
+    passes."""
+    path = os.fspath(out_dir)
+    own = (MARKER, JOURNAL, *RESULT_FILES, *PLOT_FILES, *PPS_FILES)
+
+    def refuse(entry: str, what: str, expected: str) -> None:
+        raise ValueError(f"{_named(name, path)}: {entry!r} there is {what}: expected {expected} (an evaluation writes "
+                         f"it), so move it away or choose another folder")
+
+    def kind(entry: str) -> str:
+        return "a broken link" if os.path.islink(entry) and not os.path.exists(entry) else \
+            ("a folder" if os.path.isdir(entry) else "not a regular file")
+
+    folders = [("", path)] + [(str(n), os.path.join(path, str(n))) for n in systems]
+    for rel, folder in folders:
+        if rel and os.path.lexists(folder) and not os.path.isdir(folder):
+            refuse(rel, "a broken link" if os.path.islink(folder) else "a file", "a folder for that system's results")
+        if not os.path.isdir(folder):
+            continue
+        for entry in own:
+            full = os.path.join(folder, entry)
+            if os.path.lexists(full) and not os.path.isfile(full):
+                refuse(os.path.join(rel, entry) if rel else entry, kind(full), "a file")
+
+
 class OutDirError(ValueError):
     """The output folder cannot be created or written in; ``path`` is the folder and ``problem`` what is wrong (the
     message is ``"<name> <path>: <problem>"``, so a command can name its own option instead)."""
@@ -1521,6 +1552,9 @@ def prepare_out_dir(out_dir: str | os.PathLike, *, name: str = "out_dir") -> str
     return path
 
 
+_NAME_MAX = 255  # the longest file name, in bytes, on the usual Linux and macOS file systems
+
+
 def _pps_list(systems: Any, seed: int) -> list[PointSystem]:
     """The point systems ``systems`` of :func:`evaluate_pps` names, each once and under a distinct name."""
     if isinstance(systems, str) and systems.strip().lower() == "pps":
@@ -1537,9 +1571,14 @@ def _pps_list(systems: Any, seed: int) -> list[PointSystem]:
     resolved = [point_system(spec) for spec in specs]
     own = {n.lower() for n in (MARKER, *RESULT_FILES, *PLOT_FILES, *PPS_FILES)}
     for i, ps in enumerate(resolved):  # each system's results go to a folder of its name
-        if ps.name.strip() in (".", "..") or any(sep in ps.name for sep in ("/", "\\", os.sep)):
+        if ps.name.strip() in (".", "..") or any(sep in ps.name for sep in ("/", "\\", os.sep, "\0")):
             raise ValueError(f"systems[{i}] is named {ps.name!r}: expected a name that can be a folder name (no "
-                             f"path separators, not '.' or '..'), as each system's results are saved under it")
+                             f"path separators or NUL characters, not '.' or '..'), as each system's results are "
+                             f"saved under it")
+        if len(os.fsencode(ps.name)) > _NAME_MAX:  # checked before any system is played, not at its turn
+            raise ValueError(f"systems[{i}] is named {ps.name[:40]!r}... ({len(os.fsencode(ps.name))} bytes): expected "
+                             f"a name of at most {_NAME_MAX} bytes, as each system's results are saved in a folder of "
+                             f"its name")
         if ps.name.strip().lower() in own:
             raise ValueError(f"systems[{i}] is named {ps.name!r}, the name of a file an evaluation writes: expected "
                              f"another name (not {', '.join(sorted(own))}), as each system's results are saved in a "
@@ -1606,6 +1645,8 @@ def evaluate_pps(
     if out_dir is not None:
         check_out_dir(out_dir)
     resolved = _pps_list(systems, seed)  # every system named before the first game
+    if out_dir is not None:  # a folder where a file is written, a file where a system's folder goes
+        check_output_entries(out_dir, systems=[ps.name for ps in resolved])
     # evaluate's own defaults for the options passed through (all but what evaluate_pps sets itself)
     options = {name: p.default for name, p in inspect.signature(evaluate).parameters.items()
                if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in ("games", "seed", "scoring", "out_dir")}

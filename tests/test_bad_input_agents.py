@@ -448,6 +448,12 @@ def test_evaluate_pps_tells_different_unnamed_tables_apart(tmp_path):
      "systems: systems[0] and systems[1] are both named 'x' but have different points: expected a distinct name"),
     (["english", {"name": "../up", "points": _table(1)}],  # its results would be saved outside out_dir
      "systems[1] is named '../up': expected a name that can be a folder name"),
+    (["english", {"name": "bad\0name", "points": _table(1)}],  # before: "embedded null byte", english played
+     "systems[1] is named 'bad\\x00name': expected a name that can be a folder name (no path separators or NUL"),
+    (["english", {"name": "x" * 256, "points": _table(1)}],  # before: refused by the OS at its turn, english played
+     "systems[1] is named 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (256 bytes): expected a name of at most 255"),
+    (["english", {"name": "é" * 128, "points": _table(1)}],  # 256 bytes in UTF-8
+     "(256 bytes): expected a name of at most 255 bytes"),
 ])
 def test_evaluate_pps_refuses_a_true_repeat_and_a_name_given_to_two_tables(systems, message, monkeypatch, tmp_path):
     played = []
@@ -550,3 +556,11 @@ def test_more_games_than_an_evaluation_can_hold_are_refused_before_any_work(monk
     with pytest.raises(ValueError, match=r"games=100000001: expected at most 100,000,000"):
         ev.evaluate_pps("random", games=ev.MAX_GAMES + 1, progress=False)
     assert not built
+
+
+def test_evaluate_pps_takes_a_system_name_of_255_bytes(monkeypatch):
+    """The longest name a folder can have on the usual file systems passes (256 bytes is refused, above)."""
+    played = []
+    monkeypatch.setattr(ev, "_evaluate", lambda *args, **kwargs: played.append(kwargs))
+    ev.evaluate_pps("greedy", systems=["english", {"name": "x" * 255, "points": _table(1)}], games=1, progress=False)
+    assert len(played) == 2

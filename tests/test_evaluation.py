@@ -2032,3 +2032,59 @@ def test_a_scoring_set_spaced_after_its_commas_reads_each_json_file(tmp_path, mo
                      "--format", "json", "--no-progress"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["system"] for r in rows] == ["american", "flat", "overall"]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every entry under ``root``: files by content, folders and links by kind."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        out[rel] = ("link" if path.is_symlink() else "dir" if path.is_dir() else path.read_bytes().decode("latin-1"))
+    return out
+
+
+def test_a_folder_or_broken_link_where_an_output_file_goes_is_refused_before_any_game(tmp_path, monkeypatch, capsys):
+    """Before, a folder named games.jsonl in an earlier evaluation's --out passed the checks; the earlier outputs were
+    cleared, every game played, and saving ended in an IsADirectoryError traceback."""
+    import agents.evaluation as ev
+
+    out = tmp_path / "out"
+    assert cli.main(["evaluate", "--agent", "random", "--games", "2", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    (out / "games.jsonl").unlink()
+    (out / "games.jsonl").mkdir()
+    (out / "hands.png").unlink()
+    (out / "hands.png").symlink_to(tmp_path / "nowhere.png")
+    before = _tree(out)
+    played = []
+    monkeypatch.setattr(ev, "make_chunks", lambda *a, **k: played.append(1) or [])
+    for extra in ([], ["--resume"]):
+        code = cli.main(["evaluate", "--agent", "random", "--games", "2", "--out", str(out), "--no-progress", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err == (f"pokersquares evaluate: --out {str(out)!r}: 'games.jsonl' there is a folder: "
+                                     f"expected a file (an evaluation writes it), so move it away or choose another "
+                                     f"folder\n"), err
+    (out / "games.jsonl").rmdir()
+    with pytest.raises(ValueError, match=r"out_dir=.*: 'hands.png' there is a broken link: expected a file"):
+        evaluate(["random"], games=2, out_dir=out, progress=False)
+    assert played == [] and _tree(out) == {k: v for k, v in before.items() if k != "games.jsonl"}
+
+
+def test_pps_refuses_a_file_where_a_systems_folder_goes_and_a_folder_where_its_file_goes(tmp_path, monkeypatch):
+    import agents.evaluation as ev
+
+    played = []
+    monkeypatch.setattr(ev, "make_chunks", lambda *a, **k: played.append(1) or [])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "english").write_text("mine")
+    with pytest.raises(ValueError, match=r"'english' there is a file: expected a folder for that system's results"):
+        evaluate_pps(["random"], systems=["american", "english"], games=2, out_dir=out, progress=False)
+    (out / "english").unlink()
+    (out / "english" / "summary.md").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"'english/summary.md' there is a folder: expected a file"):
+        evaluate_pps(["random"], systems=["american", "english"], games=2, out_dir=out, progress=False)
+    (out / "pps.md").mkdir()
+    with pytest.raises(ValueError, match=r"'pps.md' there is a folder: expected a file"):
+        evaluate_pps(["random"], systems=["american", "english"], games=2, out_dir=out, progress=False)
+    assert played == [] and _tree(out) == {"english": "dir", "english/summary.md": "dir", "pps.md": "dir"}

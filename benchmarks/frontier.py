@@ -219,6 +219,17 @@ def place_labels(fig: Any, ax: Any, labels: list[Any], points: list[tuple[float,
         placed.append(box)
 
 
+def _finite_float(text: str) -> float:
+    """``--min-mean``: a finite number (a NaN would leave every agent below it, so none drawn)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number (points)")
+    return value
+
+
 def plot(rows: list[dict[str, Any]], out: str, system: str, *, min_mean: float | None = None,
          anchors: bool = True) -> list[str]:
     """Draw the mean ± CI of each row against seconds per game; the agents below ``min_mean`` are listed, not drawn.
@@ -281,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="which of the two scores every game has to plot (default american)")
     parser.add_argument("--out", default="runs/frontier.png",
                         help="the image to write, .png or .svg (default runs/frontier.png)")
-    parser.add_argument("--min-mean", type=float, default=None,
+    parser.add_argument("--min-mean", type=_finite_float, default=None,
                         help="agents with a lower mean are listed in the title instead of drawn")
     parser.add_argument("--drop", action="append", default=[], metavar="AGENT",
                         help="leave this agent out (repeatable; the spec as the run wrote it)")

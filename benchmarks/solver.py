@@ -23,17 +23,24 @@ rewritten whole (a temporary file renamed into place) after each system.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import sys
 import time
 
-import numpy as np
+# Run as a script, this file's folder comes first on sys.path and its agents.py would hide the agents package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
 
-from agents.stats import fmt
-from pokersquares_env._files import output_file_problem, write_json
-from pokersquares_env.core import Rules, shuffled_deck
-from pokersquares_env.scoring import point_system, points_level
-from pokersquares_env.shuffle import anneal, solve
-from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound
+import numpy as np  # noqa: E402
+
+from agents.stats import fmt  # noqa: E402
+from pokersquares_env._files import output_file_problem, write_json  # noqa: E402
+from pokersquares_env.core import Rules, shuffled_deck  # noqa: E402
+from pokersquares_env.scoring import point_system, points_level  # noqa: E402
+from pokersquares_env.shuffle import anneal, solve  # noqa: E402
+from pokersquares_env.shuffle.solver import MAX_RESTARTS, upper_bound  # noqa: E402
 
 
 def deal(seed: int, index: int) -> np.ndarray:

@@ -118,14 +118,17 @@ def local_tables(vf: np.ndarray, phases: int, nout: int, points: np.ndarray, sta
     return out
 
 
-def _local_options(local, epsilon, prior):
+def _local_options(local, epsilon, prior, last):
     if isinstance(local, bool) or not isinstance(local, (int, np.integer)) or local < 0:
         raise ValueError(f"local={local!r}: expected an integer >= 0 (games re-played before each move)")
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:  # NaN too
         raise ValueError(f"epsilon={epsilon!r}: expected a number from 0 to 1")
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not (np.isfinite(prior) and prior > 0):
         raise ValueError(f"prior={prior!r}: expected a finite number > 0 (games)")
-    return int(local), float(epsilon), float(prior)
+    if isinstance(last, bool) or not isinstance(last, (int, np.integer)) or not 0 <= last <= 25:
+        raise ValueError(f"last={last!r}: expected an integer from 0 to 25 (the most cards placed when the tables are "
+                         f"still re-learned)")
+    return int(local), float(epsilon), float(prior), int(last)
 
 
 class _Local:
@@ -152,10 +155,9 @@ class TDExpectimaxAgent(_Local, ExpectimaxAgent):
                  **options) -> None:
         if options.get("ply", 2) not in (1, 2) or "backend" in options:
             raise ValueError(f"td-expectimax options {options}: ply 1 or 2 only, compiled backend only")
-        local_options = _local_options(local, epsilon, prior)  # checked before the base agent loads its tables
+        local_options = _local_options(local, epsilon, prior, last)  # checked before the base agent loads its tables
         super().__init__(backend="numba", **options)
-        self.local, self.epsilon, self.prior = local_options
-        self.last = int(last)
+        self.local, self.epsilon, self.prior, self.last = local_options
         self._points = self.system.line_points_table
 
     def action_values(self, obs, info, game, state):
@@ -175,10 +177,9 @@ class TDSearchAgent(_Local, RolloutSearchAgent):
         unsupported = sorted(set(options) & {"ply", "rollout", "endgame", "reply", "backend", "rollout_tables"})
         if unsupported:
             raise ValueError(f"td-search options {unsupported}: not supported")
-        local_options = _local_options(local, epsilon, prior)  # checked before the base agent loads its tables
+        local_options = _local_options(local, epsilon, prior, last)  # checked before the base agent loads its tables
         super().__init__(backend="numba", **options)
-        self.local, self.epsilon, self.prior = local_options
-        self.last = int(last)
+        self.local, self.epsilon, self.prior, self.last = local_options
 
     def _expectimax(self, game, state):
         """Two-ply ``E`` on the deal's local table; the rollouts of this move play on it too."""

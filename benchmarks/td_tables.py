@@ -194,6 +194,7 @@ def main(argv=None) -> int:
     if args.tables:
         try:
             base = ValueTables.load(args.tables)
+            tables_flat(base.values)  # the layout the compiled self-play takes (features=straights is not)
         except (OSError, ValueError) as exc:
             p.error(f"--tables {args.tables!r}: {exc}")
     else:

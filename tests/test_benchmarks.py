@@ -746,6 +746,21 @@ def test_td_tables_refuses_bad_options_before_any_game_and_writes_only_finite_ta
     assert refined.games == base.games + 100 and np.isfinite(refined.values).all()
 
 
+def test_td_tables_refuses_tables_of_a_layout_its_self_play_cannot_take(tmp_path, monkeypatch, capsys):
+    """Before, ``--tables`` of ``features=straights`` loaded, and the first batch of self-play ended in a ValueError
+    traceback from the compiled kernels."""
+    pytest.importorskip("numba")
+    from agents.tables import train_tables
+
+    td = load("td_tables")
+    tables = tmp_path / "straights.npz"
+    train_tables("american", games=1000, phases=4, features="straights").save(tables)
+    monkeypatch.setattr(td, "refine", lambda *a, **k: pytest.fail("self-play started"))
+    err = _usage_error(td.main, ["--tables", str(tables), "--out", str(tmp_path / "td.npz"), "--games", "1"], capsys)
+    assert f"--tables {str(tables)!r}: value tables of shape (1584, 2, 4, 90): the compiled kernels take" in err
+    assert not (tmp_path / "td.npz").exists()
+
+
 def test_agents_benchmark_checks_every_system_and_agent_before_the_first_game(tmp_path, capsys):
     """``benchmarks/agents.py``: before, ``--systems american,foo`` played the whole American evaluation and then
     raised on 'foo', an agent that could not be built for the second system was found only after the first system's
@@ -1128,12 +1143,25 @@ def test_td_search_prior_must_be_finite_and_options_not_bools():
 
     pytest.importorskip("numba")
     td = load("td_search")
-    assert td._local_options(5, 0.1, 20) == (5, 0.1, 20.0)
-    for args, match in (((5, 0.1, math.inf), "prior=inf: expected a finite number > 0"),
-                        ((5, 0.1, math.nan), "prior=nan: expected a finite number > 0"),
-                        ((5, 0.1, True), "prior=True: expected"), ((5, True, 20), "epsilon=True: expected")):
+    assert td._local_options(5, 0.1, 20, 22) == (5, 0.1, 20.0, 22)
+    for args, match in (((5, 0.1, math.inf, 22), "prior=inf: expected a finite number > 0"),
+                        ((5, 0.1, math.nan, 22), "prior=nan: expected a finite number > 0"),
+                        ((5, 0.1, True, 22), "prior=True: expected"), ((5, True, 20, 22), "epsilon=True: expected")):
         with pytest.raises(ValueError, match=match):
             td._local_options(*args)
+
+
+@pytest.mark.parametrize("value", ["none", "abc", "2.5", "26", "-1", "true"])
+def test_td_search_names_a_bad_last_before_any_table(value, monkeypatch, capsys):
+    """Before, ``last`` went through ``int()`` unchecked: ``last=none`` ended in a TypeError traceback, ``last=abc``
+    in "invalid literal for int()" (not naming the option) and ``last=2.5`` was cut to 2."""
+    pytest.importorskip("numba")
+    td = load("td_search")
+    monkeypatch.setattr("agents.tables.load_or_train", lambda *a, **k: pytest.fail("tables loaded"))
+    for agent in ("td-search", "td-expectimax"):
+        assert td.main(["--agents", f"{agent}:last={value}", "--games", "1", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert re.search(r"last=\S+: expected an integer from 0 to 25", err) and err.count("\n") == 1, err
 
 
 def test_device_agents_checks_every_run_name_and_jobs_before_running_any(tmp_path):
@@ -1462,3 +1490,33 @@ def test_frontier_labels_touch_neither_each_other_nor_the_other_points_error_bar
         for b, box in boxes.items():
             if b != a:
                 assert not (box.x0 < x0 < box.x1 and box.y0 < y1 and y0 < box.y1), (b, "across the bar of", a)
+
+
+SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py"))
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_every_benchmark_runs_as_a_script_from_any_folder(name, tmp_path):
+    """As the docs run them (``python benchmarks/NAME.py``): the script's folder then comes first on sys.path, where
+    benchmarks/agents.py would hide the agents package. Before, solver.py failed so at import ("'agents' is not a
+    package"), which the tests above, loading the modules by path, could not see."""
+    import subprocess
+
+    from helpers import skip_for_a_missing_extra
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", proc.stderr)
+    if proc.returncode and missing:
+        skip_for_a_missing_extra(ModuleNotFoundError(name=missing.group(1)), f"benchmarks/{name}.py")
+    assert proc.returncode == 0 and proc.stdout.startswith(f"usage: {name}.py"), proc.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "abc"])
+def test_frontier_refuses_a_min_mean_that_is_not_a_finite_number(value, tmp_path, capsys):
+    """Before, ``--min-mean nan`` was taken: every agent was then "below" it, listed in the title and none drawn."""
+    frontier = load("frontier")
+    err = _usage_error(frontier.main, [str(tmp_path), "--min-mean", value, "--out", str(tmp_path / "f.png")], capsys)
+    assert f"argument --min-mean: {value!r}: expected a finite number (points)" in err
+    assert not (tmp_path / "f.png").exists()

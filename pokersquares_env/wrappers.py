@@ -120,10 +120,14 @@ class RecordGames(gym.Wrapper, gym.utils.RecordConstructorArgs):
             named = ", ".join(f"meta[{key!r}]" for key in reserved)
             raise ValueError(f"{named}: the records of this env get {', '.join(map(repr, written))} from RecordGames "
                              f"and the env; expected meta without them (keys {sorted(meta, key=str)} given)")
-        from pokersquares_env.records import _check_fields
+        from pokersquares_env.records import RecordError, _check_fields, _check_meta_keys
 
         # agent and meta as every record checks them, so that a bad one is refused now, not at an episode's end
         _check_fields(None, agent, meta or {}, lambda where, msg: TypeError(f"RecordGames {where}: {msg}"))
+        try:
+            _check_meta_keys(meta or {}, "meta")  # json.dumps below would write {1: ...} as {"1": ...} without a word
+        except RecordError as exc:
+            raise TypeError(f"RecordGames meta: {str(exc).removeprefix('record: ')}") from None
         try:
             json.dumps(meta, allow_nan=False)  # as a record is saved: standard JSON, no NaN or infinity
         except (TypeError, ValueError, RecursionError) as exc:

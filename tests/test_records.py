@@ -625,6 +625,18 @@ def test_record_games_checks_meta_and_paths_before_any_episode(tmp_path):
     assert (tmp_path / "afile").read_text() == "keep"
 
 
+
+@pytest.mark.parametrize("meta, where, key", [({"run": {1: "a"}}, "meta.run", "1"), ({1: 2}, "meta", "1"),
+                                              ({"a": [{"b": {2.5: 1}}]}, "meta.a[0].b", "2.5")])
+def test_record_games_refuses_meta_with_keys_json_would_turn_into_strings_before_any_episode(tmp_path, meta, where,
+                                                                                             key):
+    """Before, json.dumps took ``{1: ...}`` (writing it as ``{"1": ...}``), so the wrapper was made, and the first
+    episode's last step raised the RecordError of the record's save, losing that step's return and the record."""
+    with pytest.raises(TypeError, match=re.escape(f"RecordGames meta: field {where!r}: key {key} is of type")):
+        RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", meta=meta)
+    assert not (tmp_path / "games").exists()
+
+
 def test_two_jokers_round_trip_and_plain_jk_text():
     rules = Rules(jokers=2)
     game = PokerSquaresGame(rules)

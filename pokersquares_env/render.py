@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -667,7 +668,9 @@ class Renderer:
             self._pygame = pygame
         pygame = self._pygame
         size = (frame.shape[1], frame.shape[0])
-        if self._window is None or self._window.get_size() != size:
+        # pygame has one window per process: another renderer may have resized it, or closed it (the display is gone,
+        # and the surface kept here would raise "display Surface quit")
+        if self._window is None or pygame.display.get_surface() is None or self._window.get_size() != size:
             try:
                 pygame.display.init()
                 self._window = pygame.display.set_mode(size)
@@ -688,6 +691,7 @@ class Renderer:
                     f"SDL_VIDEODRIVER={driver} to draw nowhere on purpose", RuntimeWarning, stacklevel=2)
             pygame.display.set_caption(self.title)
             self._clock = pygame.time.Clock()
+            _SHOWING.add(self)
         surface = pygame.surfarray.make_surface(frame.swapaxes(0, 1))
         self._window.blit(surface, (0, 0))
         pygame.event.pump()
@@ -697,7 +701,15 @@ class Renderer:
         return None
 
     def close(self) -> None:
-        """Close the window, if one is open."""
+        """Close the window, if one is open and no other renderer shows frames in it: pygame has one window per
+        process, which the human-mode envs open at once share (closing it under another made that env's next step
+        fail with "display Surface quit" after its move was made)."""
         if self._window is not None:
-            self._pygame.display.quit()
             self._window = None
+            _SHOWING.discard(self)
+            if not _SHOWING:
+                self._pygame.display.quit()
+
+
+#: The human-mode renderers whose frames pygame's one window shows (a renderer leaves when it closes or is collected).
+_SHOWING: weakref.WeakSet[Renderer] = weakref.WeakSet()

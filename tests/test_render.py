@@ -178,6 +178,37 @@ def test_human_mode_with_dummy_display(monkeypatch):
     env.close()
 
 
+@needs("PIL", "pygame")
+def test_human_envs_share_pygames_one_window_until_the_last_closes(monkeypatch):
+    """Before, closing one human-mode env quit pygame's display under every other: the next step of another env
+    raised "display Surface quit" after its card was placed, and retrying the move was refused as illegal."""
+    import weakref
+
+    import pygame
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setattr(render, "_SHOWING", weakref.WeakSet())  # no window left open by another test counts
+    a = gym.make("PokerSquares-v0", render_mode="human")
+    b = gym.make("PokerSquares-v0", render_mode="human")
+    soliter = gym.make("Soliter-v0", render_mode="human")  # frames of another size: the window is resized to each
+    a.reset(seed=0)
+    b.reset(seed=1)
+    soliter.reset(seed=0)
+    a.close()
+    b.step(0)  # shown in the window a shared
+    assert b.unwrapped.state.placements == [0] and pygame.display.get_init()
+    soliter.step(int(soliter.unwrapped.game.legal_actions(soliter.unwrapped.state)[0]))
+    b.step(1)
+    assert pygame.display.get_surface().get_size() == (render.WIDTH, render.HEIGHT)
+    pygame.display.quit()  # closed by someone else: the next frame opens the window again
+    b.step(2)
+    assert b.unwrapped.state.placements == [0, 1, 2] and pygame.display.get_init()
+    b.close()
+    assert pygame.display.get_init()  # the Soliter env still shows its frames there
+    soliter.close()
+    assert not pygame.display.get_init()  # the last one closes it
+
+
 @pytest.mark.parametrize("driver", ["offscreen", "dummy"])
 def test_human_mode_warns_when_sdl_falls_back_to_drawing_nowhere(monkeypatch, driver):
     """Where there is no display, pygame 2.6 falls back to its offscreen driver by itself: human mode then drew

@@ -383,7 +383,7 @@ class TrainConfig:
             raise ConfigError(f"shaping={self.shaping!r}: expected 'none', 'heuristic' or 'tables'")
         if self.reward_scale != "normalized" and not _positive(self.reward_scale):
             raise ConfigError(f"reward_scale={self.reward_scale!r}: expected a positive number or 'normalized'")
-        _int(self, "timesteps", 1)
+        _int(self, "timesteps", 1, MAX_SIZES["timesteps"])
         _int(self, "seed", 0, MAX_SEED)  # SB3 seeds NumPy's legacy generator, which takes 32 bits
         if not isinstance(self.out, str) or not self.out:
             raise ConfigError(f"out={self.out!r}: expected a folder path")
@@ -524,7 +524,13 @@ _EXPECT = {
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (not a bool); an int too large for a float (YAML reads ``1e400`` as one) is not."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _positive(value: Any) -> bool:
@@ -535,7 +541,7 @@ def _positive(value: Any) -> bool:
 #: overflow or dimension error, or the thread library crashes), so that an absurd value is named before a run folder is
 #: made rather than failing inside the run.
 MAX_SIZES = {"num_envs": 2**20, "num_steps": 2**20, "minibatch_size": 2**30, "update_epochs": 10**6,
-             "buffer_size": 2**30}
+             "buffer_size": 2**30, "timesteps": 2**62}  # within int64, where the trainers count steps
 MAX_LAYERS, MAX_LAYER_SIZE = 64, 2**16
 MAX_TORCH_THREADS = 256
 
@@ -632,7 +638,8 @@ def _key_twice(key: str) -> ValueError:
 
 def _yaml_loader():
     """PyYAML's safe loader, reading e-notation numbers (``3e-4``, ``2e6``) as numbers rather than text: an integer
-    when the text has no dot and a non-negative exponent (``2e6`` is 2000000, exactly), else a float; a key given
+    when the text has no dot and a non-negative exponent and the number has at most 19 digits (``2e6`` is 2000000,
+    exactly), else a float (``1e400`` is ``inf``); a key given
     twice in one mapping is refused (PyYAML keeps the last)."""
     yaml = _yaml()
 
@@ -647,9 +654,9 @@ def _yaml_loader():
     def construct(loader, node):
         text = loader.construct_scalar(node).replace("_", "")
         mantissa, _, exponent = text.lower().partition("e")
-        if "." not in mantissa and int(exponent) >= 0:
+        if "." not in mantissa and 0 <= int(exponent) and len(mantissa) + int(exponent) <= 19:
             return int(mantissa) * 10 ** int(exponent)
-        return float(text)
+        return float(text)  # also a whole number of more than 19 digits: 1e400 is inf, named as such, not 10**400
 
     Loader.add_implicit_resolver("tag:pokersquares:e-number", _E_NUMBER, list("-+0123456789."))
     Loader.add_constructor("tag:pokersquares:e-number", construct)

@@ -96,7 +96,7 @@ def test_yaml_configs_read_e_notation_as_numbers(tmp_path, capsys):
     assert cfg["eval_every"] == 250_000 and isinstance(cfg["eval_every"], int)
     path.write_text("algo: fast-ppo\ntimesteps: 2.5e0\n")  # not a whole number: still named
     status, out, err = _train(capsys, "--config", str(path), "--print-config")
-    assert status == 2 and "timesteps=2.5: expected an integer >= 1" in err
+    assert status == 2 and "timesteps=2.5: expected an integer 1..4611686018427387904" in err
 
 
 def test_sweep_yaml_reads_e_notation_bounds(tmp_path):
@@ -226,3 +226,39 @@ def test_a_yaml_syntax_error_is_one_line(tmp_path, capsys):
     assert status == 2 and out == ""
     assert len(err.strip().splitlines()) == 1, err
     assert "bad.yaml" in err and "line 2" in err
+
+
+@pytest.mark.parametrize("name", ["learning_rate", "reward_scale", "time_limit", "gae_lambda", "clip_coef", "vf_coef",
+                                  "max_grad_norm", "gamma", "ent_coef"])
+def test_a_float_option_of_an_integer_beyond_floats_is_refused_by_name(name):
+    """Before, ``math.isfinite(10**400)`` raised OverflowError out of the validation: a traceback, not the option."""
+    from agents.config import ConfigError, TrainConfig
+
+    with pytest.raises(ConfigError, match=f"^{re.escape(name)}=1000+: expected"):
+        TrainConfig(algo="fast-ppo", **{name: 10**400}).resolved()
+
+
+@pytest.mark.parametrize("text, shown", [("1e400", "inf"), ("1e5000", "inf"), ("-1e400", "-inf")])
+def test_yaml_e_notation_beyond_floats_is_infinite_and_named(text, shown, tmp_path, capsys):
+    """Before, ``learning_rate: 1e400`` was read as the integer 10**400 (an OverflowError traceback), and ``1e5000``
+    failed even to be shown (Python's 4300-digit limit on int to text)."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"algo: fast-ppo\nlearning_rate: {text}\n")
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 2 and err == f"pokersquares train: learning_rate={shown}: expected a positive number\n", err
+
+
+@pytest.mark.parametrize("timesteps", [2**62 + 1, 10**400])
+def test_timesteps_beyond_what_the_trainers_count_in_floats_are_refused_before_the_run_folder(timesteps, tmp_path,
+                                                                                            capsys):
+    """Before, a 401-digit --timesteps passed validation, made the run folder (config.json, tb/, checkpoints/) and
+    failed inside fast-ppo, dqn or SB3 with "int too large to convert to float"."""
+    out = tmp_path / "run"
+    status, _, err = _train(capsys, "--timesteps", str(timesteps), "--algo", "fast-ppo", "--out", str(out),
+                            "--no-progress")
+    assert status == 2 and err.startswith(f"pokersquares train: timesteps={timesteps}: expected an integer "
+                                          f"1..4611686018427387904") and err.count("\n") == 1, err
+    assert not out.exists()
+    from agents.config import TrainConfig
+
+    assert TrainConfig(algo="fast-ppo", timesteps=2**62).resolved().timesteps == 2**62  # the bound itself is taken

@@ -139,7 +139,7 @@ def test_boundary_values_are_accepted(over):
         (dict(epsilon_start=-0.01), "epsilon_start=-0.01: expected a number in [0, 1]"),
         (dict(epsilon_end=1.01), "epsilon_end=1.01: expected a number in [0, 1]"),
         # a true/false where a number or a flag belongs (e.g. `timesteps: true` in a config file)
-        (dict(timesteps=True), "timesteps=True: expected an integer >= 1"),
+        (dict(timesteps=True), "timesteps=True: expected an integer 1..4611686018427387904"),
         (dict(learning_starts=True), "learning_starts=True: expected an integer >= 0"),
         (dict(progress="no"), "progress='no': expected true or false"),
         # an empty out would train into the current folder; an empty or boolean layer list, a gradient clip of 0 and

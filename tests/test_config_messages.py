@@ -255,7 +255,7 @@ def test_timesteps_beyond_what_the_trainers_count_in_floats_are_refused_before_t
     failed inside fast-ppo, dqn or SB3 with "int too large to convert to float"."""
     out = tmp_path / "run"
     status, _, err = _train(capsys, "--timesteps", str(timesteps), "--algo", "fast-ppo", "--out", str(out),
-                            "--no-progress")
+                            "--no-progress", "--time-limit", "1", "--final-eval-games", "1")  # (were it taken)
     assert status == 2 and err.startswith(f"pokersquares train: timesteps={timesteps}: expected an integer "
                                           f"1..4611686018427387904") and err.count("\n") == 1, err
     assert not out.exists()

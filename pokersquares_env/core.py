@@ -278,7 +278,7 @@ class Rules:
         if not isinstance(spec, dict):
             raise ValueError(f"{source}: expected KEY=VALUE pairs, a JSON object or a mapping, "
                              f"got {type(spec).__name__}")
-        unknown = sorted(set(spec) - {"jokers", "placement", "first_cell"})
+        unknown = sorted(set(spec) - {"jokers", "placement", "first_cell"}, key=str)  # keys of any type
         if unknown:
             raise ValueError(f"{source}: unknown rule option(s) {unknown}: expected jokers, placement, first_cell")
         full = cls(**spec).to_json()

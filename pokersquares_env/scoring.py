@@ -513,6 +513,7 @@ def _number(value: Any, where: str, *, bound: float | None = None, what: str = "
 
 def _from_mapping(table: Mapping[str, Any], name: str, where: str) -> tuple[float, ...]:
     values: dict[str, float] = {}
+    spelled: dict[str, Any] = {}  # each category's key as the table gives it
     for raw_key, raw_value in table.items():
         try:
             key = HandCategory.from_key(raw_key).key
@@ -521,9 +522,10 @@ def _from_mapping(table: Mapping[str, Any], name: str, where: str) -> tuple[floa
                 f"{where}: unknown hand category {raw_key!r}; expected one of {', '.join(CATEGORY_KEYS)}"
             ) from None
         if key in values:
-            raise ValueError(f"{where}: hand category {key!r} is given twice (as {raw_key!r} too): expected each "
-                             f"category once")
+            raise ValueError(f"{where}: hand category {key!r} is given twice (as {spelled[key]!r} and as "
+                             f"{raw_key!r}): expected each category once")
         values[key] = _number(raw_value, f"{where}[{raw_key!r}]", bound=MAX_POINTS)
+        spelled[key] = raw_key
     missing = [k for k in CATEGORY_KEYS if k not in values and k not in _OPTIONAL]
     if missing:
         raise ValueError(

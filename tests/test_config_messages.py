@@ -262,3 +262,12 @@ def test_timesteps_beyond_what_the_trainers_count_in_floats_are_refused_before_t
     from agents.config import TrainConfig
 
     assert TrainConfig(algo="fast-ppo", timesteps=2**62).resolved().timesteps == 2**62  # the bound itself is taken
+
+
+def test_a_train_config_with_keys_that_are_not_text_names_them(tmp_path, capsys):
+    """YAML reads ``7: 1`` with the key 7; before, sorting it with the text keys ended in a TypeError traceback."""
+    path = tmp_path / "c.yaml"
+    path.write_text("timesteps: 100\n7: 1\nzz: 2\n")
+    status, out, err = _train(capsys, "--config", str(path), "--print-config")
+    assert status == 2 and err.startswith(f"pokersquares train: config file {str(path)!r}: unknown option(s) "
+                                          f"[7, 'zz']; expected some of") and err.count("\n") == 1, err

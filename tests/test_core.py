@@ -528,3 +528,9 @@ def test_line_names_and_cells():
 
     assert [line_name(i) for i in (0, 4, 5, 9)] == ["row 1", "row 5", "col a", "col e"]
     assert line_cells(0) == [0, 1, 2, 3, 4] and line_cells(5) == [0, 5, 10, 15, 20] and line_cells(9)[-1] == 24
+
+
+def test_rules_with_option_keys_that_are_not_text_are_named():
+    """Before, ``Rules.parse({1: 2, "a": 3})`` raised "'<' not supported between instances of 'str' and 'int'"."""
+    with pytest.raises(ValueError, match=r"unknown rule option\(s\) \[1, 'a'\]: expected jokers, placement"):
+        Rules.parse({1: 2, "a": 3})

@@ -356,8 +356,11 @@ def test_score_grids_refuses_a_card_twice_as_score_grid_does():
 def test_a_point_table_naming_a_hand_twice_or_too_large_a_value_is_refused():
     twice = dict(POINT_SYSTEMS["american"])
     twice["One Pair"] = 3  # the same hand as one_pair, in another spelling: which one was meant?
-    with pytest.raises(ValueError, match=r"hand category 'one_pair' is given twice \(as 'One Pair' too\)"):
+    with pytest.raises(ValueError, match=r"hand category 'one_pair' is given twice \(as 'one_pair' and as 'One Pair'\)"):
         point_system(twice)
+    by_index = {1: 3, **POINT_SYSTEMS["american"]}  # HandCategory 1 is one pair; before: "(as 'one_pair' too)"
+    with pytest.raises(ValueError, match=r"hand category 'one_pair' is given twice \(as 1 and as 'one_pair'\)"):
+        point_system(by_index)
     huge = dict(POINT_SYSTEMS["american"], one_pair=10**400)
     with pytest.raises(ValueError, match=r"\['one_pair'\]: points 1000.* is too large for a float"):
         point_system(huge)

@@ -487,7 +487,7 @@ class TrainConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a mapping of option -> value, got {type(data).__name__}")
         names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(data) - names, key=str)  # a YAML key may be a number: 7: 1
         if unknown:
             raise ConfigError(f"{where}: unknown option(s) {unknown}; expected some of {sorted(names)}")
         data = dict(data)

@@ -122,7 +122,7 @@ class SweepConfig:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a mapping of sweep options, got {type(data).__name__}")
         names = [f for f in cls.__dataclass_fields__]
-        unknown = sorted(set(data) - set(names))
+        unknown = sorted(set(data) - set(names), key=str)  # a YAML key may be a number: 5: 1
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {unknown}; expected some of {names}")
         cfg = cls(**data)
@@ -135,7 +135,7 @@ class SweepConfig:
 
     def validate(self, where: str = "sweep config") -> None:
         """Raise ValueError naming the first bad option (every grid combination is checked as a TrainConfig)."""
-        from agents.config import ConfigError, TrainConfig, check_dqn_budget, dqn_min_timesteps
+        from agents.config import ConfigError, TrainConfig, check_dqn_budget, dqn_min_timesteps, point_table
 
         if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name or ""):
             raise ValueError(f"{where}: name={self.name!r}: expected letters, digits, '_', '.' or '-'")
@@ -146,7 +146,7 @@ class SweepConfig:
                 raise ValueError(f"{where}: {key}={getattr(self, key)!r}: expected {expected}")
         fields_ = set(TrainConfig.__dataclass_fields__)
         for key in ("train", "space"):
-            bad = sorted(set(getattr(self, key)) - fields_)
+            bad = sorted(set(getattr(self, key)) - fields_, key=str)
             if bad:
                 raise ValueError(f"{where}: {key}: unknown training option(s) {bad}; expected some of {sorted(fields_)}")
         for key in ("out", "progress"):
@@ -207,9 +207,11 @@ class SweepConfig:
             except ConfigError as exc:
                 text = str(exc)
                 raise ValueError(text if text.startswith(trial) else f"{trial}: {text}") from None
-            # two spellings of one value (first_cell center and c3, seed 0 and 0.0) would train the same run twice,
-            # in two folders, and count it twice in the means over seeds
-            same = json.dumps(_equal_form(_comparable(resolved.to_dict())), sort_keys=True, default=repr)
+            # two spellings of one value (first_cell center and c3, seed 0 and 0.0, scoring american and American)
+            # would train the same run twice, in two folders, and count it twice in the means over seeds; the point
+            # system is compared by the table it names, as a finished trial's reuse compares it
+            same = json.dumps(_equal_form({**_comparable(resolved.to_dict()), "scoring": point_table(resolved.scoring)}),
+                              sort_keys=True, default=repr)
             if same in trained:
                 raise ValueError(f"{where}: trials {trained[same]} and {combo} train the same config (values that "
                                  f"differ only in how they are written): expected each value once")
@@ -381,7 +383,9 @@ def trial_params(cfg: SweepConfig, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
-    """The run folder of the trial with these varied options (the same options give the same folder)."""
+    """The run folder of the trial with these varied options (the same options give the same folder, in any order:
+    the name lists them in the config's order, and a folder of the same options listed in another order -- the same
+    hash of the sorted options, after ``space``'s keys were reordered -- is that trial's)."""
     params = trial_params(cfg, params)
 
     def show(v: Any) -> str:
@@ -393,7 +397,13 @@ def trial_folder(cfg: SweepConfig, params: dict[str, Any]) -> Path:
 
     slug = ",".join(f"{k}={show(v)}" for k, v in params.items())[:150]
     digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
-    return Path(cfg.out).resolve() / "trials" / f"{slug}-{digest}"
+    root = Path(cfg.out).resolve() / "trials"
+    folder = root / f"{slug}-{digest}"
+    if not folder.exists() and root.is_dir():
+        same = sorted(p for p in root.glob(f"*-{digest}") if p.is_dir())
+        if len(same) == 1:
+            return same[0]
+    return folder
 
 
 def _trial_order(params: dict[str, Any]) -> tuple:
@@ -581,7 +591,10 @@ class SweepResult:
         out = []
         for t in self.trials:
             row = {"trial": Path(t["folder"]).name, "status": t["status"], **t["params"]}
-            row.update({m: t["metrics"].get(m) for m in METRICS})
+            # a figure a finished trial could not compute is NaN (n/a), also as its sweep_trial.json stores it (null);
+            # a metric a trial does not have (a failed trial's) stays None (a blank cell)
+            row.update({m: math.nan if m in t["metrics"] and t["metrics"][m] is None and t["status"] == "done"
+                        else t["metrics"].get(m) for m in METRICS})
             row["draws"] = t.get("draws", 1)  # random draws that gave this trial's options (listed once)
             row["folder"] = t["folder"]
             out.append(row)
@@ -880,6 +893,13 @@ def run_sweep(
                      session_cpus=float(ray.cluster_resources().get("CPU", 0)) if session else None)
     if embedded and not session:
         check_trainers_installed(config)  # the trials run here: a missing torch is said once, before Ray starts
+    if plots:  # drawn here once every trial has trained: a missing matplotlib is said now, not after hours of trials
+        from agents.evaluation import pyplot
+
+        try:
+            pyplot("sweep plots")
+        except ImportError as exc:
+            raise ImportError(f"{exc} (or plots=False, --no-plots on the command line, for the summaries alone)") from None
     ensure_ray(address, cpus, what="pokersquares sweep")
     from agents.evaluation import prepare_out_dir
 
@@ -952,13 +972,13 @@ def run_sweep(
 
 def add_arguments(parser) -> None:
     """The ``pokersquares sweep`` options."""
-    from pokersquares_env.cli import int_at_least
+    from pokersquares_env.cli import int_at_least, ray_address
 
     parser.add_argument("config", metavar="CONFIG", help="sweep config, YAML or JSON (train, space, samples, ...)")
     parser.add_argument("--out", default=None,
                         help="sweep folder: new, empty or an earlier sweep's (default: the config's out, or "
                              "runs/sweeps/NAME)")
-    parser.add_argument("--address", default=None,
+    parser.add_argument("--address", default=None, type=ray_address,
                         help="address of a running Ray cluster (default: $RAY_ADDRESS, else an embedded local Ray)")
     parser.add_argument("--cpus", type=int_at_least(1), default=None,
                         help="CPUs of the embedded local Ray (default: all the CPUs this process may use)")

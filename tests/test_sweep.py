@@ -260,6 +260,9 @@ def test_a_finished_trial_is_not_reused_after_its_point_file_changed(tmp_path, m
      "trials {'first_cell': 'center', 'seed': 0} and {'first_cell': 'c3', 'seed': 0} train the same config"),
     ({"seed": [0, 0.0]}, 1, "trials {'seed': 0} and {'seed': 0.0} train the same config"),
     ({"ent_coef": [0, 0.0], "seed": [0]}, 1, "train the same config (values that differ only in how they are written)"),
+    # and later, a point system named in two spellings (the same table): before, two folders and two rows of means
+    ({"scoring": ["american", "American"]}, 1, "trials {'scoring': 'american'} and {'scoring': 'American'} train the "
+                                               "same config"),
 ])
 def test_duplicate_trials_are_refused(space, samples, message):
     """Before, repeated grid values and samples > 1 of a grid-only space were accepted: their trials shared one run
@@ -910,6 +913,31 @@ def test_the_summary_writes_a_missing_figure_as_null_or_n_a(tmp_path):
     assert row["folder"] == str(tmp_path / "t0") and row["mean"] == "2.0"
 
 
+
+def test_a_figure_a_finished_trial_stored_as_null_is_n_a_in_the_summary(tmp_path):
+    """sweep_trial.json stores a NaN metric as null (strict JSON), and the summary is rebuilt from it: before, the one
+    final-evaluation game's ci95 and the eval_score of a run without evaluations were blank cells (a metric the trial
+    does not have) instead of n/a and nan (a figure that cannot be computed), as docs/scaling.md says."""
+    cfg = SweepConfig.from_dict({"name": "n", "out": str(tmp_path / "n"), "train": FAST, "space": {"seed": [0, 1]}})
+    stored = {"mean": 8.0, "ci95": None, "eval_score": None, "win_rate": 0.0}  # as _run_trial's record holds them
+    trials = [{"params": {"seed": 0}, "folder": str(tmp_path / "t0"), "status": "done", "metrics": stored},
+              {"params": {"seed": 1}, "folder": str(tmp_path / "t1"), "status": "error", "metrics": {}}]
+    SweepResult(cfg, trials).save(plots=False)
+    md = (tmp_path / "n" / "summary.md").read_text()
+    header, _, done, failed = md.splitlines()[2:6]
+    names = [c.strip() for c in header.strip("|").split("|")]
+    done_cells = dict(zip(names, (c.strip() for c in done.strip("|").split("|")), strict=True))
+    failed_cells = dict(zip(names, (c.strip() for c in failed.strip("|").split("|")), strict=True))
+    assert (done_cells["mean"], done_cells["ci95"], done_cells["eval_score"]) == ("8", "n/a", "n/a")
+    assert done_cells["mean_english"] == ""  # not in the record at all: a metric the trial does not have
+    assert (failed_cells["mean"], failed_cells["ci95"]) == ("", "")  # a failed trial has no figures
+    with open(tmp_path / "n" / "summary.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert (rows[0]["ci95"], rows[0]["eval_score"], rows[1]["ci95"]) == ("nan", "nan", "")
+    summary = json.loads((tmp_path / "n" / "summary.json").read_text())
+    assert summary["trials"][0]["ci95"] is None and summary["trials"][1]["ci95"] is None
+
+
 def test_plots_skip_the_curve_rows_without_an_evaluation(tmp_path):
     """curve.csv has a row per logged step, its evaluation cells empty between evaluations: curves.png draws the
     evaluated steps only."""
@@ -1190,3 +1218,35 @@ def test_a_folder_holding_only_the_temporary_sweep_json_of_a_killed_first_run_is
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match=r"is not a sweep's folder \(no sweep\.json of a sweep; it holds notes\.txt\)"):
         check_sweep_root(tmp_path)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"name": "k", "space": {"seed": [0]}, 5: 1, "foo": 2}, r"sweep config: unknown key\(s\) \[5, 'foo'\]"),
+    ({"name": "k", "space": {"seed": [0], "a": [1], 3: [2]}},
+     r"sweep config: space: unknown training option\(s\) \[3, 'a'\]"),
+    ({"name": "k", "space": {"seed": [0]}, "train": {"timesteps": 100, 7: 1, "zz": 2}},
+     r"sweep config: train: unknown training option\(s\) \[7, 'zz'\]"),
+])
+def test_a_sweep_config_with_keys_that_are_not_text_names_them(data, message):
+    """YAML reads ``5: 1`` with the key 5; before, sorting it with the text keys raised "'<' not supported between
+    instances of 'int' and 'str'", naming neither the section nor the key."""
+    with pytest.raises(ValueError, match=message):
+        SweepConfig.from_dict(data)
+
+
+def test_a_trial_folder_of_the_same_options_listed_in_another_order_is_the_trials(tmp_path):
+    """Before, swapping two keys of ``space`` renamed every trial folder (``seed=0,reward_mode=line-1c416950`` beside
+    ``reward_mode=line,seed=0-1c416950``: the same hash) and trained every finished trial again."""
+    out = str(tmp_path / "s")
+    first = SweepConfig.from_dict({"name": "s", "out": out, "train": FAST,
+                                   "space": {"reward_mode": ["line", "terminal"], "seed": [0]}})
+    swapped = SweepConfig.from_dict({"name": "s", "out": out, "train": FAST,
+                                     "space": {"seed": [0], "reward_mode": ["line", "terminal"]}})
+    line = {"reward_mode": "line", "seed": 0}
+    assert trial_folder(swapped, line).name.startswith("seed=0,reward_mode=line-")  # nothing trained yet: its own
+    folder = trial_folder(first, line)
+    assert folder.name.startswith("reward_mode=line,seed=0-")
+    folder.mkdir(parents=True)
+    assert trial_folder(swapped, line) == folder == trial_folder(swapped, {"seed": 0, "reward_mode": "line"})
+    terminal = {"reward_mode": "terminal", "seed": 0}
+    assert trial_folder(swapped, terminal).name.startswith("seed=0,reward_mode=terminal-")  # another trial's hash

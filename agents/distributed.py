@@ -84,6 +84,9 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, *, what:
         if address and not joined_here:  # the session this process joined at this very address: nothing to say
             log.warning("Ray is already initialised in this process: using that session, not address %r", address)
         return False
+    if isinstance(address, str) and not address.strip():  # it named no cluster: leave it out (None) for that
+        raise RayConnectionError(f"Ray address {address!r}: expected host:port (e.g. 10.0.0.1:6379), 'auto' or "
+                                 f"ray://host:10001, or None for $RAY_ADDRESS or an embedded Ray")
     address = address or os.environ.get("RAY_ADDRESS") or None
     if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
         raise ValueError(f"num_cpus={num_cpus!r}: expected a positive integer or None (all the CPUs this process may "

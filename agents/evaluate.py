@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from pokersquares_env.cli import int_at_least, int_between, seed_arg
+from pokersquares_env.cli import int_at_least, int_between, ray_address, seed_arg
 
 HELP = "evaluate agents on common seeded deals (summary, per-game records, hand frequencies, paired comparisons)"
 
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (default 1; the local backend runs at most one per CPU); the results "
                              "are the same for any --jobs")
     parser.add_argument("--backend", default="local", help="where chunks run: local (default) or ray")
-    parser.add_argument("--address", default=None,
+    parser.add_argument("--address", default=None, type=ray_address,
                         help="--backend ray: address of a running Ray cluster (default: $RAY_ADDRESS, else an "
                              "embedded local Ray with --jobs CPUs, or all the CPUs this process may use when --jobs is 1)")
     parser.add_argument("--chunk-size", type=int_at_least(1), default=None, help="deals per work unit (default: automatic)")

@@ -85,6 +85,15 @@ def positive_float(text: str) -> float:
     return value
 
 
+def ray_address(text: str) -> str:
+    """An ``argparse`` type for ``--address``: a Ray address; an empty one is a usage error (it named no cluster and
+    quietly meant ``$RAY_ADDRESS`` or an embedded Ray, which leaving the option out says)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a Ray address such as 10.0.0.1:6379, 'auto' or "
+                                         f"ray://host:10001 (leave --address out for $RAY_ADDRESS or an embedded Ray)")
+    return text
+
+
 class _SubCommands(argparse._SubParsersAction):
     """Sub-commands whose parser reports the arguments it does not take, with its own usage line (plain argparse
     leaves them to the top-level parser, whose usage line shows none of the sub-command's options)."""

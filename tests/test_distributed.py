@@ -309,6 +309,37 @@ def test_a_sweep_whose_trainer_is_missing_stops_before_ray_starts(space, module,
 
 
 @requires_ray
+def test_a_sweep_without_matplotlib_stops_before_ray_starts_unless_told_no_plots(tmp_path, monkeypatch, capsys):
+    """Before, a missing matplotlib was found when the plots were drawn, after every trial had trained: exit 2 (a bad
+    config's), no table printed, and the new summaries beside the old plots."""
+    import ray
+
+    import agents.sweep
+    from pokersquares_env.cli import main
+
+    path = _sweep_file(tmp_path)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(agents.sweep, "check_trainers_installed", lambda config: None)  # torch need not be here
+
+    class Started(Exception):
+        pass
+
+    def start(*args, **kwargs):
+        raise Started
+
+    monkeypatch.setattr(ray, "init", start)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an install without the plot extra finds
+    assert main(["sweep", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == ('pokersquares sweep: sweep plots need matplotlib: pip install "pokersquares_env[plot]" (or '
+                   'plots=False, --no-plots on the command line, for the summaries alone)\n'), err
+    assert not (tmp_path / "sweep").exists()
+    with pytest.raises(Started):  # --no-plots: on to Ray
+        main(["sweep", str(path), "--quiet", "--no-plots"])
+
+
+@requires_ray
 def test_sweep_runs_and_resumes_without_retraining(local_ray, tmp_path, capsys):
     pytest.importorskip("torch", reason="the trials train fast-ppo: the train extra")
     from agents.sweep import run_sweep
@@ -1199,3 +1230,31 @@ def test_an_address_whose_port_has_a_digit_int_cannot_read_is_named():
 
     with pytest.raises(RayConnectionError, match=r"Ray address 'localhost:6²': expected host:port"):
         _check_reachable("localhost:6²")
+
+
+@pytest.mark.parametrize("argv", [["evaluate", "--agent", "greedy", "--games", "1", "--backend", "ray"],
+                                  ["evaluate", "--agent", "greedy", "--games", "1"], ["sweep", "config.yaml"]])
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_address_is_a_usage_error(argv, address, tmp_path, monkeypatch, capsys):
+    """Before, ``--address ''`` named no cluster and quietly meant $RAY_ADDRESS or an embedded Ray (and with the local
+    backend passed without the "needs --backend ray" a real address gets)."""
+    from helpers import cli_status
+
+    monkeypatch.chdir(tmp_path)
+    assert cli_status([*argv, "--address", address]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --address: {address!r}: expected a Ray address such as 10.0.0.1:6379, 'auto' or ray://host:10001 " \
+           f"(leave --address out for $RAY_ADDRESS or an embedded Ray)" in err, err
+    assert os.listdir(tmp_path) == []
+
+
+@requires_ray
+def test_ensure_ray_refuses_an_empty_address_before_starting_ray(monkeypatch):
+    import ray
+
+    from agents.distributed import RayConnectionError, ensure_ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("Ray was started"))
+    with pytest.raises(RayConnectionError, match=r"Ray address '': expected host:port .* or None for \$RAY_ADDRESS"):
+        ensure_ray("")

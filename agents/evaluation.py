@@ -1276,16 +1276,21 @@ class PPSResult:
 
         Both are computed from ``pps_mean``: the mean over every deal, a game
         that raised counted at ``failed_score``, the lowest score a grid can
-        get (10 x the system's lowest hand value), as the challenge scores a
-        game its player failed.  (Over the finished games alone, ``mean``, an
+        get (10 x the system's lowest hand value; without jokers, five of a
+        kind is not among them), as the challenge scores a game its player
+        failed.  (Over the finished games alone, ``mean``, an
         agent that raised on its bad deals would rank higher for it.)
         """
-        from pokersquares_env.scoring import expected_random_score
+        from pokersquares_env.scoring import HandCategory, expected_random_score
 
         rows = []
         for name, res in self.results.items():
-            base = expected_random_score(res.system, res.config["rules"]["jokers"])
-            failed = 10 * min(res.system.points)
+            jokers = res.config["rules"]["jokers"]
+            base = expected_random_score(res.system, jokers)
+            # the lowest hand a grid can hold: five of a kind needs a joker (the challenge's ten hands, without)
+            possible = [p for c, p in zip(HandCategory, res.system.points, strict=True)
+                        if jokers or c != HandCategory.FIVE_OF_A_KIND]
+            failed = 10 * min(possible)
             summ = res.summary
             fair = [_mean_counting_failures(r, failed) for r in summ]
             means = [m for m in fair if not math.isnan(m)]  # NaN: an agent that played no deal

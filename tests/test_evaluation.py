@@ -560,6 +560,26 @@ def test_pps_fails_a_game_at_the_lowest_hand_and_anchors_on_random_play_under_th
     assert expected_random_score(points, 1) != pytest.approx(expected_random_score(points, 0))
 
 
+@pytest.mark.parametrize("jokers, failed", [(0, 0), (1, -10000)])
+def test_pps_fails_a_game_at_five_of_a_kind_only_where_a_joker_can_make_one(jokers, failed):
+    """Without jokers no grid holds five of a kind: before, a table setting it to -1000 failed a game at -10000 even
+    there, so two tables of the same jokerless game (differing only in five of a kind) ranked a failing agent apart."""
+    american = {"high_card": 0, "one_pair": 2, "two_pair": 5, "three_of_a_kind": 10, "straight": 15, "flush": 20,
+                "full_house": 25, "four_of_a_kind": 50, "straight_flush": 75, "royal_flush": 100}
+    tables = [{"name": "five", "points": {**american, "five_of_a_kind": -1000}},
+              {"name": "plain", "points": {**american, "five_of_a_kind": 60}}]
+    res = evaluate_pps(["greedy", "quitter"], systems=tables, games=8, seed=0, progress=False,
+                       rules={"jokers": jokers})
+    rows = {(r["agent"], r["system"]): r for r in res.summary}
+    assert rows["quitter", "five"]["errors"] > 0  # games failed, counted at failed_score
+    assert rows["quitter", "five"]["failed_score"] == failed and rows["quitter", "plain"]["failed_score"] == 0
+    if not jokers:  # the same game under both tables: the same figures
+        for agent in ("greedy", "quitter"):
+            for key in ("pps_mean", "tournament", "normalized"):
+                a, b = rows[agent, "five"][key], rows[agent, "plain"][key]
+                assert a == b or (math.isnan(a) and math.isnan(b)), (agent, key, a, b)
+
+
 
 def test_cli_rules_option_equals_the_single_flags_and_refuses_a_contradiction(capsys):
     def run(*extra):

@@ -120,14 +120,19 @@ def _rules_json_object(source: str, pairs: list[tuple[str, Any]]) -> dict[str, A
         pairs, lambda key: ValueError(f"{source}: key {key!r} is given twice: expected each option once"))
 
 
+#: The format and version of the game records this library writes and reads (``pokersquares_env.records``, which
+#: builds on this module, takes them from here, so that the core imports nothing above it).
+RECORD_FORMAT = "pokersquares-record"
+RECORD_VERSION = 1
+
+
 def _check_record_version(source: str, data: dict[str, Any]) -> None:
     """A game record read for its rules must be one this library reads (``replay`` refuses the others too)."""
-    from pokersquares_env.records import FORMAT, VERSION  # here: records imports this module
-
-    if data.get("format") != FORMAT or data.get("version") != VERSION or isinstance(data.get("version"), bool):
-        raise ValueError(f"{source}: a game record of format {data.get('format')!r} version {data.get('version')!r}: "
-                         f"expected format {FORMAT!r} version {VERSION} (the records this library reads), or a "
-                         f"rules object such as " '{"jokers": 2, "placement": "adjacent"}')
+    version = data.get("version")
+    if data.get("format") != RECORD_FORMAT or version != RECORD_VERSION or isinstance(version, bool):
+        raise ValueError(f"{source}: a game record of format {data.get('format')!r} version {version!r}: "
+                         f"expected format {RECORD_FORMAT!r} version {RECORD_VERSION} (the records this library "
+                         f"reads), or a rules object such as " '{"jokers": 2, "placement": "adjacent"}')
 
 @dataclass(frozen=True)
 class Rules:

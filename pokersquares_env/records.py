@@ -47,6 +47,8 @@ from pokersquares_env._files import final_path, object_without_repeats, plain_te
 from pokersquares_env.cards import NUM_CODES, assign_jokers, format_card, format_card_numbered, parse_card
 from pokersquares_env.core import (
     NUM_CELLS,
+    RECORD_FORMAT,
+    RECORD_VERSION,
     GameState,
     IllegalActionError,
     PokerSquaresGame,
@@ -68,11 +70,11 @@ __all__ = [
     "append_record",
 ]
 
-FORMAT = "pokersquares-record"
+FORMAT = RECORD_FORMAT  # "pokersquares-record"
 #: every top-level field a record may have (``checked`` only for a board checked before it was full)
 FIELDS = ("format", "version", "game", "rules", "point_system", "seed", "agent", "deck", "placements", "finished",
           "board", "hands", "scores", "score", "meta", "checked")
-VERSION = 1
+VERSION = RECORD_VERSION  # 1
 #: how every record written by this module begins (``json.dumps`` of ``to_dict()``): the start of a line cut short
 _RECORD_START = '{"format": "pokersquares-record"'
 

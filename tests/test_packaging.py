@@ -147,3 +147,26 @@ def test_the_floor_constraints_pin_every_run_time_requirement_at_its_lowest_vers
     lines = done.stdout.splitlines()
     assert lines == sorted(lines) and "numpy==1.24" in lines and "gymnasium==1.1" in lines
     assert not any(line.startswith(("torch==", "moviepy==")) for line in lines)
+
+
+#: The pure game core, each with the library modules it may import (its own layer and below): README, "Architecture"
+CORE_IMPORTS = {"_files": set(), "cards": set(), "scoring": {"_files", "cards"},
+                "core": {"_files", "cards", "scoring"}}
+
+
+@pytest.mark.parametrize("module", sorted(CORE_IMPORTS))
+def test_the_core_imports_neither_gymnasium_nor_anything_above_it(module):
+    """As the README says, also for imports inside functions: before, core.py read the record format from records.py
+    (which builds on core) inside the check of a rules file that is a game record."""
+    import ast
+
+    tree = ast.parse((ROOT / "pokersquares_env" / f"{module}.py").read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module)
+    library = {name.split(".")[1] for name in imported if name.startswith("pokersquares_env.")}
+    assert library <= CORE_IMPORTS[module], (module, library - CORE_IMPORTS[module])
+    assert not {name for name in imported if name.split(".")[0] in ("gymnasium", "gym", "pettingzoo", "agents")}

@@ -380,6 +380,9 @@ def test_swap_pairs_imports_from_the_package_beside_swap_action():
     ("english", None),  # in place of Poker Squares' 70
     (point_system("english", win_threshold=80), 80.0),
     (point_system("american", win_threshold=150), 150.0),
+    # the Poker Squares threshold of those very points cannot be told from the default (docs/variants.md says so)
+    (point_system("american", win_threshold=100), 200.0),
+    (point_system("english", win_threshold=70), None),
     ({"name": "pairs", "points": {**{c.name.lower(): 0 for c in HandCategory if c.name not in ("HIGH_CARD",)},
                                   "one_pair": 1}, "win_threshold": 20}, 20.0),
 ])

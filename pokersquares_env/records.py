@@ -501,6 +501,20 @@ def _record_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         pairs, lambda key: _KeyTwice(f"key {key!r} is given twice in one JSON object: expected each field once"))
 
 
+def _record_start_cut_in_a_character(raw: bytes) -> bool:
+    """Whether ``raw``, a line that is not UTF-8 text, is the start of a record cut short inside a character's bytes
+    (a suit symbol's, by an interrupted write): all of it is text but an incomplete character at its end."""
+    line = raw.rstrip(b"\r\n")
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data" or exc.end != len(line):
+            return False
+        text = line[:exc.start].decode("utf-8", errors="strict") if exc.start else ""
+        return text.startswith(_RECORD_START)
+    return False
+
+
 def _check_append_target(path: str) -> None:
     """A :class:`RecordError` unless ``path`` is missing, empty (blank lines only) or starts with a JSONL game record:
     its first non-blank line, or the first after lines that begin as a record does and were cut short (an interrupted
@@ -523,6 +537,8 @@ def _check_append_target(path: str) -> None:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
+                if _record_start_cut_in_a_character(raw):
+                    continue  # as a record's start cut short anywhere else (load_records names it as not UTF-8)
                 raise RecordError(f"{path}: line {lineno} is not UTF-8 text: {expected}; the file is left as it "
                                   f"was") from None
             try:

@@ -883,6 +883,30 @@ def test_append_after_a_cut_short_first_line_starts_a_new_line(tmp_path, cut):
     RecordGames(gym.make("PokerSquares-v0"), tmp_path / "games", jsonl=path)  # the wrapper takes it too
 
 
+@pytest.mark.parametrize("after", [b"", b"\n", "whole"])
+def test_append_after_a_line_cut_inside_a_suit_symbol_starts_a_new_line(tmp_path, after):
+    """As docs/playing.md says: before, a first line cut inside a suit symbol's UTF-8 bytes (alone, or with whole
+    records after it) made append_record refuse the file as "not UTF-8 text", though load_records read past it."""
+    game, state = play_random(4)
+    record = GameRecord.from_game(game, state, seed=4)
+    line = json.dumps(record.to_dict(), ensure_ascii=False).encode("utf-8")
+    cut = line[:line.index("♣".encode("utf-8")) + 1] if "♣".encode("utf-8") in line else \
+        line[:line.index("♠".encode("utf-8")) + 1]
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(cut + (b"\n" + line + b"\n" if after == "whole" else after))
+    append_record(record, path)
+    with pytest.warns(RuntimeWarning, match=r"skipped a damaged record: .*games.jsonl:1: not UTF-8 text"):
+        records = load_records(path, skip_bad=True)
+    assert [r.seed for r in records] == ([4, 4] if after == "whole" else [4])
+    # a line that is not text elsewhere than a cut at its end is still refused, and the file kept
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(line[:20] + b"\xff" + line[20:] + b"\n")
+    before = bad.read_bytes()
+    with pytest.raises(RecordError, match=r"bad.jsonl: line 1 is not UTF-8 text"):
+        append_record(record, bad)
+    assert bad.read_bytes() == before
+
+
 def test_a_record_refuses_fields_the_format_does_not_have(record_dict):
     """An audit found misspelt fields read silently and lost on the next save: "sede": 7 became no seed."""
     from pokersquares_env.records import FIELDS

@@ -133,8 +133,7 @@ def warn_if_other_points(agent: Agent, game: PokerSquaresGame | None) -> None:
         return
     here = game.system
     other = [f"{c.name.lower().replace('_', ' ')} {fmt_points(here.points[c])} (built for {fmt_points(built.points[c])})"
-             for c in HandCategory if built.points[c] != here.points[c]
-             and (c != HandCategory.FIVE_OF_A_KIND or game.rules.jokers)]
+             for c in HandCategory.possible(game.rules.jokers) if built.points[c] != here.points[c]]
     if other:
         agent._points_warned = True  # type: ignore[attr-defined]
         warnings.warn(f"{agent.name} was built for point system {built.name!r} but plays a game scored by "

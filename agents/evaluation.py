@@ -1288,9 +1288,7 @@ class PPSResult:
             jokers = res.config["rules"]["jokers"]
             base = expected_random_score(res.system, jokers)
             # the lowest hand a grid can hold: five of a kind needs a joker (the challenge's ten hands, without)
-            possible = [p for c, p in zip(HandCategory, res.system.points, strict=True)
-                        if jokers or c != HandCategory.FIVE_OF_A_KIND]
-            failed = 10 * min(possible)
+            failed = 10 * min(res.system.points[c] for c in HandCategory.possible(jokers))
             summ = res.summary
             fair = [_mean_counting_failures(r, failed) for r in summ]
             means = [m for m in fair if not math.isnan(m)]  # NaN: an agent that played no deal

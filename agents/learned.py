@@ -232,8 +232,7 @@ def warn_if_other_game(name: str, trained: tuple[Any, Any] | None, system: Any, 
     if here_rules != t_rules:
         other.append(f"rules {t_rules.to_spec() or 'plain'} (here {here_rules.to_spec() or 'plain'})")
     if t_system is not None:
-        hands = [c for c in HandCategory  # five of a kind needs a joker in one game or the other
-                 if c != HandCategory.FIVE_OF_A_KIND or t_rules.jokers or here_rules.jokers]
+        hands = HandCategory.possible(t_rules.jokers or here_rules.jokers)  # a joker in one game or the other
         if any(t_system.points[c] != here_system.points[c] for c in hands):
             other.append(f"{t_system.name!r} points (here {here_system.name!r})")
     if other:

@@ -303,8 +303,7 @@ class PokerSquaresParallelEnv(_ParallelEnv):
                                  f"reached (a lone player ranks last, 0 match points, every round): pass a number "
                                  f"of rounds, match_scoring='total', or more players")
             # the best line a board can hold under the rules: five of a kind needs a joker
-            possible = [c for c in HandCategory if c != HandCategory.FIVE_OF_A_KIND or self.rules.jokers > 0]
-            best = max(possible, key=lambda c: self.point_system.points[c])
+            best = max(HandCategory.possible(self.rules.jokers), key=lambda c: self.point_system.points[c])
             if match_scoring == "total" and self.point_system.points[best] <= 0:
                 from pokersquares_env.text import fmt_points
 

@@ -50,7 +50,6 @@ from pokersquares_env.text import signed_points as _signed
 HELP = "play Poker Squares at the terminal (with hints from an agent, or against one)"
 
 _QUIT = {"q", "quit", "exit"}
-
 _HELP_WORDS = {"h", "help", "?"}
 
 HELP_TEXT = """\

@@ -97,6 +97,11 @@ class HandCategory(IntEnum):
         return self.name.replace("_", " ").capitalize()
 
     @classmethod
+    def possible(cls, jokers: int) -> tuple["HandCategory", ...]:
+        """The categories a line can hold in a game with ``jokers`` jokers: five of a kind needs one."""
+        return tuple(c for c in cls if jokers or c != cls.FIVE_OF_A_KIND)
+
+    @classmethod
     def from_key(cls, key: str | int | "HandCategory") -> "HandCategory":
         """The category named by ``key`` (``'full_house'``, ``'Full House'``, a member or its int)."""
         if isinstance(key, HandCategory):
